@@ -1,0 +1,63 @@
+//! Typed engine errors. The server maps each to a MySQL error code (see `Error::mysql_code`).
+
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    #[error("Unknown database '{0}'")]
+    NoSuchDatabase(String),
+    #[error("Can't create database '{0}'; database exists")]
+    DatabaseExists(String),
+    #[error("Table '{db}.{table}' doesn't exist")]
+    NoSuchTable { db: String, table: String },
+    #[error("Table '{0}' already exists")]
+    TableExists(String),
+    #[error("Duplicate key name '{0}'")]
+    IndexExists(String),
+    #[error("Duplicate entry '{key}' for key '{index}'")]
+    DuplicateKey { key: String, index: String },
+    #[error("Deadlock found when trying to get lock; try restarting transaction")]
+    Deadlock,
+    #[error("Lock wait timeout exceeded; try restarting transaction")]
+    LockWaitTimeout,
+    #[error("Field '{0}' doesn't have a default value")]
+    NoDefault(String),
+    #[error("Column '{0}' cannot be null")]
+    NotNull(String),
+    #[error("Row size too large ({size} bytes; the maximum is {max})")]
+    RowTooLarge { size: usize, max: usize },
+    #[error("This version of tierdb doesn't yet support '{0}'")]
+    NotSupported(String),
+    #[error("storage I/O error: {0}")]
+    Io(String),
+    #[error("corrupt data: {0}")]
+    Corrupt(String),
+    #[error("the engine refuses writes after an earlier I/O failure ({0}); restart the server")]
+    Poisoned(String),
+    #[error("internal error: {0}")]
+    Internal(String),
+}
+
+impl Error {
+    /// MySQL error number and SQLSTATE for the protocol edge.
+    pub fn mysql_code(&self) -> (u16, &'static str) {
+        match self {
+            Error::NoSuchDatabase(_) => (1049, "42000"),
+            Error::DatabaseExists(_) => (1007, "HY000"),
+            Error::NoSuchTable { .. } => (1146, "42S02"),
+            Error::TableExists(_) => (1050, "42S01"),
+            Error::IndexExists(_) => (1061, "42000"),
+            Error::DuplicateKey { .. } => (1062, "23000"),
+            Error::Deadlock => (1213, "40001"),
+            Error::LockWaitTimeout => (1205, "HY000"),
+            Error::NoDefault(_) => (1364, "HY000"),
+            Error::NotNull(_) => (1048, "23000"),
+            Error::RowTooLarge { .. } => (1118, "42000"),
+            Error::NotSupported(_) => (1235, "42000"),
+            Error::Io(_) | Error::Poisoned(_) => (1030, "HY000"),
+            Error::Corrupt(_) => (1712, "HY000"),
+            Error::Internal(_) => (1815, "HY000"),
+        }
+    }
+}
+
+pub type Result<T, E = Error> = std::result::Result<T, E>;

@@ -1,0 +1,168 @@
+//! Memcomparable key encoding: encoded keys compare with `memcmp` exactly as the values
+//! compare with `Value::key_cmp` (within one column type). Used for primary and secondary
+//! index keys. Layout per value is in `docs/format.md` ("Key encoding").
+
+use crate::types::Value;
+use std::ops::Bound;
+
+const TAG_NULL: u8 = 0x00;
+const TAG_INT: u8 = 0x02;
+const TAG_DOUBLE: u8 = 0x03;
+const TAG_BYTES: u8 = 0x04;
+/// Larger than every tag: `prefix ++ [UPPER]` sorts after every key starting with `prefix`.
+const UPPER: u8 = 0xFF;
+
+pub fn encode_value(out: &mut Vec<u8>, v: &Value) {
+    match v {
+        Value::Null => out.push(TAG_NULL),
+        Value::Int(i) => {
+            out.push(TAG_INT);
+            out.extend_from_slice(&((*i as u64) ^ (1 << 63)).to_be_bytes());
+        }
+        Value::Double(d) => {
+            out.push(TAG_DOUBLE);
+            let bits = d.to_bits();
+            let s = if bits >> 63 == 1 { !bits } else { bits | (1 << 63) };
+            out.extend_from_slice(&s.to_be_bytes());
+        }
+        Value::Bytes(b) => {
+            out.push(TAG_BYTES);
+            for &c in b {
+                out.push(c);
+                if c == 0 {
+                    out.push(0xFF);
+                }
+            }
+            out.push(0);
+            out.push(1);
+        }
+    }
+}
+
+pub fn encode_key(values: &[Value]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(values.len() * 9);
+    for v in values {
+        encode_value(&mut out, v);
+    }
+    out
+}
+
+/// Decodes a key produced by `encode_key`. Returns `None` on malformed input.
+pub fn decode_key(mut b: &[u8]) -> Option<Vec<Value>> {
+    let mut out = Vec::new();
+    while let Some((&tag, rest)) = b.split_first() {
+        b = rest;
+        match tag {
+            TAG_NULL => out.push(Value::Null),
+            TAG_INT => {
+                let raw: [u8; 8] = b.get(..8)?.try_into().ok()?;
+                b = &b[8..];
+                out.push(Value::Int((u64::from_be_bytes(raw) ^ (1 << 63)) as i64));
+            }
+            TAG_DOUBLE => {
+                let raw: [u8; 8] = b.get(..8)?.try_into().ok()?;
+                b = &b[8..];
+                let s = u64::from_be_bytes(raw);
+                let bits = if s >> 63 == 1 { s & !(1 << 63) } else { !s };
+                out.push(Value::Double(f64::from_bits(bits)));
+            }
+            TAG_BYTES => {
+                let mut v = Vec::new();
+                loop {
+                    let (&c, rest) = b.split_first()?;
+                    b = rest;
+                    if c == 0 {
+                        let (&n, rest) = b.split_first()?;
+                        b = rest;
+                        match n {
+                            0xFF => v.push(0),
+                            1 => break,
+                            _ => return None,
+                        }
+                    } else {
+                        v.push(c);
+                    }
+                }
+                out.push(Value::Bytes(v));
+            }
+            _ => return None,
+        }
+    }
+    Some(out)
+}
+
+/// Turns a bound on a key *prefix* (the first `n` key columns) into a bound on encoded keys.
+pub fn lower_bound(b: &Bound<Vec<Value>>) -> Bound<Vec<u8>> {
+    match b {
+        Bound::Unbounded => Bound::Unbounded,
+        Bound::Included(p) => Bound::Included(encode_key(p)),
+        Bound::Excluded(p) => {
+            let mut k = encode_key(p);
+            k.push(UPPER);
+            Bound::Included(k)
+        }
+    }
+}
+
+pub fn upper_bound(b: &Bound<Vec<Value>>) -> Bound<Vec<u8>> {
+    match b {
+        Bound::Unbounded => Bound::Unbounded,
+        Bound::Included(p) => {
+            let mut k = encode_key(p);
+            k.push(UPPER);
+            Bound::Excluded(k)
+        }
+        Bound::Excluded(p) => Bound::Excluded(encode_key(p)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn val() -> impl Strategy<Value = Value> {
+        prop_oneof![
+            Just(Value::Null),
+            any::<i64>().prop_map(Value::Int),
+            proptest::collection::vec(prop_oneof![Just(0u8), Just(1u8), Just(0xFFu8), any::<u8>()], 0..6).prop_map(Value::Bytes),
+        ]
+    }
+
+    proptest! {
+        #[test]
+        fn encoding_preserves_order_and_round_trips(a in proptest::collection::vec(val(), 1..3), b in proptest::collection::vec(val(), 1..3)) {
+            let (ea, eb) = (encode_key(&a), encode_key(&b));
+            prop_assert_eq!(decode_key(&ea).unwrap(), a.clone());
+            // Compare column by column like a composite key.
+            let mut expect = std::cmp::Ordering::Equal;
+            for (x, y) in a.iter().zip(b.iter()) {
+                let c = match (x, y) {
+                    (Value::Int(_), Value::Bytes(_)) | (Value::Bytes(_), Value::Int(_)) => x.key_cmp(y),
+                    _ => x.key_cmp(y),
+                };
+                if c != std::cmp::Ordering::Equal { expect = c; break; }
+            }
+            if expect == std::cmp::Ordering::Equal { expect = a.len().cmp(&b.len()); }
+            prop_assert_eq!(ea.cmp(&eb), expect);
+        }
+
+        #[test]
+        fn decoder_never_panics(bytes in proptest::collection::vec(any::<u8>(), 0..40)) {
+            let _ = decode_key(&bytes);
+        }
+    }
+
+    #[test]
+    fn prefix_bounds_cover_exactly_the_prefix() {
+        let k = |a: i64, b: i64| encode_key(&[Value::Int(a), Value::Int(b)]);
+        let lo = lower_bound(&Bound::Included(vec![Value::Int(5)]));
+        let hi = upper_bound(&Bound::Included(vec![Value::Int(5)]));
+        let inside = |key: &Vec<u8>| {
+            (match &lo { Bound::Included(l) => key >= l, _ => true })
+                && (match &hi { Bound::Excluded(h) => key < h, _ => true })
+        };
+        assert!(inside(&k(5, i64::MIN)) && inside(&k(5, i64::MAX)));
+        assert!(!inside(&k(4, i64::MAX)) && !inside(&k(6, i64::MIN)));
+    }
+}

@@ -1,0 +1,117 @@
+//! Values, column types and table definitions: the vocabulary the SQL layer and the engine
+//! share. Nothing here knows about pages.
+
+use std::cmp::Ordering;
+use std::fmt;
+
+/// A single SQL value as stored by the engine.
+///
+/// Strings are bytes (the engine compares them as bytes; collations are the SQL layer's job).
+#[derive(Clone, Debug, PartialEq)]
+pub enum Value {
+    Null,
+    Int(i64),
+    Double(f64),
+    Bytes(Vec<u8>),
+}
+
+impl Value {
+    pub fn is_null(&self) -> bool {
+        matches!(self, Value::Null)
+    }
+    pub fn as_i64(&self) -> Option<i64> {
+        match self {
+            Value::Int(v) => Some(*v),
+            _ => None,
+        }
+    }
+    /// Total order used for keys: NULL < numbers < bytes; numbers compare numerically.
+    pub fn key_cmp(&self, other: &Value) -> Ordering {
+        use Value::*;
+        match (self, other) {
+            (Null, Null) => Ordering::Equal,
+            (Null, _) => Ordering::Less,
+            (_, Null) => Ordering::Greater,
+            (Int(a), Int(b)) => a.cmp(b),
+            (Int(a), Double(b)) => (*a as f64).total_cmp(b),
+            (Double(a), Int(b)) => a.total_cmp(&(*b as f64)),
+            (Double(a), Double(b)) => a.total_cmp(b),
+            (Bytes(a), Bytes(b)) => a.cmp(b),
+            (Bytes(_), _) => Ordering::Greater,
+            (_, Bytes(_)) => Ordering::Less,
+        }
+    }
+}
+
+impl fmt::Display for Value {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Value::Null => write!(f, "NULL"),
+            Value::Int(v) => write!(f, "{v}"),
+            Value::Double(v) => write!(f, "{v}"),
+            Value::Bytes(b) => write!(f, "{}", String::from_utf8_lossy(b)),
+        }
+    }
+}
+
+/// A row: one value per column, in column order.
+pub type Row = Vec<Value>;
+
+/// Column storage classes the engine knows. The SQL layer maps MySQL types onto these and
+/// coerces values before they reach the engine.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ColumnType {
+    /// Integer of `bytes` width (1, 2, 3, 4, 8), stored as i64.
+    Int { bytes: u8, unsigned: bool },
+    Float,
+    Double,
+    /// DECIMAL(p, s), stored as its text form.
+    Decimal { precision: u8, scale: u8 },
+    Char(u32),
+    VarChar(u32),
+    Text,
+    Blob,
+    Date,
+    DateTime,
+    Timestamp,
+}
+
+impl ColumnType {
+    /// True when values of this type are stored as `Value::Int`.
+    pub fn is_integer(&self) -> bool {
+        matches!(self, ColumnType::Int { .. })
+    }
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct ColumnDef {
+    pub name: String,
+    pub ty: ColumnType,
+    pub nullable: bool,
+    pub auto_increment: bool,
+    pub default: Option<Value>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct IndexDef {
+    pub name: String,
+    /// Column positions in the table.
+    pub columns: Vec<usize>,
+    pub unique: bool,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct TableDef {
+    pub name: String,
+    pub columns: Vec<ColumnDef>,
+    /// Column positions of the primary key. Empty = the engine adds a hidden row id.
+    pub primary_key: Vec<usize>,
+    /// Secondary indexes (non-unique supported; unique ones are refused by the engine).
+    pub indexes: Vec<IndexDef>,
+}
+
+impl TableDef {
+    pub fn column_index(&self, name: &str) -> Option<usize> {
+        self.columns.iter().position(|c| c.name.eq_ignore_ascii_case(name))
+    }
+}
