@@ -1,1 +1,2 @@
-//! placeholder
+//! tierdb-sql: parse, plan and run SQL on the engine facade.
+pub mod result;
