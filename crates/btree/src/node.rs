@@ -1,0 +1,395 @@
+//! B+tree node layout inside a 16 KiB page (slotted page). Byte layout in `docs/format.md`
+//! ("B+tree node").
+//!
+//! Owns: reading and rewriting the node header, slot array and cells of one page buffer.
+//! Must never: touch latches, the log or other pages; trust a cell offset or length read from
+//! the page without bounds checks (a corrupt page gives `NodeError`, never a panic).
+
+use tierdb_page::{PageId, PageType, PAGE_HEADER_SIZE, PAGE_SIZE};
+
+/// Node header, right after the common page header.
+pub const NODE_HEADER_SIZE: usize = 32;
+/// First byte of the slot array.
+pub const SLOTS_START: usize = PAGE_HEADER_SIZE + NODE_HEADER_SIZE;
+const _: () = assert!(SLOTS_START == 64);
+
+mod off {
+    use tierdb_page::PAGE_HEADER_SIZE as H;
+    pub const NSLOTS: usize = H; // u16
+    pub const FREE_END: usize = H + 2; // u16: start of the cell area (grows down)
+    pub const FRAG: usize = H + 4; // u16: bytes of dead cells inside the cell area
+    pub const LEVEL: usize = H + 6; // u8: 0 = leaf
+    pub const RIGHT: usize = H + 8; // u64: right sibling page id, 0 = none
+    pub const LEFTMOST: usize = H + 16; // u64: internal nodes: child for keys < first key
+}
+
+/// Largest key accepted (bytes).
+pub const MAX_KEY_LEN: usize = 1024;
+/// Largest leaf cell (key + value + 4-byte cell header); four fit in a page, so a split
+/// always produces halves that fit.
+pub const MAX_LEAF_CELL: usize = (PAGE_SIZE - SLOTS_START) / 4 - 2;
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("page {page}: malformed B+tree node ({what})")]
+pub struct NodeError {
+    pub page: u64,
+    pub what: &'static str,
+}
+
+fn r16(p: &[u8], at: usize) -> usize {
+    u16::from_le_bytes([p[at], p[at + 1]]) as usize
+}
+fn w16(p: &mut [u8], at: usize, v: usize) {
+    p[at..at + 2].copy_from_slice(&(v as u16).to_le_bytes());
+}
+fn r64(p: &[u8], at: usize) -> u64 {
+    let mut a = [0u8; 8];
+    a.copy_from_slice(&p[at..at + 8]);
+    u64::from_le_bytes(a)
+}
+fn w64(p: &mut [u8], at: usize, v: u64) {
+    p[at..at + 8].copy_from_slice(&v.to_le_bytes());
+}
+
+/// Formats `p` as an empty node.
+pub fn init(p: &mut [u8], id: PageId, level: u8) {
+    let ty = if level == 0 { PageType::BTreeLeaf } else { PageType::BTreeInternal };
+    tierdb_page::format(p, id, ty);
+    w16(p, off::NSLOTS, 0);
+    w16(p, off::FREE_END, PAGE_SIZE);
+    w16(p, off::FRAG, 0);
+    p[off::LEVEL] = level;
+}
+
+pub fn nslots(p: &[u8]) -> usize {
+    r16(p, off::NSLOTS)
+}
+pub fn level(p: &[u8]) -> u8 {
+    p[off::LEVEL]
+}
+pub fn is_leaf(p: &[u8]) -> bool {
+    level(p) == 0
+}
+pub fn right(p: &[u8]) -> Option<PageId> {
+    match r64(p, off::RIGHT) {
+        0 => None,
+        v => Some(PageId(v)),
+    }
+}
+pub fn set_right(p: &mut [u8], r: Option<PageId>) {
+    w64(p, off::RIGHT, r.map_or(0, |x| x.0));
+}
+pub fn leftmost(p: &[u8]) -> PageId {
+    PageId(r64(p, off::LEFTMOST))
+}
+pub fn set_leftmost(p: &mut [u8], c: PageId) {
+    w64(p, off::LEFTMOST, c.0);
+}
+
+/// Checks the header invariants that every other accessor relies on. Called whenever a
+/// node is latched for reading or writing.
+pub fn check(p: &[u8], id: PageId) -> Result<(), NodeError> {
+    let err = |what| Err(NodeError { page: id.0, what });
+    let ty = tierdb_page::page_type_raw(p);
+    if ty != PageType::BTreeLeaf as u8 && ty != PageType::BTreeInternal as u8 {
+        return err("not a B+tree page");
+    }
+    if (ty == PageType::BTreeLeaf as u8) != is_leaf(p) {
+        return err("page type and level disagree");
+    }
+    let n = nslots(p);
+    let fe = r16(p, off::FREE_END);
+    let fe = if fe == 0 { PAGE_SIZE } else { fe };
+    if SLOTS_START + 2 * n > fe || fe > PAGE_SIZE {
+        return err("slot array overlaps cell area");
+    }
+    for i in 0..n {
+        let o = r16(p, SLOTS_START + 2 * i);
+        if o < fe || o + 4 > PAGE_SIZE {
+            return err("slot points outside the cell area");
+        }
+        let kl = r16(p, o);
+        let rest = if is_leaf(p) { r16(p, o + 2) } else { 8 };
+        let hdr = if is_leaf(p) { 4 } else { 10 };
+        if o + hdr + kl + rest > PAGE_SIZE || (!is_leaf(p) && o + 10 > PAGE_SIZE) {
+            return err("cell runs past the page end");
+        }
+    }
+    Ok(())
+}
+
+fn free_end(p: &[u8]) -> usize {
+    match r16(p, off::FREE_END) {
+        0 => PAGE_SIZE, // PAGE_SIZE does not fit in u16: stored as 0
+        v => v,
+    }
+}
+fn set_free_end(p: &mut [u8], v: usize) {
+    w16(p, off::FREE_END, if v == PAGE_SIZE { 0 } else { v });
+}
+fn slot(p: &[u8], i: usize) -> usize {
+    r16(p, SLOTS_START + 2 * i)
+}
+
+/// Bytes a cell occupies (without its slot).
+pub fn leaf_cell_size(key: &[u8], val: &[u8]) -> usize {
+    4 + key.len() + val.len()
+}
+pub fn internal_cell_size(key: &[u8]) -> usize {
+    10 + key.len()
+}
+
+fn cell_size_at(p: &[u8], o: usize) -> usize {
+    if is_leaf(p) {
+        4 + r16(p, o) + r16(p, o + 2)
+    } else {
+        10 + r16(p, o)
+    }
+}
+
+pub fn key(p: &[u8], i: usize) -> &[u8] {
+    let o = slot(p, i);
+    let kl = r16(p, o);
+    if is_leaf(p) {
+        &p[o + 4..o + 4 + kl]
+    } else {
+        &p[o + 10..o + 10 + kl]
+    }
+}
+pub fn value(p: &[u8], i: usize) -> &[u8] {
+    let o = slot(p, i);
+    let (kl, vl) = (r16(p, o), r16(p, o + 2));
+    &p[o + 4 + kl..o + 4 + kl + vl]
+}
+pub fn child(p: &[u8], i: usize) -> PageId {
+    PageId(r64(p, slot(p, i) + 2))
+}
+
+/// Bytes free for new cells + slots, counting fragmented space (reclaimed by compaction).
+pub fn free_space(p: &[u8]) -> usize {
+    free_end(p) - (SLOTS_START + 2 * nslots(p)) + r16(p, off::FRAG)
+}
+/// Bytes used by cells and slots.
+pub fn used_space(p: &[u8]) -> usize {
+    PAGE_SIZE - SLOTS_START - free_space(p)
+}
+
+/// Binary search: Ok(i) if key i equals `k`, Err(i) = insertion point.
+pub fn search(p: &[u8], k: &[u8]) -> Result<usize, usize> {
+    let (mut lo, mut hi) = (0, nslots(p));
+    while lo < hi {
+        let mid = (lo + hi) / 2;
+        match key(p, mid).cmp(k) {
+            std::cmp::Ordering::Less => lo = mid + 1,
+            std::cmp::Ordering::Greater => hi = mid,
+            std::cmp::Ordering::Equal => return Ok(mid),
+        }
+    }
+    Err(lo)
+}
+
+/// Internal node: the child to descend into for key `k`, and its position (-1 = leftmost).
+pub fn child_for(p: &[u8], k: &[u8]) -> (PageId, isize) {
+    let i = match search(p, k) {
+        Ok(i) => i as isize,
+        Err(i) => i as isize - 1,
+    };
+    if i < 0 {
+        (leftmost(p), -1)
+    } else {
+        (child(p, i as usize), i)
+    }
+}
+
+/// Child at position `i` (-1 = leftmost).
+pub fn child_at(p: &[u8], i: isize) -> PageId {
+    if i < 0 {
+        leftmost(p)
+    } else {
+        child(p, i as usize)
+    }
+}
+
+/// Rewrites the cell area without holes.
+pub fn compact(p: &mut [u8]) {
+    let n = nslots(p);
+    let mut cells: Vec<Vec<u8>> = Vec::with_capacity(n);
+    for i in 0..n {
+        let o = slot(p, i);
+        cells.push(p[o..o + cell_size_at(p, o)].to_vec());
+    }
+    let mut end = PAGE_SIZE;
+    for (i, c) in cells.iter().enumerate() {
+        end -= c.len();
+        p[end..end + c.len()].copy_from_slice(c);
+        w16(p, SLOTS_START + 2 * i, end);
+    }
+    set_free_end(p, end);
+    w16(p, off::FRAG, 0);
+}
+
+fn alloc_cell(p: &mut [u8], size: usize) -> Option<usize> {
+    let n = nslots(p);
+    if free_end(p) < SLOTS_START + 2 * (n + 1) + size {
+        if free_space(p) < size + 2 {
+            return None;
+        }
+        compact(p);
+    }
+    let o = free_end(p) - size;
+    set_free_end(p, o);
+    Some(o)
+}
+
+fn insert_slot(p: &mut [u8], i: usize, o: usize) {
+    let n = nslots(p);
+    let s = SLOTS_START + 2 * i;
+    p.copy_within(s..SLOTS_START + 2 * n, s + 2);
+    w16(p, s, o);
+    w16(p, off::NSLOTS, n + 1);
+}
+
+/// Inserts a leaf cell at position `i`. False when it does not fit.
+pub fn leaf_insert_at(p: &mut [u8], i: usize, k: &[u8], v: &[u8]) -> bool {
+    let size = leaf_cell_size(k, v);
+    let Some(o) = alloc_cell(p, size) else { return false };
+    w16(p, o, k.len());
+    w16(p, o + 2, v.len());
+    p[o + 4..o + 4 + k.len()].copy_from_slice(k);
+    p[o + 4 + k.len()..o + size].copy_from_slice(v);
+    insert_slot(p, i, o);
+    true
+}
+
+/// Inserts an internal cell (separator `k`, right child `c`) at position `i`.
+pub fn internal_insert_at(p: &mut [u8], i: usize, k: &[u8], c: PageId) -> bool {
+    let size = internal_cell_size(k);
+    let Some(o) = alloc_cell(p, size) else { return false };
+    w16(p, o, k.len());
+    w64(p, o + 2, c.0);
+    p[o + 10..o + 10 + k.len()].copy_from_slice(k);
+    insert_slot(p, i, o);
+    true
+}
+
+/// Removes slot `i` (its cell becomes fragmented space).
+pub fn remove_at(p: &mut [u8], i: usize) {
+    let n = nslots(p);
+    let o = slot(p, i);
+    let sz = cell_size_at(p, o);
+    let s = SLOTS_START + 2 * i;
+    p.copy_within(s + 2..SLOTS_START + 2 * n, s);
+    w16(p, off::NSLOTS, n - 1);
+    if o == free_end(p) {
+        set_free_end(p, o + sz);
+    } else {
+        let f = r16(p, off::FRAG) + sz;
+        w16(p, off::FRAG, f);
+    }
+}
+
+/// Replaces the value of leaf slot `i`; in place when the size is unchanged.
+/// False when the new value does not fit (the old cell is kept).
+pub fn leaf_set_value(p: &mut [u8], i: usize, v: &[u8]) -> bool {
+    let o = slot(p, i);
+    if r16(p, o + 2) == v.len() {
+        let kl = r16(p, o);
+        p[o + 4 + kl..o + 4 + kl + v.len()].copy_from_slice(v);
+        return true;
+    }
+    let k = key(p, i).to_vec();
+    let old = cell_size_at(p, o);
+    if free_space(p) + old < leaf_cell_size(&k, v) {
+        return false;
+    }
+    remove_at(p, i);
+    leaf_insert_at(p, i, &k, v)
+}
+
+/// All cells of a node as owned (key, value-or-child) pairs, for splits and merges.
+pub enum Cells {
+    Leaf(Vec<(Vec<u8>, Vec<u8>)>),
+    Internal(Vec<(Vec<u8>, PageId)>),
+}
+
+pub fn leaf_cells(p: &[u8]) -> Vec<(Vec<u8>, Vec<u8>)> {
+    (0..nslots(p)).map(|i| (key(p, i).to_vec(), value(p, i).to_vec())).collect()
+}
+pub fn internal_cells(p: &[u8]) -> Vec<(Vec<u8>, PageId)> {
+    (0..nslots(p)).map(|i| (key(p, i).to_vec(), child(p, i))).collect()
+}
+
+/// Rebuilds node `p` (keeping id, level, right link, leftmost) with exactly `cells`.
+pub fn rebuild_leaf(p: &mut [u8], cells: &[(Vec<u8>, Vec<u8>)]) {
+    let (id, lvl, r) = (tierdb_page::page_id(p), level(p), right(p));
+    init(p, id, lvl);
+    set_right(p, r);
+    for (i, (k, v)) in cells.iter().enumerate() {
+        let ok = leaf_insert_at(p, i, k, v);
+        debug_assert!(ok, "rebuild_leaf: cells must fit");
+    }
+}
+pub fn rebuild_internal(p: &mut [u8], leftmost_child: PageId, cells: &[(Vec<u8>, PageId)]) {
+    let (id, lvl, r) = (tierdb_page::page_id(p), level(p), right(p));
+    init(p, id, lvl);
+    set_right(p, r);
+    set_leftmost(p, leftmost_child);
+    for (i, (k, c)) in cells.iter().enumerate() {
+        let ok = internal_insert_at(p, i, k, *c);
+        debug_assert!(ok, "rebuild_internal: cells must fit");
+    }
+}
+
+/// Size of a set of leaf cells including slots.
+pub fn leaf_cells_bytes(cells: &[(Vec<u8>, Vec<u8>)]) -> usize {
+    cells.iter().map(|(k, v)| leaf_cell_size(k, v) + 2).sum()
+}
+pub fn internal_cells_bytes(cells: &[(Vec<u8>, PageId)]) -> usize {
+    cells.iter().map(|(k, _)| internal_cell_size(k) + 2).sum()
+}
+/// Bytes available for cells + slots in an empty node.
+pub const NODE_CAPACITY: usize = PAGE_SIZE - SLOTS_START;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn leaf_insert_search_remove_round_trip() {
+        let mut p = vec![0u8; PAGE_SIZE];
+        init(&mut p, PageId(3), 0);
+        for i in (0..200u32).rev() {
+            let k = i.to_be_bytes();
+            let pos = search(&p, &k).unwrap_err();
+            assert!(leaf_insert_at(&mut p, pos, &k, &[i as u8; 20]));
+        }
+        check(&p, PageId(3)).unwrap();
+        assert_eq!(nslots(&p), 200);
+        for i in 0..200u32 {
+            let pos = search(&p, &i.to_be_bytes()).unwrap();
+            assert_eq!(value(&p, pos), &[i as u8; 20]);
+        }
+        for i in (0..200u32).step_by(2) {
+            let pos = search(&p, &i.to_be_bytes()).unwrap();
+            remove_at(&mut p, pos);
+        }
+        assert_eq!(nslots(&p), 100);
+        // Space from removed cells is reusable after compaction.
+        let before = free_space(&p);
+        assert!(leaf_set_value(&mut p, 0, &[9u8; 500]));
+        assert_eq!(free_space(&p), before - 480);
+        check(&p, PageId(3)).unwrap();
+    }
+
+    #[test]
+    fn full_leaf_refuses_insert() {
+        let mut p = vec![0u8; PAGE_SIZE];
+        init(&mut p, PageId(1), 0);
+        let mut i = 0u32;
+        while leaf_insert_at(&mut p, nslots(&p), &i.to_be_bytes(), &[0u8; 100]) {
+            i += 1;
+        }
+        assert!(i > 100 && i < 160);
+        check(&p, PageId(1)).unwrap();
+    }
+}

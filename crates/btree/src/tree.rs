@@ -1,0 +1,415 @@
+//! B+tree algorithms. See the crate doc for the latching protocol.
+//!
+//! Must never: latch a left sibling while holding its right neighbour (merges only pull a
+//! right sibling into its left neighbour; scans move left to right); modify a page outside
+//! the caller's `Mtr`; leave a node over capacity (splits are decided on byte sizes).
+
+use crate::mtr::Mtr;
+use crate::node::{self, NODE_CAPACITY};
+use crate::{alloc, Error, Result, Store};
+use std::ops::Bound;
+use tierdb_buffer::PageRead;
+use tierdb_page::{PageId, PageType};
+
+/// What `BTree::modify` should do with the entry, decided from its current value.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Modify {
+    Keep,
+    Put(Vec<u8>),
+    Delete,
+}
+
+/// A B+tree identified by its root page, which never moves (root splits push the old root's
+/// contents down into two new children).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BTree {
+    pub root: PageId,
+}
+
+fn check_node(p: &[u8], id: PageId) -> Result<()> {
+    let t = tierdb_page::page_type_raw(p);
+    if t != PageType::BTreeLeaf as u8 && t != PageType::BTreeInternal as u8 {
+        return Err(Error::Corrupt(format!("page {id} is not a B+tree node (type {t})")));
+    }
+    if (t == PageType::BTreeLeaf as u8) != node::is_leaf(p) {
+        return Err(Error::Corrupt(format!("page {id}: type and level disagree")));
+    }
+    Ok(())
+}
+
+fn split_index(sizes: impl Iterator<Item = usize>, total: usize, len: usize) -> usize {
+    let mut acc = 0;
+    for (i, s) in sizes.enumerate() {
+        acc += s;
+        if acc >= total / 2 {
+            return (i + 1).clamp(1, len - 1);
+        }
+    }
+    len / 2
+}
+
+impl BTree {
+    /// Creates an empty tree (a root leaf) inside `mtr`.
+    pub fn create(mtr: &mut Mtr) -> Result<BTree> {
+        let s = alloc::allocate(mtr)?;
+        let id = mtr.page_id(s);
+        node::init(mtr.page_mut(s), id, 0);
+        Ok(BTree { root: id })
+    }
+
+    fn descend_read<'a>(&self, store: &'a Store, key: &[u8]) -> Result<PageRead<'a>> {
+        let mut g = store.pool.read(self.root)?;
+        loop {
+            check_node(&g, g.id())?;
+            if node::is_leaf(&g) {
+                return Ok(g);
+            }
+            let (c, _) = node::child_for(&g, key);
+            let next = store.pool.read(c)?;
+            g = next;
+        }
+    }
+
+    /// Point lookup; `f` sees the value while the leaf is share-latched.
+    pub fn get<R>(&self, store: &Store, key: &[u8], f: impl FnOnce(Option<&[u8]>) -> R) -> Result<R> {
+        let leaf = self.descend_read(store, key)?;
+        Ok(match node::search(&leaf, key) {
+            Ok(i) => f(Some(node::value(&leaf, i))),
+            Err(_) => f(None),
+        })
+    }
+
+    /// Calls `f(key, value)` for entries from `from` on, in key order, until `f` returns
+    /// false or the tree ends. Runs under shared latches (leaf to right sibling, coupled);
+    /// `f` must be quick and must not touch the pool.
+    pub fn scan(&self, store: &Store, from: Bound<&[u8]>, mut f: impl FnMut(&[u8], &[u8]) -> bool) -> Result<()> {
+        let k: &[u8] = match from {
+            Bound::Unbounded => &[],
+            Bound::Included(k) | Bound::Excluded(k) => k,
+        };
+        let mut g = self.descend_read(store, k)?;
+        let mut i = match from {
+            Bound::Unbounded => 0,
+            Bound::Included(k) => node::search(&g, k).unwrap_or_else(|i| i),
+            Bound::Excluded(k) => match node::search(&g, k) {
+                Ok(i) => i + 1,
+                Err(i) => i,
+            },
+        };
+        loop {
+            let n = node::nslots(&g);
+            while i < n {
+                if !f(node::key(&g, i), node::value(&g, i)) {
+                    return Ok(());
+                }
+                i += 1;
+            }
+            match node::right(&g) {
+                None => return Ok(()),
+                Some(r) => {
+                    let next = store.pool.read(r)?;
+                    check_node(&next, r)?;
+                    g = next;
+                    i = 0;
+                }
+            }
+        }
+    }
+
+    /// Reads the entry for `key`, lets `f` decide, and applies the decision inside `mtr`.
+    /// Returns the previous value. `f` may be called twice (optimistic attempt, then the
+    /// structure-modifying retry) and must decide the same way both times. One `modify` per
+    /// mtr: the mtr keeps the leaf latched until it commits.
+    pub fn modify<'a>(&self, mtr: &mut Mtr<'a>, key: &[u8], mut f: impl FnMut(Option<&[u8]>) -> Modify) -> Result<Option<Vec<u8>>> {
+        if key.len() > node::MAX_KEY_LEN {
+            return Err(Error::KeyTooLong(key.len()));
+        }
+        if let Some(old) = self.modify_optimistic(mtr, key, &mut f)? {
+            return Ok(old);
+        }
+        self.modify_pessimistic(mtr, key, &mut f)
+    }
+
+    /// Ok(None): needs a structure change; nothing was done.
+    #[allow(clippy::type_complexity)]
+    fn modify_optimistic<'a>(&self, mtr: &mut Mtr<'a>, key: &[u8], f: &mut impl FnMut(Option<&[u8]>) -> Modify) -> Result<Option<Option<Vec<u8>>>> {
+        let store = mtr.store();
+        let mut g = store.pool.read(self.root)?;
+        check_node(&g, self.root)?;
+        let w = if node::is_leaf(&g) {
+            drop(g);
+            let w = store.pool.write(self.root)?;
+            if !node::is_leaf(&w) {
+                return Ok(None);
+            }
+            w
+        } else {
+            loop {
+                let (c, _) = node::child_for(&g, key);
+                if node::level(&g) == 1 {
+                    let w = store.pool.write(c)?;
+                    drop(g);
+                    break w;
+                }
+                let next = store.pool.read(c)?;
+                check_node(&next, c)?;
+                g = next;
+            }
+        };
+        check_node(&w, w.id())?;
+        if !node::is_leaf(&w) {
+            return Err(Error::Corrupt(format!("page {} should be a leaf", w.id())));
+        }
+        let pos = node::search(&w, key);
+        let old = pos.ok().map(|i| node::value(&w, i).to_vec());
+        let is_root = w.id() == self.root;
+        match f(old.as_deref()) {
+            Modify::Keep => Ok(Some(old)),
+            Modify::Put(v) => {
+                let need = node::leaf_cell_size(key, &v);
+                if need > node::MAX_LEAF_CELL {
+                    return Err(Error::EntryTooLarge(need));
+                }
+                let have = node::free_space(&w) + old.as_ref().map_or(0, |o| node::leaf_cell_size(key, o) + 2);
+                if need + 2 > have {
+                    return Ok(None);
+                }
+                let s = mtr.adopt(w);
+                let p = mtr.page_mut(s);
+                let ok = match pos {
+                    Ok(i) => node::leaf_set_value(p, i, &v),
+                    Err(i) => node::leaf_insert_at(p, i, key, &v),
+                };
+                if !ok {
+                    return Err(Error::Corrupt("leaf space accounting disagrees".into()));
+                }
+                Ok(Some(old))
+            }
+            Modify::Delete => {
+                let Ok(i) = pos else { return Ok(Some(old)) };
+                let cell = node::leaf_cell_size(key, old.as_deref().unwrap_or_default()) + 2;
+                if !is_root && node::used_space(&w).saturating_sub(cell) < NODE_CAPACITY / 8 {
+                    return Ok(None);
+                }
+                let s = mtr.adopt(w);
+                node::remove_at(mtr.page_mut(s), i);
+                Ok(Some(old))
+            }
+        }
+    }
+
+    fn modify_pessimistic<'a>(&self, mtr: &mut Mtr<'a>, key: &[u8], f: &mut impl FnMut(Option<&[u8]>) -> Modify) -> Result<Option<Vec<u8>>> {
+        let mut path: Vec<(usize, isize)> = Vec::new();
+        let mut cur = self.root;
+        let leaf = loop {
+            let s = mtr.latch(cur)?;
+            check_node(mtr.page(s), cur)?;
+            if node::is_leaf(mtr.page(s)) {
+                break s;
+            }
+            let (c, pos) = node::child_for(mtr.page(s), key);
+            path.push((s, pos));
+            cur = c;
+        };
+        let pos = node::search(mtr.page(leaf), key);
+        let old = pos.ok().map(|i| node::value(mtr.page(leaf), i).to_vec());
+        match f(old.as_deref()) {
+            Modify::Keep => {}
+            Modify::Put(v) => {
+                let need = node::leaf_cell_size(key, &v);
+                if need > node::MAX_LEAF_CELL {
+                    return Err(Error::EntryTooLarge(need));
+                }
+                let fitted = match pos {
+                    Ok(i) => {
+                        let ok = node::leaf_set_value(mtr.page_mut(leaf), i, &v);
+                        if !ok {
+                            node::remove_at(mtr.page_mut(leaf), i);
+                        }
+                        ok
+                    }
+                    Err(_) => false,
+                };
+                if !fitted {
+                    self.insert_split(mtr, &path, leaf, key, &v)?;
+                }
+            }
+            Modify::Delete => {
+                if let Ok(i) = pos {
+                    node::remove_at(mtr.page_mut(leaf), i);
+                    self.rebalance(mtr, &path, leaf)?;
+                }
+            }
+        }
+        Ok(old)
+    }
+
+    fn insert_split(&self, mtr: &mut Mtr, path: &[(usize, isize)], leaf: usize, key: &[u8], v: &[u8]) -> Result<()> {
+        let mut cells = node::leaf_cells(mtr.page(leaf));
+        let ins = cells.binary_search_by(|(k, _)| k.as_slice().cmp(key)).unwrap_or_else(|i| i);
+        cells.insert(ins, (key.to_vec(), v.to_vec()));
+        let total = node::leaf_cells_bytes(&cells);
+        if total <= NODE_CAPACITY {
+            node::rebuild_leaf(mtr.page_mut(leaf), &cells);
+            return Ok(());
+        }
+        // Appending at the end of the rightmost leaf (ascending loads): keep the left page full.
+        let at = if ins == cells.len() - 1 && node::right(mtr.page(leaf)).is_none() {
+            cells.len() - 1
+        } else {
+            split_index(cells.iter().map(|(k, v)| node::leaf_cell_size(k, v) + 2), total, cells.len())
+        };
+        let right_cells = cells.split_off(at);
+        let sep = right_cells[0].0.clone();
+        if path.is_empty() {
+            // Root leaf: move both halves down, root becomes a level-1 internal node.
+            let l = alloc::allocate(mtr)?;
+            let r = alloc::allocate(mtr)?;
+            let (lid, rid) = (mtr.page_id(l), mtr.page_id(r));
+            node::init(mtr.page_mut(l), lid, 0);
+            node::rebuild_leaf(mtr.page_mut(l), &cells);
+            node::set_right(mtr.page_mut(l), Some(rid));
+            node::init(mtr.page_mut(r), rid, 0);
+            node::rebuild_leaf(mtr.page_mut(r), &right_cells);
+            let root = mtr.page_mut(leaf);
+            node::init(root, self.root, 1);
+            node::set_leftmost(root, lid);
+            node::internal_insert_at(root, 0, &sep, rid);
+            return Ok(());
+        }
+        let n = alloc::allocate(mtr)?;
+        let nid = mtr.page_id(n);
+        let old_right = node::right(mtr.page(leaf));
+        node::init(mtr.page_mut(n), nid, 0);
+        node::rebuild_leaf(mtr.page_mut(n), &right_cells);
+        node::set_right(mtr.page_mut(n), old_right);
+        node::rebuild_leaf(mtr.page_mut(leaf), &cells);
+        node::set_right(mtr.page_mut(leaf), Some(nid));
+        self.insert_internal(mtr, path, path.len() - 1, sep, nid)
+    }
+
+    fn insert_internal(&self, mtr: &mut Mtr, path: &[(usize, isize)], depth: usize, sep: Vec<u8>, child: PageId) -> Result<()> {
+        let (s, pos) = path[depth];
+        let at = (pos + 1) as usize;
+        if node::internal_insert_at(mtr.page_mut(s), at, &sep, child) {
+            return Ok(());
+        }
+        let p = mtr.page(s);
+        let (lm, lvl, old_right) = (node::leftmost(p), node::level(p), node::right(p));
+        let mut cells = node::internal_cells(p);
+        cells.insert(at, (sep, child));
+        let m = if at == cells.len() - 1 && old_right.is_none() { cells.len() - 1 } else { cells.len() / 2 };
+        let right_cells = cells.split_off(m + 1);
+        let Some((pk, pc)) = cells.pop() else {
+            return Err(Error::Corrupt("internal split of an empty node".into()));
+        };
+        if depth == 0 {
+            let l = alloc::allocate(mtr)?;
+            let r = alloc::allocate(mtr)?;
+            let (lid, rid) = (mtr.page_id(l), mtr.page_id(r));
+            node::init(mtr.page_mut(l), lid, lvl);
+            node::rebuild_internal(mtr.page_mut(l), lm, &cells);
+            node::set_right(mtr.page_mut(l), Some(rid));
+            node::init(mtr.page_mut(r), rid, lvl);
+            node::rebuild_internal(mtr.page_mut(r), pc, &right_cells);
+            let root = mtr.page_mut(s);
+            node::init(root, self.root, lvl + 1);
+            node::set_leftmost(root, lid);
+            node::internal_insert_at(root, 0, &pk, rid);
+            return Ok(());
+        }
+        let n = alloc::allocate(mtr)?;
+        let nid = mtr.page_id(n);
+        node::init(mtr.page_mut(n), nid, lvl);
+        node::rebuild_internal(mtr.page_mut(n), pc, &right_cells);
+        node::set_right(mtr.page_mut(n), old_right);
+        node::rebuild_internal(mtr.page_mut(s), lm, &cells);
+        node::set_right(mtr.page_mut(s), Some(nid));
+        self.insert_internal(mtr, path, depth - 1, pk, nid)
+    }
+
+    /// After a delete: merge an underfull node with its right sibling (same parent) when the
+    /// two fit in one page, up the path; collapse a root left with a single child.
+    fn rebalance(&self, mtr: &mut Mtr, path: &[(usize, isize)], leaf: usize) -> Result<()> {
+        let mut cur = leaf;
+        let mut depth = path.len();
+        while depth > 0 {
+            let (ps, pos) = path[depth - 1];
+            let p = mtr.page(cur);
+            let leafy = node::is_leaf(p);
+            let under = if leafy { node::used_space(p) < NODE_CAPACITY / 4 } else { node::nslots(p) == 0 };
+            if !under {
+                return Ok(());
+            }
+            let rpos = (pos + 1) as usize;
+            if rpos >= node::nslots(mtr.page(ps)) {
+                return Ok(()); // last child: never latch leftwards
+            }
+            let rid = node::child(mtr.page(ps), rpos);
+            let rs = mtr.latch(rid)?;
+            check_node(mtr.page(rs), rid)?;
+            let rr = node::right(mtr.page(rs));
+            if leafy {
+                let mut cells = node::leaf_cells(mtr.page(cur));
+                cells.extend(node::leaf_cells(mtr.page(rs)));
+                if node::leaf_cells_bytes(&cells) > NODE_CAPACITY {
+                    return Ok(());
+                }
+                node::rebuild_leaf(mtr.page_mut(cur), &cells);
+            } else {
+                let sep = node::key(mtr.page(ps), rpos).to_vec();
+                let mut cells = node::internal_cells(mtr.page(cur));
+                cells.push((sep, node::leftmost(mtr.page(rs))));
+                cells.extend(node::internal_cells(mtr.page(rs)));
+                if node::internal_cells_bytes(&cells) > NODE_CAPACITY {
+                    return Ok(());
+                }
+                let lm = node::leftmost(mtr.page(cur));
+                node::rebuild_internal(mtr.page_mut(cur), lm, &cells);
+            }
+            node::set_right(mtr.page_mut(cur), rr);
+            node::remove_at(mtr.page_mut(ps), rpos);
+            alloc::free(mtr, rs)?;
+            cur = ps;
+            depth -= 1;
+        }
+        // `cur` is the root.
+        while !node::is_leaf(mtr.page(cur)) && node::nslots(mtr.page(cur)) == 0 {
+            let c = node::leftmost(mtr.page(cur));
+            let cs = mtr.latch(c)?;
+            check_node(mtr.page(cs), c)?;
+            let bytes = mtr.page(cs).to_vec();
+            let root = mtr.page_mut(cur);
+            root.copy_from_slice(&bytes);
+            root[tierdb_page::off::PAGE_ID..tierdb_page::off::PAGE_ID + 8].copy_from_slice(&self.root.0.to_le_bytes());
+            alloc::free(mtr, cs)?;
+        }
+        Ok(())
+    }
+
+    /// Every page of the tree, for dropping it (the caller frees them).
+    pub fn pages(&self, store: &Store) -> Result<Vec<PageId>> {
+        let mut out = vec![];
+        let mut level = vec![self.root];
+        while !level.is_empty() {
+            let mut next = vec![];
+            for id in level {
+                let g = store.pool.read(id)?;
+                check_node(&g, id)?;
+                out.push(id);
+                if !node::is_leaf(&g) {
+                    next.push(node::leftmost(&g));
+                    next.extend((0..node::nslots(&g)).map(|i| node::child(&g, i)));
+                }
+            }
+            level = next;
+        }
+        Ok(out)
+    }
+
+    /// Depth and node counts, for tests and `SHOW` output.
+    pub fn height(&self, store: &Store) -> Result<u8> {
+        let g = store.pool.read(self.root)?;
+        Ok(node::level(&g) + 1)
+    }
+}

@@ -1,0 +1,54 @@
+//! The three seams through which the pool talks to the rest of the engine.
+//!
+//! Owns: the trait definitions only ([`PageStore`] = the data file, [`WalGate`] = the redo
+//! log's durability point, [`TierHooks`] = the BPE tier).
+//!
+//! Must never: grow implementation logic; anything here is called from inside the pool with
+//! one frame latch held (see the crate-level lock order), so implementations must not call
+//! back into the `BufferPool` and must not take page latches.
+
+use std::io;
+
+use tierdb_page::{Lsn, PageId};
+
+/// Where DRAM misses are read from and dirty pages are written to (the data file).
+/// Implemented by the engine over a `Device`.
+pub trait PageStore: Send + Sync + 'static {
+    /// Reads page `id` into `buf` (`PAGE_SIZE` bytes, 4096-aligned). The pool verifies the
+    /// bytes afterwards; the store need not.
+    fn read_page(&self, id: PageId, buf: &mut [u8]) -> io::Result<()>;
+    /// Writes page `id` from `buf` (`PAGE_SIZE` bytes, 4096-aligned, sealed).
+    fn write_page(&self, id: PageId, buf: &[u8]) -> io::Result<()>;
+    /// Makes completed writes durable.
+    fn sync(&self) -> io::Result<()>;
+}
+
+/// Redo-log gate for the WAL rule: before a page with page LSN `L` is written to the store,
+/// the log must be durable up to `L`.
+pub trait WalGate: Send + Sync + 'static {
+    /// Returns once the redo log is durable up to (at least) `lsn`. May be called with a
+    /// frame latch held; must not take page latches.
+    fn flush_to(&self, lsn: Lsn) -> Result<(), String>;
+}
+
+/// Seams for the BPE tier (another crate, plugged in later). Default: no hooks.
+pub trait TierHooks: Send + Sync + 'static {
+    /// DRAM miss: try the BPE. Return true if `buf` now holds a verified copy of page `id`.
+    /// The pool re-verifies it with `tierdb_page::verify` and falls back to the store if that
+    /// fails (counted in `PoolStats::verify_failures`). Called with the frame's X latch held;
+    /// the page is already mapped, so no other thread can load or dirty it meanwhile.
+    fn on_miss(&self, id: PageId, buf: &mut [u8]) -> bool;
+    /// A CLEAN page is leaving DRAM (eviction). `page` is the exact sealed bytes, identical
+    /// to the data-file copy. Called with the frame's X latch held and BEFORE the page is
+    /// unmapped, so it cannot race with a reload + `on_dirty` of the same page. The eviction
+    /// may still be abandoned afterwards (a reader pinned the page meanwhile); the page then
+    /// stays in DRAM, clean, and the BPE copy stays valid.
+    fn on_evict_clean(&self, id: PageId, page: &[u8]);
+    /// Page `id` just went clean → dirty in DRAM: any BPE copy is now stale and must be
+    /// dropped. Must be cheap (DRAM only). Called with the page's X latch held.
+    fn on_dirty(&self, id: PageId);
+    /// Page `id` was freed (no longer part of any structure).
+    fn on_discard(&self, id: PageId) {
+        let _ = id;
+    }
+}

@@ -1,0 +1,269 @@
+//! The persistent catalog: databases and tables, stored as entries of a system B+tree whose
+//! root is meta slot `SLOT_CATALOG_ROOT`, changed through logged mtrs (so DDL is crash-safe),
+//! and mirrored in memory for lookups. Entry layouts are in `docs/format.md` ("Catalog").
+//!
+//! Must never: panic on a malformed catalog entry (decoding errors become `Error::Corrupt`).
+
+use crate::keys::encode_key;
+use crate::types::{ColumnDef, ColumnType, IndexDef, TableDef, Value};
+use crate::{Error, Result};
+use tierdb_page::PageId;
+
+pub const SLOT_CATALOG_ROOT: usize = 0;
+pub const SLOT_NEXT_TABLE_ID: usize = 1;
+
+pub fn db_key(db: &str) -> Vec<u8> {
+    encode_key(&[Value::Bytes(db.as_bytes().to_vec())])
+}
+pub fn table_key(db: &str, table: &str) -> Vec<u8> {
+    encode_key(&[Value::Bytes(db.as_bytes().to_vec()), Value::Bytes(table.as_bytes().to_vec())])
+}
+
+/// A table's catalog entry: its id, tree roots and definition.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TableEntry {
+    pub id: u64,
+    pub primary_root: PageId,
+    pub index_roots: Vec<PageId>,
+    pub def: TableDef,
+}
+
+struct W(Vec<u8>);
+impl W {
+    fn u8(&mut self, v: u8) {
+        self.0.push(v)
+    }
+    fn u16(&mut self, v: usize) {
+        self.0.extend_from_slice(&(v as u16).to_le_bytes())
+    }
+    fn u32(&mut self, v: u32) {
+        self.0.extend_from_slice(&v.to_le_bytes())
+    }
+    fn u64(&mut self, v: u64) {
+        self.0.extend_from_slice(&v.to_le_bytes())
+    }
+    fn str(&mut self, s: &str) {
+        self.u16(s.len());
+        self.0.extend_from_slice(s.as_bytes());
+    }
+}
+
+struct R<'a>(&'a [u8]);
+impl<'a> R<'a> {
+    fn take(&mut self, n: usize) -> Result<&'a [u8]> {
+        if self.0.len() < n {
+            return Err(Error::Corrupt("catalog entry truncated".into()));
+        }
+        let (a, b) = self.0.split_at(n);
+        self.0 = b;
+        Ok(a)
+    }
+    fn u8(&mut self) -> Result<u8> {
+        Ok(self.take(1)?[0])
+    }
+    fn u16(&mut self) -> Result<usize> {
+        let b = self.take(2)?;
+        Ok(u16::from_le_bytes([b[0], b[1]]) as usize)
+    }
+    fn u32(&mut self) -> Result<u32> {
+        let b = self.take(4)?;
+        Ok(u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+    }
+    fn u64(&mut self) -> Result<u64> {
+        let b = self.take(8)?;
+        let mut a = [0u8; 8];
+        a.copy_from_slice(b);
+        Ok(u64::from_le_bytes(a))
+    }
+    fn str(&mut self) -> Result<String> {
+        let n = self.u16()?;
+        String::from_utf8(self.take(n)?.to_vec()).map_err(|_| Error::Corrupt("catalog name is not UTF-8".into()))
+    }
+}
+
+fn put_type(w: &mut W, t: &ColumnType) {
+    match t {
+        ColumnType::Int { bytes, unsigned } => {
+            w.u8(1);
+            w.u8(*bytes);
+            w.u8(*unsigned as u8);
+        }
+        ColumnType::Float => w.u8(2),
+        ColumnType::Double => w.u8(3),
+        ColumnType::Decimal { precision, scale } => {
+            w.u8(4);
+            w.u8(*precision);
+            w.u8(*scale);
+        }
+        ColumnType::Char(n) => {
+            w.u8(5);
+            w.u32(*n);
+        }
+        ColumnType::VarChar(n) => {
+            w.u8(6);
+            w.u32(*n);
+        }
+        ColumnType::Text => w.u8(7),
+        ColumnType::Blob => w.u8(8),
+        ColumnType::Date => w.u8(9),
+        ColumnType::DateTime => w.u8(10),
+        ColumnType::Timestamp => w.u8(11),
+    }
+}
+
+fn get_type(r: &mut R) -> Result<ColumnType> {
+    Ok(match r.u8()? {
+        1 => ColumnType::Int { bytes: r.u8()?, unsigned: r.u8()? != 0 },
+        2 => ColumnType::Float,
+        3 => ColumnType::Double,
+        4 => ColumnType::Decimal { precision: r.u8()?, scale: r.u8()? },
+        5 => ColumnType::Char(r.u32()?),
+        6 => ColumnType::VarChar(r.u32()?),
+        7 => ColumnType::Text,
+        8 => ColumnType::Blob,
+        9 => ColumnType::Date,
+        10 => ColumnType::DateTime,
+        11 => ColumnType::Timestamp,
+        t => return Err(Error::Corrupt(format!("unknown column type tag {t} in catalog"))),
+    })
+}
+
+fn put_value(w: &mut W, v: &Value) {
+    match v {
+        Value::Null => w.u8(0),
+        Value::Int(i) => {
+            w.u8(1);
+            w.u64(*i as u64);
+        }
+        Value::Double(d) => {
+            w.u8(2);
+            w.u64(d.to_bits());
+        }
+        Value::Bytes(b) => {
+            w.u8(3);
+            w.u32(b.len() as u32);
+            w.0.extend_from_slice(b);
+        }
+    }
+}
+
+fn get_value(r: &mut R) -> Result<Value> {
+    Ok(match r.u8()? {
+        0 => Value::Null,
+        1 => Value::Int(r.u64()? as i64),
+        2 => Value::Double(f64::from_bits(r.u64()?)),
+        3 => {
+            let n = r.u32()? as usize;
+            Value::Bytes(r.take(n)?.to_vec())
+        }
+        t => return Err(Error::Corrupt(format!("unknown value tag {t} in catalog"))),
+    })
+}
+
+pub fn encode_db() -> Vec<u8> {
+    vec![b'D']
+}
+
+pub fn encode_table(e: &TableEntry) -> Vec<u8> {
+    let mut w = W(vec![b'T']);
+    w.u64(e.id);
+    w.u64(e.primary_root.0);
+    w.u16(e.index_roots.len());
+    for r in &e.index_roots {
+        w.u64(r.0);
+    }
+    let d = &e.def;
+    w.str(&d.name);
+    w.u16(d.columns.len());
+    for c in &d.columns {
+        w.str(&c.name);
+        put_type(&mut w, &c.ty);
+        w.u8(c.nullable as u8 | (c.auto_increment as u8) << 1);
+        match &c.default {
+            None => w.u8(0),
+            Some(v) => {
+                w.u8(1);
+                put_value(&mut w, v);
+            }
+        }
+    }
+    w.u16(d.primary_key.len());
+    for &p in &d.primary_key {
+        w.u16(p);
+    }
+    w.u16(d.indexes.len());
+    for i in &d.indexes {
+        w.str(&i.name);
+        w.u8(i.unique as u8);
+        w.u16(i.columns.len());
+        for &c in &i.columns {
+            w.u16(c);
+        }
+    }
+    w.0
+}
+
+pub fn decode_table(b: &[u8]) -> Result<TableEntry> {
+    let mut r = R(b);
+    if r.u8()? != b'T' {
+        return Err(Error::Corrupt("catalog entry is not a table".into()));
+    }
+    let id = r.u64()?;
+    let primary_root = PageId(r.u64()?);
+    let n = r.u16()?;
+    let index_roots = (0..n).map(|_| r.u64().map(PageId)).collect::<Result<Vec<_>>>()?;
+    let name = r.str()?;
+    let nc = r.u16()?;
+    let mut columns = Vec::with_capacity(nc);
+    for _ in 0..nc {
+        let cname = r.str()?;
+        let ty = get_type(&mut r)?;
+        let fl = r.u8()?;
+        let default = match r.u8()? {
+            0 => None,
+            _ => Some(get_value(&mut r)?),
+        };
+        columns.push(ColumnDef { name: cname, ty, nullable: fl & 1 != 0, auto_increment: fl & 2 != 0, default });
+    }
+    let np = r.u16()?;
+    let primary_key = (0..np).map(|_| r.u16()).collect::<Result<Vec<_>>>()?;
+    let ni = r.u16()?;
+    let mut indexes = Vec::with_capacity(ni);
+    for _ in 0..ni {
+        let iname = r.str()?;
+        let unique = r.u8()? != 0;
+        let k = r.u16()?;
+        let cols = (0..k).map(|_| r.u16()).collect::<Result<Vec<_>>>()?;
+        indexes.push(IndexDef { name: iname, columns: cols, unique });
+    }
+    let def = TableDef { name, columns, primary_key, indexes };
+    if def.primary_key.iter().chain(def.indexes.iter().flat_map(|i| i.columns.iter())).any(|&c| c >= def.columns.len())
+        || def.indexes.len() != index_roots.len()
+    {
+        return Err(Error::Corrupt(format!("catalog entry of table {} is inconsistent", def.name)));
+    }
+    Ok(TableEntry { id, primary_root, index_roots, def })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn table_entry_round_trips() {
+        let def = TableDef {
+            name: "sbtest1".into(),
+            columns: vec![
+                ColumnDef { name: "id".into(), ty: ColumnType::Int { bytes: 4, unsigned: false }, nullable: false, auto_increment: true, default: None },
+                ColumnDef { name: "c".into(), ty: ColumnType::Char(120), nullable: false, auto_increment: false, default: Some(Value::Bytes(vec![])) },
+            ],
+            primary_key: vec![0],
+            indexes: vec![IndexDef { name: "k_1".into(), columns: vec![1], unique: false }],
+        };
+        let e = TableEntry { id: 7, primary_root: PageId(3), index_roots: vec![PageId(9)], def };
+        assert_eq!(decode_table(&encode_table(&e)).unwrap(), e);
+        for cut in 0..encode_table(&e).len() {
+            assert!(decode_table(&encode_table(&e)[..cut]).is_err());
+        }
+    }
+}

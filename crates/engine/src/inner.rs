@@ -1,0 +1,498 @@
+//! The engine's shared state: storage wiring, the catalog in memory, transactions, locks,
+//! start-up (redo, then undo of unfinished transactions), checkpoints and shutdown.
+//!
+//! Lock order: `ddl` → `catalog` (the in-memory map) → page latches. Must never: hold the
+//! `catalog` lock across I/O other than the catalog tree itself; open for writes before
+//! recovery has rolled back every unfinished transaction.
+
+use crate::catalog::{self, TableEntry, SLOT_CATALOG_ROOT, SLOT_NEXT_TABLE_ID};
+use crate::rowcodec::Undo;
+use crate::storage::{DataFile, LogGate};
+use crate::txns::ActiveTxns;
+use crate::{EngineConfig, Error, IndexDef, Result, Table, TableDef};
+use parking_lot::{Condvar, Mutex, RwLock};
+use std::collections::{BTreeMap, HashMap};
+use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use tierdb_btree::redo::{self, PageChange, Record};
+use tierdb_btree::{alloc, BTree, Modify, Mtr, Store};
+use tierdb_buffer::{BufferPool, PoolConfig};
+use tierdb_page::{Lsn, PageId};
+use tierdb_txn::LockManager;
+use tierdb_wal::{FlushPolicy, Wal, WalConfig};
+
+pub(crate) const KIND_CHECKPOINT: u8 = 3;
+
+#[derive(Default)]
+pub(crate) struct Counters {
+    pub rows_read: AtomicU64,
+    pub rows_inserted: AtomicU64,
+    pub rows_updated: AtomicU64,
+    pub rows_deleted: AtomicU64,
+    pub commits: AtomicU64,
+    pub rollbacks: AtomicU64,
+    pub checkpoints: AtomicU64,
+    pub recovered_redo_records: AtomicU64,
+    pub recovered_rolled_back_txns: AtomicU64,
+}
+
+pub(crate) struct Inner {
+    pub cfg: EngineConfig,
+    pub store: Store,
+    pub catalog_tree: BTree,
+    /// db → table → handle.
+    pub catalog: RwLock<BTreeMap<String, BTreeMap<String, Arc<Table>>>>,
+    pub ddl: Mutex<()>,
+    pub locks: LockManager,
+    pub active: ActiveTxns,
+    pub counters: Counters,
+    pub lock_wait_timeout_ms: AtomicU64,
+    stop: Mutex<bool>,
+    stop_cv: Condvar,
+    checkpoint_lock: Mutex<()>,
+    pub closed: AtomicBool,
+}
+
+fn err_b(e: tierdb_btree::Error) -> Error {
+    match e {
+        tierdb_btree::Error::Buffer(b) => Error::Io(b.to_string()),
+        tierdb_btree::Error::Wal(w) => Error::Io(w.to_string()),
+        tierdb_btree::Error::EntryTooLarge(n) => Error::RowTooLarge { size: n, max: tierdb_btree::node::MAX_LEAF_CELL },
+        tierdb_btree::Error::KeyTooLong(n) => Error::NotSupported(format!("keys longer than {} bytes (got {n})", tierdb_btree::node::MAX_KEY_LEN)),
+        other => Error::Corrupt(other.to_string()),
+    }
+}
+
+impl From<tierdb_btree::Error> for Error {
+    fn from(e: tierdb_btree::Error) -> Error {
+        err_b(e)
+    }
+}
+impl From<tierdb_wal::WalError> for Error {
+    fn from(e: tierdb_wal::WalError) -> Error {
+        Error::Io(e.to_string())
+    }
+}
+impl From<tierdb_buffer::BufferError> for Error {
+    fn from(e: tierdb_buffer::BufferError) -> Error {
+        Error::Io(e.to_string())
+    }
+}
+
+/// Applies one redo change during recovery (idempotent: skipped when the page is newer).
+fn redo_change(pool: &BufferPool, c: &PageChange, start: Lsn, end: Lsn) -> Result<bool> {
+    let id = c.page();
+    match pool.write(id) {
+        Ok(mut g) => {
+            if tierdb_page::page_lsn(&g) >= end {
+                return Ok(false);
+            }
+            redo::apply(&mut g, c);
+            g.mark_dirty_range(start, end);
+            Ok(true)
+        }
+        Err(e) => match c {
+            PageChange::Image(..) => {
+                let mut g = pool.create(id)?;
+                redo::apply(&mut g, c);
+                g.mark_dirty_range(start, end);
+                Ok(true)
+            }
+            PageChange::Diff(..) => Err(Error::Corrupt(format!("redo: page {id} cannot be read ({e}) and the log has no full image of it"))),
+        },
+    }
+}
+
+impl Inner {
+    pub fn open(cfg: EngineConfig) -> Result<Arc<Inner>> {
+        for d in [&cfg.data_dir, &cfg.redo_dir] {
+            std::fs::create_dir_all(d).map_err(|e| Error::Io(format!("cannot create {}: {e}", d.display())))?;
+        }
+        let data_path = cfg.data_dir.join("tierdb.dat");
+        let data = Arc::new(DataFile::open(&data_path, cfg.data_throttle).map_err(|e| Error::Io(format!("{}: {e}", data_path.display())))?);
+        let policy = FlushPolicy::from_mysql(cfg.flush_log_at_trx_commit).unwrap_or(FlushPolicy::EveryCommit);
+        let wal = Arc::new(Wal::open(WalConfig { dir: cfg.redo_dir.clone(), segment_size_bytes: 64 << 20, policy })?);
+        let pool = BufferPool::new(
+            PoolConfig { size_bytes: cfg.buffer_pool_size_bytes, ..PoolConfig::default() },
+            data.clone(),
+            Arc::new(LogGate(wal.clone())),
+        )?;
+        let store = Store { pool, wal };
+
+        // Redo from the checkpoint; collect undo of transactions without an end record.
+        let t0 = Instant::now();
+        let mut pending: HashMap<u64, Vec<Undo>> = HashMap::new();
+        let mut max_txn = 0u64;
+        let mut n_records = 0u64;
+        let from = store.wal.checkpoint_lsn();
+        let mut prev_end = from;
+        for rec in store.wal.read_from(from)? {
+            let (start, payload) = rec?;
+            let end = Lsn(start.0 + tierdb_wal::RECORD_HEADER_BYTES as u64 + payload.len() as u64);
+            debug_assert!(start >= prev_end);
+            prev_end = end;
+            n_records += 1;
+            if payload.first() == Some(&KIND_CHECKPOINT) {
+                continue;
+            }
+            match redo::decode(&payload).map_err(|e| Error::Corrupt(format!("redo record at {start}: {e}")))? {
+                Record::Mtr { txn, changes, logical } => {
+                    for c in &changes {
+                        redo_change(&store.pool, c, start, end)?;
+                    }
+                    if txn != 0 {
+                        max_txn = max_txn.max(txn);
+                        if !logical.is_empty() {
+                            let u = Undo::decode(&logical).ok_or_else(|| Error::Corrupt(format!("undo record at {start} is malformed")))?;
+                            pending.entry(txn).or_default().push(u);
+                        }
+                    }
+                }
+                Record::TxnEnd { txn, .. } => {
+                    max_txn = max_txn.max(txn);
+                    pending.remove(&txn);
+                }
+            }
+        }
+        if n_records > 0 {
+            tracing::info!(records = n_records, from = from.0, to = prev_end.0, ms = t0.elapsed().as_millis() as u64, "redo applied");
+        }
+
+        // A brand-new data file: format the meta page and the catalog tree.
+        let fresh = data.len().map_err(|e| Error::Io(e.to_string()))? == 0 && alloc::pages_allocated(&store).is_err();
+        let catalog_tree = if fresh {
+            let mut m = Mtr::new(&store, 0);
+            alloc::format_meta(&mut m)?;
+            let t = BTree::create(&mut m)?;
+            alloc::set_meta_slot(&mut m, SLOT_CATALOG_ROOT, t.root.0)?;
+            alloc::set_meta_slot(&mut m, SLOT_NEXT_TABLE_ID, 1)?;
+            if let Some(end) = m.commit()? {
+                store.wal.flush_to(end)?;
+            }
+            tracing::info!(path = %data_path.display(), "created a new data file");
+            t
+        } else {
+            BTree { root: PageId(alloc::meta_slot(&store, SLOT_CATALOG_ROOT)?) }
+        };
+
+        let inner = Arc::new(Inner {
+            lock_wait_timeout_ms: AtomicU64::new(cfg.lock_wait_timeout.as_millis() as u64),
+            cfg,
+            store,
+            catalog_tree,
+            catalog: RwLock::new(BTreeMap::new()),
+            ddl: Mutex::new(()),
+            locks: LockManager::new(),
+            active: ActiveTxns::new(max_txn + 1),
+            counters: Counters::default(),
+            stop: Mutex::new(false),
+            stop_cv: Condvar::new(),
+            checkpoint_lock: Mutex::new(()),
+            closed: AtomicBool::new(false),
+        });
+        inner.counters.recovered_redo_records.store(n_records, Ordering::Relaxed);
+
+        // Undo unfinished transactions, newest change first.
+        if !pending.is_empty() {
+            let mut losers: Vec<_> = pending.into_iter().collect();
+            losers.sort_by_key(|(t, _)| std::cmp::Reverse(*t));
+            for (txn, undo) in &losers {
+                inner.apply_undo(*txn, undo)?;
+                let payload = redo::encode_txn_end(*txn, false);
+                inner.store.wal.append(&payload, |_, _| {})?;
+            }
+            inner.store.wal.flush_to(inner.store.wal.end_lsn())?;
+            inner.counters.recovered_rolled_back_txns.store(losers.len() as u64, Ordering::Relaxed);
+            tracing::info!(transactions = losers.len(), "rolled back unfinished transactions");
+        }
+        inner.load_catalog()?;
+        inner.checkpoint()?;
+        Ok(inner)
+    }
+
+    /// Restores before-images in reverse order (idempotent).
+    pub fn apply_undo(&self, txn: u64, undo: &[Undo]) -> Result<()> {
+        for u in undo.iter().rev() {
+            let tree = BTree { root: PageId(u.tree) };
+            let mut m = Mtr::new(&self.store, txn);
+            tree.modify(&mut m, &u.key, |_| match &u.before {
+                Some(b) => Modify::Put(b.clone()),
+                None => Modify::Delete,
+            })?;
+            m.commit()?;
+        }
+        Ok(())
+    }
+
+    fn load_catalog(&self) -> Result<()> {
+        let mut dbs: BTreeMap<String, BTreeMap<String, Arc<Table>>> = BTreeMap::new();
+        let mut entries: Vec<(Vec<u8>, Vec<u8>)> = Vec::new();
+        self.catalog_tree.scan(&self.store, std::ops::Bound::Unbounded, |k, v| {
+            entries.push((k.to_vec(), v.to_vec()));
+            true
+        })?;
+        for (k, v) in entries {
+            let parts = crate::keys::decode_key(&k).ok_or_else(|| Error::Corrupt("catalog key".into()))?;
+            let name = |i: usize| match parts.get(i) {
+                Some(crate::Value::Bytes(b)) => String::from_utf8(b.clone()).map_err(|_| Error::Corrupt("catalog name".into())),
+                _ => Err(Error::Corrupt("catalog key".into())),
+            };
+            match v.first() {
+                Some(b'D') => {
+                    dbs.entry(name(0)?).or_default();
+                }
+                Some(b'T') => {
+                    let e = catalog::decode_table(&v)?;
+                    let db = name(0)?;
+                    let t = self.table_from_entry(&db, e)?;
+                    dbs.entry(db).or_default().insert(t.def.name.clone(), t);
+                }
+                _ => return Err(Error::Corrupt("catalog entry kind".into())),
+            }
+        }
+        *self.catalog.write() = dbs;
+        Ok(())
+    }
+
+    fn table_from_entry(&self, db: &str, e: TableEntry) -> Result<Arc<Table>> {
+        let primary = BTree { root: e.primary_root };
+        let auto_inc = self.max_auto_inc(&e.def, &primary)?;
+        Ok(Arc::new(Table {
+            db: db.to_string(),
+            def: e.def,
+            id: e.id,
+            primary,
+            secondary: e.index_roots.iter().map(|&r| BTree { root: r }).collect(),
+            auto_inc: Arc::new(AtomicI64::new(auto_inc)),
+        }))
+    }
+
+    /// Largest value of the AUTO_INCREMENT column (when it leads the primary key).
+    fn max_auto_inc(&self, def: &TableDef, primary: &BTree) -> Result<i64> {
+        let Some(ai) = def.columns.iter().position(|c| c.auto_increment) else { return Ok(0) };
+        if def.primary_key.first() != Some(&ai) {
+            return Ok(0);
+        }
+        let mut max = 0i64;
+        primary.scan(&self.store, std::ops::Bound::Unbounded, |k, _| {
+            if let Some(v) = crate::keys::decode_key(k).and_then(|v| v.first().and_then(|x| x.as_i64())) {
+                max = max.max(v);
+            }
+            true
+        })?;
+        Ok(max)
+    }
+
+    fn catalog_put(&self, key: &[u8], val: Option<Vec<u8>>) -> Result<()> {
+        let mut m = Mtr::new(&self.store, 0);
+        self.catalog_tree.modify(&mut m, key, |_| match &val {
+            Some(v) => Modify::Put(v.clone()),
+            None => Modify::Delete,
+        })?;
+        if let Some(end) = m.commit()? {
+            self.store.wal.flush_to(end)?;
+        }
+        Ok(())
+    }
+
+    pub fn create_database(&self, name: &str) -> Result<()> {
+        let _g = self.ddl.lock();
+        if self.catalog.read().contains_key(name) {
+            return Err(Error::DatabaseExists(name.into()));
+        }
+        self.catalog_put(&catalog::db_key(name), Some(catalog::encode_db()))?;
+        self.catalog.write().insert(name.to_string(), BTreeMap::new());
+        Ok(())
+    }
+
+    pub fn drop_database(&self, name: &str) -> Result<()> {
+        let _g = self.ddl.lock();
+        let tables: Vec<String> = self.catalog.read().get(name).ok_or_else(|| Error::NoSuchDatabase(name.into()))?.keys().cloned().collect();
+        for t in tables {
+            self.catalog_put(&catalog::table_key(name, &t), None)?;
+        }
+        self.catalog_put(&catalog::db_key(name), None)?;
+        self.catalog.write().remove(name);
+        Ok(())
+    }
+
+    pub fn create_table(&self, db: &str, def: TableDef) -> Result<()> {
+        let _g = self.ddl.lock();
+        {
+            let c = self.catalog.read();
+            let tabs = c.get(db).ok_or_else(|| Error::NoSuchDatabase(db.into()))?;
+            if tabs.contains_key(&def.name) {
+                return Err(Error::TableExists(def.name.clone()));
+            }
+        }
+        if def.primary_key.is_empty() {
+            return Err(Error::NotSupported("tables without a PRIMARY KEY".into()));
+        }
+        if let Some(i) = def.indexes.iter().find(|i| i.unique) {
+            return Err(Error::NotSupported(format!("UNIQUE secondary index '{}'", i.name)));
+        }
+        let id = alloc::meta_slot(&self.store, SLOT_NEXT_TABLE_ID)?;
+        let mut m = Mtr::new(&self.store, 0);
+        let primary = BTree::create(&mut m)?;
+        let mut index_roots = vec![];
+        for _ in &def.indexes {
+            index_roots.push(BTree::create(&mut m)?.root);
+        }
+        alloc::set_meta_slot(&mut m, SLOT_NEXT_TABLE_ID, id + 1)?;
+        m.commit()?;
+        let e = TableEntry { id, primary_root: primary.root, index_roots, def };
+        self.catalog_put(&catalog::table_key(db, &e.def.name), Some(catalog::encode_table(&e)))?;
+        let t = self.table_from_entry(db, e)?;
+        self.catalog.write().entry(db.to_string()).or_default().insert(t.def.name.clone(), t);
+        Ok(())
+    }
+
+    pub fn drop_table(&self, db: &str, name: &str) -> Result<()> {
+        let _g = self.ddl.lock();
+        self.table(db, name)?;
+        self.catalog_put(&catalog::table_key(db, name), None)?;
+        // The table's pages are not reused yet: sessions may still hold its handle.
+        self.catalog.write().get_mut(db).map(|t| t.remove(name));
+        Ok(())
+    }
+
+    pub fn create_index(self: &Arc<Self>, db: &str, table: &str, index: IndexDef) -> Result<()> {
+        let _g = self.ddl.lock();
+        let t = self.table(db, table)?;
+        if t.def.indexes.iter().any(|i| i.name.eq_ignore_ascii_case(&index.name)) {
+            return Err(Error::IndexExists(index.name));
+        }
+        if index.unique {
+            return Err(Error::NotSupported(format!("UNIQUE secondary index '{}'", index.name)));
+        }
+        if index.columns.iter().any(|&c| c >= t.def.columns.len()) {
+            return Err(Error::Internal("index column out of range".into()));
+        }
+        let mut m = Mtr::new(&self.store, 0);
+        let tree = BTree::create(&mut m)?;
+        m.commit()?;
+        // Fill from the committed rows.
+        let mut cur = crate::txn::Cursor::new_primary(self.clone(), t.clone(), 0, std::ops::Bound::Unbounded, std::ops::Bound::Unbounded);
+        let mut n = 0u64;
+        while let Some(row) = cur.next_row()? {
+            let k = crate::txn::index_key(&t.def, &index, &row);
+            let mut m = Mtr::new(&self.store, 0);
+            tree.modify(&mut m, &k, |_| Modify::Put(Vec::new()))?;
+            m.commit()?;
+            n += 1;
+        }
+        let mut def = t.def.clone();
+        def.indexes.push(index);
+        let mut index_roots: Vec<PageId> = t.secondary.iter().map(|s| s.root).collect();
+        index_roots.push(tree.root);
+        let e = TableEntry { id: t.id, primary_root: t.primary.root, index_roots, def };
+        self.catalog_put(&catalog::table_key(db, table), Some(catalog::encode_table(&e)))?;
+        let nt = Arc::new(Table {
+            db: db.into(),
+            def: e.def,
+            id: t.id,
+            primary: t.primary,
+            secondary: e.index_roots.iter().map(|&r| BTree { root: r }).collect(),
+            auto_inc: t.auto_inc.clone(),
+        });
+        self.catalog.write().entry(db.to_string()).or_default().insert(table.to_string(), nt);
+        tracing::info!(db, table, entries = n, "index built");
+        Ok(())
+    }
+
+    pub fn drop_index(&self, db: &str, table: &str, index: &str) -> Result<()> {
+        let _g = self.ddl.lock();
+        let t = self.table(db, table)?;
+        let Some(pos) = t.def.indexes.iter().position(|i| i.name.eq_ignore_ascii_case(index)) else {
+            return Err(Error::NotSupported(format!("dropping unknown index '{index}'")));
+        };
+        let mut def = t.def.clone();
+        def.indexes.remove(pos);
+        let mut index_roots: Vec<PageId> = t.secondary.iter().map(|s| s.root).collect();
+        index_roots.remove(pos);
+        let e = TableEntry { id: t.id, primary_root: t.primary.root, index_roots, def };
+        self.catalog_put(&catalog::table_key(db, table), Some(catalog::encode_table(&e)))?;
+        let nt = Arc::new(Table {
+            db: db.into(),
+            def: e.def,
+            id: t.id,
+            primary: t.primary,
+            secondary: e.index_roots.iter().map(|&r| BTree { root: r }).collect(),
+            auto_inc: t.auto_inc.clone(),
+        });
+        self.catalog.write().entry(db.to_string()).or_default().insert(table.to_string(), nt);
+        Ok(())
+    }
+
+    pub fn table(&self, db: &str, name: &str) -> Result<Arc<Table>> {
+        let c = self.catalog.read();
+        let tabs = c.get(db).ok_or_else(|| Error::NoSuchDatabase(db.into()))?;
+        tabs.get(name).cloned().ok_or_else(|| Error::NoSuchTable { db: db.into(), table: name.into() })
+    }
+
+    /// Fuzzy checkpoint: the redo start moves to the oldest of (log end, oldest dirty page,
+    /// oldest active transaction's first record); older segments are deleted.
+    pub fn checkpoint(&self) -> Result<Lsn> {
+        let _g = self.checkpoint_lock.lock();
+        let mut l0 = Lsn(0);
+        // Every record before this one has stamped and dirtied its pages (in_lock order).
+        self.store.wal.append(&[KIND_CHECKPOINT], |start, _| l0 = start)?;
+        let mut c = l0;
+        if let Some(r) = self.store.pool.min_rec_lsn() {
+            c = c.min(r);
+        }
+        if let Some(t) = self.active.min_first_lsn() {
+            c = c.min(Lsn(t));
+        }
+        self.store.wal.flush_to(self.store.wal.end_lsn())?;
+        if c > self.store.wal.checkpoint_lsn() {
+            self.store.wal.checkpoint(c)?;
+        }
+        self.counters.checkpoints.fetch_add(1, Ordering::Relaxed);
+        Ok(c)
+    }
+
+    /// Background checkpointer: every second looks at how much log the next recovery would
+    /// read and checkpoints when that exceeds 64 MiB or 30 s have passed.
+    pub fn run_checkpointer(self: Arc<Self>) {
+        let mut last = Instant::now();
+        loop {
+            {
+                let mut s = self.stop.lock();
+                if *s {
+                    return;
+                }
+                self.stop_cv.wait_for(&mut s, Duration::from_secs(1));
+                if *s {
+                    return;
+                }
+            }
+            let behind = self.store.wal.end_lsn().0.saturating_sub(self.store.wal.checkpoint_lsn().0);
+            if behind > (64 << 20) || (last.elapsed() > Duration::from_secs(30) && behind > 0) {
+                if let Err(e) = self.checkpoint() {
+                    tracing::error!(error = %e, "checkpoint failed");
+                }
+                last = Instant::now();
+            }
+        }
+    }
+
+    pub fn shutdown(&self) -> Result<()> {
+        if self.closed.swap(true, Ordering::SeqCst) {
+            return Ok(());
+        }
+        *self.stop.lock() = true;
+        self.stop_cv.notify_all();
+        self.store.pool.flush_all()?;
+        self.checkpoint()?;
+        self.store.wal.close()?;
+        self.store.pool.shutdown();
+        Ok(())
+    }
+
+    pub fn set_flush_policy(&self, v: u8) -> Option<()> {
+        self.store.wal.set_policy(FlushPolicy::from_mysql(v)?);
+        Some(())
+    }
+}

@@ -1,0 +1,236 @@
+//! The command phase: one function per COM_* command, each writing exactly the reply the
+//! protocol prescribes (or none, for COM_STMT_CLOSE, COM_STMT_SEND_LONG_DATA and COM_QUIT).
+//!
+//! Owns: command decoding and the mapping of backend results/errors onto reply packets,
+//! including the COM_FIELD_LIST terminator (always a classic 5-byte EOF, which every client
+//! accepts) and prepared-statement bookkeeping.
+//! Must never: reply twice or not at all to a command that expects a reply; send a result
+//! set's rows without its column definitions; panic on a short or malformed command.
+
+use std::io::{Read, Write};
+
+use super::backend::{Backend, QueryResult, Service, SqlError};
+use super::binary::{self, StmtState};
+use super::codec::Cursor;
+use super::connection::{ConnEnd, Connection, Flow};
+use super::constants::com;
+use super::handshake;
+use super::response;
+use super::text;
+
+fn malformed() -> SqlError {
+    SqlError::new(1835, "HY000", "Malformed communication packet.")
+}
+
+fn unknown_command() -> SqlError {
+    SqlError::new(1047, "08S01", "Unknown command")
+}
+
+impl<S: Service, R: Read, W: Write> Connection<'_, S, R, W> {
+    /// Handles one command packet. `Err` ends the connection (socket failure).
+    pub(crate) fn dispatch(&mut self, payload: &[u8]) -> Result<Flow, ConnEnd> {
+        let Some((&cmd, body)) = payload.split_first() else {
+            self.send_error(&malformed())?;
+            return Ok(Flow::Continue);
+        };
+        if self.backend.is_none() {
+            // Only after a failed COM_CHANGE_USER / COM_RESET_CONNECTION.
+            self.send_error(&SqlError::new(1053, "08S01", "Session ended; reconnect"))?;
+            return Ok(Flow::Close);
+        }
+        match cmd {
+            com::QUIT => return Ok(Flow::Close),
+            com::PING => self.reply_ok(0, 0)?,
+            com::QUERY => self.com_query(body)?,
+            com::INIT_DB => {
+                let db = String::from_utf8_lossy(body).into_owned();
+                let r = self.backend_call(|b| b.init_db(&db));
+                match r {
+                    Ok(()) => self.reply_ok(0, 0)?,
+                    Err(e) => self.send_error(&e)?,
+                }
+            }
+            com::FIELD_LIST => self.com_field_list(body)?,
+            com::STMT_PREPARE => self.com_stmt_prepare(body)?,
+            com::STMT_EXECUTE => self.com_stmt_execute(body)?,
+            com::STMT_SEND_LONG_DATA => self.com_stmt_send_long_data(body),
+            com::STMT_CLOSE => {
+                if let Ok(id) = Cursor::new(body).u32() {
+                    if self.stmts.remove(&id).is_some() {
+                        self.with_backend(|b| b.close_statement(id));
+                    }
+                }
+            }
+            com::STMT_RESET => self.com_stmt_reset(body)?,
+            com::SET_OPTION => {
+                let status = self.status();
+                let caps = self.caps;
+                match Cursor::new(body).u16() {
+                    Ok(0 | 1) => self.writer.packet(|b| response::end_of_rows(b, caps, status, 0))?,
+                    _ => self.send_error(&unknown_command())?,
+                }
+            }
+            com::STATISTICS => {
+                let line = self.service.statistics();
+                self.writer.write_payload(line.as_bytes())?;
+            }
+            com::RESET_CONNECTION => {
+                self.stmts.clear();
+                match self.backend_call(|b| b.reset_connection()) {
+                    Ok(()) => self.reply_ok(0, 0)?,
+                    Err(e) => self.send_error(&e)?,
+                }
+            }
+            com::CHANGE_USER => return self.com_change_user(body),
+            _ => self.send_error(&unknown_command())?,
+        }
+        Ok(Flow::Continue)
+    }
+
+    fn with_backend<T>(&mut self, f: impl FnOnce(&mut S::Backend) -> T) -> T
+    where
+        T: Default,
+    {
+        match self.backend.as_mut() {
+            Some(b) => f(b),
+            None => T::default(),
+        }
+    }
+
+    fn backend_call<T>(&mut self, f: impl FnOnce(&mut S::Backend) -> Result<T, SqlError>) -> Result<T, SqlError> {
+        match self.backend.as_mut() {
+            Some(b) => f(b),
+            None => Err(SqlError::new(1053, "08S01", "Session ended; reconnect")),
+        }
+    }
+
+    fn reply_ok(&mut self, affected_rows: u64, last_insert_id: u64) -> std::io::Result<()> {
+        let status = self.status();
+        self.writer.packet(|b| response::ok(b, affected_rows, last_insert_id, status, 0, ""))
+    }
+
+    fn reply_result(&mut self, r: Result<QueryResult, SqlError>, binary_rows: bool) -> std::io::Result<()> {
+        let status = self.status();
+        let caps = self.caps;
+        match r {
+            Err(e) => self.send_error(&e),
+            Ok(QueryResult::Ok { affected_rows, last_insert_id, warnings, info }) => {
+                self.writer.packet(|b| response::ok(b, affected_rows, last_insert_id, status, warnings, &info))
+            }
+            Ok(QueryResult::Rows { columns, .. }) if columns.is_empty() => self.reply_ok(0, 0),
+            Ok(QueryResult::Rows { columns, rows }) => {
+                if binary_rows {
+                    binary::write_result_set(&mut self.writer, &columns, &rows, caps, status)
+                } else {
+                    text::write_result_set(&mut self.writer, &columns, &rows, caps, status)
+                }
+            }
+        }
+    }
+
+    fn com_query(&mut self, body: &[u8]) -> std::io::Result<()> {
+        let sql = String::from_utf8_lossy(body);
+        let r = self.backend_call(|b| b.query(&sql));
+        self.reply_result(r, false)
+    }
+
+    fn com_field_list(&mut self, body: &[u8]) -> std::io::Result<()> {
+        let mut c = Cursor::new(body);
+        let table = String::from_utf8_lossy(c.nul_bytes()).into_owned();
+        match self.backend_call(|b| b.field_list(&table)) {
+            Err(e) => self.send_error(&e),
+            Ok(columns) => {
+                for col in &columns {
+                    self.writer.packet(|b| text::column_definition(b, col, true))?;
+                }
+                // Always the classic EOF: the MariaDB client waits for exactly this.
+                let status = self.status();
+                self.writer.packet(|b| response::eof(b, status, 0))
+            }
+        }
+    }
+
+    fn com_stmt_prepare(&mut self, body: &[u8]) -> std::io::Result<()> {
+        let sql = String::from_utf8_lossy(body);
+        match self.backend_call(|b| b.prepare(&sql)) {
+            Err(e) => self.send_error(&e),
+            Ok(info) => {
+                self.stmts.insert(info.statement_id, StmtState { param_count: info.param_count, ..Default::default() });
+                let (caps, status) = (self.caps, self.status());
+                binary::write_prepare_ok(&mut self.writer, &info, caps, status)
+            }
+        }
+    }
+
+    fn com_stmt_execute(&mut self, body: &[u8]) -> std::io::Result<()> {
+        match binary::parse_execute(body, &mut self.stmts) {
+            Err(e) => self.send_error(&e.to_sql_error()),
+            Ok((id, params)) => {
+                let r = self.backend_call(|b| b.execute(id, &params));
+                self.reply_result(r, true)
+            }
+        }
+    }
+
+    fn com_stmt_send_long_data(&mut self, body: &[u8]) {
+        let mut c = Cursor::new(body);
+        let (Ok(id), Ok(param)) = (c.u32(), c.u16()) else { return };
+        let data = c.rest();
+        if let Some(st) = self.stmts.get_mut(&id) {
+            if param < st.param_count {
+                let slot = st.long_data.entry(param).or_default();
+                // Bounded like any packet: the total may not exceed max_allowed_packet.
+                if (slot.len() + data.len()) as u64 <= self.service.max_packet_bytes() {
+                    slot.extend_from_slice(data);
+                }
+            }
+        }
+    }
+
+    fn com_stmt_reset(&mut self, body: &[u8]) -> std::io::Result<()> {
+        let Ok(id) = Cursor::new(body).u32() else {
+            return self.send_error(&malformed());
+        };
+        match self.stmts.get_mut(&id) {
+            None => self.send_error(&SqlError::new(
+                1243,
+                "HY000",
+                format!("Unknown prepared statement handler ({id}) given to mysqld_stmt_reset"),
+            )),
+            Some(st) => {
+                st.long_data.clear();
+                self.with_backend(|b| b.reset_statement(id));
+                self.reply_ok(0, 0)
+            }
+        }
+    }
+
+    fn com_change_user(&mut self, body: &[u8]) -> Result<Flow, ConnEnd> {
+        let Ok(cu) = handshake::parse_change_user(body, self.caps) else {
+            self.send_error(&malformed())?;
+            return Ok(Flow::Close);
+        };
+        let mut seq = self.writer.seq();
+        let token = self.native_token(cu.auth_plugin.as_deref(), cu.auth_response, &mut seq)?;
+        self.writer.set_seq(seq);
+        if let Err(e) = self.authenticate(&cu.user, &token) {
+            self.send_error(&e)?;
+            return Ok(Flow::Close);
+        }
+        self.stmts.clear();
+        self.end_backend();
+        let host = self.peer.to_string();
+        match self.service.open(self.conn_id, &cu.user, &host, cu.database.as_deref()) {
+            Ok(b) => {
+                self.backend = Some(b);
+                self.user = cu.user;
+                self.reply_ok(0, 0)?;
+                Ok(Flow::Continue)
+            }
+            Err(e) => {
+                self.send_error(&e)?;
+                Ok(Flow::Close)
+            }
+        }
+    }
+}

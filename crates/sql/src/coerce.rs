@@ -1,0 +1,631 @@
+//! Value conversions with MySQL semantics: number parsing from strings, SQL comparison,
+//! a total order for sorting/grouping, truthiness, text formatting, and coercion of a value
+//! into a column's storage form (strict mode: bad values are errors, not warnings).
+//!
+//! Owns: every rule about how one `Value` variant turns into another.
+//! Must never: panic on any input value (all parsing is bounds-checked), or allocate when a
+//! borrowed answer will do on the per-row paths (`compare`, `to_f64`, `truthy`).
+
+use crate::result::SqlError;
+use std::borrow::Cow;
+use std::cmp::Ordering;
+use tierdb_engine::{ColumnDef, ColumnType, Value};
+
+/// Parses the longest numeric prefix of `b` the way MySQL converts a string to a number
+/// (leading spaces, sign, digits, fraction, exponent). Returns the number and whether the
+/// whole string (ignoring surrounding spaces) was a valid number.
+pub fn parse_number(b: &[u8]) -> (f64, bool) {
+    let mut i = 0;
+    while i < b.len() && b[i].is_ascii_whitespace() {
+        i += 1;
+    }
+    let start = i;
+    if i < b.len() && (b[i] == b'+' || b[i] == b'-') {
+        i += 1;
+    }
+    let digits_start = i;
+    while i < b.len() && b[i].is_ascii_digit() {
+        i += 1;
+    }
+    let mut ndigits = i - digits_start;
+    if i < b.len() && b[i] == b'.' {
+        let f = i + 1;
+        let mut j = f;
+        while j < b.len() && b[j].is_ascii_digit() {
+            j += 1;
+        }
+        ndigits += j - f;
+        if ndigits > 0 {
+            i = j;
+        }
+    }
+    if ndigits == 0 {
+        return (0.0, false);
+    }
+    let mut end = i;
+    if i < b.len() && (b[i] == b'e' || b[i] == b'E') {
+        let mut j = i + 1;
+        if j < b.len() && (b[j] == b'+' || b[j] == b'-') {
+            j += 1;
+        }
+        let es = j;
+        while j < b.len() && b[j].is_ascii_digit() {
+            j += 1;
+        }
+        if j > es {
+            end = j;
+        }
+    }
+    let text = std::str::from_utf8(&b[start..end]).unwrap_or("0");
+    let v: f64 = text.parse().unwrap_or(0.0);
+    let mut k = end;
+    while k < b.len() && b[k].is_ascii_whitespace() {
+        k += 1;
+    }
+    (v, k == b.len())
+}
+
+/// Parses a whole string as an integer when it is one (no fraction, no exponent).
+pub fn parse_int_exact(b: &[u8]) -> Option<i64> {
+    let s = std::str::from_utf8(b).ok()?.trim();
+    s.parse::<i64>().ok()
+}
+
+/// Numeric value of `v` (strings parsed by prefix, like MySQL). `None` for NULL.
+pub fn to_f64(v: &Value) -> Option<f64> {
+    match v {
+        Value::Null => None,
+        Value::Int(i) => Some(*i as f64),
+        Value::Double(d) => Some(*d),
+        Value::Bytes(b) => Some(parse_number(b).0),
+    }
+}
+
+/// Rounds a double to i64 the MySQL way (half away from zero), saturating.
+pub fn round_f64_to_i64(d: f64) -> i64 {
+    if d.is_nan() {
+        return 0;
+    }
+    let r = d.round();
+    if r >= 9.223_372_036_854_775_807e18 {
+        i64::MAX
+    } else if r <= -9.223_372_036_854_775_808e18 {
+        i64::MIN
+    } else {
+        r as i64
+    }
+}
+
+/// Integer value of `v` (doubles rounded, strings parsed). `None` for NULL.
+pub fn to_i64(v: &Value) -> Option<i64> {
+    match v {
+        Value::Null => None,
+        Value::Int(i) => Some(*i),
+        Value::Double(d) => Some(round_f64_to_i64(*d)),
+        Value::Bytes(b) => match parse_int_exact(b) {
+            Some(i) => Some(i),
+            None => Some(round_f64_to_i64(parse_number(b).0)),
+        },
+    }
+}
+
+/// MySQL's text form of a double: shortest round-trip digits, no trailing ".0".
+pub fn format_double(d: f64) -> String {
+    if d.is_finite() && d == d.trunc() && d.abs() < 1e15 {
+        format!("{}", d as i64)
+    } else if d.is_finite() && (d.abs() >= 1e15 || (d != 0.0 && d.abs() < 1e-4)) {
+        let s = format!("{d:e}");
+        s.replace("e", "e+").replace("e+-", "e-")
+    } else {
+        format!("{d}")
+    }
+}
+
+/// The text form of a value (numbers formatted, bytes as-is). `None` for NULL.
+pub fn to_text(v: &Value) -> Option<Cow<'_, [u8]>> {
+    match v {
+        Value::Null => None,
+        Value::Int(i) => Some(Cow::Owned(i.to_string().into_bytes())),
+        Value::Double(d) => Some(Cow::Owned(format_double(*d).into_bytes())),
+        Value::Bytes(b) => Some(Cow::Borrowed(b)),
+    }
+}
+
+/// SQL truth value: `None` for NULL, numbers are true when non-zero.
+pub fn truthy(v: &Value) -> Option<bool> {
+    match v {
+        Value::Null => None,
+        Value::Int(i) => Some(*i != 0),
+        Value::Double(d) => Some(*d != 0.0),
+        Value::Bytes(b) => Some(parse_number(b).0 != 0.0),
+    }
+}
+
+/// Exact comparison of an integer with a double (transitive, unlike a cast to f64).
+pub fn cmp_int_double(i: i64, d: f64) -> Ordering {
+    if d.is_nan() {
+        return Ordering::Less;
+    }
+    if d >= 9.223_372_036_854_775_808e18 {
+        return Ordering::Less;
+    }
+    if d < -9.223_372_036_854_775_808e18 {
+        return Ordering::Greater;
+    }
+    let t = d.trunc();
+    let ti = t as i64;
+    match i.cmp(&ti) {
+        Ordering::Equal => {
+            let f = d - t;
+            if f > 0.0 {
+                Ordering::Less
+            } else if f < 0.0 {
+                Ordering::Greater
+            } else {
+                Ordering::Equal
+            }
+        }
+        o => o,
+    }
+}
+
+fn cmp_num(a: &Value, b: &Value) -> Ordering {
+    match (a, b) {
+        (Value::Int(x), Value::Int(y)) => x.cmp(y),
+        (Value::Int(x), Value::Double(y)) => cmp_int_double(*x, *y),
+        (Value::Double(x), Value::Int(y)) => cmp_int_double(*y, *x).reverse(),
+        (Value::Double(x), Value::Double(y)) => x.total_cmp(y),
+        _ => Ordering::Equal,
+    }
+}
+
+/// SQL comparison (`=`, `<`, ...): `None` when either side is NULL. Numbers compare
+/// numerically; a number against a string converts the string to a number; strings compare
+/// as bytes (binary collation).
+pub fn compare(a: &Value, b: &Value) -> Option<Ordering> {
+    match (a, b) {
+        (Value::Null, _) | (_, Value::Null) => None,
+        (Value::Bytes(x), Value::Bytes(y)) => Some(x.as_slice().cmp(y.as_slice())),
+        (Value::Bytes(x), n) => Some(cmp_num(&num_of_bytes(x), n)),
+        (n, Value::Bytes(y)) => Some(cmp_num(n, &num_of_bytes(y))),
+        _ => Some(cmp_num(a, b)),
+    }
+}
+
+fn num_of_bytes(b: &[u8]) -> Value {
+    match parse_int_exact(b) {
+        Some(i) => Value::Int(i),
+        None => Value::Double(parse_number(b).0),
+    }
+}
+
+/// A total order for ORDER BY, DISTINCT and GROUP BY: NULL first, then numbers (exactly),
+/// then strings as bytes.
+pub fn sort_cmp(a: &Value, b: &Value) -> Ordering {
+    fn class(v: &Value) -> u8 {
+        match v {
+            Value::Null => 0,
+            Value::Int(_) | Value::Double(_) => 1,
+            Value::Bytes(_) => 2,
+        }
+    }
+    match (a, b) {
+        (Value::Bytes(x), Value::Bytes(y)) => x.cmp(y),
+        _ => match class(a).cmp(&class(b)) {
+            Ordering::Equal if class(a) == 1 => cmp_num(a, b),
+            o => o,
+        },
+    }
+}
+
+/// A row of values ordered by `sort_cmp`, column by column.
+#[derive(Clone, Debug)]
+pub struct OrdRow(pub Vec<Value>);
+
+impl PartialEq for OrdRow {
+    fn eq(&self, other: &Self) -> bool {
+        self.cmp(other) == Ordering::Equal
+    }
+}
+impl Eq for OrdRow {}
+impl PartialOrd for OrdRow {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+impl Ord for OrdRow {
+    fn cmp(&self, other: &Self) -> Ordering {
+        for (a, b) in self.0.iter().zip(other.0.iter()) {
+            let o = sort_cmp(a, b);
+            if o != Ordering::Equal {
+                return o;
+            }
+        }
+        self.0.len().cmp(&other.0.len())
+    }
+}
+
+fn quote_for_message(v: &Value) -> String {
+    match to_text(v) {
+        Some(t) => String::from_utf8_lossy(&t).into_owned(),
+        None => "NULL".into(),
+    }
+}
+
+fn out_of_range(col: &str, row: usize) -> SqlError {
+    SqlError::new(1264, "22003", format!("Out of range value for column '{col}' at row {row}"))
+}
+
+fn incorrect(kind: &str, v: &Value, col: &str, row: usize) -> SqlError {
+    SqlError::new(
+        1366,
+        "22007",
+        format!("Incorrect {kind} value: '{}' for column '{col}' at row {row}", quote_for_message(v)),
+    )
+}
+
+/// Integer range of an integer column.
+pub fn int_range(bytes: u8, unsigned: bool) -> (i64, i64) {
+    let bits = u32::from(bytes.clamp(1, 8)) * 8;
+    if unsigned {
+        if bits >= 64 {
+            (0, i64::MAX)
+        } else {
+            (0, (1i64 << bits) - 1)
+        }
+    } else if bits >= 64 {
+        (i64::MIN, i64::MAX)
+    } else {
+        (-(1i64 << (bits - 1)), (1i64 << (bits - 1)) - 1)
+    }
+}
+
+/// Converts `v` into the storage form of `col` (strict mode). `row` is 1-based, for messages.
+/// NULL is returned as NULL; the caller decides about NOT NULL and AUTO_INCREMENT.
+pub fn coerce_to_column(v: Value, col: &ColumnDef, row: usize) -> Result<Value, SqlError> {
+    if v.is_null() {
+        return Ok(Value::Null);
+    }
+    match &col.ty {
+        ColumnType::Int { bytes, unsigned } => {
+            let i = match &v {
+                Value::Int(i) => *i,
+                Value::Double(d) => {
+                    let r = d.round();
+                    if !(-9.223_372_036_854_775_808e18..9.223_372_036_854_775_808e18).contains(&r) {
+                        return Err(out_of_range(&col.name, row));
+                    }
+                    r as i64
+                }
+                Value::Bytes(b) => match parse_int_exact(b) {
+                    Some(i) => i,
+                    None => {
+                        let (d, whole) = parse_number(b);
+                        if !whole {
+                            return Err(incorrect("integer", &v, &col.name, row));
+                        }
+                        let r = d.round();
+                        if !(-9.223_372_036_854_775_808e18..9.223_372_036_854_775_808e18).contains(&r) {
+                            return Err(out_of_range(&col.name, row));
+                        }
+                        r as i64
+                    }
+                },
+                Value::Null => return Ok(Value::Null),
+            };
+            let (lo, hi) = int_range(*bytes, *unsigned);
+            if i < lo || i > hi {
+                return Err(out_of_range(&col.name, row));
+            }
+            Ok(Value::Int(i))
+        }
+        ColumnType::Float | ColumnType::Double => {
+            let d = match &v {
+                Value::Bytes(b) => {
+                    let (d, whole) = parse_number(b);
+                    if !whole {
+                        return Err(incorrect("double", &v, &col.name, row));
+                    }
+                    d
+                }
+                other => to_f64(other).unwrap_or(0.0),
+            };
+            if !d.is_finite() {
+                return Err(out_of_range(&col.name, row));
+            }
+            if col.ty == ColumnType::Float {
+                if d.abs() > f64::from(f32::MAX) {
+                    return Err(out_of_range(&col.name, row));
+                }
+                Ok(Value::Double(f64::from(d as f32)))
+            } else {
+                Ok(Value::Double(d))
+            }
+        }
+        ColumnType::Decimal { precision, scale } => {
+            let text = match &v {
+                Value::Int(i) => i.to_string(),
+                Value::Double(d) => format!("{:.*}", usize::from(*scale), d),
+                Value::Bytes(b) => {
+                    let s = String::from_utf8_lossy(b).trim().to_string();
+                    if s.contains(['e', 'E']) {
+                        let (d, whole) = parse_number(b);
+                        if !whole {
+                            return Err(incorrect("decimal", &v, &col.name, row));
+                        }
+                        format!("{:.*}", usize::from(*scale), d)
+                    } else {
+                        s
+                    }
+                }
+                Value::Null => return Ok(Value::Null),
+            };
+            match format_decimal(&text, *precision, *scale) {
+                DecimalResult::Ok(s) => Ok(Value::Bytes(s.into_bytes())),
+                DecimalResult::Invalid => Err(incorrect("decimal", &v, &col.name, row)),
+                DecimalResult::OutOfRange => Err(out_of_range(&col.name, row)),
+            }
+        }
+        ColumnType::Char(n) | ColumnType::VarChar(n) => {
+            let mut b = to_text(&v).map(|c| c.into_owned()).unwrap_or_default();
+            if matches!(col.ty, ColumnType::Char(_)) {
+                while b.last() == Some(&b' ') {
+                    b.pop();
+                }
+            }
+            let chars = match std::str::from_utf8(&b) {
+                Ok(s) => s.chars().count(),
+                Err(_) => b.len(),
+            };
+            if chars > *n as usize {
+                return Err(too_long(&col.name, row));
+            }
+            Ok(Value::Bytes(b))
+        }
+        ColumnType::Text | ColumnType::Blob => {
+            let b = to_text(&v).map(|c| c.into_owned()).unwrap_or_default();
+            if b.len() > 65535 {
+                return Err(too_long(&col.name, row));
+            }
+            Ok(Value::Bytes(b))
+        }
+        ColumnType::Date => parse_datetime(&v, false)
+            .map(Value::Bytes)
+            .ok_or_else(|| incorrect_datetime("date", &v, &col.name, row)),
+        ColumnType::DateTime | ColumnType::Timestamp => parse_datetime(&v, true)
+            .map(Value::Bytes)
+            .ok_or_else(|| incorrect_datetime("datetime", &v, &col.name, row)),
+    }
+}
+
+fn too_long(col: &str, row: usize) -> SqlError {
+    SqlError::new(1406, "22001", format!("Data too long for column '{col}' at row {row}"))
+}
+
+fn incorrect_datetime(kind: &str, v: &Value, col: &str, row: usize) -> SqlError {
+    SqlError::new(
+        1292,
+        "22007",
+        format!("Incorrect {kind} value: '{}' for column '{col}' at row {row}", quote_for_message(v)),
+    )
+}
+
+pub enum DecimalResult {
+    Ok(String),
+    Invalid,
+    OutOfRange,
+}
+
+/// Normalizes decimal text to exactly `scale` fraction digits (rounding half away from
+/// zero) and checks it fits `precision`.
+pub fn format_decimal(text: &str, precision: u8, scale: u8) -> DecimalResult {
+    let t = text.trim();
+    let (neg, body) = match t.as_bytes().first() {
+        Some(b'-') => (true, &t[1..]),
+        Some(b'+') => (false, &t[1..]),
+        _ => (false, t),
+    };
+    let (ip, fp) = match body.find('.') {
+        Some(p) => (&body[..p], &body[p + 1..]),
+        None => (body, ""),
+    };
+    if (ip.is_empty() && fp.is_empty())
+        || !ip.bytes().all(|c| c.is_ascii_digit())
+        || !fp.bytes().all(|c| c.is_ascii_digit())
+    {
+        return DecimalResult::Invalid;
+    }
+    let scale = usize::from(scale);
+    let mut digits: Vec<u8> = ip.bytes().map(|c| c - b'0').collect();
+    let mut frac: Vec<u8> = fp.bytes().map(|c| c - b'0').collect();
+    let round_up = frac.len() > scale && frac[scale] >= 5;
+    frac.resize(scale.max(frac.len().min(scale)), 0);
+    frac.truncate(scale);
+    while frac.len() < scale {
+        frac.push(0);
+    }
+    if round_up {
+        // Add one unit in the last place, carrying into the integer part.
+        let mut carry = true;
+        for d in frac.iter_mut().rev() {
+            if *d == 9 {
+                *d = 0;
+            } else {
+                *d += 1;
+                carry = false;
+                break;
+            }
+        }
+        if carry {
+            let mut i = digits.len();
+            loop {
+                if i == 0 {
+                    digits.insert(0, 1);
+                    break;
+                }
+                i -= 1;
+                if digits[i] == 9 {
+                    digits[i] = 0;
+                } else {
+                    digits[i] += 1;
+                    break;
+                }
+            }
+        }
+    }
+    while digits.len() > 1 && digits[0] == 0 {
+        digits.remove(0);
+    }
+    if digits.is_empty() {
+        digits.push(0);
+    }
+    let int_digits = if digits == [0] { 0 } else { digits.len() };
+    if int_digits + scale > usize::from(precision) {
+        return DecimalResult::OutOfRange;
+    }
+    let zero = digits.iter().all(|&d| d == 0) && frac.iter().all(|&d| d == 0);
+    let mut s = String::with_capacity(digits.len() + frac.len() + 2);
+    if neg && !zero {
+        s.push('-');
+    }
+    s.extend(digits.iter().map(|d| char::from(b'0' + d)));
+    if scale > 0 {
+        s.push('.');
+        s.extend(frac.iter().map(|d| char::from(b'0' + d)));
+    }
+    DecimalResult::Ok(s)
+}
+
+/// Parses a date or datetime from text ('YYYY-MM-DD[ HH:MM:SS[.f]]', also 'YYYYMMDD[HHMMSS]'
+/// and integers of that shape). Returns the canonical text.
+pub fn parse_datetime(v: &Value, with_time: bool) -> Option<Vec<u8>> {
+    let text: String = match v {
+        Value::Int(i) => i.to_string(),
+        Value::Double(d) => format!("{}", d.trunc() as i64),
+        Value::Bytes(b) => String::from_utf8_lossy(b).trim().to_string(),
+        Value::Null => return None,
+    };
+    let nums: Vec<u32>;
+    if text.bytes().all(|c| c.is_ascii_digit()) {
+        let b = text.as_bytes();
+        let take = |s: usize, n: usize| -> Option<u32> { std::str::from_utf8(b.get(s..s + n)?).ok()?.parse().ok() };
+        match b.len() {
+            8 => nums = vec![take(0, 4)?, take(4, 2)?, take(6, 2)?, 0, 0, 0],
+            14 => nums = vec![take(0, 4)?, take(4, 2)?, take(6, 2)?, take(8, 2)?, take(10, 2)?, take(12, 2)?],
+            _ => return None,
+        }
+    } else {
+        let main = text.split('.').next().unwrap_or("");
+        let parts: Vec<&str> = main.split(|c: char| c == '-' || c == ' ' || c == ':' || c == 'T').collect();
+        if parts.len() != 3 && parts.len() != 6 && parts.len() != 5 {
+            return None;
+        }
+        let mut n = Vec::with_capacity(6);
+        for p in &parts {
+            if p.is_empty() || p.len() > 4 || !p.bytes().all(|c| c.is_ascii_digit()) {
+                return None;
+            }
+            n.push(p.parse().ok()?);
+        }
+        while n.len() < 6 {
+            n.push(0);
+        }
+        nums = n;
+    }
+    let (y, mo, d, h, mi, s) = (nums[0], nums[1], nums[2], nums[3], nums[4], nums[5]);
+    let zero_date = y == 0 && mo == 0 && d == 0;
+    if !zero_date && (mo == 0 || mo > 12 || d == 0 || d > days_in_month(y, mo)) {
+        return None;
+    }
+    if h > 23 || mi > 59 || s > 59 {
+        return None;
+    }
+    let out = if with_time {
+        format!("{y:04}-{mo:02}-{d:02} {h:02}:{mi:02}:{s:02}")
+    } else {
+        format!("{y:04}-{mo:02}-{d:02}")
+    };
+    Some(out.into_bytes())
+}
+
+fn days_in_month(y: u32, m: u32) -> u32 {
+    match m {
+        1 | 3 | 5 | 7 | 8 | 10 | 12 => 31,
+        4 | 6 | 9 | 11 => 30,
+        _ => {
+            if (y % 4 == 0 && y % 100 != 0) || y % 400 == 0 {
+                29
+            } else {
+                28
+            }
+        }
+    }
+}
+
+/// (year, month, day, hour, minute, second) in UTC for a Unix time in seconds.
+pub fn civil_from_unix(secs: i64) -> (i64, u32, u32, u32, u32, u32) {
+    let days = secs.div_euclid(86_400);
+    let rem = secs.rem_euclid(86_400);
+    // Howard Hinnant's days-to-civil algorithm.
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let y = yoe + era * 400;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
+    let y = if m <= 2 { y + 1 } else { y };
+    (y, m, d, (rem / 3600) as u32, ((rem % 3600) / 60) as u32, (rem % 60) as u32)
+}
+
+/// Current UTC time as 'YYYY-MM-DD HH:MM:SS'.
+pub fn now_text() -> String {
+    let secs = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs() as i64)
+        .unwrap_or(0);
+    let (y, mo, d, h, mi, s) = civil_from_unix(secs);
+    format!("{y:04}-{mo:02}-{d:02} {h:02}:{mi:02}:{s:02}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn numbers_parse_like_mysql() {
+        assert_eq!(parse_number(b" 12abc"), (12.0, false));
+        assert_eq!(parse_number(b"1.5e2"), (150.0, true));
+        assert_eq!(parse_number(b"abc"), (0.0, false));
+        assert_eq!(parse_number(b"-.5"), (-0.5, true));
+    }
+
+    #[test]
+    fn decimals_round_and_check_precision() {
+        let f = |t: &str| match format_decimal(t, 5, 2) {
+            DecimalResult::Ok(s) => s,
+            DecimalResult::Invalid => "invalid".into(),
+            DecimalResult::OutOfRange => "range".into(),
+        };
+        assert_eq!(f("1.005"), "1.01");
+        assert_eq!(f("999.995"), "range");
+        assert_eq!(f("-0.001"), "0.00");
+        assert_eq!(f("12"), "12.00");
+        assert_eq!(f("x"), "invalid");
+    }
+
+    #[test]
+    fn civil_dates() {
+        assert_eq!(civil_from_unix(0), (1970, 1, 1, 0, 0, 0));
+        assert_eq!(civil_from_unix(951_782_400), (2000, 2, 29, 0, 0, 0));
+    }
+
+    #[test]
+    fn int_double_compare_is_exact() {
+        assert_eq!(cmp_int_double(9_007_199_254_740_993, 9_007_199_254_740_992.0), Ordering::Greater);
+        assert_eq!(cmp_int_double(2, 2.5), Ordering::Less);
+        assert_eq!(cmp_int_double(-2, -2.5), Ordering::Greater);
+    }
+}

@@ -1,0 +1,792 @@
+//! Compiled expressions and their evaluation against one row.
+//!
+//! Owns: the `Expr` tree the planner produces (columns resolved to positions, `?` resolved to
+//! parameter numbers, functions resolved to `Func`), three-valued logic, arithmetic with
+//! overflow checks, LIKE matching, and the static result type of an expression.
+//! Must never: look names up (that is `compile.rs`), touch the engine, or panic on any value.
+//! Evaluation borrows where it can (`Cow`) so filters over rows do not allocate.
+
+use crate::coerce::{self, compare, to_f64, to_i64, to_text, truthy};
+use crate::result::SqlError;
+use std::borrow::Cow;
+use std::cmp::Ordering;
+use tierdb_engine::Value;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BinOp {
+    Add,
+    Sub,
+    Mul,
+    Div,
+    IntDiv,
+    Mod,
+    Eq,
+    NullSafeEq,
+    Ne,
+    Lt,
+    Le,
+    Gt,
+    Ge,
+    And,
+    Or,
+    Xor,
+    BitAnd,
+    BitOr,
+    BitXor,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum UnOp {
+    Neg,
+    Not,
+    BitNot,
+}
+
+/// Built-in scalar functions.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Func {
+    Concat,
+    ConcatWs,
+    Coalesce,
+    IfNull,
+    If,
+    NullIf,
+    Length,
+    CharLength,
+    Upper,
+    Lower,
+    Abs,
+    Floor,
+    Ceil,
+    Round,
+    Now,
+    CurDate,
+    UnixTimestamp,
+    Database,
+    User,
+    Version,
+    ConnectionId,
+    LastInsertId,
+    Greatest,
+    Least,
+    Substring,
+    Trim,
+}
+
+/// Target of CAST/CONVERT.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CastTo {
+    Signed,
+    Unsigned,
+    Char,
+    Double,
+    Decimal { precision: u8, scale: u8 },
+    Date,
+    DateTime,
+}
+
+/// Static type of an expression's result, used for result-set metadata.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SqlType {
+    Int,
+    Double,
+    Decimal(u8),
+    Text,
+    Date,
+    DateTime,
+    Null,
+}
+
+#[derive(Clone, Debug)]
+pub enum Expr {
+    Const(Value),
+    Param(usize),
+    Col(usize),
+    Unary(UnOp, Box<Expr>),
+    Bin(BinOp, Box<Expr>, Box<Expr>),
+    IsNull(Box<Expr>, bool),
+    /// `x IS [NOT] TRUE/FALSE`: (expr, value, negated)
+    IsBool(Box<Expr>, bool, bool),
+    In(Box<Expr>, Vec<Expr>, bool),
+    Between(Box<Expr>, Box<Expr>, Box<Expr>, bool),
+    Like { expr: Box<Expr>, pattern: Box<Expr>, escape: u8, negated: bool },
+    Func(Func, Vec<Expr>),
+    Case { operand: Option<Box<Expr>>, whens: Vec<(Expr, Expr)>, otherwise: Option<Box<Expr>> },
+    Cast(Box<Expr>, CastTo),
+    /// `@@name` (lower-case), with an optional explicit scope (true = GLOBAL).
+    SysVar(String, Option<bool>),
+    UserVar(String),
+}
+
+/// What evaluation may need from the session besides the row and parameters.
+pub trait Env {
+    fn current_db(&self) -> Option<&str>;
+    fn user(&self) -> String;
+    fn connection_id(&self) -> u32;
+    fn last_insert_id(&self) -> u64;
+    fn version(&self) -> String;
+    fn sysvar(&self, name: &str, global: Option<bool>) -> Result<Value, SqlError>;
+    fn user_var(&self, name: &str) -> Value;
+}
+
+/// Evaluation context: parameters of the execution and the session environment.
+pub struct EvalCx<'a> {
+    pub params: &'a [Value],
+    pub env: &'a dyn Env,
+}
+
+fn overflow(what: &str) -> SqlError {
+    SqlError::new(1690, "22003", format!("BIGINT value is out of range in '{what}'"))
+}
+
+/// Numeric form used by arithmetic: strings become Int when they are integers, else Double.
+fn num(v: &Value) -> Value {
+    match v {
+        Value::Bytes(b) => match coerce::parse_int_exact(b) {
+            Some(i) => Value::Int(i),
+            None => Value::Double(coerce::parse_number(b).0),
+        },
+        other => other.clone(),
+    }
+}
+
+fn bool_val(b: Option<bool>) -> Value {
+    match b {
+        None => Value::Null,
+        Some(true) => Value::Int(1),
+        Some(false) => Value::Int(0),
+    }
+}
+
+impl Expr {
+    pub fn is_row_independent(&self) -> bool {
+        !self.any(&mut |e| matches!(e, Expr::Col(_)))
+    }
+
+    /// True when `f` holds for this node or any descendant.
+    pub fn any(&self, f: &mut dyn FnMut(&Expr) -> bool) -> bool {
+        if f(self) {
+            return true;
+        }
+        match self {
+            Expr::Const(_) | Expr::Param(_) | Expr::Col(_) | Expr::SysVar(..) | Expr::UserVar(_) => false,
+            Expr::Unary(_, a) | Expr::IsNull(a, _) | Expr::IsBool(a, ..) | Expr::Cast(a, _) => a.any(f),
+            Expr::Bin(_, a, b) => a.any(f) || b.any(f),
+            Expr::In(a, list, _) => a.any(f) || list.iter().any(|e| e.any(f)),
+            Expr::Between(a, b, c, _) => a.any(f) || b.any(f) || c.any(f),
+            Expr::Like { expr, pattern, .. } => expr.any(f) || pattern.any(f),
+            Expr::Func(_, args) => args.iter().any(|e| e.any(f)),
+            Expr::Case { operand, whens, otherwise } => {
+                operand.as_ref().is_some_and(|e| e.any(f))
+                    || whens.iter().any(|(a, b)| a.any(f) || b.any(f))
+                    || otherwise.as_ref().is_some_and(|e| e.any(f))
+            }
+        }
+    }
+
+    /// Evaluates to a boolean for WHERE/HAVING: NULL counts as false.
+    pub fn matches(&self, row: &[Value], cx: &EvalCx) -> Result<bool, SqlError> {
+        Ok(truthy(&self.eval(row, cx)?).unwrap_or(false))
+    }
+
+    pub fn eval<'a>(&'a self, row: &'a [Value], cx: &'a EvalCx) -> Result<Cow<'a, Value>, SqlError> {
+        Ok(match self {
+            Expr::Const(v) => Cow::Borrowed(v),
+            Expr::Param(i) => Cow::Borrowed(cx.params.get(*i).unwrap_or(&Value::Null)),
+            Expr::Col(i) => Cow::Borrowed(row.get(*i).unwrap_or(&Value::Null)),
+            Expr::Unary(op, a) => {
+                let v = a.eval(row, cx)?;
+                Cow::Owned(match op {
+                    UnOp::Not => bool_val(truthy(&v).map(|b| !b)),
+                    UnOp::Neg => match num(&v) {
+                        Value::Int(i) => Value::Int(i.checked_neg().ok_or_else(|| overflow("-x"))?),
+                        Value::Double(d) => Value::Double(-d),
+                        other => other,
+                    },
+                    UnOp::BitNot => match to_i64(&v) {
+                        Some(i) => Value::Int(!i),
+                        None => Value::Null,
+                    },
+                })
+            }
+            Expr::Bin(op, a, b) => Cow::Owned(self.eval_bin(*op, a, b, row, cx)?),
+            Expr::IsNull(a, neg) => {
+                let v = a.eval(row, cx)?;
+                Cow::Owned(Value::Int(i64::from(v.is_null() != *neg)))
+            }
+            Expr::IsBool(a, want, neg) => {
+                let v = a.eval(row, cx)?;
+                let r = truthy(&v) == Some(*want);
+                Cow::Owned(Value::Int(i64::from(r != *neg)))
+            }
+            Expr::In(a, list, neg) => {
+                let v = a.eval(row, cx)?;
+                if v.is_null() {
+                    return Ok(Cow::Owned(Value::Null));
+                }
+                let mut saw_null = false;
+                let mut found = false;
+                for e in list {
+                    let x = e.eval(row, cx)?;
+                    match compare(&v, &x) {
+                        Some(Ordering::Equal) => {
+                            found = true;
+                            break;
+                        }
+                        None => saw_null = true,
+                        _ => {}
+                    }
+                }
+                let r = if found {
+                    Some(true)
+                } else if saw_null {
+                    None
+                } else {
+                    Some(false)
+                };
+                Cow::Owned(bool_val(r.map(|b| b != *neg)))
+            }
+            Expr::Between(a, lo, hi, neg) => {
+                let v = a.eval(row, cx)?;
+                let l = lo.eval(row, cx)?;
+                let h = hi.eval(row, cx)?;
+                let ge = compare(&v, &l).map(|o| o != Ordering::Less);
+                let le = compare(&v, &h).map(|o| o != Ordering::Greater);
+                let r = and3(ge, le);
+                Cow::Owned(bool_val(r.map(|b| b != *neg)))
+            }
+            Expr::Like { expr, pattern, escape, negated } => {
+                let v = expr.eval(row, cx)?;
+                let p = pattern.eval(row, cx)?;
+                let (Some(vt), Some(pt)) = (to_text(&v), to_text(&p)) else {
+                    return Ok(Cow::Owned(Value::Null));
+                };
+                let m = like_match(&vt, &pt, *escape);
+                Cow::Owned(Value::Int(i64::from(m != *negated)))
+            }
+            Expr::Func(f, args) => Cow::Owned(eval_func(*f, args, row, cx)?),
+            Expr::Case { operand, whens, otherwise } => {
+                let op = match operand {
+                    Some(o) => Some(o.eval(row, cx)?),
+                    None => None,
+                };
+                for (w, t) in whens {
+                    let wv = w.eval(row, cx)?;
+                    let hit = match &op {
+                        Some(o) => compare(o, &wv) == Some(Ordering::Equal),
+                        None => truthy(&wv).unwrap_or(false),
+                    };
+                    if hit {
+                        return t.eval(row, cx);
+                    }
+                }
+                match otherwise {
+                    Some(e) => e.eval(row, cx)?,
+                    None => Cow::Owned(Value::Null),
+                }
+            }
+            Expr::Cast(a, to) => {
+                let v = a.eval(row, cx)?;
+                Cow::Owned(cast(&v, *to))
+            }
+            Expr::SysVar(name, global) => Cow::Owned(cx.env.sysvar(name, *global)?),
+            Expr::UserVar(name) => Cow::Owned(cx.env.user_var(name)),
+        })
+    }
+
+    fn eval_bin(&self, op: BinOp, a: &Expr, b: &Expr, row: &[Value], cx: &EvalCx) -> Result<Value, SqlError> {
+        match op {
+            BinOp::And => {
+                let l = truthy(&a.eval(row, cx)?);
+                if l == Some(false) {
+                    return Ok(Value::Int(0));
+                }
+                let r = truthy(&b.eval(row, cx)?);
+                return Ok(bool_val(and3(l, r)));
+            }
+            BinOp::Or => {
+                let l = truthy(&a.eval(row, cx)?);
+                if l == Some(true) {
+                    return Ok(Value::Int(1));
+                }
+                let r = truthy(&b.eval(row, cx)?);
+                return Ok(bool_val(match (l, r) {
+                    (_, Some(true)) => Some(true),
+                    (Some(false), Some(false)) => Some(false),
+                    _ => None,
+                }));
+            }
+            _ => {}
+        }
+        let l = a.eval(row, cx)?;
+        let r = b.eval(row, cx)?;
+        Ok(match op {
+            BinOp::Eq => bool_val(compare(&l, &r).map(|o| o == Ordering::Equal)),
+            BinOp::Ne => bool_val(compare(&l, &r).map(|o| o != Ordering::Equal)),
+            BinOp::Lt => bool_val(compare(&l, &r).map(|o| o == Ordering::Less)),
+            BinOp::Le => bool_val(compare(&l, &r).map(|o| o != Ordering::Greater)),
+            BinOp::Gt => bool_val(compare(&l, &r).map(|o| o == Ordering::Greater)),
+            BinOp::Ge => bool_val(compare(&l, &r).map(|o| o != Ordering::Less)),
+            BinOp::NullSafeEq => Value::Int(i64::from(match (l.is_null(), r.is_null()) {
+                (true, true) => true,
+                (false, false) => compare(&l, &r) == Some(Ordering::Equal),
+                _ => false,
+            })),
+            BinOp::Xor => bool_val(match (truthy(&l), truthy(&r)) {
+                (Some(x), Some(y)) => Some(x != y),
+                _ => None,
+            }),
+            BinOp::BitAnd | BinOp::BitOr | BinOp::BitXor => match (to_i64(&l), to_i64(&r)) {
+                (Some(x), Some(y)) => Value::Int(match op {
+                    BinOp::BitAnd => x & y,
+                    BinOp::BitOr => x | y,
+                    _ => x ^ y,
+                }),
+                _ => Value::Null,
+            },
+            _ => arith(op, &l, &r)?,
+        })
+    }
+
+    /// The static result type (for column metadata). `cols` gives the types of row columns.
+    pub fn sql_type(&self, cols: &dyn Fn(usize) -> SqlType) -> SqlType {
+        match self {
+            Expr::Const(v) => match v {
+                Value::Null => SqlType::Null,
+                Value::Int(_) => SqlType::Int,
+                Value::Double(_) => SqlType::Double,
+                Value::Bytes(_) => SqlType::Text,
+            },
+            Expr::Param(_) | Expr::UserVar(_) | Expr::SysVar(..) => SqlType::Text,
+            Expr::Col(i) => cols(*i),
+            Expr::Unary(UnOp::Neg, a) => match a.sql_type(cols) {
+                SqlType::Text => SqlType::Double,
+                t => t,
+            },
+            Expr::Unary(..) | Expr::IsNull(..) | Expr::IsBool(..) | Expr::In(..) | Expr::Between(..) | Expr::Like { .. } => {
+                SqlType::Int
+            }
+            Expr::Bin(op, a, b) => match op {
+                BinOp::Add | BinOp::Sub | BinOp::Mul | BinOp::Mod => match (a.sql_type(cols), b.sql_type(cols)) {
+                    (SqlType::Int, SqlType::Int) => SqlType::Int,
+                    (SqlType::Decimal(x), SqlType::Decimal(y)) => SqlType::Decimal(x.max(y)),
+                    (SqlType::Decimal(x), SqlType::Int) | (SqlType::Int, SqlType::Decimal(x)) => SqlType::Decimal(x),
+                    _ => SqlType::Double,
+                },
+                BinOp::Div => SqlType::Double,
+                _ => SqlType::Int,
+            },
+            Expr::Func(f, args) => match f {
+                Func::Concat | Func::ConcatWs | Func::Upper | Func::Lower | Func::Database | Func::User | Func::Version => {
+                    SqlType::Text
+                }
+                Func::Substring | Func::Trim => SqlType::Text,
+                Func::Length | Func::CharLength | Func::ConnectionId | Func::LastInsertId | Func::UnixTimestamp => SqlType::Int,
+                Func::Floor | Func::Ceil => match args.first().map(|a| a.sql_type(cols)) {
+                    Some(SqlType::Int) => SqlType::Int,
+                    _ => SqlType::Int,
+                },
+                Func::Round | Func::Abs => args.first().map(|a| a.sql_type(cols)).unwrap_or(SqlType::Null),
+                Func::Now => SqlType::DateTime,
+                Func::CurDate => SqlType::Date,
+                Func::Coalesce | Func::IfNull | Func::Greatest | Func::Least | Func::NullIf => {
+                    unify(args.iter().map(|a| a.sql_type(cols)))
+                }
+                Func::If => unify(args.iter().skip(1).map(|a| a.sql_type(cols))),
+            },
+            Expr::Case { whens, otherwise, .. } => {
+                unify(whens.iter().map(|(_, t)| t.sql_type(cols)).chain(otherwise.iter().map(|e| e.sql_type(cols))))
+            }
+            Expr::Cast(_, to) => match to {
+                CastTo::Signed | CastTo::Unsigned => SqlType::Int,
+                CastTo::Char => SqlType::Text,
+                CastTo::Double => SqlType::Double,
+                CastTo::Decimal { scale, .. } => SqlType::Decimal(*scale),
+                CastTo::Date => SqlType::Date,
+                CastTo::DateTime => SqlType::DateTime,
+            },
+        }
+    }
+}
+
+fn unify(types: impl Iterator<Item = SqlType>) -> SqlType {
+    let mut out = SqlType::Null;
+    for t in types {
+        out = match (out, t) {
+            (SqlType::Null, t) => t,
+            (o, SqlType::Null) => o,
+            (a, b) if a == b => a,
+            (SqlType::Int, SqlType::Double) | (SqlType::Double, SqlType::Int) => SqlType::Double,
+            _ => SqlType::Text,
+        };
+    }
+    out
+}
+
+fn and3(a: Option<bool>, b: Option<bool>) -> Option<bool> {
+    match (a, b) {
+        (Some(false), _) | (_, Some(false)) => Some(false),
+        (Some(true), Some(true)) => Some(true),
+        _ => None,
+    }
+}
+
+fn arith(op: BinOp, l: &Value, r: &Value) -> Result<Value, SqlError> {
+    if l.is_null() || r.is_null() {
+        return Ok(Value::Null);
+    }
+    let (l, r) = (num(l), num(r));
+    if let (Value::Int(x), Value::Int(y)) = (&l, &r) {
+        let (x, y) = (*x, *y);
+        return Ok(match op {
+            BinOp::Add => Value::Int(x.checked_add(y).ok_or_else(|| overflow(&format!("{x} + {y}")))?),
+            BinOp::Sub => Value::Int(x.checked_sub(y).ok_or_else(|| overflow(&format!("{x} - {y}")))?),
+            BinOp::Mul => Value::Int(x.checked_mul(y).ok_or_else(|| overflow(&format!("{x} * {y}")))?),
+            BinOp::Div => {
+                if y == 0 {
+                    Value::Null
+                } else {
+                    Value::Double(x as f64 / y as f64)
+                }
+            }
+            BinOp::IntDiv => {
+                if y == 0 {
+                    Value::Null
+                } else {
+                    Value::Int(x.checked_div(y).ok_or_else(|| overflow(&format!("{x} DIV {y}")))?)
+                }
+            }
+            BinOp::Mod => {
+                if y == 0 {
+                    Value::Null
+                } else {
+                    Value::Int(x.checked_rem(y).unwrap_or(0))
+                }
+            }
+            _ => Value::Null,
+        });
+    }
+    let x = to_f64(&l).unwrap_or(0.0);
+    let y = to_f64(&r).unwrap_or(0.0);
+    Ok(match op {
+        BinOp::Add => Value::Double(x + y),
+        BinOp::Sub => Value::Double(x - y),
+        BinOp::Mul => Value::Double(x * y),
+        BinOp::Div => {
+            if y == 0.0 {
+                Value::Null
+            } else {
+                Value::Double(x / y)
+            }
+        }
+        BinOp::IntDiv => {
+            if y == 0.0 {
+                Value::Null
+            } else {
+                Value::Int(coerce::round_f64_to_i64((x / y).trunc()))
+            }
+        }
+        BinOp::Mod => {
+            if y == 0.0 {
+                Value::Null
+            } else {
+                Value::Double(x % y)
+            }
+        }
+        _ => Value::Null,
+    })
+}
+
+pub fn cast(v: &Value, to: CastTo) -> Value {
+    if v.is_null() {
+        return Value::Null;
+    }
+    match to {
+        CastTo::Signed => Value::Int(to_i64(v).unwrap_or(0)),
+        CastTo::Unsigned => Value::Int(to_i64(v).unwrap_or(0).max(0)),
+        CastTo::Char => Value::Bytes(to_text(v).map(|c| c.into_owned()).unwrap_or_default()),
+        CastTo::Double => Value::Double(to_f64(v).unwrap_or(0.0)),
+        CastTo::Decimal { precision, scale } => {
+            let text = match v {
+                Value::Int(i) => i.to_string(),
+                other => format!("{:.*}", usize::from(scale), to_f64(other).unwrap_or(0.0)),
+            };
+            match coerce::format_decimal(&text, precision, scale) {
+                coerce::DecimalResult::Ok(s) => Value::Bytes(s.into_bytes()),
+                _ => Value::Null,
+            }
+        }
+        CastTo::Date => coerce::parse_datetime(v, false).map(Value::Bytes).unwrap_or(Value::Null),
+        CastTo::DateTime => coerce::parse_datetime(v, true).map(Value::Bytes).unwrap_or(Value::Null),
+    }
+}
+
+fn eval_func(f: Func, args: &[Expr], row: &[Value], cx: &EvalCx) -> Result<Value, SqlError> {
+    let arg = |i: usize| -> Result<Value, SqlError> {
+        match args.get(i) {
+            Some(e) => Ok(e.eval(row, cx)?.into_owned()),
+            None => Ok(Value::Null),
+        }
+    };
+    Ok(match f {
+        Func::Concat => {
+            let mut out = Vec::new();
+            for e in args {
+                let v = e.eval(row, cx)?;
+                match to_text(&v) {
+                    Some(t) => out.extend_from_slice(&t),
+                    None => return Ok(Value::Null),
+                }
+            }
+            Value::Bytes(out)
+        }
+        Func::ConcatWs => {
+            let sep = arg(0)?;
+            let Some(sep) = to_text(&sep).map(|c| c.into_owned()) else { return Ok(Value::Null) };
+            let mut out = Vec::new();
+            let mut first = true;
+            for e in args.iter().skip(1) {
+                let v = e.eval(row, cx)?;
+                if let Some(t) = to_text(&v) {
+                    if !first {
+                        out.extend_from_slice(&sep);
+                    }
+                    out.extend_from_slice(&t);
+                    first = false;
+                }
+            }
+            Value::Bytes(out)
+        }
+        Func::Coalesce => {
+            for e in args {
+                let v = e.eval(row, cx)?;
+                if !v.is_null() {
+                    return Ok(v.into_owned());
+                }
+            }
+            Value::Null
+        }
+        Func::IfNull => {
+            let a = arg(0)?;
+            if a.is_null() {
+                arg(1)?
+            } else {
+                a
+            }
+        }
+        Func::NullIf => {
+            let a = arg(0)?;
+            let b = arg(1)?;
+            if compare(&a, &b) == Some(Ordering::Equal) {
+                Value::Null
+            } else {
+                a
+            }
+        }
+        Func::If => {
+            if truthy(&arg(0)?).unwrap_or(false) {
+                arg(1)?
+            } else {
+                arg(2)?
+            }
+        }
+        Func::Length => match to_text(&arg(0)?) {
+            Some(t) => Value::Int(t.len() as i64),
+            None => Value::Null,
+        },
+        Func::CharLength => match to_text(&arg(0)?) {
+            Some(t) => Value::Int(String::from_utf8_lossy(&t).chars().count() as i64),
+            None => Value::Null,
+        },
+        Func::Upper | Func::Lower => match to_text(&arg(0)?) {
+            Some(t) => {
+                let s = String::from_utf8_lossy(&t);
+                Value::Bytes(if f == Func::Upper { s.to_uppercase() } else { s.to_lowercase() }.into_bytes())
+            }
+            None => Value::Null,
+        },
+        Func::Abs => match num(&arg(0)?) {
+            Value::Int(i) => Value::Int(i.checked_abs().ok_or_else(|| overflow("abs"))?),
+            Value::Double(d) => Value::Double(d.abs()),
+            _ => Value::Null,
+        },
+        Func::Floor | Func::Ceil => match num(&arg(0)?) {
+            Value::Int(i) => Value::Int(i),
+            Value::Double(d) => Value::Int(coerce::round_f64_to_i64(if f == Func::Floor { d.floor() } else { d.ceil() })),
+            _ => Value::Null,
+        },
+        Func::Round => {
+            let places = to_i64(&arg(1)?).unwrap_or(0).clamp(-30, 30);
+            match num(&arg(0)?) {
+                Value::Int(i) if places >= 0 => Value::Int(i),
+                Value::Null => Value::Null,
+                v => {
+                    let d = to_f64(&v).unwrap_or(0.0);
+                    let m = 10f64.powi(places as i32);
+                    let r = (d * m).round() / m;
+                    if matches!(v, Value::Int(_)) {
+                        Value::Int(coerce::round_f64_to_i64(r))
+                    } else {
+                        Value::Double(r)
+                    }
+                }
+            }
+        }
+        Func::Greatest | Func::Least => {
+            let mut best: Option<Value> = None;
+            for e in args {
+                let v = e.eval(row, cx)?;
+                if v.is_null() {
+                    return Ok(Value::Null);
+                }
+                let take = match &best {
+                    None => true,
+                    Some(b) => {
+                        let o = compare(&v, b).unwrap_or(Ordering::Equal);
+                        if f == Func::Greatest {
+                            o == Ordering::Greater
+                        } else {
+                            o == Ordering::Less
+                        }
+                    }
+                };
+                if take {
+                    best = Some(v.into_owned());
+                }
+            }
+            best.unwrap_or(Value::Null)
+        }
+        Func::Substring => {
+            let s = arg(0)?;
+            let Some(t) = to_text(&s) else { return Ok(Value::Null) };
+            let chars: Vec<char> = String::from_utf8_lossy(&t).chars().collect();
+            let pos = to_i64(&arg(1)?).unwrap_or(1);
+            let len = if args.len() > 2 { to_i64(&arg(2)?).unwrap_or(0) } else { i64::MAX };
+            let n = chars.len() as i64;
+            let start = if pos > 0 { pos - 1 } else if pos < 0 { n + pos } else { n };
+            if start < 0 || start >= n || len <= 0 {
+                Value::Bytes(Vec::new())
+            } else {
+                let end = start.saturating_add(len).min(n);
+                Value::Bytes(chars[start as usize..end as usize].iter().collect::<String>().into_bytes())
+            }
+        }
+        Func::Trim => match to_text(&arg(0)?) {
+            Some(t) => Value::Bytes(String::from_utf8_lossy(&t).trim_matches(' ').as_bytes().to_vec()),
+            None => Value::Null,
+        },
+        Func::Now => Value::Bytes(coerce::now_text().into_bytes()),
+        Func::CurDate => Value::Bytes(coerce::now_text()[..10].as_bytes().to_vec()),
+        Func::UnixTimestamp => Value::Int(
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map(|d| d.as_secs() as i64)
+                .unwrap_or(0),
+        ),
+        Func::Database => match cx.env.current_db() {
+            Some(d) => Value::Bytes(d.as_bytes().to_vec()),
+            None => Value::Null,
+        },
+        Func::User => Value::Bytes(cx.env.user().into_bytes()),
+        Func::Version => Value::Bytes(cx.env.version().into_bytes()),
+        Func::ConnectionId => Value::Int(i64::from(cx.env.connection_id())),
+        Func::LastInsertId => Value::Int(cx.env.last_insert_id() as i64),
+    })
+}
+
+/// SQL LIKE with `%`, `_` and an escape byte; `_` matches one UTF-8 character. Linear-time
+/// backtracking over the last `%` (no exponential blow-up).
+pub fn like_match(text: &[u8], pattern: &[u8], escape: u8) -> bool {
+    // Tokenize the pattern: Some(b) literal byte, None for '_', and a marker for '%'.
+    #[derive(Clone, Copy, PartialEq)]
+    enum P {
+        Lit(u8),
+        One,
+        Any,
+    }
+    let mut pat = Vec::with_capacity(pattern.len());
+    let mut i = 0;
+    while i < pattern.len() {
+        let c = pattern[i];
+        if c == escape && i + 1 < pattern.len() {
+            pat.push(P::Lit(pattern[i + 1]));
+            i += 2;
+            continue;
+        }
+        pat.push(match c {
+            b'%' => P::Any,
+            b'_' => P::One,
+            c => P::Lit(c),
+        });
+        i += 1;
+    }
+    let char_len = |t: &[u8], at: usize| -> usize {
+        let b = t[at];
+        let n = if b < 0x80 {
+            1
+        } else if b >= 0xF0 {
+            4
+        } else if b >= 0xE0 {
+            3
+        } else if b >= 0xC0 {
+            2
+        } else {
+            1
+        };
+        n.min(t.len() - at)
+    };
+    let (mut t, mut p) = (0usize, 0usize);
+    let mut star: Option<(usize, usize)> = None;
+    while t < text.len() {
+        if p < pat.len() {
+            match pat[p] {
+                P::Any => {
+                    star = Some((p, t));
+                    p += 1;
+                    continue;
+                }
+                P::One => {
+                    t += char_len(text, t);
+                    p += 1;
+                    continue;
+                }
+                P::Lit(c) if c == text[t] => {
+                    t += 1;
+                    p += 1;
+                    continue;
+                }
+                _ => {}
+            }
+        }
+        match star {
+            Some((sp, st)) => {
+                let nt = st + char_len(text, st);
+                star = Some((sp, nt));
+                p = sp + 1;
+                t = nt;
+            }
+            None => return false,
+        }
+    }
+    while p < pat.len() && pat[p] == P::Any {
+        p += 1;
+    }
+    p == pat.len()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::like_match;
+
+    #[test]
+    fn like_patterns() {
+        assert!(like_match(b"12345", b"%3%", b'\\'));
+        assert!(!like_match(b"1245", b"%3%", b'\\'));
+        assert!(like_match(b"abc", b"a_c", b'\\'));
+        assert!(like_match(b"a%c", b"a\\%c", b'\\'));
+        assert!(!like_match(b"abc", b"a\\%c", b'\\'));
+        assert!(like_match(b"", b"%", b'\\'));
+        assert!(like_match(b"aaa", b"%a%a%a%", b'\\'));
+        assert!(!like_match(b"aa", b"%a%a%a%", b'\\'));
+    }
+}

@@ -1,0 +1,95 @@
+//! The write side of the segment files: puts a run of stream bytes into the active segment,
+//! rolling over to a new segment file when the active one is full.
+//!
+//! Owns: the segment list (`Writer::segs`, last = active), the position up to which the
+//! stream is in the files (`written`), the set of devices written since their last fsync
+//! and whether a new directory entry awaits a directory fsync.
+//!
+//! Records may span segments: a segment is filled to exactly `segment_size_bytes` and the
+//! rest of a record continues in the next file (the reader reads the concatenated stream).
+//!
+//! Must never: write anywhere but at `written` (the stream is append-only; bytes below it
+//! are never rewritten); forget a written device before it is fsynced (a device leaves
+//! `unsynced` only when a sync leader takes it to fsync it); fsync anything itself — that
+//! is the group-commit leader's job, outside this lock.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use tierdb_io::Device;
+
+use crate::error::WalError;
+use crate::reader::SegmentView;
+use crate::segment::Segment;
+use crate::DeviceOpener;
+
+pub(crate) struct Writer {
+    pub dir: PathBuf,
+    pub opener: DeviceOpener,
+    pub segment_size_bytes: u64,
+    /// Contiguous segments, ascending; never empty after open; the last one is active.
+    pub segs: Vec<Segment>,
+    /// Stream position up to which bytes have been handed to the files.
+    pub written: u64,
+    /// Empty buffer swapped with the append buffer on each write-out (keeps its capacity).
+    pub spare: Vec<u8>,
+    /// Devices written since they were last handed to a sync leader.
+    pub unsynced: Vec<Arc<dyn Device>>,
+    /// A segment file was created since the last directory fsync.
+    pub dir_dirty: bool,
+}
+
+impl Writer {
+    /// Writes `data`, the stream bytes starting at `self.written`, into the segment files.
+    /// On error the log must be poisoned by the caller: some prefix may have been written.
+    pub fn write_stream(&mut self, data: &[u8]) -> Result<(), WalError> {
+        let mut off = 0usize;
+        while off < data.len() {
+            let pos = self.written;
+            let needs_new = match self.segs.last() {
+                None => true,
+                Some(seg) => {
+                    debug_assert_eq!(seg.end(), pos, "stream is append-only");
+                    seg.len >= self.segment_size_bytes
+                }
+            };
+            if needs_new {
+                let seg = Segment::create(&self.opener, &self.dir, pos)?;
+                tracing::debug!(base = pos, path = %seg.path.display(), "redo segment created");
+                self.segs.push(seg);
+                self.dir_dirty = true;
+                continue;
+            }
+            let seg_size = self.segment_size_bytes;
+            let Some(seg) = self.segs.last_mut() else {
+                continue;
+            };
+            let room = seg_size.saturating_sub(seg.len);
+            let n = (room.min((data.len() - off) as u64)) as usize;
+            seg.dev.write_at(&data[off..off + n], seg.len).map_err(|e| {
+                WalError::io(format!("writing {} bytes to {} at LSN {pos}", n, seg.dev.name()), e)
+            })?;
+            seg.len += n as u64;
+            let dev = Arc::clone(&seg.dev);
+            if !self.unsynced.iter().any(|d| Arc::ptr_eq(d, &dev)) {
+                self.unsynced.push(dev);
+            }
+            self.written += n as u64;
+            off += n;
+        }
+        Ok(())
+    }
+
+    /// A read-only snapshot of the segments for a reader.
+    pub fn views(&self) -> Vec<SegmentView> {
+        self.segs
+            .iter()
+            .map(|s| SegmentView { base: s.base, len: s.len, dev: Arc::clone(&s.dev) })
+            .collect()
+    }
+
+    /// Bytes held by the segment files.
+    pub fn bytes_on_disk(&self) -> u64 {
+        self.segs.iter().map(|s| s.len).sum()
+    }
+}
