@@ -92,7 +92,10 @@ mod tests {
     #[test]
     fn mysql_values_round_trip() {
         for v in 0..=2u8 {
-            assert_eq!(FlushPolicy::from_mysql(v).map(FlushPolicy::to_mysql), Some(v));
+            assert_eq!(
+                FlushPolicy::from_mysql(v).map(FlushPolicy::to_mysql),
+                Some(v)
+            );
         }
         assert_eq!(FlushPolicy::from_mysql(3), None);
         assert_eq!(FlushPolicy::from_mysql(1), Some(FlushPolicy::EveryCommit));

@@ -63,7 +63,10 @@ fn rd_u64(b: &[u8], at: usize) -> Option<u64> {
 /// Decodes a control file's bytes into the checkpoint LSN.
 pub fn decode(b: &[u8]) -> Result<u64, String> {
     if b.len() != CONTROL_BYTES {
-        return Err(format!("control file is {} bytes, expected {CONTROL_BYTES}", b.len()));
+        return Err(format!(
+            "control file is {} bytes, expected {CONTROL_BYTES}",
+            b.len()
+        ));
     }
     if b.get(off::MAGIC..off::MAGIC + 8) != Some(&CONTROL_MAGIC[..]) {
         return Err("control file has a bad magic".to_string());
@@ -92,7 +95,10 @@ pub fn read(dir: &Path) -> Result<Option<u64>, WalError> {
     };
     decode(&bytes)
         .map(Some)
-        .map_err(|detail| WalError::Corrupt { context: path.display().to_string(), detail })
+        .map_err(|detail| WalError::Corrupt {
+            context: path.display().to_string(),
+            detail,
+        })
 }
 
 /// Atomically replaces `dir/control` with one holding `checkpoint_lsn`.
@@ -103,7 +109,8 @@ pub fn write(dir: &Path, checkpoint_lsn: u64) -> Result<(), WalError> {
     let mut f = fs::File::create(&tmp).map_err(|e| WalError::io(ctx("creating", &tmp), e))?;
     f.write_all(&encode(checkpoint_lsn))
         .map_err(|e| WalError::io(ctx("writing", &tmp), e))?;
-    f.sync_all().map_err(|e| WalError::io(ctx("fsyncing", &tmp), e))?;
+    f.sync_all()
+        .map_err(|e| WalError::io(ctx("fsyncing", &tmp), e))?;
     drop(f);
     fs::rename(&tmp, &path).map_err(|e| WalError::io(ctx("renaming over", &path), e))?;
     sync_dir(dir)

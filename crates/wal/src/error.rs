@@ -39,6 +39,9 @@ pub enum WalError {
 
 impl WalError {
     pub(crate) fn io(context: impl Into<String>, source: io::Error) -> WalError {
-        WalError::Io { context: context.into(), source }
+        WalError::Io {
+            context: context.into(),
+            source,
+        }
     }
 }

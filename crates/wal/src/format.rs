@@ -78,7 +78,10 @@ pub fn decode_record(bytes: &[u8]) -> Option<(&[u8], usize)> {
 
 /// File name of the segment whose first byte is at `base_lsn`.
 pub fn segment_file_name(base_lsn: u64) -> String {
-    format!("{base_lsn:0width$}{SEGMENT_SUFFIX}", width = SEGMENT_NAME_DIGITS)
+    format!(
+        "{base_lsn:0width$}{SEGMENT_SUFFIX}",
+        width = SEGMENT_NAME_DIGITS
+    )
 }
 
 /// Parses a segment file name back into its base LSN; `None` for any other file.

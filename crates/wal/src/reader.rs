@@ -101,9 +101,7 @@ impl WalReader {
             let n = ((seg.base + seg.len - lsn) as usize).min(buf.len() - done);
             seg.dev
                 .read_at(&mut buf[done..done + n], lsn - seg.base)
-                .map_err(|e| {
-                    WalError::io(format!("reading {} at LSN {lsn}", seg.dev.name()), e)
-                })?;
+                .map_err(|e| WalError::io(format!("reading {} at LSN {lsn}", seg.dev.name()), e))?;
             done += n;
         }
         Ok(())
@@ -158,7 +156,7 @@ impl WalReader {
             self.stop = Some(StopReason::Invalid);
             return Ok(None);
         }
-        if false {
+        if !check_record(h, &self.window(total)[RECORD_HEADER_BYTES..]) {
             self.stop = Some(StopReason::Invalid);
             return Ok(None);
         }

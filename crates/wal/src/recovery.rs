@@ -35,11 +35,12 @@ pub(crate) fn open(cfg: &WalConfig, opener: DeviceOpener) -> Result<Shared, WalE
         )));
     }
     if cfg.buffer_size_bytes == 0 {
-        return Err(WalError::InvalidArgument("buffer_size_bytes must be > 0".to_string()));
+        return Err(WalError::InvalidArgument(
+            "buffer_size_bytes must be > 0".to_string(),
+        ));
     }
     let dir = &cfg.dir;
-    fs::create_dir_all(dir)
-        .map_err(|e| WalError::io(format!("creating {}", dir.display()), e))?;
+    fs::create_dir_all(dir).map_err(|e| WalError::io(format!("creating {}", dir.display()), e))?;
     let tmp = dir.join(CONTROL_TMP_FILE);
     match fs::remove_file(&tmp) {
         Ok(()) => {}
@@ -105,12 +106,18 @@ pub(crate) fn open(cfg: &WalConfig, opener: DeviceOpener) -> Result<Shared, WalE
             });
         }
     }
-    let limit = live.get(n_contig.wrapping_sub(1)).map_or(checkpoint, Segment::end);
+    let limit = live
+        .get(n_contig.wrapping_sub(1))
+        .map_or(checkpoint, Segment::end);
 
     // Find the end of the valid log.
     let views: Vec<SegmentView> = live[..n_contig]
         .iter()
-        .map(|s| SegmentView { base: s.base, len: s.len, dev: s.dev.clone() })
+        .map(|s| SegmentView {
+            base: s.base,
+            len: s.len,
+            dev: s.dev.clone(),
+        })
         .collect();
     let mut reader = WalReader::new(views, checkpoint, limit);
     let mut records = 0u64;
@@ -133,9 +140,18 @@ pub(crate) fn open(cfg: &WalConfig, opener: DeviceOpener) -> Result<Shared, WalE
         if last.end() > valid_end {
             let new_len = valid_end - last.base;
             cut_bytes += last.len - new_len;
-            let ctx = |what: &str| format!("{what} {} at the valid log end {valid_end}", last.path.display());
-            last.dev.set_len(new_len).map_err(|e| WalError::io(ctx("truncating"), e))?;
-            last.dev.sync().map_err(|e| WalError::io(ctx("fsyncing truncated"), e))?;
+            let ctx = |what: &str| {
+                format!(
+                    "{what} {} at the valid log end {valid_end}",
+                    last.path.display()
+                )
+            };
+            last.dev
+                .set_len(new_len)
+                .map_err(|e| WalError::io(ctx("truncating"), e))?;
+            last.dev
+                .sync()
+                .map_err(|e| WalError::io(ctx("fsyncing truncated"), e))?;
             last.len = new_len;
         }
     }
@@ -162,7 +178,13 @@ pub(crate) fn open(cfg: &WalConfig, opener: DeviceOpener) -> Result<Shared, WalE
     if dir_changed {
         control::sync_dir(dir)?;
     }
-    tracing::info!(checkpoint, valid_end, records, segments = kept.len(), "redo log opened");
+    tracing::info!(
+        checkpoint,
+        valid_end,
+        records,
+        segments = kept.len(),
+        "redo log opened"
+    );
 
     debug_assert_eq!(kept.last().map(Segment::end), Some(valid_end));
     let writer = Writer {

@@ -44,7 +44,12 @@ impl Segment {
                 detail: format!("segment at LSN {base} with {len} bytes overflows the LSN space"),
             });
         }
-        Ok(Segment { base, len, dev, path })
+        Ok(Segment {
+            base,
+            len,
+            dev,
+            path,
+        })
     }
 
     /// Creates (or empties) the segment file for `base` in `dir`. The caller makes the
@@ -55,7 +60,12 @@ impl Segment {
             .map_err(|e| WalError::io(format!("creating segment {}", path.display()), e))?;
         dev.set_len(0)
             .map_err(|e| WalError::io(format!("emptying new segment {}", path.display()), e))?;
-        Ok(Segment { base, len: 0, dev, path })
+        Ok(Segment {
+            base,
+            len: 0,
+            dev,
+            path,
+        })
     }
 }
 

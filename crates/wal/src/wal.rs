@@ -161,7 +161,10 @@ impl Shared {
     fn append(&self, payload: &[u8], in_lock: impl FnOnce(Lsn, Lsn)) -> Result<Lsn, WalError> {
         self.check_usable()?;
         if payload.is_empty() || payload.len() > MAX_RECORD_BYTES {
-            return Err(WalError::InvalidRecord { len: payload.len(), max: MAX_RECORD_BYTES });
+            return Err(WalError::InvalidRecord {
+                len: payload.len(),
+                max: MAX_RECORD_BYTES,
+            });
         }
         // The CRC does not depend on the position: compute it before taking the lock.
         let header = encode_header(payload);
@@ -241,7 +244,11 @@ impl Shared {
         let (target, devs, dir_dirty) = {
             let mut w = self.writer.lock();
             let target = self.write_out_locked(&mut w)?;
-            (target, std::mem::take(&mut w.unsynced), std::mem::take(&mut w.dir_dirty))
+            (
+                target,
+                std::mem::take(&mut w.unsynced),
+                std::mem::take(&mut w.dir_dirty),
+            )
         };
         if dir_dirty {
             control::sync_dir(&self.dir).map_err(|e| self.poison(e))?;
@@ -334,8 +341,12 @@ impl Shared {
         // Reclaim: segments wholly below the checkpoint, never the active (last) one.
         let doomed: Vec<PathBuf> = {
             let mut w = self.writer.lock();
-            let keep_from =
-                w.segs.iter().take_while(|s| s.end() <= lsn.0).count().min(w.segs.len().saturating_sub(1));
+            let keep_from = w
+                .segs
+                .iter()
+                .take_while(|s| s.end() <= lsn.0)
+                .count()
+                .min(w.segs.len().saturating_sub(1));
             w.segs.drain(..keep_from).map(|s| s.path).collect()
         };
         for path in &doomed {
@@ -413,7 +424,10 @@ impl Wal {
         let shared = Arc::new(recovery::open(&cfg, opener)?);
         let handle = flusher::spawn(Arc::clone(&shared))
             .map_err(|e| WalError::io("starting the redo flusher thread", e))?;
-        Ok(Wal { shared, flusher: Mutex::new(Some(handle)) })
+        Ok(Wal {
+            shared,
+            flusher: Mutex::new(Some(handle)),
+        })
     }
 
     /// The redo directory.

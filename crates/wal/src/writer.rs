@@ -66,9 +66,14 @@ impl Writer {
             };
             let room = seg_size.saturating_sub(seg.len);
             let n = (room.min((data.len() - off) as u64)) as usize;
-            seg.dev.write_at(&data[off..off + n], seg.len).map_err(|e| {
-                WalError::io(format!("writing {} bytes to {} at LSN {pos}", n, seg.dev.name()), e)
-            })?;
+            seg.dev
+                .write_at(&data[off..off + n], seg.len)
+                .map_err(|e| {
+                    WalError::io(
+                        format!("writing {} bytes to {} at LSN {pos}", n, seg.dev.name()),
+                        e,
+                    )
+                })?;
             seg.len += n as u64;
             let dev = Arc::clone(&seg.dev);
             if !self.unsynced.iter().any(|d| Arc::ptr_eq(d, &dev)) {
@@ -84,7 +89,11 @@ impl Writer {
     pub fn views(&self) -> Vec<SegmentView> {
         self.segs
             .iter()
-            .map(|s| SegmentView { base: s.base, len: s.len, dev: Arc::clone(&s.dev) })
+            .map(|s| SegmentView {
+                base: s.base,
+                len: s.len,
+                dev: Arc::clone(&s.dev),
+            })
             .collect()
     }
 

@@ -42,9 +42,15 @@ fn appends_are_stamped_in_log_order() {
     assert_eq!(order.len(), 3200);
     assert_eq!(order[0].0, Lsn(0));
     for w in order.windows(2) {
-        assert_eq!(w[0].1, w[1].0, "in_lock calls are in log order and contiguous");
+        assert_eq!(
+            w[0].1, w[1].0,
+            "in_lock calls are in log order and contiguous"
+        );
     }
-    assert!(wal.stats().buffer_full_writes > 0, "the buffer-full path was exercised");
+    assert!(
+        wal.stats().buffer_full_writes > 0,
+        "the buffer-full path was exercised"
+    );
     let got = read_all(&wal, Lsn(0));
     assert_eq!(got.len(), order.len());
     for ((lsn, p), (s, e, id)) in got.iter().zip(&order) {

@@ -12,13 +12,19 @@ const SEG: u64 = 64 * 1024;
 #[test]
 fn checkpoint_reclaims_old_segments() {
     let dir = tempfile::tempdir().unwrap();
-    let payloads: Vec<Vec<u8>> = (0..2000).map(|i| payload(i, 300 + (i as usize % 500))).collect();
+    let payloads: Vec<Vec<u8>> = (0..2000)
+        .map(|i| payload(i, 300 + (i as usize % 500)))
+        .collect();
     let (pos, ckpt) = {
         let wal = Wal::open(cfg(dir.path(), SEG)).unwrap();
         let pos = append_all(&wal, &payloads);
         wal.flush_to(wal.end_lsn()).unwrap();
         let before = segment_files(dir.path());
-        assert!(before.len() > 10, "expected many segments, got {}", before.len());
+        assert!(
+            before.len() > 10,
+            "expected many segments, got {}",
+            before.len()
+        );
         assert_eq!(wal.stats().segments, before.len() as u64);
 
         let ckpt = pos[1500].0; // start of record 1500 = end of record 1499
@@ -31,22 +37,37 @@ fn checkpoint_reclaims_old_segments() {
             let len = std::fs::metadata(path).map(|m| m.len()).unwrap_or(0);
             let gone = !path.exists();
             if gone {
-                assert!(base + SEG <= ckpt.0, "segment at {base} deleted but reaches past {ckpt}");
+                assert!(
+                    base + SEG <= ckpt.0,
+                    "segment at {base} deleted but reaches past {ckpt}"
+                );
             }
             let _ = len;
         }
-        assert!(after[0].0 <= ckpt.0 && ckpt.0 < after[0].0 + SEG, "first kept segment holds the checkpoint");
+        assert!(
+            after[0].0 <= ckpt.0 && ckpt.0 < after[0].0 + SEG,
+            "first kept segment holds the checkpoint"
+        );
         assert_eq!(wal.stats().segments, after.len() as u64);
-        assert_eq!(wal.stats().segments_deleted, (before.len() - after.len()) as u64);
+        assert_eq!(
+            wal.stats().segments_deleted,
+            (before.len() - after.len()) as u64
+        );
 
         // Invalid checkpoints.
-        assert!(matches!(wal.checkpoint(Lsn(ckpt.0 - 1)), Err(WalError::InvalidArgument(_))));
+        assert!(matches!(
+            wal.checkpoint(Lsn(ckpt.0 - 1)),
+            Err(WalError::InvalidArgument(_))
+        ));
         assert!(matches!(
             wal.checkpoint(Lsn(wal.end_lsn().0 + 1)),
             Err(WalError::InvalidArgument(_))
         ));
         // The reclaimed part cannot be read any more.
-        assert!(matches!(wal.read_from(Lsn(0)), Err(WalError::InvalidArgument(_))));
+        assert!(matches!(
+            wal.read_from(Lsn(0)),
+            Err(WalError::InvalidArgument(_))
+        ));
         (pos, ckpt)
     };
 
@@ -69,7 +90,11 @@ fn checkpoint_at_the_end_keeps_the_active_segment_and_appends_continue() {
         append_all(&wal, &payloads);
         let end = wal.end_lsn();
         wal.checkpoint(end).unwrap();
-        assert_eq!(segment_files(dir.path()).len(), 1, "only the active segment is left");
+        assert_eq!(
+            segment_files(dir.path()).len(),
+            1,
+            "only the active segment is left"
+        );
         end
     };
     let wal = Wal::open(cfg(dir.path(), SEG)).unwrap();
@@ -80,7 +105,10 @@ fn checkpoint_at_the_end_keeps_the_active_segment_and_appends_continue() {
     wal.close().unwrap();
     drop(wal);
     let wal = Wal::open(cfg(dir.path(), SEG)).unwrap();
-    assert_eq!(read_all(&wal, end), vec![(end, b"after checkpoint".to_vec())]);
+    assert_eq!(
+        read_all(&wal, end),
+        vec![(end, b"after checkpoint".to_vec())]
+    );
     assert_eq!(wal.end_lsn(), next);
 }
 
@@ -101,7 +129,10 @@ fn segments_left_below_the_checkpoint_by_a_crash_are_deleted_at_open() {
     assert!(!first.1.exists());
     std::fs::write(&first.1, saved).unwrap();
     let wal = Wal::open(cfg(dir.path(), SEG)).unwrap();
-    assert!(!first.1.exists(), "stale segment below the checkpoint deleted at open");
+    assert!(
+        !first.1.exists(),
+        "stale segment below the checkpoint deleted at open"
+    );
     assert_eq!(read_all(&wal, wal.checkpoint_lsn()).len(), 100);
 }
 

@@ -24,13 +24,20 @@ enum After {
 }
 
 fn after_strategy() -> impl Strategy<Value = After> {
-    prop_oneof![Just(After::DeleteLaterFiles), Just(After::KeepLaterFiles), Just(After::Garbage)]
+    prop_oneof![
+        Just(After::DeleteLaterFiles),
+        Just(After::KeepLaterFiles),
+        Just(After::Garbage)
+    ]
 }
 
 fn run(sizes: &[usize], cut_frac: f64, after: After, garbage: &[u8]) -> Result<(), TestCaseError> {
     let dir = tempfile::tempdir().unwrap();
-    let payloads: Vec<Vec<u8>> =
-        sizes.iter().enumerate().map(|(i, &n)| payload(i as u64, n)).collect();
+    let payloads: Vec<Vec<u8>> = sizes
+        .iter()
+        .enumerate()
+        .map(|(i, &n)| payload(i as u64, n))
+        .collect();
     let pos = {
         let wal = Wal::open(cfg(dir.path(), SEG)).unwrap();
         let pos = append_all(&wal, &payloads);
@@ -68,11 +75,17 @@ fn run(sizes: &[usize], cut_frac: f64, after: After, garbage: &[u8]) -> Result<(
         prop_assert_eq!(*lsn, pos[i].0);
         prop_assert!(p == &payloads[i], "record {} differs", i);
     }
-    let valid_end = if expected == 0 { Lsn(0) } else { pos[expected - 1].1 };
+    let valid_end = if expected == 0 {
+        Lsn(0)
+    } else {
+        pos[expected - 1].1
+    };
     prop_assert_eq!(wal.end_lsn(), valid_end);
 
     // Append after the cut; a second reopen sees prefix + new, nothing else.
-    let new: Vec<Vec<u8>> = (0..3).map(|i| payload(10_000 + i, 5000 + i as usize)).collect();
+    let new: Vec<Vec<u8>> = (0..3)
+        .map(|i| payload(10_000 + i, 5000 + i as usize))
+        .collect();
     let new_pos = append_all(&wal, &new);
     prop_assert_eq!(new_pos[0].0, valid_end);
     wal.close().unwrap();
@@ -81,7 +94,12 @@ fn run(sizes: &[usize], cut_frac: f64, after: After, garbage: &[u8]) -> Result<(
     let got: Vec<Vec<u8>> = read_all(&wal, Lsn(0)).into_iter().map(|(_, p)| p).collect();
     let mut want: Vec<Vec<u8>> = payloads[..expected].to_vec();
     want.extend(new);
-    prop_assert!(got == want, "after resume: {} records, want {}", got.len(), want.len());
+    prop_assert!(
+        got == want,
+        "after resume: {} records, want {}",
+        got.len(),
+        want.len()
+    );
     Ok(())
 }
 

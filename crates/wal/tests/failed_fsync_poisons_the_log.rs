@@ -13,7 +13,10 @@ use tierdb_wal::{FlushPolicy, Lsn, Wal, WalError};
 fn assert_poisoned(r: Result<impl std::fmt::Debug, WalError>, needle: &str) {
     match r {
         Err(WalError::Poisoned(msg)) => {
-            assert!(msg.contains(needle), "poison message {msg:?} lacks {needle:?}")
+            assert!(
+                msg.contains(needle),
+                "poison message {msg:?} lacks {needle:?}"
+            )
         }
         other => panic!("expected Poisoned, got {other:?}"),
     }
@@ -32,9 +35,15 @@ fn failed_fsync_poisons_the_log() {
     devs.last().fail_nth_sync(1);
     let lsn = wal.append(b"doomed", |_, _| {}).unwrap();
     let err = wal.commit(lsn).unwrap_err();
-    assert!(matches!(err, WalError::Io { .. }), "first error is the I/O error: {err:?}");
+    assert!(
+        matches!(err, WalError::Io { .. }),
+        "first error is the I/O error: {err:?}"
+    );
     assert!(err.to_string().contains("injected sync fault"), "{err}");
-    assert!(wal.durable_lsn() < lsn, "durable must not advance past a failed fsync");
+    assert!(
+        wal.durable_lsn() < lsn,
+        "durable must not advance past a failed fsync"
+    );
 
     // The device works again, but the log must not pretend.
     assert_eq!(devs.last().plan(), Default::default());
@@ -47,7 +56,11 @@ fn failed_fsync_poisons_the_log() {
     assert_poisoned(wal.close(), "injected sync fault");
     let syncs = devs.total_syncs();
     drop(wal);
-    assert_eq!(devs.total_syncs(), syncs, "no fsync retried after the failure");
+    assert_eq!(
+        devs.total_syncs(),
+        syncs,
+        "no fsync retried after the failure"
+    );
 
     // Reopen: the record before the failure is there (it was fsynced).
     let wal = Wal::open(cfg(dir.path(), 1 << 20)).unwrap();
@@ -95,7 +108,10 @@ fn background_flusher_failure_poisons_the_log() {
     wal.commit(lsn).unwrap();
     let deadline = std::time::Instant::now() + Duration::from_secs(5);
     while wal.append(b"y", |_, _| {}).is_ok() {
-        assert!(std::time::Instant::now() < deadline, "flusher failure never surfaced");
+        assert!(
+            std::time::Instant::now() < deadline,
+            "flusher failure never surfaced"
+        );
         std::thread::sleep(Duration::from_millis(10));
     }
     assert_poisoned(wal.commit(lsn), "injected sync fault");

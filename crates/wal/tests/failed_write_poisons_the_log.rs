@@ -53,7 +53,10 @@ fn torn_write_with_error_poisons_and_the_torn_bytes_are_cut_at_reopen() {
     devs.last().tear_nth_write_then_fail(1);
     let lsn = wal.append(&payload(7, 1000), |_, _| {}).unwrap();
     assert!(wal.commit(lsn).is_err());
-    assert!(matches!(wal.append(b"x", |_, _| {}), Err(WalError::Poisoned(_))));
+    assert!(matches!(
+        wal.append(b"x", |_, _| {}),
+        Err(WalError::Poisoned(_))
+    ));
     drop(wal);
     let wal = Wal::open(cfg(dir.path(), 1 << 20)).unwrap();
     assert_eq!(read_all(&wal, Lsn(0)), vec![(Lsn(0), b"durable".to_vec())]);
@@ -79,5 +82,8 @@ fn failed_write_when_the_buffer_is_full_fails_the_append() {
     let e = failed.expect("an append had to write out the full buffer and failed");
     assert!(matches!(e, WalError::Io { .. }), "{e:?}");
     devs.last().fail_all_writes(false);
-    assert!(matches!(wal.append(b"x", |_, _| {}), Err(WalError::Poisoned(_))));
+    assert!(matches!(
+        wal.append(b"x", |_, _| {}),
+        Err(WalError::Poisoned(_))
+    ));
 }

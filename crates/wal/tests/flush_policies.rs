@@ -24,10 +24,16 @@ fn periodic_makes_commits_durable_within_about_a_second() {
     wal.commit(lsn).unwrap();
     assert!(wal.durable_lsn() < lsn, "Periodic commit must not fsync");
     while wal.durable_lsn() < lsn {
-        assert!(t0.elapsed() < Duration::from_millis(2500), "not durable after 2.5 s");
+        assert!(
+            t0.elapsed() < Duration::from_millis(2500),
+            "not durable after 2.5 s"
+        );
         std::thread::sleep(Duration::from_millis(20));
     }
-    assert!(devs.synced_lsn_single_segment() >= lsn.0, "the device saw the fsync");
+    assert!(
+        devs.synced_lsn_single_segment() >= lsn.0,
+        "the device saw the fsync"
+    );
     eprintln!("durable after {:?}", t0.elapsed());
 }
 
@@ -46,11 +52,18 @@ fn write_at_commit_writes_without_fsync() {
     assert!(wal.durable_lsn() < lsn, "not fsynced at commit");
     assert_eq!(devs.total_syncs(), 0);
     let files = segment_files(dir.path());
-    assert_eq!(std::fs::metadata(&files[0].1).unwrap().len(), lsn.0, "bytes are in the file");
+    assert_eq!(
+        std::fs::metadata(&files[0].1).unwrap().len(),
+        lsn.0,
+        "bytes are in the file"
+    );
     // A process crash (the OS keeps its page cache) loses nothing.
     wal.crash();
     let wal = Wal::open(cfg(dir.path(), 1 << 20)).unwrap();
-    assert_eq!(read_all(&wal, Lsn(0)), vec![(Lsn(0), b"write at commit".to_vec())]);
+    assert_eq!(
+        read_all(&wal, Lsn(0)),
+        vec![(Lsn(0), b"write at commit".to_vec())]
+    );
 }
 
 #[test]
@@ -115,6 +128,9 @@ fn close_stops_the_flusher_and_refuses_more_work() {
     let lsn = wal.append(b"a", |_, _| {}).unwrap();
     wal.close().unwrap();
     assert_eq!(wal.durable_lsn(), lsn);
-    assert!(matches!(wal.append(b"b", |_, _| {}), Err(tierdb_wal::WalError::Closed)));
+    assert!(matches!(
+        wal.append(b"b", |_, _| {}),
+        Err(tierdb_wal::WalError::Closed)
+    ));
     assert!(matches!(wal.commit(lsn), Err(tierdb_wal::WalError::Closed)));
 }

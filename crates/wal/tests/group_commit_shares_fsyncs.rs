@@ -53,8 +53,14 @@ fn group_commit_shares_fsyncs() {
         stats.avg_commits_per_fsync()
     );
     assert_eq!(stats.commits, commits);
-    assert_eq!(stats.fsyncs, device_syncs, "one device fsync per round with one segment");
-    assert!(device_syncs < commits, "no sharing at all: {device_syncs} fsyncs for {commits} commits");
+    assert_eq!(
+        stats.fsyncs, device_syncs,
+        "one device fsync per round with one segment"
+    );
+    assert!(
+        device_syncs < commits,
+        "no sharing at all: {device_syncs} fsyncs for {commits} commits"
+    );
     assert!(
         device_syncs * 4 <= commits,
         "too little sharing: {device_syncs} fsyncs for {commits} commits"

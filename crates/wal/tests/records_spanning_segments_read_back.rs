@@ -19,7 +19,11 @@ fn records_spanning_segments_read_back() {
     let pos = {
         let wal = Wal::open(cfg(dir.path(), SEG)).unwrap();
         let pos = append_all(&wal, &payloads);
-        assert_eq!(read_all(&wal, Lsn(0)).len(), payloads.len(), "readable before reopen");
+        assert_eq!(
+            read_all(&wal, Lsn(0)).len(),
+            payloads.len(),
+            "readable before reopen"
+        );
         wal.close().unwrap();
         pos
     };
@@ -27,7 +31,11 @@ fn records_spanning_segments_read_back() {
     let files = segment_files(dir.path());
     assert_eq!(files.len() as u64, end.div_ceil(SEG));
     for (i, (base, path)) in files.iter().enumerate() {
-        assert_eq!(*base, i as u64 * SEG, "segment named by its first byte's LSN");
+        assert_eq!(
+            *base,
+            i as u64 * SEG,
+            "segment named by its first byte's LSN"
+        );
         let len = std::fs::metadata(path).unwrap().len();
         if i + 1 < files.len() {
             assert_eq!(len, SEG, "non-last segments are full");

@@ -9,7 +9,9 @@ use tierdb_wal::{Lsn, Wal, RECORD_HEADER_BYTES};
 #[test]
 fn records_survive_reopen() {
     let dir = tempfile::tempdir().unwrap();
-    let payloads: Vec<Vec<u8>> = (0..500).map(|i| payload(i, 1 + (i as usize * 37) % 3000)).collect();
+    let payloads: Vec<Vec<u8>> = (0..500)
+        .map(|i| payload(i, 1 + (i as usize * 37) % 3000))
+        .collect();
     let (positions, end) = {
         let wal = Wal::open(cfg(dir.path(), 1 << 20)).unwrap();
         assert_eq!(wal.end_lsn(), Lsn(0));

@@ -56,7 +56,11 @@ fn torn_tail_is_cut_and_appends_resume_after_it() {
     let dir = tempfile::tempdir().unwrap();
     let (payloads, pos) = write_records(dir.path(), 20);
     let (_, path) = segment_files(dir.path()).remove(0);
-    let mut f = OpenOptions::new().read(true).write(true).open(&path).unwrap();
+    let mut f = OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open(&path)
+        .unwrap();
     let victim = pos[19].0 .0 + 8 + 50;
     f.seek(SeekFrom::Start(victim)).unwrap();
     f.write_all(&[0xEE]).unwrap();

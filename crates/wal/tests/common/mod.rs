@@ -55,7 +55,8 @@ impl<D: Device> Device for Recorder<D> {
     }
     fn write_at(&self, buf: &[u8], offset: u64) -> io::Result<()> {
         self.inner.write_at(buf, offset)?;
-        self.written_hi.fetch_max(offset + buf.len() as u64, Ordering::SeqCst);
+        self.written_hi
+            .fetch_max(offset + buf.len() as u64, Ordering::SeqCst);
         Ok(())
     }
     fn sync(&self) -> io::Result<()> {
@@ -110,8 +111,13 @@ impl Devices {
                 .and_then(format::parse_segment_file_name)
                 .unwrap_or(u64::MAX);
             let delay = *devs.sync_delay.lock();
-            let dev = Arc::new(Faulty::new(Recorder::new(BufferedFile::open(path, true)?, delay)));
-            devs.list.lock().push((base, path.to_path_buf(), Arc::clone(&dev)));
+            let dev = Arc::new(Faulty::new(Recorder::new(
+                BufferedFile::open(path, true)?,
+                delay,
+            )));
+            devs.list
+                .lock()
+                .push((base, path.to_path_buf(), Arc::clone(&dev)));
             Ok(dev as Arc<dyn Device>)
         })
     }
@@ -120,10 +126,18 @@ impl Devices {
         Arc::clone(&self.list.lock().last().expect("a device was opened").2)
     }
     pub fn all(&self) -> Vec<Arc<TestDev>> {
-        self.list.lock().iter().map(|(_, _, d)| Arc::clone(d)).collect()
+        self.list
+            .lock()
+            .iter()
+            .map(|(_, _, d)| Arc::clone(d))
+            .collect()
     }
     pub fn total_syncs(&self) -> u64 {
-        self.list.lock().iter().map(|(_, _, d)| d.inner().syncs()).sum()
+        self.list
+            .lock()
+            .iter()
+            .map(|(_, _, d)| d.inner().syncs())
+            .sum()
     }
     /// The stream LSN below which the opener's devices say bytes were fsynced: the highest
     /// `base + synced_hi` over the devices whose predecessors are all synced in full.

@@ -1,0 +1,155 @@
+//! Property tests: the B+tree against a `BTreeMap` model, with a buffer pool much smaller than
+//! the data so that splits, merges and evictions all happen.
+
+mod common;
+
+use proptest::prelude::*;
+use std::collections::BTreeMap;
+use std::ops::Bound;
+use tierdb_btree::{BTree, Modify, Mtr, Store};
+
+#[derive(Debug, Clone)]
+enum Op {
+    Put(u32, usize),
+    Delete(u32),
+    DeleteRange(u32, u32),
+}
+
+fn key(k: u32) -> Vec<u8> {
+    k.to_be_bytes().to_vec()
+}
+fn val(k: u32, len: usize) -> Vec<u8> {
+    (0..len).map(|i| (k as usize + i) as u8).collect()
+}
+
+fn put(s: &Store, t: &BTree, k: &[u8], v: Vec<u8>) -> Option<Vec<u8>> {
+    let mut m = Mtr::new(s, 0);
+    let old = t.modify(&mut m, k, |_| Modify::Put(v.clone())).unwrap();
+    m.commit().unwrap();
+    old
+}
+fn del(s: &Store, t: &BTree, k: &[u8]) -> Option<Vec<u8>> {
+    let mut m = Mtr::new(s, 0);
+    let old = t.modify(&mut m, k, |_| Modify::Delete).unwrap();
+    m.commit().unwrap();
+    old
+}
+
+fn all(s: &Store, t: &BTree) -> Vec<(Vec<u8>, Vec<u8>)> {
+    let mut out = vec![];
+    t.scan(s, Bound::Unbounded, |k, v| {
+        out.push((k.to_vec(), v.to_vec()));
+        true
+    })
+    .unwrap();
+    out
+}
+
+fn check(s: &Store, t: &BTree, model: &BTreeMap<Vec<u8>, Vec<u8>>) {
+    let got = all(s, t);
+    let want: Vec<_> = model.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
+    assert_eq!(got.len(), want.len());
+    assert!(got == want, "scan differs from model");
+    for (k, v) in model.iter().step_by(7) {
+        assert_eq!(t.get(s, k, |x| x.map(|x| x.to_vec())).unwrap().as_ref(), Some(v));
+    }
+}
+
+#[test]
+fn thousands_of_pages_through_a_small_pool_split_and_merge() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = common::store(dir.path(), 64);
+    let mut m = Mtr::new(&s, 0);
+    let t = BTree::create(&mut m).unwrap();
+    m.commit().unwrap();
+    let mut model = BTreeMap::new();
+    // ~40k entries of ~300 bytes = ~800 leaf pages, pool of 64 frames.
+    let n = 40_000u32;
+    for i in 0..n {
+        let k = i.wrapping_mul(2_654_435_761) % 1_000_000;
+        let v = val(k, 250 + (k as usize % 100));
+        put(&s, &t, &key(k), v.clone());
+        model.insert(key(k), v);
+    }
+    assert!(t.height(&s).unwrap() >= 3);
+    let pages_full = t.pages(&s).unwrap().len();
+    assert!(pages_full > 500, "only {pages_full} pages");
+    check(&s, &t, &model);
+    // Delete 90 % of the keys: leaves merge, the tree shrinks.
+    let keys: Vec<_> = model.keys().cloned().collect();
+    for (i, k) in keys.iter().enumerate() {
+        if i % 10 != 0 {
+            assert!(del(&s, &t, k).is_some());
+            model.remove(k);
+        }
+    }
+    check(&s, &t, &model);
+    let pages_after = t.pages(&s).unwrap().len();
+    assert!(pages_after * 3 < pages_full, "merges did not shrink the tree: {pages_full} -> {pages_after}");
+    // Delete everything: the root collapses back to a single leaf.
+    for k in model.keys() {
+        del(&s, &t, k);
+    }
+    assert_eq!(all(&s, &t).len(), 0);
+    assert_eq!(t.height(&s).unwrap(), 1);
+}
+
+#[test]
+fn ascending_load_fills_pages_densely() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = common::store(dir.path(), 128);
+    let mut m = Mtr::new(&s, 0);
+    let t = BTree::create(&mut m).unwrap();
+    m.commit().unwrap();
+    for i in 0..20_000u32 {
+        put(&s, &t, &key(i), vec![7u8; 190]);
+    }
+    let pages = t.pages(&s).unwrap().len();
+    // 20k × (4+4+190+2) bytes ≈ 4 MB ≈ 245 full pages; allow little waste.
+    assert!(pages < 270, "{pages} pages for an ascending load");
+}
+
+fn ops() -> impl Strategy<Value = Vec<Op>> {
+    proptest::collection::vec(
+        prop_oneof![
+            6 => (0u32..3000, 1usize..600).prop_map(|(k, l)| Op::Put(k, l)),
+            3 => (0u32..3000).prop_map(Op::Delete),
+            1 => (0u32..3000, 0u32..300).prop_map(|(a, n)| Op::DeleteRange(a, a + n)),
+        ],
+        1..1500,
+    )
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 12, ..ProptestConfig::default() })]
+    #[test]
+    fn random_operations_match_the_model(ops in ops()) {
+        let dir = tempfile::tempdir().unwrap();
+        let s = common::store(dir.path(), 32);
+        let mut m = Mtr::new(&s, 0);
+        let t = BTree::create(&mut m).unwrap();
+        m.commit().unwrap();
+        let mut model = BTreeMap::new();
+        for op in ops {
+            match op {
+                Op::Put(k, l) => {
+                    let v = val(k, l);
+                    prop_assert_eq!(put(&s, &t, &key(k), v.clone()), model.insert(key(k), v));
+                }
+                Op::Delete(k) => prop_assert_eq!(del(&s, &t, &key(k)), model.remove(&key(k))),
+                Op::DeleteRange(a, b) => {
+                    let ks: Vec<_> = model.range(key(a)..key(b)).map(|(k, _)| k.clone()).collect();
+                    for k in ks { prop_assert!(del(&s, &t, &k).is_some()); model.remove(&k); }
+                }
+            }
+        }
+        check(&s, &t, &model);
+        // Range scans from arbitrary starting points agree too.
+        for start in [0u32, 17, 1500, 2999] {
+            let mut got = vec![];
+            t.scan(&s, Bound::Excluded(&key(start)), |k, _| { got.push(k.to_vec()); got.len() < 50 }).unwrap();
+            let want: Vec<_> = model.range((Bound::Excluded(key(start)), Bound::Unbounded)).take(50).map(|(k, _)| k.clone()).collect();
+            prop_assert_eq!(got, want);
+        }
+    }
+}

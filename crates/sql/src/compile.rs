@@ -1,0 +1,649 @@
+//! Turns sqlparser expressions into `Expr`: resolves column names against a `Scope`, numbers
+//! `?` placeholders by their position in the statement text, maps function names, and in
+//! aggregate context collects aggregate calls into an `AggBuilder`.
+//!
+//! Owns: name resolution rules (unqualified, `t.c`, `db.t.c`; aliases for ORDER BY/HAVING),
+//! literal parsing, and the result-column naming of unaliased expressions.
+//! Must never: evaluate anything against the engine, or recurse deeper than `MAX_DEPTH`
+//! (left-deep operator chains are not bounded by the parser's recursion limit).
+
+use crate::expr::{BinOp, CastTo, Expr, Func, SqlType, UnOp};
+use crate::result::{Column, SqlError};
+use sqlparser::ast;
+use sqlparser::tokenizer::Location;
+use tierdb_engine::Value;
+
+/// Deepest expression nesting we compile.
+pub const MAX_DEPTH: usize = 256;
+
+/// One column visible to expressions.
+#[derive(Clone, Debug)]
+pub struct ScopeCol {
+    pub name: String,
+    /// Names that may qualify this column (`t`, alias, `db.t`).
+    pub qualifiers: Vec<String>,
+    pub ty: SqlType,
+    pub meta: Column,
+}
+
+/// The columns of the row an expression is evaluated against.
+#[derive(Clone, Debug, Default)]
+pub struct Scope {
+    pub cols: Vec<ScopeCol>,
+}
+
+impl Scope {
+    pub fn resolve(&self, parts: &[&str]) -> Result<usize, SqlError> {
+        let (qual, name) = match parts {
+            [n] => (None, *n),
+            [q, n] => (Some(q.to_string()), *n),
+            [d, t, n] => (Some(format!("{d}.{t}")), *n),
+            _ => return Err(unknown_column(&parts.join("."), "field list")),
+        };
+        let mut found = None;
+        for (i, c) in self.cols.iter().enumerate() {
+            if !c.name.eq_ignore_ascii_case(name) {
+                continue;
+            }
+            if let Some(q) = &qual {
+                if !c.qualifiers.iter().any(|x| x == q) {
+                    continue;
+                }
+            }
+            if found.is_some() {
+                return Err(SqlError::new(
+                    1052,
+                    "23000",
+                    format!("Column '{}' in field list is ambiguous", parts.join(".")),
+                ));
+            }
+            found = Some(i);
+        }
+        found.ok_or_else(|| unknown_column(&parts.join("."), "field list"))
+    }
+    pub fn type_of(&self, i: usize) -> SqlType {
+        self.cols.get(i).map(|c| c.ty).unwrap_or(SqlType::Null)
+    }
+}
+
+pub fn unknown_column(name: &str, clause: &str) -> SqlError {
+    SqlError::new(1054, "42S22", format!("Unknown column '{name}' in '{clause}'"))
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AggFunc {
+    Count,
+    CountStar,
+    Sum,
+    Avg,
+    Min,
+    Max,
+    /// A non-aggregated column in an aggregate query (MySQL returns a value from the group).
+    AnyValue,
+}
+
+#[derive(Clone, Debug)]
+pub struct AggSpec {
+    pub func: AggFunc,
+    pub arg: Option<Expr>,
+    pub distinct: bool,
+    pub arg_type: SqlType,
+}
+
+/// Aggregate calls found while compiling an aggregate query. The aggregate row is
+/// `group values ++ aggregate results`.
+#[derive(Default, Debug)]
+pub struct AggBuilder {
+    pub group_texts: Vec<String>,
+    pub group_exprs: Vec<Expr>,
+    pub specs: Vec<AggSpec>,
+    spec_texts: Vec<String>,
+}
+
+pub struct Compiler<'a> {
+    pub scope: &'a Scope,
+    /// Sorted start locations of every `?` in the statement.
+    pub placeholders: &'a [Location],
+    pub agg: Option<&'a mut AggBuilder>,
+    /// Projection aliases usable in ORDER BY and HAVING.
+    pub aliases: &'a [(String, Expr)],
+    pub clause: &'static str,
+    depth: usize,
+}
+
+pub fn is_aggregate_name(name: &str) -> bool {
+    matches!(name.to_ascii_uppercase().as_str(), "COUNT" | "SUM" | "AVG" | "MIN" | "MAX" | "ANY_VALUE")
+}
+
+/// True when the expression contains an aggregate function call.
+pub fn contains_aggregate(e: &ast::Expr, depth: usize) -> bool {
+    if depth > MAX_DEPTH {
+        return false;
+    }
+    let d = depth + 1;
+    match e {
+        ast::Expr::Function(f) => {
+            if is_aggregate_name(&object_name_last(&f.name)) {
+                return true;
+            }
+            function_args(f).iter().any(|a| match a {
+                FArg::Expr(x) => contains_aggregate(x, d),
+                FArg::Star => false,
+            })
+        }
+        ast::Expr::BinaryOp { left, right, .. } => contains_aggregate(left, d) || contains_aggregate(right, d),
+        ast::Expr::UnaryOp { expr, .. }
+        | ast::Expr::Nested(expr)
+        | ast::Expr::IsNull(expr)
+        | ast::Expr::IsNotNull(expr)
+        | ast::Expr::IsTrue(expr)
+        | ast::Expr::IsFalse(expr)
+        | ast::Expr::IsNotTrue(expr)
+        | ast::Expr::IsNotFalse(expr)
+        | ast::Expr::Cast { expr, .. } => contains_aggregate(expr, d),
+        ast::Expr::Between { expr, low, high, .. } => {
+            contains_aggregate(expr, d) || contains_aggregate(low, d) || contains_aggregate(high, d)
+        }
+        ast::Expr::In { expr, target: ast::InTarget::List(l), .. } => {
+            contains_aggregate(expr, d) || l.iter().any(|x| contains_aggregate(x, d))
+        }
+        ast::Expr::Like { expr, pattern, .. } => contains_aggregate(expr, d) || contains_aggregate(pattern, d),
+        ast::Expr::Case { operand, conditions, else_result, .. } => {
+            operand.as_ref().is_some_and(|x| contains_aggregate(x, d))
+                || conditions.iter().any(|c| contains_aggregate(&c.condition, d) || contains_aggregate(&c.result, d))
+                || else_result.as_ref().is_some_and(|x| contains_aggregate(x, d))
+        }
+        _ => false,
+    }
+}
+
+pub enum FArg<'a> {
+    Expr(&'a ast::Expr),
+    Star,
+}
+
+/// Plain positional arguments of a function call (named args etc. are refused later).
+pub fn function_args(f: &ast::Function) -> Vec<FArg<'_>> {
+    match &f.args {
+        ast::FunctionArguments::List(l) => l
+            .args
+            .iter()
+            .filter_map(|a| match a {
+                ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(e)) => Some(FArg::Expr(e)),
+                ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Wildcard) => Some(FArg::Star),
+                _ => None,
+            })
+            .collect(),
+        _ => Vec::new(),
+    }
+}
+
+fn function_is_distinct(f: &ast::Function) -> bool {
+    matches!(&f.args, ast::FunctionArguments::List(l) if matches!(l.duplicate_treatment, Some(ast::DuplicateTreatment::Distinct)))
+}
+
+pub fn object_name_last(n: &ast::ObjectName) -> String {
+    match n.0.last() {
+        Some(ast::ObjectNamePart::Identifier(i)) => i.value.clone(),
+        _ => String::new(),
+    }
+}
+
+/// The identifier parts of an object name (`db.t` → ["db", "t"]).
+pub fn object_name_parts(n: &ast::ObjectName) -> Result<Vec<String>, SqlError> {
+    n.0.iter()
+        .map(|p| match p {
+            ast::ObjectNamePart::Identifier(i) => Ok(i.value.clone()),
+            other => Err(SqlError::unsupported(format!("object name part {other}"))),
+        })
+        .collect()
+}
+
+/// Parses a numeric literal: integers that fit i64 become Int, others Double.
+pub fn number_literal(s: &str) -> Value {
+    if let Ok(i) = s.parse::<i64>() {
+        return Value::Int(i);
+    }
+    Value::Double(s.parse::<f64>().unwrap_or(0.0))
+}
+
+/// A literal value, or `None` when the AST value is not a plain literal.
+pub fn literal(v: &ast::Value) -> Result<Value, SqlError> {
+    Ok(match v {
+        ast::Value::Number(s, _) => number_literal(s),
+        ast::Value::SingleQuotedString(s)
+        | ast::Value::DoubleQuotedString(s)
+        | ast::Value::NationalStringLiteral(s)
+        | ast::Value::EscapedStringLiteral(s)
+        | ast::Value::TripleSingleQuotedString(s)
+        | ast::Value::TripleDoubleQuotedString(s) => Value::Bytes(s.as_bytes().to_vec()),
+        ast::Value::HexStringLiteral(h) => {
+            let h = if h.len() % 2 == 1 { format!("0{h}") } else { h.clone() };
+            let mut out = Vec::with_capacity(h.len() / 2);
+            for i in (0..h.len()).step_by(2) {
+                let byte = u8::from_str_radix(h.get(i..i + 2).unwrap_or("00"), 16)
+                    .map_err(|_| SqlError::syntax(format!("bad hex literal X'{h}'")))?;
+                out.push(byte);
+            }
+            Value::Bytes(out)
+        }
+        ast::Value::SingleQuotedByteStringLiteral(bits) => {
+            let mut n: i64 = 0;
+            for c in bits.chars() {
+                match c {
+                    '0' | '1' => n = n.checked_mul(2).and_then(|x| x.checked_add(i64::from(c == '1'))).unwrap_or(i64::MAX),
+                    _ => return Err(SqlError::syntax(format!("bad bit literal b'{bits}'"))),
+                }
+            }
+            Value::Int(n)
+        }
+        ast::Value::Boolean(b) => Value::Int(i64::from(*b)),
+        ast::Value::Null => Value::Null,
+        other => return Err(SqlError::unsupported(format!("literal {other}"))),
+    })
+}
+
+/// The result-column name MySQL would show for an unaliased projection expression.
+pub fn column_name_of(e: &ast::Expr) -> String {
+    match e {
+        ast::Expr::Identifier(i) => i.value.clone(),
+        ast::Expr::CompoundIdentifier(parts) => {
+            if parts.first().is_some_and(|p| p.value.starts_with("@@")) {
+                parts.iter().map(|p| p.value.as_str()).collect::<Vec<_>>().join(".")
+            } else {
+                parts.last().map(|p| p.value.clone()).unwrap_or_default()
+            }
+        }
+        ast::Expr::Value(v) => match &v.value {
+            ast::Value::SingleQuotedString(s) | ast::Value::DoubleQuotedString(s) => s.clone(),
+            ast::Value::Number(s, _) => s.clone(),
+            ast::Value::Null => "NULL".into(),
+            other => other.to_string(),
+        },
+        other => other.to_string(),
+    }
+}
+
+impl<'a> Compiler<'a> {
+    pub fn new(scope: &'a Scope, placeholders: &'a [Location]) -> Compiler<'a> {
+        Compiler { scope, placeholders, agg: None, aliases: &[], clause: "field list", depth: 0 }
+    }
+
+    fn param_index(&self, span: &sqlparser::tokenizer::Span) -> Result<usize, SqlError> {
+        let loc = span.start;
+        self.placeholders
+            .binary_search_by(|l| (l.line, l.column).cmp(&(loc.line, loc.column)))
+            .map_err(|_| SqlError::syntax("could not place a '?' parameter marker"))
+    }
+
+    pub fn compile(&mut self, e: &ast::Expr) -> Result<Expr, SqlError> {
+        self.depth += 1;
+        if self.depth > MAX_DEPTH {
+            self.depth -= 1;
+            return Err(SqlError::new(1436, "HY000", "expression nesting too deep (thread stack overrun guard)"));
+        }
+        let r = self.compile_inner(e);
+        self.depth -= 1;
+        r
+    }
+
+    fn agg_lookup(&mut self, e: &ast::Expr) -> Result<Option<Expr>, SqlError> {
+        let Some(agg) = self.agg.as_deref_mut() else { return Ok(None) };
+        let text = e.to_string();
+        if let Some(i) = agg.group_texts.iter().position(|t| *t == text) {
+            return Ok(Some(Expr::Col(i)));
+        }
+        match e {
+            ast::Expr::Function(f) if is_aggregate_name(&object_name_last(&f.name)) => {
+                let name = object_name_last(&f.name).to_ascii_uppercase();
+                let args = function_args(f);
+                let distinct = function_is_distinct(f);
+                let (func, arg) = match (name.as_str(), args.as_slice()) {
+                    ("COUNT", [FArg::Star]) => (AggFunc::CountStar, None),
+                    ("COUNT", [FArg::Expr(x)]) => (AggFunc::Count, Some(*x)),
+                    ("SUM", [FArg::Expr(x)]) => (AggFunc::Sum, Some(*x)),
+                    ("AVG", [FArg::Expr(x)]) => (AggFunc::Avg, Some(*x)),
+                    ("MIN", [FArg::Expr(x)]) => (AggFunc::Min, Some(*x)),
+                    ("MAX", [FArg::Expr(x)]) => (AggFunc::Max, Some(*x)),
+                    ("ANY_VALUE", [FArg::Expr(x)]) => (AggFunc::AnyValue, Some(*x)),
+                    _ => return Err(SqlError::syntax(format!("wrong arguments to aggregate {f}"))),
+                };
+                if f.over.is_some() || f.filter.is_some() {
+                    return Err(SqlError::unsupported("window functions / aggregate FILTER"));
+                }
+                self.add_agg(func, arg, distinct, text).map(Some)
+            }
+            ast::Expr::Identifier(_) | ast::Expr::CompoundIdentifier(_) if !is_variable(e) => {
+                if let ast::Expr::Identifier(id) = e {
+                    if let Some((_, x)) = self.aliases.iter().find(|(n, _)| n.eq_ignore_ascii_case(&id.value)) {
+                        return Ok(Some(x.clone()));
+                    }
+                }
+                // A bare column in an aggregate query: its group-by position or ANY_VALUE.
+                let compiled = self.without_agg(|c| c.compile(e))?;
+                let agg = self.agg.as_deref_mut().ok_or_else(|| SqlError::syntax("internal: aggregate context lost"))?;
+                if let Expr::Col(ci) = compiled {
+                    if let Some(gi) = agg.group_exprs.iter().position(|g| matches!(g, Expr::Col(x) if *x == ci)) {
+                        return Ok(Some(Expr::Col(gi)));
+                    }
+                }
+                self.add_agg(AggFunc::AnyValue, Some(e), false, text).map(Some)
+            }
+            _ => Ok(None),
+        }
+    }
+
+    fn add_agg(&mut self, func: AggFunc, arg: Option<&ast::Expr>, distinct: bool, text: String) -> Result<Expr, SqlError> {
+        let arg = match arg {
+            Some(x) => {
+                if contains_aggregate(x, 0) {
+                    return Err(SqlError::new(1111, "HY000", "Invalid use of group function"));
+                }
+                Some(self.without_agg(|c| c.compile(x))?)
+            }
+            None => None,
+        };
+        let scope = self.scope;
+        let arg_type = arg.as_ref().map(|a| a.sql_type(&|i| scope.type_of(i))).unwrap_or(SqlType::Int);
+        let agg = self.agg.as_deref_mut().ok_or_else(|| SqlError::syntax("internal: aggregate context lost"))?;
+        let ng = agg.group_exprs.len();
+        if let Some(i) = agg.spec_texts.iter().position(|t| *t == text) {
+            return Ok(Expr::Col(ng + i));
+        }
+        agg.specs.push(AggSpec { func, arg, distinct, arg_type });
+        agg.spec_texts.push(text);
+        Ok(Expr::Col(ng + agg.specs.len() - 1))
+    }
+
+    fn without_agg<T>(&mut self, f: impl FnOnce(&mut Compiler) -> Result<T, SqlError>) -> Result<T, SqlError> {
+        let saved = self.agg.take();
+        let aliases = std::mem::take(&mut self.aliases);
+        let r = f(self);
+        self.agg = saved;
+        self.aliases = aliases;
+        r
+    }
+
+    fn compile_inner(&mut self, e: &ast::Expr) -> Result<Expr, SqlError> {
+        if let Some(x) = self.agg_lookup(e)? {
+            return Ok(x);
+        }
+        use ast::Expr as A;
+        Ok(match e {
+            A::Identifier(id) => {
+                if let Some(v) = id.value.strip_prefix("@@") {
+                    return Ok(sysvar(v, None));
+                }
+                if let Some(v) = id.value.strip_prefix('@') {
+                    return Ok(Expr::UserVar(v.to_ascii_lowercase()));
+                }
+                if let Some((_, x)) = self.aliases.iter().find(|(n, _)| n.eq_ignore_ascii_case(&id.value)) {
+                    return Ok(x.clone());
+                }
+                Expr::Col(self.scope.resolve(&[&id.value]).map_err(|_| unknown_column(&id.value, self.clause))?)
+            }
+            A::CompoundIdentifier(parts) => {
+                if let Some(first) = parts.first() {
+                    if let Some(scope) = first.value.strip_prefix("@@") {
+                        let name: Vec<&str> = parts[1..].iter().map(|p| p.value.as_str()).collect();
+                        let global = match scope.to_ascii_lowercase().as_str() {
+                            "global" => Some(true),
+                            "session" | "local" => Some(false),
+                            _ => return Err(SqlError::syntax(format!("bad variable reference {e}"))),
+                        };
+                        return Ok(sysvar(&name.join("."), global));
+                    }
+                }
+                let names: Vec<&str> = parts.iter().map(|p| p.value.as_str()).collect();
+                let full = names.join(".");
+                Expr::Col(self.scope.resolve(&names).map_err(|_| unknown_column(&full, self.clause))?)
+            }
+            A::Value(v) => match &v.value {
+                ast::Value::Placeholder(_) => Expr::Param(self.param_index(&v.span)?),
+                other => Expr::Const(literal(other)?),
+            },
+            A::Nested(x) => self.compile(x)?,
+            A::UnaryOp { op, expr } => {
+                let x = self.compile(expr)?;
+                match op {
+                    ast::UnaryOperator::Minus => match x {
+                        Expr::Const(Value::Int(i)) if i != i64::MIN => Expr::Const(Value::Int(-i)),
+                        Expr::Const(Value::Double(d)) => Expr::Const(Value::Double(-d)),
+                        x => Expr::Unary(UnOp::Neg, Box::new(x)),
+                    },
+                    ast::UnaryOperator::Plus => x,
+                    ast::UnaryOperator::Not | ast::UnaryOperator::BangNot => Expr::Unary(UnOp::Not, Box::new(x)),
+                    ast::UnaryOperator::BitwiseNot => Expr::Unary(UnOp::BitNot, Box::new(x)),
+                    other => return Err(SqlError::unsupported(format!("operator {other}"))),
+                }
+            }
+            A::BinaryOp { left, op, right } => {
+                let bop = match op {
+                    ast::BinaryOperator::Plus => BinOp::Add,
+                    ast::BinaryOperator::Minus => BinOp::Sub,
+                    ast::BinaryOperator::Multiply => BinOp::Mul,
+                    ast::BinaryOperator::Divide => BinOp::Div,
+                    ast::BinaryOperator::Modulo => BinOp::Mod,
+                    ast::BinaryOperator::MyIntegerDivide | ast::BinaryOperator::DuckIntegerDivide => BinOp::IntDiv,
+                    ast::BinaryOperator::Eq => BinOp::Eq,
+                    ast::BinaryOperator::Spaceship => BinOp::NullSafeEq,
+                    ast::BinaryOperator::NotEq => BinOp::Ne,
+                    ast::BinaryOperator::Lt => BinOp::Lt,
+                    ast::BinaryOperator::LtEq => BinOp::Le,
+                    ast::BinaryOperator::Gt => BinOp::Gt,
+                    ast::BinaryOperator::GtEq => BinOp::Ge,
+                    ast::BinaryOperator::And => BinOp::And,
+                    ast::BinaryOperator::Or | ast::BinaryOperator::StringConcat => BinOp::Or,
+                    ast::BinaryOperator::Xor => BinOp::Xor,
+                    ast::BinaryOperator::BitwiseAnd => BinOp::BitAnd,
+                    ast::BinaryOperator::BitwiseOr => BinOp::BitOr,
+                    ast::BinaryOperator::BitwiseXor => BinOp::BitXor,
+                    other => return Err(SqlError::unsupported(format!("operator {other}"))),
+                };
+                let l = self.compile(left)?;
+                let r = self.compile(right)?;
+                Expr::Bin(bop, Box::new(l), Box::new(r))
+            }
+            A::IsNull(x) => Expr::IsNull(Box::new(self.compile(x)?), false),
+            A::IsNotNull(x) => Expr::IsNull(Box::new(self.compile(x)?), true),
+            A::IsTrue(x) => Expr::IsBool(Box::new(self.compile(x)?), true, false),
+            A::IsNotTrue(x) => Expr::IsBool(Box::new(self.compile(x)?), true, true),
+            A::IsFalse(x) => Expr::IsBool(Box::new(self.compile(x)?), false, false),
+            A::IsNotFalse(x) => Expr::IsBool(Box::new(self.compile(x)?), false, true),
+            A::In { expr, target, negated, .. } => match target {
+                ast::InTarget::List(list) => {
+                    let x = self.compile(expr)?;
+                    let l = list.iter().map(|i| self.compile(i)).collect::<Result<Vec<_>, _>>()?;
+                    Expr::In(Box::new(x), l, *negated)
+                }
+                _ => return Err(SqlError::unsupported("IN (subquery)")),
+            },
+            A::Between { expr, negated, low, high } => Expr::Between(
+                Box::new(self.compile(expr)?),
+                Box::new(self.compile(low)?),
+                Box::new(self.compile(high)?),
+                *negated,
+            ),
+            A::Like { negated, any, expr, pattern, escape_char } => {
+                if *any {
+                    return Err(SqlError::unsupported("LIKE ANY"));
+                }
+                let escape = match escape_char.as_deref() {
+                    None => b'\\',
+                    Some(A::Value(v)) => match &v.value {
+                        ast::Value::SingleQuotedString(s) | ast::Value::DoubleQuotedString(s) if s.len() == 1 => s.as_bytes()[0],
+                        _ => return Err(SqlError::new(1210, "HY000", "Incorrect arguments to ESCAPE")),
+                    },
+                    Some(_) => return Err(SqlError::new(1210, "HY000", "Incorrect arguments to ESCAPE")),
+                };
+                Expr::Like {
+                    expr: Box::new(self.compile(expr)?),
+                    pattern: Box::new(self.compile(pattern)?),
+                    escape,
+                    negated: *negated,
+                }
+            }
+            A::Function(f) => self.function(f)?,
+            A::Ceil { expr, field } | A::Floor { expr, field } => {
+                if !matches!(field, ast::CeilFloorKind::DateTimeField(ast::DateTimeField::NoDateTime)) {
+                    return Err(SqlError::unsupported(format!("{e}")));
+                }
+                let func = if matches!(e, A::Ceil { .. }) { Func::Ceil } else { Func::Floor };
+                Expr::Func(func, vec![self.compile(expr)?])
+            }
+            A::Substring { expr, substring_from, substring_for, .. } => {
+                let mut args = vec![self.compile(expr)?];
+                args.push(match substring_from {
+                    Some(x) => self.compile(x)?,
+                    None => Expr::Const(Value::Int(1)),
+                });
+                if let Some(x) = substring_for {
+                    args.push(self.compile(x)?);
+                }
+                Expr::Func(Func::Substring, args)
+            }
+            A::Trim { trim_where: None, trim_what: None, expr, trim_characters: None } => {
+                Expr::Func(Func::Trim, vec![self.compile(expr)?])
+            }
+            A::Cast { expr, data_type, format: None, .. } => {
+                let x = self.compile(expr)?;
+                Expr::Cast(Box::new(x), cast_target(data_type)?)
+            }
+            A::Case { operand, conditions, else_result, .. } => Expr::Case {
+                operand: match operand {
+                    Some(o) => Some(Box::new(self.compile(o)?)),
+                    None => None,
+                },
+                whens: conditions
+                    .iter()
+                    .map(|c| Ok((self.compile(&c.condition)?, self.compile(&c.result)?)))
+                    .collect::<Result<Vec<_>, SqlError>>()?,
+                otherwise: match else_result {
+                    Some(x) => Some(Box::new(self.compile(x)?)),
+                    None => None,
+                },
+            },
+            A::Subquery(_) | A::Exists { .. } => return Err(SqlError::unsupported("subqueries in expressions")),
+            other => return Err(SqlError::unsupported(format!("expression {other}"))),
+        })
+    }
+
+    fn function(&mut self, f: &ast::Function) -> Result<Expr, SqlError> {
+        let name = object_name_last(&f.name).to_ascii_uppercase();
+        if is_aggregate_name(&name) {
+            return Err(SqlError::new(1111, "HY000", "Invalid use of group function"));
+        }
+        if f.over.is_some() {
+            return Err(SqlError::unsupported("window functions"));
+        }
+        let raw = function_args(f);
+        let n_declared = match &f.args {
+            ast::FunctionArguments::List(l) => l.args.len(),
+            _ => 0,
+        };
+        if raw.len() != n_declared {
+            return Err(SqlError::unsupported(format!("argument form in {f}")));
+        }
+        let mut args = Vec::with_capacity(raw.len());
+        for a in &raw {
+            match a {
+                FArg::Expr(x) => args.push(self.compile(x)?),
+                FArg::Star => return Err(SqlError::syntax(format!("'*' is not valid in {name}()"))),
+            }
+        }
+        let (func, min, max) = match name.as_str() {
+            "CONCAT" => (Func::Concat, 1, usize::MAX),
+            "CONCAT_WS" => (Func::ConcatWs, 2, usize::MAX),
+            "COALESCE" => (Func::Coalesce, 1, usize::MAX),
+            "IFNULL" => (Func::IfNull, 2, 2),
+            "NULLIF" => (Func::NullIf, 2, 2),
+            "IF" => (Func::If, 3, 3),
+            "LENGTH" | "OCTET_LENGTH" => (Func::Length, 1, 1),
+            "CHAR_LENGTH" | "CHARACTER_LENGTH" => (Func::CharLength, 1, 1),
+            "UPPER" | "UCASE" => (Func::Upper, 1, 1),
+            "LOWER" | "LCASE" => (Func::Lower, 1, 1),
+            "ABS" => (Func::Abs, 1, 1),
+            "FLOOR" => (Func::Floor, 1, 1),
+            "CEIL" | "CEILING" => (Func::Ceil, 1, 1),
+            "ROUND" => (Func::Round, 1, 2),
+            "NOW" | "CURRENT_TIMESTAMP" | "LOCALTIME" | "LOCALTIMESTAMP" | "SYSDATE" => (Func::Now, 0, 1),
+            "CURDATE" | "CURRENT_DATE" => (Func::CurDate, 0, 0),
+            "UNIX_TIMESTAMP" => (Func::UnixTimestamp, 0, 0),
+            "DATABASE" | "SCHEMA" => (Func::Database, 0, 0),
+            "USER" | "CURRENT_USER" | "SESSION_USER" | "SYSTEM_USER" => (Func::User, 0, 0),
+            "VERSION" => (Func::Version, 0, 0),
+            "CONNECTION_ID" => (Func::ConnectionId, 0, 0),
+            "LAST_INSERT_ID" => (Func::LastInsertId, 0, 0),
+            "GREATEST" => (Func::Greatest, 2, usize::MAX),
+            "LEAST" => (Func::Least, 2, usize::MAX),
+            "SUBSTRING" | "SUBSTR" | "MID" => (Func::Substring, 2, 3),
+            "TRIM" => (Func::Trim, 1, 1),
+            "MOD" => {
+                if args.len() != 2 {
+                    return Err(wrong_args(&name));
+                }
+                let b = args.pop().unwrap_or(Expr::Const(Value::Null));
+                let a = args.pop().unwrap_or(Expr::Const(Value::Null));
+                return Ok(Expr::Bin(BinOp::Mod, Box::new(a), Box::new(b)));
+            }
+            _ => {
+                return Err(SqlError::new(1305, "42000", format!("FUNCTION {name} does not exist")));
+            }
+        };
+        if args.len() < min || args.len() > max {
+            return Err(wrong_args(&name));
+        }
+        if func == Func::Now {
+            args.clear();
+        }
+        Ok(Expr::Func(func, args))
+    }
+}
+
+fn wrong_args(name: &str) -> SqlError {
+    SqlError::new(1582, "42000", format!("Incorrect parameter count in the call to native function '{name}'"))
+}
+
+fn is_variable(e: &ast::Expr) -> bool {
+    match e {
+        ast::Expr::Identifier(i) => i.value.starts_with('@'),
+        ast::Expr::CompoundIdentifier(p) => p.first().is_some_and(|i| i.value.starts_with('@')),
+        _ => false,
+    }
+}
+
+fn sysvar(name: &str, global: Option<bool>) -> Expr {
+    let lower = name.to_ascii_lowercase();
+    if global.is_none() {
+        if let Some(rest) = lower.strip_prefix("global.") {
+            return Expr::SysVar(rest.to_string(), Some(true));
+        }
+        if let Some(rest) = lower.strip_prefix("session.").or_else(|| lower.strip_prefix("local.")) {
+            return Expr::SysVar(rest.to_string(), Some(false));
+        }
+    }
+    Expr::SysVar(lower, global)
+}
+
+pub fn cast_target(dt: &ast::DataType) -> Result<CastTo, SqlError> {
+    use ast::DataType as D;
+    Ok(match dt {
+        D::Signed | D::SignedInteger | D::Int(_) | D::Integer(_) | D::BigInt(_) => CastTo::Signed,
+        D::Unsigned | D::UnsignedInteger | D::IntUnsigned(_) | D::BigIntUnsigned(_) | D::IntegerUnsigned(_) => {
+            CastTo::Unsigned
+        }
+        D::Char(_) | D::Varchar(_) | D::Text | D::Binary(_) | D::Nvarchar(_) => CastTo::Char,
+        D::Double(_) | D::DoublePrecision | D::Float(_) | D::Real => CastTo::Double,
+        D::Decimal(info) | D::Numeric(info) | D::Dec(info) => {
+            let (p, s) = match info {
+                ast::ExactNumberInfo::None => (10, 0),
+                ast::ExactNumberInfo::Precision(p) => (*p, 0),
+                ast::ExactNumberInfo::PrecisionAndScale(p, s) => (*p, (*s).max(0) as u64),
+            };
+            CastTo::Decimal { precision: p.min(65) as u8, scale: s.min(30) as u8 }
+        }
+        D::Date => CastTo::Date,
+        D::Datetime(_) | D::Timestamp(..) => CastTo::DateTime,
+        other => return Err(SqlError::unsupported(format!("CAST to {other}"))),
+    })
+}

@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# Installs what tierdb's server, tests and benchmarks need, when missing (Debian/Ubuntu).
+# Idempotent; run as root or with sudo available.
+set -euo pipefail
+need=()
+command -v sysbench >/dev/null 2>&1 || need+=(sysbench)
+command -v mariadb >/dev/null 2>&1 || need+=(mariadb-client)
+command -v tmux >/dev/null 2>&1 || need+=(tmux)
+if [ "${TIERDB_BENCH:-0}" = 1 ]; then
+  command -v mariadbd >/dev/null 2>&1 || need+=(mariadb-server)
+  command -v fio >/dev/null 2>&1 || need+=(fio)
+fi
+if [ ${#need[@]} -gt 0 ]; then
+  sudo=""; [ "$(id -u)" = 0 ] || sudo="sudo"
+  echo "setup: installing ${need[*]}" >&2
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${need[@]}" >/dev/null
+fi
+command -v cargo >/dev/null 2>&1 || { echo "setup: cargo (Rust ≥ 1.95) is required: https://rustup.rs" >&2; exit 1; }
