@@ -45,7 +45,9 @@ pub fn allocate(mtr: &mut Mtr) -> Result<usize> {
     if head != 0 {
         let f = mtr.latch(PageId(head))?;
         if tierdb_page::page_type_raw(mtr.page(f)) != PageType::Free as u8 {
-            return Err(Error::Corrupt(format!("free-list page {head} is not a free page")));
+            return Err(Error::Corrupt(format!(
+                "free-list page {head} is not a free page"
+            )));
         }
         let next = r64(mtr.page(f), 32);
         w64(mtr.page_mut(m), FREE_HEAD, next);

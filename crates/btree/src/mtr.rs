@@ -32,7 +32,12 @@ pub struct Mtr<'a> {
 
 impl<'a> Mtr<'a> {
     pub fn new(store: &'a Store, txn: u64) -> Mtr<'a> {
-        Mtr { store, txn, pages: Vec::new(), logical: Vec::new() }
+        Mtr {
+            store,
+            txn,
+            pages: Vec::new(),
+            logical: Vec::new(),
+        }
     }
 
     pub fn store(&self) -> &'a Store {
@@ -40,8 +45,16 @@ impl<'a> Mtr<'a> {
     }
 
     fn push(&mut self, guard: PageWrite<'a>, new: bool) -> usize {
-        let before = if !new && guard.is_dirty() { Some(Box::<[u8]>::from(&guard[..])) } else { None };
-        self.pages.push(Entry { guard, before, modified: new });
+        let before = if !new && guard.is_dirty() {
+            Some(Box::<[u8]>::from(&guard[..]))
+        } else {
+            None
+        };
+        self.pages.push(Entry {
+            guard,
+            before,
+            modified: new,
+        });
         self.pages.len() - 1
     }
 
@@ -112,7 +125,12 @@ impl<'a> Mtr<'a> {
         for &i in &changed {
             let e = &self.pages[i];
             debug_assert_eq!(e.guard.len(), PAGE_SIZE);
-            redo::encode_change(&mut payload, e.guard.id(), e.before.as_deref(), &e.guard[..]);
+            redo::encode_change(
+                &mut payload,
+                e.guard.id(),
+                e.before.as_deref(),
+                &e.guard[..],
+            );
         }
         redo::finish_mtr(&mut payload, &self.logical);
         let pages = &mut self.pages;

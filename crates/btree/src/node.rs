@@ -53,7 +53,11 @@ fn w64(p: &mut [u8], at: usize, v: u64) {
 
 /// Formats `p` as an empty node.
 pub fn init(p: &mut [u8], id: PageId, level: u8) {
-    let ty = if level == 0 { PageType::BTreeLeaf } else { PageType::BTreeInternal };
+    let ty = if level == 0 {
+        PageType::BTreeLeaf
+    } else {
+        PageType::BTreeInternal
+    };
     tierdb_page::format(p, id, ty);
     w16(p, off::NSLOTS, 0);
     w16(p, off::FREE_END, PAGE_SIZE);
@@ -252,7 +256,9 @@ fn insert_slot(p: &mut [u8], i: usize, o: usize) {
 /// Inserts a leaf cell at position `i`. False when it does not fit.
 pub fn leaf_insert_at(p: &mut [u8], i: usize, k: &[u8], v: &[u8]) -> bool {
     let size = leaf_cell_size(k, v);
-    let Some(o) = alloc_cell(p, size) else { return false };
+    let Some(o) = alloc_cell(p, size) else {
+        return false;
+    };
     w16(p, o, k.len());
     w16(p, o + 2, v.len());
     p[o + 4..o + 4 + k.len()].copy_from_slice(k);
@@ -264,7 +270,9 @@ pub fn leaf_insert_at(p: &mut [u8], i: usize, k: &[u8], v: &[u8]) -> bool {
 /// Inserts an internal cell (separator `k`, right child `c`) at position `i`.
 pub fn internal_insert_at(p: &mut [u8], i: usize, k: &[u8], c: PageId) -> bool {
     let size = internal_cell_size(k);
-    let Some(o) = alloc_cell(p, size) else { return false };
+    let Some(o) = alloc_cell(p, size) else {
+        return false;
+    };
     w16(p, o, k.len());
     w64(p, o + 2, c.0);
     p[o + 10..o + 10 + k.len()].copy_from_slice(k);
@@ -313,10 +321,14 @@ pub enum Cells {
 }
 
 pub fn leaf_cells(p: &[u8]) -> Vec<(Vec<u8>, Vec<u8>)> {
-    (0..nslots(p)).map(|i| (key(p, i).to_vec(), value(p, i).to_vec())).collect()
+    (0..nslots(p))
+        .map(|i| (key(p, i).to_vec(), value(p, i).to_vec()))
+        .collect()
 }
 pub fn internal_cells(p: &[u8]) -> Vec<(Vec<u8>, PageId)> {
-    (0..nslots(p)).map(|i| (key(p, i).to_vec(), child(p, i))).collect()
+    (0..nslots(p))
+        .map(|i| (key(p, i).to_vec(), child(p, i)))
+        .collect()
 }
 
 /// Rebuilds node `p` (keeping id, level, right link, leftmost) with exactly `cells`.
@@ -386,7 +398,11 @@ mod tests {
         let mut p = vec![0u8; PAGE_SIZE];
         init(&mut p, PageId(1), 0);
         let mut i = 0u32;
-        while leaf_insert_at(&mut p, nslots(&p), &i.to_be_bytes(), &[0u8; 100]) {
+        loop {
+            let n = nslots(&p);
+            if !leaf_insert_at(&mut p, n, &i.to_be_bytes(), &[0u8; 100]) {
+                break;
+            }
             i += 1;
         }
         assert!(i > 100 && i < 160);

@@ -38,7 +38,11 @@ impl PageChange {
 pub enum Record {
     /// Atomic group of page changes, with an optional logical part owned by the engine
     /// (transaction id and undo information; opaque here).
-    Mtr { txn: u64, changes: Vec<PageChange>, logical: Vec<u8> },
+    Mtr {
+        txn: u64,
+        changes: Vec<PageChange>,
+        logical: Vec<u8>,
+    },
     /// A transaction ended (committed or rolled back).
     TxnEnd { txn: u64, committed: bool },
 }
@@ -87,7 +91,9 @@ pub fn encode_change(out: &mut Vec<u8>, id: PageId, before: Option<&[u8]>, after
             let mut n = 0u16;
             let mut i = 0;
             // The CRC and LSN fields are never logged: redo stamps the LSN, sealing the CRC.
-            let skip = |i: usize| (off::CRC..off::CRC + 4).contains(&i) || (off::LSN..off::LSN + 8).contains(&i);
+            let skip = |i: usize| {
+                (off::CRC..off::CRC + 4).contains(&i) || (off::LSN..off::LSN + 8).contains(&i)
+            };
             while i < PAGE_SIZE {
                 if b[i] == after[i] || skip(i) {
                     i += 1;
@@ -164,7 +170,11 @@ pub fn decode(payload: &[u8]) -> Result<Record, RedoError> {
             if !r.0.is_empty() {
                 return Err(RedoError("trailing bytes"));
             }
-            Ok(Record::Mtr { txn, changes, logical })
+            Ok(Record::Mtr {
+                txn,
+                changes,
+                logical,
+            })
         }
         KIND_TXN_END => {
             let txn = r.u64()?;
@@ -172,7 +182,10 @@ pub fn decode(payload: &[u8]) -> Result<Record, RedoError> {
             if c > 1 || !r.0.is_empty() {
                 return Err(RedoError("bad txn end"));
             }
-            Ok(Record::TxnEnd { txn, committed: c == 1 })
+            Ok(Record::TxnEnd {
+                txn,
+                committed: c == 1,
+            })
         }
         _ => Err(RedoError("unknown record kind")),
     }

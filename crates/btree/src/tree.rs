@@ -29,10 +29,14 @@ pub struct BTree {
 fn check_node(p: &[u8], id: PageId) -> Result<()> {
     let t = tierdb_page::page_type_raw(p);
     if t != PageType::BTreeLeaf as u8 && t != PageType::BTreeInternal as u8 {
-        return Err(Error::Corrupt(format!("page {id} is not a B+tree node (type {t})")));
+        return Err(Error::Corrupt(format!(
+            "page {id} is not a B+tree node (type {t})"
+        )));
     }
     if (t == PageType::BTreeLeaf as u8) != node::is_leaf(p) {
-        return Err(Error::Corrupt(format!("page {id}: type and level disagree")));
+        return Err(Error::Corrupt(format!(
+            "page {id}: type and level disagree"
+        )));
     }
     Ok(())
 }
@@ -71,7 +75,12 @@ impl BTree {
     }
 
     /// Point lookup; `f` sees the value while the leaf is share-latched.
-    pub fn get<R>(&self, store: &Store, key: &[u8], f: impl FnOnce(Option<&[u8]>) -> R) -> Result<R> {
+    pub fn get<R>(
+        &self,
+        store: &Store,
+        key: &[u8],
+        f: impl FnOnce(Option<&[u8]>) -> R,
+    ) -> Result<R> {
         let leaf = self.descend_read(store, key)?;
         Ok(match node::search(&leaf, key) {
             Ok(i) => f(Some(node::value(&leaf, i))),
@@ -82,7 +91,12 @@ impl BTree {
     /// Calls `f(key, value)` for entries from `from` on, in key order, until `f` returns
     /// false or the tree ends. Runs under shared latches (leaf to right sibling, coupled);
     /// `f` must be quick and must not touch the pool.
-    pub fn scan(&self, store: &Store, from: Bound<&[u8]>, mut f: impl FnMut(&[u8], &[u8]) -> bool) -> Result<()> {
+    pub fn scan(
+        &self,
+        store: &Store,
+        from: Bound<&[u8]>,
+        mut f: impl FnMut(&[u8], &[u8]) -> bool,
+    ) -> Result<()> {
         let k: &[u8] = match from {
             Bound::Unbounded => &[],
             Bound::Included(k) | Bound::Excluded(k) => k,
@@ -120,7 +134,12 @@ impl BTree {
     /// Returns the previous value. `f` may be called twice (optimistic attempt, then the
     /// structure-modifying retry) and must decide the same way both times. One `modify` per
     /// mtr: the mtr keeps the leaf latched until it commits.
-    pub fn modify<'a>(&self, mtr: &mut Mtr<'a>, key: &[u8], mut f: impl FnMut(Option<&[u8]>) -> Modify) -> Result<Option<Vec<u8>>> {
+    pub fn modify<'a>(
+        &self,
+        mtr: &mut Mtr<'a>,
+        key: &[u8],
+        mut f: impl FnMut(Option<&[u8]>) -> Modify,
+    ) -> Result<Option<Vec<u8>>> {
         if key.len() > node::MAX_KEY_LEN {
             return Err(Error::KeyTooLong(key.len()));
         }
@@ -132,7 +151,12 @@ impl BTree {
 
     /// Ok(None): needs a structure change; nothing was done.
     #[allow(clippy::type_complexity)]
-    fn modify_optimistic<'a>(&self, mtr: &mut Mtr<'a>, key: &[u8], f: &mut impl FnMut(Option<&[u8]>) -> Modify) -> Result<Option<Option<Vec<u8>>>> {
+    fn modify_optimistic<'a>(
+        &self,
+        mtr: &mut Mtr<'a>,
+        key: &[u8],
+        f: &mut impl FnMut(Option<&[u8]>) -> Modify,
+    ) -> Result<Option<Option<Vec<u8>>>> {
         let store = mtr.store();
         let mut g = store.pool.read(self.root)?;
         check_node(&g, self.root)?;
@@ -170,7 +194,8 @@ impl BTree {
                 if need > node::MAX_LEAF_CELL {
                     return Err(Error::EntryTooLarge(need));
                 }
-                let have = node::free_space(&w) + old.as_ref().map_or(0, |o| node::leaf_cell_size(key, o) + 2);
+                let have = node::free_space(&w)
+                    + old.as_ref().map_or(0, |o| node::leaf_cell_size(key, o) + 2);
                 if need + 2 > have {
                     return Ok(None);
                 }
@@ -198,7 +223,12 @@ impl BTree {
         }
     }
 
-    fn modify_pessimistic<'a>(&self, mtr: &mut Mtr<'a>, key: &[u8], f: &mut impl FnMut(Option<&[u8]>) -> Modify) -> Result<Option<Vec<u8>>> {
+    fn modify_pessimistic<'a>(
+        &self,
+        mtr: &mut Mtr<'a>,
+        key: &[u8],
+        f: &mut impl FnMut(Option<&[u8]>) -> Modify,
+    ) -> Result<Option<Vec<u8>>> {
         let mut path: Vec<(usize, isize)> = Vec::new();
         let mut cur = self.root;
         let leaf = loop {
@@ -244,9 +274,18 @@ impl BTree {
         Ok(old)
     }
 
-    fn insert_split(&self, mtr: &mut Mtr, path: &[(usize, isize)], leaf: usize, key: &[u8], v: &[u8]) -> Result<()> {
+    fn insert_split(
+        &self,
+        mtr: &mut Mtr,
+        path: &[(usize, isize)],
+        leaf: usize,
+        key: &[u8],
+        v: &[u8],
+    ) -> Result<()> {
         let mut cells = node::leaf_cells(mtr.page(leaf));
-        let ins = cells.binary_search_by(|(k, _)| k.as_slice().cmp(key)).unwrap_or_else(|i| i);
+        let ins = cells
+            .binary_search_by(|(k, _)| k.as_slice().cmp(key))
+            .unwrap_or_else(|i| i);
         cells.insert(ins, (key.to_vec(), v.to_vec()));
         let total = node::leaf_cells_bytes(&cells);
         if total <= NODE_CAPACITY {
@@ -257,7 +296,11 @@ impl BTree {
         let at = if ins == cells.len() - 1 && node::right(mtr.page(leaf)).is_none() {
             cells.len() - 1
         } else {
-            split_index(cells.iter().map(|(k, v)| node::leaf_cell_size(k, v) + 2), total, cells.len())
+            split_index(
+                cells.iter().map(|(k, v)| node::leaf_cell_size(k, v) + 2),
+                total,
+                cells.len(),
+            )
         };
         let right_cells = cells.split_off(at);
         let sep = right_cells[0].0.clone();
@@ -288,7 +331,14 @@ impl BTree {
         self.insert_internal(mtr, path, path.len() - 1, sep, nid)
     }
 
-    fn insert_internal(&self, mtr: &mut Mtr, path: &[(usize, isize)], depth: usize, sep: Vec<u8>, child: PageId) -> Result<()> {
+    fn insert_internal(
+        &self,
+        mtr: &mut Mtr,
+        path: &[(usize, isize)],
+        depth: usize,
+        sep: Vec<u8>,
+        child: PageId,
+    ) -> Result<()> {
         let (s, pos) = path[depth];
         let at = (pos + 1) as usize;
         if node::internal_insert_at(mtr.page_mut(s), at, &sep, child) {
@@ -298,7 +348,11 @@ impl BTree {
         let (lm, lvl, old_right) = (node::leftmost(p), node::level(p), node::right(p));
         let mut cells = node::internal_cells(p);
         cells.insert(at, (sep, child));
-        let m = if at == cells.len() - 1 && old_right.is_none() { cells.len() - 1 } else { cells.len() / 2 };
+        let m = if at == cells.len() - 1 && old_right.is_none() {
+            cells.len() - 1
+        } else {
+            cells.len() / 2
+        };
         let right_cells = cells.split_off(m + 1);
         let Some((pk, pc)) = cells.pop() else {
             return Err(Error::Corrupt("internal split of an empty node".into()));
@@ -337,7 +391,11 @@ impl BTree {
             let (ps, pos) = path[depth - 1];
             let p = mtr.page(cur);
             let leafy = node::is_leaf(p);
-            let under = if leafy { node::used_space(p) < NODE_CAPACITY / 4 } else { node::nslots(p) == 0 };
+            let under = if leafy {
+                node::used_space(p) < NODE_CAPACITY / 4
+            } else {
+                node::nslots(p) == 0
+            };
             if !under {
                 return Ok(());
             }
@@ -381,7 +439,8 @@ impl BTree {
             let bytes = mtr.page(cs).to_vec();
             let root = mtr.page_mut(cur);
             root.copy_from_slice(&bytes);
-            root[tierdb_page::off::PAGE_ID..tierdb_page::off::PAGE_ID + 8].copy_from_slice(&self.root.0.to_le_bytes());
+            root[tierdb_page::off::PAGE_ID..tierdb_page::off::PAGE_ID + 8]
+                .copy_from_slice(&self.root.0.to_le_bytes());
             alloc::free(mtr, cs)?;
         }
         Ok(())

@@ -29,9 +29,24 @@ impl WalGate for Gate {
 
 /// A fresh store with `frames` pool frames under `dir`, meta page formatted.
 pub fn store(dir: &std::path::Path, frames: u64) -> Store {
-    let wal = Arc::new(Wal::open(WalConfig { dir: dir.join("redo"), segment_size_bytes: 8 << 20, policy: FlushPolicy::Periodic }).unwrap());
+    let wal = Arc::new(
+        Wal::open(WalConfig {
+            segment_size_bytes: 8 << 20,
+            policy: FlushPolicy::Periodic,
+            ..WalConfig::new(dir.join("redo"))
+        })
+        .unwrap(),
+    );
     let file = Arc::new(File(DirectFile::open(&dir.join("data"), true).unwrap()));
-    let pool = BufferPool::new(PoolConfig { size_bytes: frames * 16384, ..PoolConfig::default() }, file, Arc::new(Gate(wal.clone()))).unwrap();
+    let pool = BufferPool::new(
+        PoolConfig {
+            size_bytes: frames * 16384,
+            ..PoolConfig::default()
+        },
+        file,
+        Arc::new(Gate(wal.clone())),
+    )
+    .unwrap();
     let s = Store { pool, wal };
     let mut m = Mtr::new(&s, 0);
     alloc::format_meta(&mut m).unwrap();

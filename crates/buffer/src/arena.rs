@@ -20,7 +20,10 @@ use tierdb_page::PAGE_SIZE;
 pub(crate) const FRAME_ALIGN: usize = tierdb_io::DIRECT_ALIGN;
 
 const _: () = assert!(FRAME_ALIGN.is_power_of_two());
-const _: () = assert!(PAGE_SIZE.is_multiple_of(FRAME_ALIGN), "frames must stay aligned back to back");
+const _: () = assert!(
+    PAGE_SIZE.is_multiple_of(FRAME_ALIGN),
+    "frames must stay aligned back to back"
+);
 
 pub(crate) struct Arena {
     base: NonNull<u8>,
@@ -47,7 +50,11 @@ impl Arena {
         // SAFETY: `layout` has a non-zero size.
         let ptr = unsafe { alloc_zeroed(layout) };
         let base = NonNull::new(ptr)?;
-        Some(Arena { base, layout, frames })
+        Some(Arena {
+            base,
+            layout,
+            frames,
+        })
     }
 
     /// Bytes actually allocated.

@@ -2,6 +2,8 @@
 //!
 //! Owns: [`BufferError`]. Must never: lose the page id of a failed read or write, or turn an
 //! I/O error into a panic.
+//!
+//! Lock order: none; no locks here.
 
 use std::io;
 

@@ -22,10 +22,12 @@
 //! a revolution — are demoted and then evicted like any cold page (InnoDB's midpoint LRU,
 //! done as a clock).
 //!
-//! Phases of one sweep: `2 × frames` steps of the strict policy above (clean victims only),
-//! then `2 × frames` steps taking any unpinned frame whose latch is free (dirty or hot too).
-//! A sweep that finds nothing wakes the flusher and is retried until `VICTIM_WAIT` has
-//! passed, then the miss fails with `NoFreeFrame`.
+//! Phases of one sweep: `min(2 × frames, STRICT_SCAN_MAX)` steps of the strict policy above
+//! (clean victims only); if that finds nothing, the flusher is woken (when dirty frames were
+//! skipped) and `2 × frames` more steps take any unpinned frame whose latch is free (dirty —
+//! written by this thread — or hot). A sweep that finds nothing is retried until
+//! `VICTIM_WAIT` has passed, then the miss fails with `NoFreeFrame` (or `Poisoned` when only
+//! dirty frames are left and the pool is poisoned).
 //!
 //! Must never: wait for a latch (every latch here is a try-lock), evict a pinned frame, or
 //! write a dirty victim once the pool is poisoned.
@@ -46,6 +48,9 @@ use crate::stats::{bump, drop_one};
 
 /// Share of the frames the hot region may hold before hot pages get demoted.
 pub(crate) const HOT_SHARE: (u64, u64) = (5, 8);
+/// Most frames one strict pass looks at (bounds a miss's CPU cost in a huge pool whose cold
+/// region is all dirty or pinned).
+pub(crate) const STRICT_SCAN_MAX: u64 = 8192;
 /// How long a miss keeps sweeping when every frame is pinned or latched.
 pub(crate) const VICTIM_WAIT: Duration = Duration::from_millis(200);
 
@@ -79,9 +84,16 @@ impl Clock {
     fn pass(&self, f: &FrameMeta, flags: u32) -> bool {
         if flags & HOT != 0 {
             if flags & REF != 0 {
-                let _ = f.flags.compare_exchange(flags, flags & !REF, Ordering::AcqRel, Ordering::Relaxed);
+                let _ = f.flags.compare_exchange(
+                    flags,
+                    flags & !REF,
+                    Ordering::AcqRel,
+                    Ordering::Relaxed,
+                );
             } else if self.hot.load(Ordering::Relaxed) > self.hot_limit
-                && f.flags.compare_exchange(flags, flags & !HOT, Ordering::AcqRel, Ordering::Relaxed).is_ok()
+                && f.flags
+                    .compare_exchange(flags, flags & !HOT, Ordering::AcqRel, Ordering::Relaxed)
+                    .is_ok()
             {
                 self.hot.fetch_sub(1, Ordering::Relaxed);
             }
@@ -89,7 +101,12 @@ impl Clock {
         }
         if flags & REF != 0 {
             if f.flags
-                .compare_exchange(flags, (flags & !REF) | HOT, Ordering::AcqRel, Ordering::Relaxed)
+                .compare_exchange(
+                    flags,
+                    (flags & !REF) | HOT,
+                    Ordering::AcqRel,
+                    Ordering::Relaxed,
+                )
                 .is_ok()
             {
                 self.hot.fetch_add(1, Ordering::Relaxed);
@@ -109,13 +126,21 @@ impl BufferPool {
         let mut round = 0u32;
         loop {
             let mut saw_dirty = false;
-            for step in 0..4 * n {
-                let strict = step < 2 * n;
+            let strict_steps = (2 * n).min(STRICT_SCAN_MAX);
+            for step in 0..strict_steps + 2 * n {
+                let strict = step < strict_steps;
+                if step == strict_steps && saw_dirty {
+                    // No clean victim: get the flusher cleaning while we write one ourselves.
+                    self.flusher.nudge();
+                }
                 let idx = (self.clock.hand.fetch_add(1, Ordering::Relaxed) % n) as FrameIdx;
                 match self.try_victim(idx, strict, &mut saw_dirty) {
                     Ok(Some(x)) => return Ok((idx, x)),
                     Ok(None) => {}
-                    Err(e) => last_err = Some(e),
+                    Err(error) => {
+                        tracing::warn!(%error, frame = idx, "eviction failed; trying another frame");
+                        last_err = Some(error);
+                    }
                 }
             }
             if saw_dirty {
@@ -148,7 +173,9 @@ impl BufferPool {
             return Ok(None);
         }
         if f.page.load(Ordering::Acquire) == NO_PAGE {
-            let Some(x) = f.latch.try_lock_exclusive() else { return Ok(None) };
+            let Some(x) = f.latch.try_lock_exclusive() else {
+                return Ok(None);
+            };
             // Unmapped frames gain no pins, so this re-check under the latch is final.
             if f.pins() == 0 && f.page.load(Ordering::Acquire) == NO_PAGE {
                 return Ok(Some(x));
@@ -167,7 +194,9 @@ impl BufferPool {
                 return Ok(None);
             }
         }
-        let Some(x) = f.latch.try_lock_exclusive() else { return Ok(None) };
+        let Some(x) = f.latch.try_lock_exclusive() else {
+            return Ok(None);
+        };
         match self.evict_latched(idx) {
             Ok(true) => Ok(Some(x)),
             Ok(false) => {

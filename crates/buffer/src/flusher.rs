@@ -33,6 +33,64 @@ use crate::frame::{FrameIdx, DIRTY, NO_PAGE, SEALED, VALID};
 use crate::pool::BufferPool;
 use crate::stats::{bump, drop_one, get};
 
+/// The rec_lsns of pages written but not yet covered by a `PageStore::sync`. Without it a
+/// checkpoint could drop redo for a page whose write completed but is not durable.
+///
+/// Lock order: `serial` (held across `PageStore::sync`, serialises syncs) → `floor` (leaf,
+/// held for a few instructions; also taken alone by page writes and `min_rec_lsn`).
+#[derive(Default)]
+pub(crate) struct SyncFloor {
+    serial: Mutex<()>,
+    floor: Mutex<Floor>,
+}
+
+#[derive(Clone, Copy)]
+struct Floor {
+    /// Min rec_lsn of pages written since the last sync began (`u64::MAX`: none).
+    unsynced: u64,
+    /// Min rec_lsn of pages the running sync is covering (`u64::MAX`: none).
+    syncing: u64,
+}
+
+impl Default for Floor {
+    fn default() -> Floor {
+        Floor {
+            unsynced: u64::MAX,
+            syncing: u64::MAX,
+        }
+    }
+}
+
+impl SyncFloor {
+    fn note(&self, rec_lsn: u64) {
+        let mut f = self.floor.lock();
+        f.unsynced = f.unsynced.min(rec_lsn);
+    }
+
+    /// Called with `serial` held, right before `PageStore::sync`.
+    fn begin(&self) {
+        let mut f = self.floor.lock();
+        f.syncing = f.syncing.min(f.unsynced);
+        f.unsynced = u64::MAX;
+    }
+
+    /// Called with `serial` held, after `PageStore::sync` returned.
+    fn end(&self, ok: bool) {
+        let mut f = self.floor.lock();
+        if !ok {
+            f.unsynced = f.unsynced.min(f.syncing);
+        }
+        f.syncing = u64::MAX;
+    }
+
+    /// Smallest rec_lsn of a written-but-not-yet-durable page.
+    pub(crate) fn floor(&self) -> Option<u64> {
+        let f = *self.floor.lock();
+        let m = f.unsynced.min(f.syncing);
+        (m != u64::MAX).then_some(m)
+    }
+}
+
 struct Ctl {
     stop: AtomicBool,
     /// An urgent round was requested and not yet started (avoids taking the mutex on every
@@ -60,9 +118,17 @@ impl Flusher {
         }
     }
 
-    pub(crate) fn start(&self, pool: Weak<BufferPool>, interval_ms: u64) -> Result<(), BufferError> {
+    pub(crate) fn start(
+        &self,
+        pool: Weak<BufferPool>,
+        interval_ms: u64,
+    ) -> Result<(), BufferError> {
+        if interval_ms == 0 {
+            // No background flusher: dirty pages leave only through eviction and `flush_all`.
+            return Ok(());
+        }
         let ctl = Arc::clone(&self.ctl);
-        let interval = Duration::from_millis(interval_ms.max(1));
+        let interval = Duration::from_millis(interval_ms);
         let handle = std::thread::Builder::new()
             .name("tierdb-flusher".into())
             .spawn(move || run(pool, ctl, interval))
@@ -71,7 +137,8 @@ impl Flusher {
         Ok(())
     }
 
-    /// Asks for an urgent round (dirty above high water, or no clean victim found).
+    /// Asks for an urgent round (dirty above high water, or no clean victim found). Returns at
+    /// once; a no-op without a flusher thread.
     pub(crate) fn nudge(&self) {
         if !self.ctl.nudged.swap(true, Ordering::AcqRel) {
             *self.ctl.urgent.lock() = true;
@@ -116,9 +183,9 @@ fn run(pool: Weak<BufferPool>, ctl: Arc<Ctl>, interval: Duration) {
             if ctl.stop.load(Ordering::Acquire) {
                 return;
             }
+            ctl.nudged.store(false, Ordering::Release);
             std::mem::take(&mut *urgent)
         };
-        ctl.nudged.store(false, Ordering::Release);
         let Some(pool) = pool.upgrade() else { return };
         pool.flush_round(scratch.scratch_mut(), &mut batch, urgent, &ctl.stop);
     }
@@ -141,12 +208,23 @@ impl BufferPool {
     }
 
     /// `PageStore::sync`; a failure poisons the pool.
+    /// Pages whose writes completed before this call are durable once it returns Ok, and
+    /// stop holding back `min_rec_lsn`.
     pub fn sync_store(&self) -> Result<(), BufferError> {
         self.check_poison()?;
-        self.store.sync().map_err(|source| {
-            self.poison_with(format!("data file sync failed: {source}"));
-            BufferError::Sync { source }
-        })
+        let _serial = self.sync_floor.serial.lock();
+        self.sync_floor.begin();
+        match self.store.sync() {
+            Ok(()) => {
+                self.sync_floor.end(true);
+                Ok(())
+            }
+            Err(source) => {
+                self.sync_floor.end(false);
+                self.poison_with(format!("data file sync failed: {source}"));
+                Err(BufferError::Sync { source })
+            }
+        }
     }
 
     fn poison_with(&self, msg: String) {
@@ -169,8 +247,12 @@ impl BufferPool {
         Ok(())
     }
 
+    /// A store write of frame `idx` (latched S or X, dirty) completed: until a sync covers
+    /// it, its rec_lsn moves to the sync floor (recorded BEFORE `DIRTY` is cleared, so
+    /// `min_rec_lsn` always finds it in one place or the other); then the frame is clean.
     fn page_written(&self, idx: FrameIdx) {
         let f = self.frame(idx);
+        self.sync_floor.note(f.rec_lsn.load(Ordering::Relaxed));
         if f.flags.fetch_and(!DIRTY, Ordering::AcqRel) & DIRTY != 0 {
             drop_one(&self.counters.dirty);
         }
@@ -178,14 +260,20 @@ impl BufferPool {
     }
 
     /// Eviction's write: the caller holds frame `idx`'s X latch and the frame is dirty.
-    pub(crate) fn write_latched_in_place(&self, idx: FrameIdx, id: PageId) -> Result<(), BufferError> {
+    pub(crate) fn write_latched_in_place(
+        &self,
+        idx: FrameIdx,
+        id: PageId,
+    ) -> Result<(), BufferError> {
         self.check_poison()?;
         // SAFETY: X latch held by the caller.
         let buf = unsafe { self.page_mut(idx) };
         self.ensure_wal(page_lsn(buf))?;
         seal(buf);
         self.frame(idx).flags.fetch_or(SEALED, Ordering::AcqRel);
-        self.store.write_page(id, buf).map_err(|e| self.write_failed(id, e))?;
+        self.store
+            .write_page(id, buf)
+            .map_err(|e| self.write_failed(id, e))?;
         self.page_written(idx);
         Ok(())
     }
@@ -200,7 +288,9 @@ impl BufferPool {
         wait: bool,
     ) -> Result<bool, BufferError> {
         let f = self.frame(idx);
-        let s = if wait { f.latch.lock_shared() } else {
+        let s = if wait {
+            f.latch.lock_shared()
+        } else {
             match f.latch.try_lock_shared() {
                 Some(s) => s,
                 None => return Ok(false),
@@ -212,7 +302,11 @@ impl BufferPool {
         r
     }
 
-    fn write_shared_copy_latched(&self, idx: FrameIdx, scratch: &mut [u8]) -> Result<bool, BufferError> {
+    fn write_shared_copy_latched(
+        &self,
+        idx: FrameIdx,
+        scratch: &mut [u8],
+    ) -> Result<bool, BufferError> {
         self.check_poison()?;
         let f = self.frame(idx);
         let page = f.page.load(Ordering::Acquire);
@@ -224,7 +318,9 @@ impl BufferPool {
         scratch.copy_from_slice(unsafe { self.page(idx) });
         seal(scratch);
         self.ensure_wal(page_lsn(scratch))?;
-        self.store.write_page(id, scratch).map_err(|e| self.write_failed(id, e))?;
+        self.store
+            .write_page(id, scratch)
+            .map_err(|e| self.write_failed(id, e))?;
         self.page_written(idx);
         Ok(true)
     }
@@ -234,17 +330,33 @@ impl BufferPool {
         (self.frames.len() as u64 / 64).max(16)
     }
 
-    fn flush_round(&self, scratch: &mut [u8], batch: &mut Vec<(u64, FrameIdx)>, urgent: bool, stop: &AtomicBool) {
+    fn flush_round(
+        &self,
+        scratch: &mut [u8],
+        batch: &mut Vec<(u64, FrameIdx)>,
+        urgent: bool,
+        stop: &AtomicBool,
+    ) {
         if self.is_poisoned() {
             return;
         }
         let dirty = get(&self.counters.dirty);
         if dirty == 0 {
+            // Eviction writes are not synced one by one; cover them so checkpoints advance.
+            if self.sync_floor.floor().is_some() {
+                if let Err(error) = self.sync_store() {
+                    tracing::warn!(%error, "flusher: sync failed");
+                }
+            }
             return;
         }
         let high = self.dirty_high_water;
         let background = dirty.saturating_sub(self.background_batch());
-        let target = if urgent || dirty > high { background.min(high / 2) } else { background };
+        let target = if urgent || dirty > high {
+            background.min(high / 2)
+        } else {
+            background
+        };
         batch.clear();
         for (i, f) in self.frames.iter().enumerate() {
             if f.flags() & DIRTY != 0 {

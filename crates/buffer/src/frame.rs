@@ -22,6 +22,8 @@
 //! - `HOT`: set/cleared by the clock hand (and cleared when a frame is dropped); each
 //!   transition is detected from the `fetch_*` result so `hot_count` stays exact.
 //! - `VALID`, `SEALED`: under the X latch.
+//!
+//! Lock order: none taken here; see the crate docs for the latch's place in it.
 
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 

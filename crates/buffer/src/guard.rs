@@ -31,7 +31,12 @@ pub struct PageRead<'a> {
 
 impl<'a> PageRead<'a> {
     pub(crate) fn new(pool: &'a BufferPool, idx: FrameIdx, id: PageId, token: SharedToken) -> Self {
-        PageRead { pool, idx, id, token: ManuallyDrop::new(token) }
+        PageRead {
+            pool,
+            idx,
+            id,
+            token: ManuallyDrop::new(token),
+        }
     }
 
     pub fn id(&self) -> PageId {
@@ -66,7 +71,10 @@ impl Drop for PageRead<'_> {
 
 impl fmt::Debug for PageRead<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("PageRead").field("id", &self.id).field("frame", &self.idx).finish()
+        f.debug_struct("PageRead")
+            .field("id", &self.id)
+            .field("frame", &self.idx)
+            .finish()
     }
 }
 
@@ -91,7 +99,14 @@ impl<'a> PageWrite<'a> {
         token: ExclusiveToken,
         created: bool,
     ) -> Self {
-        PageWrite { pool, idx, id, token: ManuallyDrop::new(token), created, marked: false }
+        PageWrite {
+            pool,
+            idx,
+            id,
+            token: ManuallyDrop::new(token),
+            created,
+            marked: false,
+        }
     }
 
     pub fn id(&self) -> PageId {
@@ -111,7 +126,14 @@ impl<'a> PageWrite<'a> {
     /// Sets the page LSN to `lsn`. If the page was clean: it becomes dirty with
     /// `rec_lsn = lsn`, and `TierHooks::on_dirty(id)` is called (its BPE copy is stale).
     pub fn mark_dirty(&mut self, lsn: Lsn) {
-        self.pool.mark_dirty_latched(self.idx, self.id, lsn);
+        self.mark_dirty_range(lsn, lsn);
+    }
+
+    /// Like `mark_dirty` for a redo record spanning `start..end`: the page LSN becomes `end`
+    /// (the record's end), and if the page was clean its rec_lsn becomes `start` (where redo
+    /// for it must begin).
+    pub fn mark_dirty_range(&mut self, start: Lsn, end: Lsn) {
+        self.pool.mark_dirty_latched(self.idx, self.id, start, end);
         self.marked = true;
     }
 

@@ -28,7 +28,7 @@ use tierdb_page::{page_lsn, set_page_lsn, verify, Lsn, PageId, PAGE_SIZE};
 use crate::arena::Arena;
 use crate::error::BufferError;
 use crate::evict::Clock;
-use crate::flusher::Flusher;
+use crate::flusher::{Flusher, SyncFloor};
 use crate::frame::{
     ExclusiveToken, FrameIdx, FrameMeta, SharedToken, DIRTY, HOT, NO_PAGE, SEALED, VALID,
 };
@@ -45,7 +45,8 @@ pub const MIN_FRAMES: u64 = 16;
 pub struct PoolConfig {
     /// DRAM budget for page frames; frames = `size_bytes / PAGE_SIZE` (at least 16).
     pub size_bytes: u64,
-    /// Background flusher period.
+    /// Background flusher period; 0 = no flusher thread (dirty pages leave only through
+    /// eviction and `flush_all`: for tests and tools that want determinism).
     pub flusher_interval_ms: u64,
     /// Above this share of dirty frames the flusher writes until half of it is left.
     pub dirty_high_water_pct: u8,
@@ -53,14 +54,21 @@ pub struct PoolConfig {
 
 impl Default for PoolConfig {
     fn default() -> PoolConfig {
-        PoolConfig { size_bytes: 128 << 20, flusher_interval_ms: 100, dirty_high_water_pct: 50 }
+        PoolConfig {
+            size_bytes: 128 << 20,
+            flusher_interval_ms: 100,
+            dirty_high_water_pct: 50,
+        }
     }
 }
 
 impl PoolConfig {
     /// Defaults with the given budget.
     pub fn with_size_bytes(size_bytes: u64) -> PoolConfig {
-        PoolConfig { size_bytes, ..PoolConfig::default() }
+        PoolConfig {
+            size_bytes,
+            ..PoolConfig::default()
+        }
     }
 }
 
@@ -81,6 +89,7 @@ pub struct BufferPool {
     pub(crate) poison: OnceLock<String>,
     pub(crate) counters: Counters,
     pub(crate) flusher: Flusher,
+    pub(crate) sync_floor: SyncFloor,
     /// Dirty frames above which the flusher works hard (`dirty_high_water_pct` of frames).
     pub(crate) dirty_high_water: u64,
     cfg: PoolConfig,
@@ -105,12 +114,17 @@ impl BufferPool {
     ) -> Result<Arc<BufferPool>, BufferError> {
         let frames = (cfg.size_bytes / PAGE_SIZE as u64).max(MIN_FRAMES);
         if frames > u64::from(FrameIdx::MAX) {
-            return Err(BufferError::Setup(format!("{frames} frames is more than supported")));
+            return Err(BufferError::Setup(format!(
+                "{frames} frames is more than supported"
+            )));
         }
         let n = usize::try_from(frames)
             .map_err(|_| BufferError::Setup(format!("{frames} frames do not fit in memory")))?;
         let arena = Arena::new(n).ok_or_else(|| {
-            BufferError::Setup(format!("cannot allocate {} bytes of frames", frames * PAGE_SIZE as u64))
+            BufferError::Setup(format!(
+                "cannot allocate {} bytes of frames",
+                frames * PAGE_SIZE as u64
+            ))
         })?;
         let metas: Box<[FrameMeta]> = (0..n).map(|_| FrameMeta::new()).collect();
         let pct = u64::from(cfg.dirty_high_water_pct.clamp(1, 100));
@@ -127,10 +141,12 @@ impl BufferPool {
             poison: OnceLock::new(),
             counters: Counters::default(),
             flusher: Flusher::new(),
+            sync_floor: SyncFloor::default(),
             dirty_high_water: (frames * pct / 100).max(1),
             cfg,
         });
-        pool.flusher.start(Arc::downgrade(&pool), cfg.flusher_interval_ms)?;
+        pool.flusher
+            .start(Arc::downgrade(&pool), cfg.flusher_interval_ms)?;
         Ok(pool)
     }
 
@@ -199,10 +215,10 @@ impl BufferPool {
         }
     }
 
-    /// Smallest rec_lsn among dirty pages (`None` if none). A page counts as dirty until its
-    /// store write has completed. Store writes are not synced individually: a checkpoint
-    /// that trusts this value must call [`BufferPool::sync_store`] after reading it and before
-    /// discarding redo below it.
+    /// Smallest rec_lsn among dirty pages (`None` if none): redo below it is no longer needed
+    /// for any page. A page counts as dirty until its store write has completed AND a
+    /// `PageStore::sync` started after that write has returned (the background flusher syncs
+    /// after each round, `flush_all` at its end), so a checkpoint may trust this value as is.
     pub fn min_rec_lsn(&self) -> Option<Lsn> {
         let mut min: Option<u64> = None;
         for f in self.frames.iter() {
@@ -211,10 +227,14 @@ impl BufferPool {
                 min = Some(min.map_or(l, |m| m.min(l)));
             }
         }
+        // Read after the scan: a page written meanwhile was noted here before it went clean.
+        if let Some(l) = self.sync_floor.floor() {
+            min = Some(min.map_or(l, |m| m.min(l)));
+        }
         min.map(Lsn)
     }
 
-    /// Counters and occupancy; lock-free except for reading the page-table capacities.
+    /// Counters and occupancy; lock-free (atomics only).
     pub fn stats(&self) -> PoolStats {
         let c = &self.counters;
         let total = self.frames.len() as u64;
@@ -228,6 +248,7 @@ impl BufferPool {
             pages_data: mapped,
             pages_dirty: get(&c.dirty),
             pages_free: total.saturating_sub(mapped),
+            pages_hot: self.clock.hot_frames(),
             pages_flushed: get(&c.pages_flushed),
             evictions: get(&c.evictions),
             evictions_dirty: get(&c.evictions_dirty),
@@ -416,7 +437,9 @@ impl BufferPool {
                 }
             }
         }
-        self.store.read_page(id, buf).map_err(|source| BufferError::Io { page: id, source })?;
+        self.store
+            .read_page(id, buf)
+            .map_err(|source| BufferError::Io { page: id, source })?;
         bump(&self.counters.reads);
         verify(buf, id).map_err(|error| {
             bump(&self.counters.verify_failures);
@@ -447,21 +470,26 @@ impl BufferPool {
         f.page.store(NO_PAGE, Ordering::Release);
     }
 
-    /// `PageWrite::mark_dirty`: the caller holds frame `idx`'s X latch.
-    pub(crate) fn mark_dirty_latched(&self, idx: FrameIdx, id: PageId, lsn: Lsn) {
+    /// `PageWrite::mark_dirty_range`: the caller holds frame `idx`'s X latch. Page LSN :=
+    /// `end`; if the page was clean, rec_lsn := `start`.
+    pub(crate) fn mark_dirty_latched(&self, idx: FrameIdx, id: PageId, start: Lsn, end: Lsn) {
         let f = self.frame(idx);
         // SAFETY: X latch held by the calling guard.
         let buf = unsafe { self.page_mut(idx) };
         debug_assert!(
-            lsn >= page_lsn(buf),
-            "page {id}: LSN going backwards ({} -> {lsn})",
+            start <= end,
+            "page {id}: record {start}..{end} ends before it starts"
+        );
+        debug_assert!(
+            end >= page_lsn(buf),
+            "page {id}: LSN going backwards ({} -> {end})",
             page_lsn(buf)
         );
-        set_page_lsn(buf, lsn);
+        set_page_lsn(buf, end);
         let prev = f.flags.fetch_and(!SEALED, Ordering::AcqRel);
         if prev & DIRTY == 0 {
             // rec_lsn first, then DIRTY (Release): `min_rec_lsn` reads them the other way.
-            f.rec_lsn.store(lsn.0, Ordering::Relaxed);
+            f.rec_lsn.store(start.0, Ordering::Relaxed);
             f.flags.fetch_or(DIRTY, Ordering::Release);
             let dirty = self.counters.dirty.fetch_add(1, Ordering::Relaxed) + 1;
             if dirty > self.dirty_high_water {

@@ -6,6 +6,9 @@
 //! Must never: grow implementation logic; anything here is called from inside the pool with
 //! one frame latch held (see the crate-level lock order), so implementations must not call
 //! back into the `BufferPool` and must not take page latches.
+//!
+//! Lock order: the pool calls these with at most one pool-taken frame latch held and never a
+//! shard, hooks or flusher lock; implementations must take no page latch.
 
 use std::io;
 

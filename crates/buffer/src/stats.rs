@@ -2,6 +2,8 @@
 //!
 //! Owns: the atomic event counters ([`Counters`]) and the snapshot handed to callers
 //! ([`PoolStats`]). Must never: take a lock; every counter is a relaxed atomic.
+//!
+//! Lock order: none; no locks here.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -24,6 +26,8 @@ pub struct PoolStats {
     pub pages_dirty: u64,
     /// Frames holding no page.
     pub pages_free: u64,
+    /// Frames in the protected ("hot") region of the clock (see `evict`).
+    pub pages_hot: u64,
     /// Page writes to the store that completed (flusher, eviction, `flush_all`).
     pub pages_flushed: u64,
     /// Pages evicted to make room.

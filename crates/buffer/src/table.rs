@@ -12,7 +12,7 @@
 
 use std::collections::HashMap;
 use std::hash::{BuildHasher, Hasher};
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use parking_lot::RwLock;
 use tierdb_page::PageId;
@@ -48,7 +48,7 @@ impl Hasher for PageIdHasher {
     }
     fn write(&mut self, bytes: &[u8]) {
         for &b in bytes {
-            self.0 = (self.0 << 8 | self.0 >> 56) ^ u64::from(b);
+            self.0 = self.0.rotate_left(8) ^ u64::from(b);
         }
     }
     fn write_u64(&mut self, v: u64) {
@@ -70,6 +70,25 @@ type Shard = HashMap<PageId, FrameIdx, BuildPageIdHasher>;
 
 pub(crate) struct PageTable {
     shards: Box<[RwLock<Shard>]>,
+    /// Bytes held by the shards' tables, kept current on growth so `stats` takes no lock.
+    bytes: AtomicUsize,
+}
+
+/// Bytes a std `HashMap<PageId, FrameIdx>` of this capacity holds (SwissTable layout:
+/// power-of-two buckets holding 7/8 of capacity; one entry plus one control byte per
+/// bucket, plus one 16-byte control group).
+fn table_bytes(cap: usize) -> usize {
+    if cap == 0 {
+        return 0;
+    }
+    let buckets = if cap < 4 {
+        4
+    } else if cap < 8 {
+        8
+    } else {
+        (cap * 8 / 7).next_power_of_two()
+    };
+    buckets * (std::mem::size_of::<(PageId, FrameIdx)>() + 1) + 16
 }
 
 pub(crate) enum Publish {
@@ -84,10 +103,23 @@ impl PageTable {
     /// shard for uneven spread).
     pub(crate) fn new(frames: usize) -> PageTable {
         let per_shard = frames.div_ceil(SHARDS) * 5 / 4 + 8;
-        let shards = (0..SHARDS)
-            .map(|_| RwLock::new(HashMap::with_capacity_and_hasher(per_shard, BuildPageIdHasher)))
+        let shards: Box<[RwLock<Shard>]> = (0..SHARDS)
+            .map(|_| {
+                RwLock::new(HashMap::with_capacity_and_hasher(
+                    per_shard,
+                    BuildPageIdHasher,
+                ))
+            })
             .collect();
-        PageTable { shards }
+        let bytes = std::mem::size_of_val(&*shards)
+            + shards
+                .iter()
+                .map(|s| table_bytes(s.read().capacity()))
+                .sum::<usize>();
+        PageTable {
+            shards,
+            bytes: AtomicUsize::new(bytes),
+        }
     }
 
     #[inline]
@@ -118,7 +150,13 @@ impl PageTable {
         f.flags.store(0, Ordering::Release);
         f.page.store(id.0, Ordering::Release);
         f.pin();
+        let before = shard.capacity();
         shard.insert(id, idx);
+        let after = shard.capacity();
+        if after != before {
+            self.bytes.fetch_add(table_bytes(after), Ordering::Relaxed);
+            self.bytes.fetch_sub(table_bytes(before), Ordering::Relaxed);
+        }
         Publish::Published
     }
 
@@ -143,27 +181,9 @@ impl PageTable {
         true
     }
 
-    /// Bytes held by the shards' hash tables, computed from their capacities with the
-    /// layout of std's SwissTable (power-of-two buckets holding 7/8 of capacity; one entry
-    /// plus one control byte per bucket, plus one 16-byte control group).
+    /// Bytes held by the shards' hash tables (no lock taken).
     pub(crate) fn bytes(&self) -> usize {
-        let entry = std::mem::size_of::<(PageId, FrameIdx)>();
-        let mut total = std::mem::size_of_val(&*self.shards);
-        for s in self.shards.iter() {
-            let cap = s.read().capacity();
-            if cap == 0 {
-                continue;
-            }
-            let buckets = if cap < 4 {
-                4
-            } else if cap < 8 {
-                8
-            } else {
-                (cap * 8 / 7).next_power_of_two()
-            };
-            total += buckets * (entry + 1) + 16;
-        }
-        total
+        self.bytes.load(Ordering::Relaxed)
     }
 }
 
@@ -180,7 +200,10 @@ mod tests {
             }
             let max = *counts.iter().max().unwrap_or(&0);
             let min = *counts.iter().min().unwrap_or(&0);
-            assert!(min >= 50 && max <= 150, "stride {stride}: shard counts {min}..{max}");
+            assert!(
+                min >= 50 && max <= 150,
+                "stride {stride}: shard counts {min}..{max}"
+            );
         }
     }
 
@@ -188,7 +211,43 @@ mod tests {
     fn table_memory_is_accounted_from_capacity() {
         let t = PageTable::new(4096);
         let b = t.bytes();
+        let recount = std::mem::size_of_val(&*t.shards)
+            + t.shards
+                .iter()
+                .map(|s| table_bytes(s.read().capacity()))
+                .sum::<usize>();
+        assert_eq!(b, recount);
         // 4096 mappings: at least 12 bytes each, at most ~64.
-        assert!(b >= 4096 * 12 && b <= 4096 * 64, "{b}");
+        assert!((4096 * 12..=4096 * 64).contains(&b), "{b}");
+    }
+
+    #[test]
+    fn table_growth_is_accounted() {
+        let frames: Vec<FrameMeta> = (0..3000).map(|_| FrameMeta::new()).collect();
+        let t = PageTable::new(16);
+        let small = t.bytes();
+        for i in 0..3000u32 {
+            assert!(matches!(
+                t.publish(PageId(u64::from(i) * 7), i, &frames),
+                Publish::Published
+            ));
+        }
+        // Drop the pins `publish` handed out.
+        frames.iter().for_each(FrameMeta::unpin);
+        let recount = std::mem::size_of_val(&*t.shards)
+            + t.shards
+                .iter()
+                .map(|s| table_bytes(s.read().capacity()))
+                .sum::<usize>();
+        assert_eq!(t.bytes(), recount);
+        assert!(t.bytes() > small + 3000 * 12);
+        assert_eq!(t.pin(PageId(21), &frames), Some(3));
+        assert!(
+            !t.unmap(PageId(21), 3, &frames, true),
+            "pinned: not unmapped"
+        );
+        frames[3].unpin();
+        assert!(t.unmap(PageId(21), 3, &frames, true));
+        assert_eq!(t.pin(PageId(21), &frames), None);
     }
 }

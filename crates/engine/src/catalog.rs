@@ -16,7 +16,10 @@ pub fn db_key(db: &str) -> Vec<u8> {
     encode_key(&[Value::Bytes(db.as_bytes().to_vec())])
 }
 pub fn table_key(db: &str, table: &str) -> Vec<u8> {
-    encode_key(&[Value::Bytes(db.as_bytes().to_vec()), Value::Bytes(table.as_bytes().to_vec())])
+    encode_key(&[
+        Value::Bytes(db.as_bytes().to_vec()),
+        Value::Bytes(table.as_bytes().to_vec()),
+    ])
 }
 
 /// A table's catalog entry: its id, tree roots and definition.
@@ -77,7 +80,8 @@ impl<'a> R<'a> {
     }
     fn str(&mut self) -> Result<String> {
         let n = self.u16()?;
-        String::from_utf8(self.take(n)?.to_vec()).map_err(|_| Error::Corrupt("catalog name is not UTF-8".into()))
+        String::from_utf8(self.take(n)?.to_vec())
+            .map_err(|_| Error::Corrupt("catalog name is not UTF-8".into()))
     }
 }
 
@@ -113,10 +117,16 @@ fn put_type(w: &mut W, t: &ColumnType) {
 
 fn get_type(r: &mut R) -> Result<ColumnType> {
     Ok(match r.u8()? {
-        1 => ColumnType::Int { bytes: r.u8()?, unsigned: r.u8()? != 0 },
+        1 => ColumnType::Int {
+            bytes: r.u8()?,
+            unsigned: r.u8()? != 0,
+        },
         2 => ColumnType::Float,
         3 => ColumnType::Double,
-        4 => ColumnType::Decimal { precision: r.u8()?, scale: r.u8()? },
+        4 => ColumnType::Decimal {
+            precision: r.u8()?,
+            scale: r.u8()?,
+        },
         5 => ColumnType::Char(r.u32()?),
         6 => ColumnType::VarChar(r.u32()?),
         7 => ColumnType::Text,
@@ -124,7 +134,11 @@ fn get_type(r: &mut R) -> Result<ColumnType> {
         9 => ColumnType::Date,
         10 => ColumnType::DateTime,
         11 => ColumnType::Timestamp,
-        t => return Err(Error::Corrupt(format!("unknown column type tag {t} in catalog"))),
+        t => {
+            return Err(Error::Corrupt(format!(
+                "unknown column type tag {t} in catalog"
+            )))
+        }
     })
 }
 
@@ -211,7 +225,9 @@ pub fn decode_table(b: &[u8]) -> Result<TableEntry> {
     let id = r.u64()?;
     let primary_root = PageId(r.u64()?);
     let n = r.u16()?;
-    let index_roots = (0..n).map(|_| r.u64().map(PageId)).collect::<Result<Vec<_>>>()?;
+    let index_roots = (0..n)
+        .map(|_| r.u64().map(PageId))
+        .collect::<Result<Vec<_>>>()?;
     let name = r.str()?;
     let nc = r.u16()?;
     let mut columns = Vec::with_capacity(nc);
@@ -223,7 +239,13 @@ pub fn decode_table(b: &[u8]) -> Result<TableEntry> {
             0 => None,
             _ => Some(get_value(&mut r)?),
         };
-        columns.push(ColumnDef { name: cname, ty, nullable: fl & 1 != 0, auto_increment: fl & 2 != 0, default });
+        columns.push(ColumnDef {
+            name: cname,
+            ty,
+            nullable: fl & 1 != 0,
+            auto_increment: fl & 2 != 0,
+            default,
+        });
     }
     let np = r.u16()?;
     let primary_key = (0..np).map(|_| r.u16()).collect::<Result<Vec<_>>>()?;
@@ -234,15 +256,36 @@ pub fn decode_table(b: &[u8]) -> Result<TableEntry> {
         let unique = r.u8()? != 0;
         let k = r.u16()?;
         let cols = (0..k).map(|_| r.u16()).collect::<Result<Vec<_>>>()?;
-        indexes.push(IndexDef { name: iname, columns: cols, unique });
+        indexes.push(IndexDef {
+            name: iname,
+            columns: cols,
+            unique,
+        });
     }
-    let def = TableDef { name, columns, primary_key, indexes };
-    if def.primary_key.iter().chain(def.indexes.iter().flat_map(|i| i.columns.iter())).any(|&c| c >= def.columns.len())
+    let def = TableDef {
+        name,
+        columns,
+        primary_key,
+        indexes,
+    };
+    if def
+        .primary_key
+        .iter()
+        .chain(def.indexes.iter().flat_map(|i| i.columns.iter()))
+        .any(|&c| c >= def.columns.len())
         || def.indexes.len() != index_roots.len()
     {
-        return Err(Error::Corrupt(format!("catalog entry of table {} is inconsistent", def.name)));
+        return Err(Error::Corrupt(format!(
+            "catalog entry of table {} is inconsistent",
+            def.name
+        )));
     }
-    Ok(TableEntry { id, primary_root, index_roots, def })
+    Ok(TableEntry {
+        id,
+        primary_root,
+        index_roots,
+        def,
+    })
 }
 
 #[cfg(test)]
@@ -254,13 +297,37 @@ mod tests {
         let def = TableDef {
             name: "sbtest1".into(),
             columns: vec![
-                ColumnDef { name: "id".into(), ty: ColumnType::Int { bytes: 4, unsigned: false }, nullable: false, auto_increment: true, default: None },
-                ColumnDef { name: "c".into(), ty: ColumnType::Char(120), nullable: false, auto_increment: false, default: Some(Value::Bytes(vec![])) },
+                ColumnDef {
+                    name: "id".into(),
+                    ty: ColumnType::Int {
+                        bytes: 4,
+                        unsigned: false,
+                    },
+                    nullable: false,
+                    auto_increment: true,
+                    default: None,
+                },
+                ColumnDef {
+                    name: "c".into(),
+                    ty: ColumnType::Char(120),
+                    nullable: false,
+                    auto_increment: false,
+                    default: Some(Value::Bytes(vec![])),
+                },
             ],
             primary_key: vec![0],
-            indexes: vec![IndexDef { name: "k_1".into(), columns: vec![1], unique: false }],
+            indexes: vec![IndexDef {
+                name: "k_1".into(),
+                columns: vec![1],
+                unique: false,
+            }],
         };
-        let e = TableEntry { id: 7, primary_root: PageId(3), index_roots: vec![PageId(9)], def };
+        let e = TableEntry {
+            id: 7,
+            primary_root: PageId(3),
+            index_roots: vec![PageId(9)],
+            def,
+        };
         assert_eq!(decode_table(&encode_table(&e)).unwrap(), e);
         for cut in 0..encode_table(&e).len() {
             assert!(decode_table(&encode_table(&e)[..cut]).is_err());

@@ -58,8 +58,14 @@ fn err_b(e: tierdb_btree::Error) -> Error {
     match e {
         tierdb_btree::Error::Buffer(b) => Error::Io(b.to_string()),
         tierdb_btree::Error::Wal(w) => Error::Io(w.to_string()),
-        tierdb_btree::Error::EntryTooLarge(n) => Error::RowTooLarge { size: n, max: tierdb_btree::node::MAX_LEAF_CELL },
-        tierdb_btree::Error::KeyTooLong(n) => Error::NotSupported(format!("keys longer than {} bytes (got {n})", tierdb_btree::node::MAX_KEY_LEN)),
+        tierdb_btree::Error::EntryTooLarge(n) => Error::RowTooLarge {
+            size: n,
+            max: tierdb_btree::node::MAX_LEAF_CELL,
+        },
+        tierdb_btree::Error::KeyTooLong(n) => Error::NotSupported(format!(
+            "keys longer than {} bytes (got {n})",
+            tierdb_btree::node::MAX_KEY_LEN
+        )),
         other => Error::Corrupt(other.to_string()),
     }
 }
@@ -81,40 +87,65 @@ impl From<tierdb_buffer::BufferError> for Error {
 }
 
 /// Applies one redo change during recovery (idempotent: skipped when the page is newer).
-fn redo_change(pool: &BufferPool, c: &PageChange, start: Lsn, end: Lsn) -> Result<bool> {
+/// A diff for a page that cannot be read (torn by a crash during its write) is skipped and
+/// the page noted: a later full image in the log must rebuild it, or recovery fails.
+fn redo_change(
+    pool: &BufferPool,
+    c: &PageChange,
+    start: Lsn,
+    end: Lsn,
+    awaiting_image: &mut HashMap<PageId, String>,
+) -> Result<()> {
     let id = c.page();
+    if let PageChange::Diff(..) = c {
+        if awaiting_image.contains_key(&id) {
+            return Ok(());
+        }
+    }
     match pool.write(id) {
         Ok(mut g) => {
-            if tierdb_page::page_lsn(&g) >= end {
-                return Ok(false);
+            if tierdb_page::page_lsn(&g) < end {
+                redo::apply(&mut g, c);
+                g.mark_dirty_range(start, end);
             }
-            redo::apply(&mut g, c);
-            g.mark_dirty_range(start, end);
-            Ok(true)
         }
         Err(e) => match c {
             PageChange::Image(..) => {
                 let mut g = pool.create(id)?;
                 redo::apply(&mut g, c);
                 g.mark_dirty_range(start, end);
-                Ok(true)
+                awaiting_image.remove(&id);
             }
-            PageChange::Diff(..) => Err(Error::Corrupt(format!("redo: page {id} cannot be read ({e}) and the log has no full image of it"))),
+            PageChange::Diff(..) => {
+                awaiting_image.insert(id, e.to_string());
+            }
         },
     }
+    Ok(())
 }
 
 impl Inner {
     pub fn open(cfg: EngineConfig) -> Result<Arc<Inner>> {
         for d in [&cfg.data_dir, &cfg.redo_dir] {
-            std::fs::create_dir_all(d).map_err(|e| Error::Io(format!("cannot create {}: {e}", d.display())))?;
+            std::fs::create_dir_all(d)
+                .map_err(|e| Error::Io(format!("cannot create {}: {e}", d.display())))?;
         }
         let data_path = cfg.data_dir.join("tierdb.dat");
-        let data = Arc::new(DataFile::open(&data_path, cfg.data_throttle).map_err(|e| Error::Io(format!("{}: {e}", data_path.display())))?);
-        let policy = FlushPolicy::from_mysql(cfg.flush_log_at_trx_commit).unwrap_or(FlushPolicy::EveryCommit);
-        let wal = Arc::new(Wal::open(WalConfig { dir: cfg.redo_dir.clone(), segment_size_bytes: 64 << 20, policy })?);
+        let data = Arc::new(
+            DataFile::open(&data_path, cfg.data_throttle)
+                .map_err(|e| Error::Io(format!("{}: {e}", data_path.display())))?,
+        );
+        let policy = FlushPolicy::from_mysql(cfg.flush_log_at_trx_commit)
+            .unwrap_or(FlushPolicy::EveryCommit);
+        let wal = Arc::new(Wal::open(WalConfig {
+            policy,
+            ..WalConfig::new(cfg.redo_dir.clone())
+        })?);
         let pool = BufferPool::new(
-            PoolConfig { size_bytes: cfg.buffer_pool_size_bytes, ..PoolConfig::default() },
+            PoolConfig {
+                size_bytes: cfg.buffer_pool_size_bytes,
+                ..PoolConfig::default()
+            },
             data.clone(),
             Arc::new(LogGate(wal.clone())),
         )?;
@@ -127,6 +158,7 @@ impl Inner {
         let mut n_records = 0u64;
         let from = store.wal.checkpoint_lsn();
         let mut prev_end = from;
+        let mut awaiting_image: HashMap<PageId, String> = HashMap::new();
         for rec in store.wal.read_from(from)? {
             let (start, payload) = rec?;
             let end = Lsn(start.0 + tierdb_wal::RECORD_HEADER_BYTES as u64 + payload.len() as u64);
@@ -136,15 +168,23 @@ impl Inner {
             if payload.first() == Some(&KIND_CHECKPOINT) {
                 continue;
             }
-            match redo::decode(&payload).map_err(|e| Error::Corrupt(format!("redo record at {start}: {e}")))? {
-                Record::Mtr { txn, changes, logical } => {
+            match redo::decode(&payload)
+                .map_err(|e| Error::Corrupt(format!("redo record at {start}: {e}")))?
+            {
+                Record::Mtr {
+                    txn,
+                    changes,
+                    logical,
+                } => {
                     for c in &changes {
-                        redo_change(&store.pool, c, start, end)?;
+                        redo_change(&store.pool, c, start, end, &mut awaiting_image)?;
                     }
                     if txn != 0 {
                         max_txn = max_txn.max(txn);
                         if !logical.is_empty() {
-                            let u = Undo::decode(&logical).ok_or_else(|| Error::Corrupt(format!("undo record at {start} is malformed")))?;
+                            let u = Undo::decode(&logical).ok_or_else(|| {
+                                Error::Corrupt(format!("undo record at {start} is malformed"))
+                            })?;
                             pending.entry(txn).or_default().push(u);
                         }
                     }
@@ -155,12 +195,24 @@ impl Inner {
                 }
             }
         }
+        if let Some((id, e)) = awaiting_image.iter().next() {
+            return Err(Error::Corrupt(format!(
+                "page {id} is unreadable ({e}) and the redo log holds no full image of it"
+            )));
+        }
         if n_records > 0 {
-            tracing::info!(records = n_records, from = from.0, to = prev_end.0, ms = t0.elapsed().as_millis() as u64, "redo applied");
+            tracing::info!(
+                records = n_records,
+                from = from.0,
+                to = prev_end.0,
+                ms = t0.elapsed().as_millis() as u64,
+                "redo applied"
+            );
         }
 
         // A brand-new data file: format the meta page and the catalog tree.
-        let fresh = data.len().map_err(|e| Error::Io(e.to_string()))? == 0 && alloc::pages_allocated(&store).is_err();
+        let fresh = data.len().map_err(|e| Error::Io(e.to_string()))? == 0
+            && alloc::pages_allocated(&store).is_err();
         let catalog_tree = if fresh {
             let mut m = Mtr::new(&store, 0);
             alloc::format_meta(&mut m)?;
@@ -173,7 +225,9 @@ impl Inner {
             tracing::info!(path = %data_path.display(), "created a new data file");
             t
         } else {
-            BTree { root: PageId(alloc::meta_slot(&store, SLOT_CATALOG_ROOT)?) }
+            BTree {
+                root: PageId(alloc::meta_slot(&store, SLOT_CATALOG_ROOT)?),
+            }
         };
 
         let inner = Arc::new(Inner {
@@ -191,7 +245,10 @@ impl Inner {
             checkpoint_lock: Mutex::new(()),
             closed: AtomicBool::new(false),
         });
-        inner.counters.recovered_redo_records.store(n_records, Ordering::Relaxed);
+        inner
+            .counters
+            .recovered_redo_records
+            .store(n_records, Ordering::Relaxed);
 
         // Undo unfinished transactions, newest change first.
         if !pending.is_empty() {
@@ -203,8 +260,14 @@ impl Inner {
                 inner.store.wal.append(&payload, |_, _| {})?;
             }
             inner.store.wal.flush_to(inner.store.wal.end_lsn())?;
-            inner.counters.recovered_rolled_back_txns.store(losers.len() as u64, Ordering::Relaxed);
-            tracing::info!(transactions = losers.len(), "rolled back unfinished transactions");
+            inner
+                .counters
+                .recovered_rolled_back_txns
+                .store(losers.len() as u64, Ordering::Relaxed);
+            tracing::info!(
+                transactions = losers.len(),
+                "rolled back unfinished transactions"
+            );
         }
         inner.load_catalog()?;
         inner.checkpoint()?;
@@ -214,7 +277,9 @@ impl Inner {
     /// Restores before-images in reverse order (idempotent).
     pub fn apply_undo(&self, txn: u64, undo: &[Undo]) -> Result<()> {
         for u in undo.iter().rev() {
-            let tree = BTree { root: PageId(u.tree) };
+            let tree = BTree {
+                root: PageId(u.tree),
+            };
             let mut m = Mtr::new(&self.store, txn);
             tree.modify(&mut m, &u.key, |_| match &u.before {
                 Some(b) => Modify::Put(b.clone()),
@@ -228,14 +293,18 @@ impl Inner {
     fn load_catalog(&self) -> Result<()> {
         let mut dbs: BTreeMap<String, BTreeMap<String, Arc<Table>>> = BTreeMap::new();
         let mut entries: Vec<(Vec<u8>, Vec<u8>)> = Vec::new();
-        self.catalog_tree.scan(&self.store, std::ops::Bound::Unbounded, |k, v| {
-            entries.push((k.to_vec(), v.to_vec()));
-            true
-        })?;
+        self.catalog_tree
+            .scan(&self.store, std::ops::Bound::Unbounded, |k, v| {
+                entries.push((k.to_vec(), v.to_vec()));
+                true
+            })?;
         for (k, v) in entries {
-            let parts = crate::keys::decode_key(&k).ok_or_else(|| Error::Corrupt("catalog key".into()))?;
+            let parts =
+                crate::keys::decode_key(&k).ok_or_else(|| Error::Corrupt("catalog key".into()))?;
             let name = |i: usize| match parts.get(i) {
-                Some(crate::Value::Bytes(b)) => String::from_utf8(b.clone()).map_err(|_| Error::Corrupt("catalog name".into())),
+                Some(crate::Value::Bytes(b)) => {
+                    String::from_utf8(b.clone()).map_err(|_| Error::Corrupt("catalog name".into()))
+                }
                 _ => Err(Error::Corrupt("catalog key".into())),
             };
             match v.first() {
@@ -256,7 +325,9 @@ impl Inner {
     }
 
     fn table_from_entry(&self, db: &str, e: TableEntry) -> Result<Arc<Table>> {
-        let primary = BTree { root: e.primary_root };
+        let primary = BTree {
+            root: e.primary_root,
+        };
         let auto_inc = self.max_auto_inc(&e.def, &primary)?;
         Ok(Arc::new(Table {
             db: db.to_string(),
@@ -270,13 +341,17 @@ impl Inner {
 
     /// Largest value of the AUTO_INCREMENT column (when it leads the primary key).
     fn max_auto_inc(&self, def: &TableDef, primary: &BTree) -> Result<i64> {
-        let Some(ai) = def.columns.iter().position(|c| c.auto_increment) else { return Ok(0) };
+        let Some(ai) = def.columns.iter().position(|c| c.auto_increment) else {
+            return Ok(0);
+        };
         if def.primary_key.first() != Some(&ai) {
             return Ok(0);
         }
         let mut max = 0i64;
         primary.scan(&self.store, std::ops::Bound::Unbounded, |k, _| {
-            if let Some(v) = crate::keys::decode_key(k).and_then(|v| v.first().and_then(|x| x.as_i64())) {
+            if let Some(v) =
+                crate::keys::decode_key(k).and_then(|v| v.first().and_then(|x| x.as_i64()))
+            {
                 max = max.max(v);
             }
             true
@@ -302,13 +377,22 @@ impl Inner {
             return Err(Error::DatabaseExists(name.into()));
         }
         self.catalog_put(&catalog::db_key(name), Some(catalog::encode_db()))?;
-        self.catalog.write().insert(name.to_string(), BTreeMap::new());
+        self.catalog
+            .write()
+            .insert(name.to_string(), BTreeMap::new());
         Ok(())
     }
 
     pub fn drop_database(&self, name: &str) -> Result<()> {
         let _g = self.ddl.lock();
-        let tables: Vec<String> = self.catalog.read().get(name).ok_or_else(|| Error::NoSuchDatabase(name.into()))?.keys().cloned().collect();
+        let tables: Vec<String> = self
+            .catalog
+            .read()
+            .get(name)
+            .ok_or_else(|| Error::NoSuchDatabase(name.into()))?
+            .keys()
+            .cloned()
+            .collect();
         for t in tables {
             self.catalog_put(&catalog::table_key(name, &t), None)?;
         }
@@ -330,7 +414,10 @@ impl Inner {
             return Err(Error::NotSupported("tables without a PRIMARY KEY".into()));
         }
         if let Some(i) = def.indexes.iter().find(|i| i.unique) {
-            return Err(Error::NotSupported(format!("UNIQUE secondary index '{}'", i.name)));
+            return Err(Error::NotSupported(format!(
+                "UNIQUE secondary index '{}'",
+                i.name
+            )));
         }
         let id = alloc::meta_slot(&self.store, SLOT_NEXT_TABLE_ID)?;
         let mut m = Mtr::new(&self.store, 0);
@@ -341,10 +428,22 @@ impl Inner {
         }
         alloc::set_meta_slot(&mut m, SLOT_NEXT_TABLE_ID, id + 1)?;
         m.commit()?;
-        let e = TableEntry { id, primary_root: primary.root, index_roots, def };
-        self.catalog_put(&catalog::table_key(db, &e.def.name), Some(catalog::encode_table(&e)))?;
+        let e = TableEntry {
+            id,
+            primary_root: primary.root,
+            index_roots,
+            def,
+        };
+        self.catalog_put(
+            &catalog::table_key(db, &e.def.name),
+            Some(catalog::encode_table(&e)),
+        )?;
         let t = self.table_from_entry(db, e)?;
-        self.catalog.write().entry(db.to_string()).or_default().insert(t.def.name.clone(), t);
+        self.catalog
+            .write()
+            .entry(db.to_string())
+            .or_default()
+            .insert(t.def.name.clone(), t);
         Ok(())
     }
 
@@ -360,11 +459,18 @@ impl Inner {
     pub fn create_index(self: &Arc<Self>, db: &str, table: &str, index: IndexDef) -> Result<()> {
         let _g = self.ddl.lock();
         let t = self.table(db, table)?;
-        if t.def.indexes.iter().any(|i| i.name.eq_ignore_ascii_case(&index.name)) {
+        if t.def
+            .indexes
+            .iter()
+            .any(|i| i.name.eq_ignore_ascii_case(&index.name))
+        {
             return Err(Error::IndexExists(index.name));
         }
         if index.unique {
-            return Err(Error::NotSupported(format!("UNIQUE secondary index '{}'", index.name)));
+            return Err(Error::NotSupported(format!(
+                "UNIQUE secondary index '{}'",
+                index.name
+            )));
         }
         if index.columns.iter().any(|&c| c >= t.def.columns.len()) {
             return Err(Error::Internal("index column out of range".into()));
@@ -373,7 +479,13 @@ impl Inner {
         let tree = BTree::create(&mut m)?;
         m.commit()?;
         // Fill from the committed rows.
-        let mut cur = crate::txn::Cursor::new_primary(self.clone(), t.clone(), 0, std::ops::Bound::Unbounded, std::ops::Bound::Unbounded);
+        let mut cur = crate::txn::Cursor::new_primary(
+            self.clone(),
+            t.clone(),
+            0,
+            std::ops::Bound::Unbounded,
+            std::ops::Bound::Unbounded,
+        );
         let mut n = 0u64;
         while let Some(row) = cur.next_row()? {
             let k = crate::txn::index_key(&t.def, &index, &row);
@@ -386,8 +498,16 @@ impl Inner {
         def.indexes.push(index);
         let mut index_roots: Vec<PageId> = t.secondary.iter().map(|s| s.root).collect();
         index_roots.push(tree.root);
-        let e = TableEntry { id: t.id, primary_root: t.primary.root, index_roots, def };
-        self.catalog_put(&catalog::table_key(db, table), Some(catalog::encode_table(&e)))?;
+        let e = TableEntry {
+            id: t.id,
+            primary_root: t.primary.root,
+            index_roots,
+            def,
+        };
+        self.catalog_put(
+            &catalog::table_key(db, table),
+            Some(catalog::encode_table(&e)),
+        )?;
         let nt = Arc::new(Table {
             db: db.into(),
             def: e.def,
@@ -396,7 +516,11 @@ impl Inner {
             secondary: e.index_roots.iter().map(|&r| BTree { root: r }).collect(),
             auto_inc: t.auto_inc.clone(),
         });
-        self.catalog.write().entry(db.to_string()).or_default().insert(table.to_string(), nt);
+        self.catalog
+            .write()
+            .entry(db.to_string())
+            .or_default()
+            .insert(table.to_string(), nt);
         tracing::info!(db, table, entries = n, "index built");
         Ok(())
     }
@@ -404,15 +528,30 @@ impl Inner {
     pub fn drop_index(&self, db: &str, table: &str, index: &str) -> Result<()> {
         let _g = self.ddl.lock();
         let t = self.table(db, table)?;
-        let Some(pos) = t.def.indexes.iter().position(|i| i.name.eq_ignore_ascii_case(index)) else {
-            return Err(Error::NotSupported(format!("dropping unknown index '{index}'")));
+        let Some(pos) = t
+            .def
+            .indexes
+            .iter()
+            .position(|i| i.name.eq_ignore_ascii_case(index))
+        else {
+            return Err(Error::NotSupported(format!(
+                "dropping unknown index '{index}'"
+            )));
         };
         let mut def = t.def.clone();
         def.indexes.remove(pos);
         let mut index_roots: Vec<PageId> = t.secondary.iter().map(|s| s.root).collect();
         index_roots.remove(pos);
-        let e = TableEntry { id: t.id, primary_root: t.primary.root, index_roots, def };
-        self.catalog_put(&catalog::table_key(db, table), Some(catalog::encode_table(&e)))?;
+        let e = TableEntry {
+            id: t.id,
+            primary_root: t.primary.root,
+            index_roots,
+            def,
+        };
+        self.catalog_put(
+            &catalog::table_key(db, table),
+            Some(catalog::encode_table(&e)),
+        )?;
         let nt = Arc::new(Table {
             db: db.into(),
             def: e.def,
@@ -421,14 +560,21 @@ impl Inner {
             secondary: e.index_roots.iter().map(|&r| BTree { root: r }).collect(),
             auto_inc: t.auto_inc.clone(),
         });
-        self.catalog.write().entry(db.to_string()).or_default().insert(table.to_string(), nt);
+        self.catalog
+            .write()
+            .entry(db.to_string())
+            .or_default()
+            .insert(table.to_string(), nt);
         Ok(())
     }
 
     pub fn table(&self, db: &str, name: &str) -> Result<Arc<Table>> {
         let c = self.catalog.read();
         let tabs = c.get(db).ok_or_else(|| Error::NoSuchDatabase(db.into()))?;
-        tabs.get(name).cloned().ok_or_else(|| Error::NoSuchTable { db: db.into(), table: name.into() })
+        tabs.get(name).cloned().ok_or_else(|| Error::NoSuchTable {
+            db: db.into(),
+            table: name.into(),
+        })
     }
 
     /// Fuzzy checkpoint: the redo start moves to the oldest of (log end, oldest dirty page,
@@ -437,7 +583,9 @@ impl Inner {
         let _g = self.checkpoint_lock.lock();
         let mut l0 = Lsn(0);
         // Every record before this one has stamped and dirtied its pages (in_lock order).
-        self.store.wal.append(&[KIND_CHECKPOINT], |start, _| l0 = start)?;
+        self.store
+            .wal
+            .append(&[KIND_CHECKPOINT], |start, _| l0 = start)?;
         let mut c = l0;
         if let Some(r) = self.store.pool.min_rec_lsn() {
             c = c.min(r);
@@ -468,7 +616,12 @@ impl Inner {
                     return;
                 }
             }
-            let behind = self.store.wal.end_lsn().0.saturating_sub(self.store.wal.checkpoint_lsn().0);
+            let behind = self
+                .store
+                .wal
+                .end_lsn()
+                .0
+                .saturating_sub(self.store.wal.checkpoint_lsn().0);
             if behind > (64 << 20) || (last.elapsed() > Duration::from_secs(30) && behind > 0) {
                 if let Err(e) = self.checkpoint() {
                     tracing::error!(error = %e, "checkpoint failed");

@@ -22,7 +22,11 @@ pub fn encode_value(out: &mut Vec<u8>, v: &Value) {
         Value::Double(d) => {
             out.push(TAG_DOUBLE);
             let bits = d.to_bits();
-            let s = if bits >> 63 == 1 { !bits } else { bits | (1 << 63) };
+            let s = if bits >> 63 == 1 {
+                !bits
+            } else {
+                bits | (1 << 63)
+            };
             out.extend_from_slice(&s.to_be_bytes());
         }
         Value::Bytes(b) => {
@@ -125,7 +129,11 @@ mod tests {
         prop_oneof![
             Just(Value::Null),
             any::<i64>().prop_map(Value::Int),
-            proptest::collection::vec(prop_oneof![Just(0u8), Just(1u8), Just(0xFFu8), any::<u8>()], 0..6).prop_map(Value::Bytes),
+            proptest::collection::vec(
+                prop_oneof![Just(0u8), Just(1u8), Just(0xFFu8), any::<u8>()],
+                0..6
+            )
+            .prop_map(Value::Bytes),
         ]
     }
 
@@ -159,8 +167,13 @@ mod tests {
         let lo = lower_bound(&Bound::Included(vec![Value::Int(5)]));
         let hi = upper_bound(&Bound::Included(vec![Value::Int(5)]));
         let inside = |key: &Vec<u8>| {
-            (match &lo { Bound::Included(l) => key >= l, _ => true })
-                && (match &hi { Bound::Excluded(h) => key < h, _ => true })
+            (match &lo {
+                Bound::Included(l) => key >= l,
+                _ => true,
+            }) && (match &hi {
+                Bound::Excluded(h) => key < h,
+                _ => true,
+            })
         };
         assert!(inside(&k(5, i64::MIN)) && inside(&k(5, i64::MAX)));
         assert!(!inside(&k(4, i64::MAX)) && !inside(&k(6, i64::MIN)));

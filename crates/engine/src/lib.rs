@@ -7,18 +7,27 @@
 //! pages, latches or devices to callers; return a row version written by another
 //! uncommitted transaction.
 
+mod catalog;
 pub mod error;
+mod inner;
 pub mod keys;
+mod rowcodec;
+mod storage;
+mod txn;
+mod txns;
 pub mod types;
-mod memstore;
 
 pub use error::{Error, Result};
 pub use types::{ColumnDef, ColumnType, IndexDef, Row, TableDef, Value};
 
 use std::ops::Bound;
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
+use tierdb_btree::BTree;
+
+pub use tierdb_io::ThrottleConfig;
 
 /// Engine settings (the `[engine]` part of tierdb.toml; defaults documented in README).
 #[derive(Clone, Debug)]
@@ -34,6 +43,9 @@ pub struct EngineConfig {
     pub flush_log_at_trx_commit: u8,
     /// Like `innodb_lock_wait_timeout`.
     pub lock_wait_timeout: Duration,
+    /// In-process emulation of a slow cloud disk for the data file (IOPS cap, latency), for
+    /// machines where kernel throttling is unavailable. None = the device as it is.
+    pub data_throttle: Option<ThrottleConfig>,
 }
 
 impl EngineConfig {
@@ -45,6 +57,7 @@ impl EngineConfig {
             buffer_pool_size_bytes: 128 << 20,
             flush_log_at_trx_commit: 1,
             lock_wait_timeout: Duration::from_secs(50),
+            data_throttle: None,
         }
     }
 }
@@ -55,6 +68,10 @@ pub struct Table {
     pub db: String,
     pub def: TableDef,
     pub(crate) id: u64,
+    pub(crate) primary: BTree,
+    pub(crate) secondary: Vec<BTree>,
+    /// Shared by every handle of the table (a new handle is made when an index is added).
+    pub(crate) auto_inc: Arc<AtomicI64>,
 }
 
 impl Table {
@@ -65,13 +82,23 @@ impl Table {
 
 /// The storage engine. Cheap to share (`Arc<Engine>`); every method is thread-safe.
 pub struct Engine {
-    inner: Arc<memstore::Store>,
+    inner: Arc<inner::Inner>,
+    checkpointer: parking_lot::Mutex<Option<std::thread::JoinHandle<()>>>,
 }
 
 impl Engine {
     /// Opens (creating if needed) the engine under `cfg`, running crash recovery.
     pub fn open(cfg: EngineConfig) -> Result<Arc<Engine>> {
-        Ok(Arc::new(Engine { inner: Arc::new(memstore::Store::new(cfg)) }))
+        let inner = inner::Inner::open(cfg)?;
+        let i2 = inner.clone();
+        let h = std::thread::Builder::new()
+            .name("tierdb-checkpointer".into())
+            .spawn(move || i2.run_checkpointer())
+            .map_err(|e| Error::Internal(format!("cannot start the checkpointer: {e}")))?;
+        Ok(Arc::new(Engine {
+            inner,
+            checkpointer: parking_lot::Mutex::new(Some(h)),
+        }))
     }
 
     pub fn create_database(&self, name: &str) -> Result<()> {
@@ -81,11 +108,11 @@ impl Engine {
         self.inner.drop_database(name)
     }
     pub fn database_exists(&self, name: &str) -> bool {
-        self.inner.database_exists(name)
+        self.inner.catalog.read().contains_key(name)
     }
     /// Sorted names of all databases.
     pub fn databases(&self) -> Vec<String> {
-        self.inner.databases()
+        self.inner.catalog.read().keys().cloned().collect()
     }
     pub fn create_table(&self, db: &str, def: TableDef) -> Result<()> {
         self.inner.create_table(db, def)
@@ -93,7 +120,7 @@ impl Engine {
     pub fn drop_table(&self, db: &str, name: &str) -> Result<()> {
         self.inner.drop_table(db, name)
     }
-    /// Adds a secondary index and fills it from the table's rows.
+    /// Adds a secondary index and fills it from the table's committed rows.
     pub fn create_index(&self, db: &str, table: &str, index: IndexDef) -> Result<()> {
         self.inner.create_index(db, table, index)
     }
@@ -106,45 +133,185 @@ impl Engine {
     }
     /// Sorted table names of `db`.
     pub fn tables(&self, db: &str) -> Result<Vec<String>> {
-        self.inner.tables(db)
+        let c = self.inner.catalog.read();
+        Ok(c.get(db)
+            .ok_or_else(|| Error::NoSuchDatabase(db.into()))?
+            .keys()
+            .cloned()
+            .collect())
     }
     /// Starts a transaction. Plain reads see the latest committed version (READ COMMITTED).
+    /// A transaction costs nothing until its first write.
     pub fn begin(&self) -> Txn {
-        Txn { store: self.inner.clone(), undo: Vec::new(), done: false }
+        Txn {
+            st: txn::TxnState::new(self.inner.clone()),
+            done: false,
+        }
     }
     /// Engine counters for `SHOW GLOBAL STATUS`, as (name, value) pairs.
     pub fn status(&self) -> Vec<(String, String)> {
-        self.inner.status()
+        let i = &self.inner;
+        let p = i.store.pool.stats();
+        let w = i.store.wal.stats();
+        let c = &i.counters;
+        let l = i.locks.stats();
+        let ld = |a: &std::sync::atomic::AtomicU64| a.load(Ordering::Relaxed).to_string();
+        let mut v: Vec<(String, String)> = vec![
+            (
+                "Innodb_buffer_pool_read_requests".into(),
+                p.read_requests.to_string(),
+            ),
+            ("Innodb_buffer_pool_reads".into(), p.reads.to_string()),
+            (
+                "Innodb_buffer_pool_pages_total".into(),
+                p.pages_total.to_string(),
+            ),
+            (
+                "Innodb_buffer_pool_pages_data".into(),
+                p.pages_data.to_string(),
+            ),
+            (
+                "Innodb_buffer_pool_pages_dirty".into(),
+                p.pages_dirty.to_string(),
+            ),
+            (
+                "Innodb_buffer_pool_pages_free".into(),
+                p.pages_free.to_string(),
+            ),
+            (
+                "Innodb_buffer_pool_pages_flushed".into(),
+                p.pages_flushed.to_string(),
+            ),
+            (
+                "Innodb_buffer_pool_bytes_data".into(),
+                (p.pages_data * tierdb_page::PAGE_SIZE as u64).to_string(),
+            ),
+            (
+                "Innodb_buffer_pool_resident_bytes".into(),
+                p.resident_bytes.to_string(),
+            ),
+            (
+                "Innodb_buffer_pool_evictions".into(),
+                p.evictions.to_string(),
+            ),
+            ("Innodb_rows_read".into(), ld(&c.rows_read)),
+            ("Innodb_rows_inserted".into(), ld(&c.rows_inserted)),
+            ("Innodb_rows_updated".into(), ld(&c.rows_updated)),
+            ("Innodb_rows_deleted".into(), ld(&c.rows_deleted)),
+            ("Innodb_row_lock_waits".into(), ld(&l.waits)),
+            ("Innodb_deadlocks".into(), ld(&l.deadlocks)),
+            ("Innodb_row_lock_timeouts".into(), ld(&l.timeouts)),
+            ("Innodb_os_log_fsyncs".into(), w.fsyncs.to_string()),
+            ("Innodb_log_writes".into(), w.appends.to_string()),
+            ("Innodb_os_log_written".into(), w.appended_bytes.to_string()),
+            ("Tierdb_commits".into(), ld(&c.commits)),
+            ("Tierdb_rollbacks".into(), ld(&c.rollbacks)),
+            ("Tierdb_checkpoints".into(), ld(&c.checkpoints)),
+            (
+                "Tierdb_checkpoint_lsn".into(),
+                i.store.wal.checkpoint_lsn().0.to_string(),
+            ),
+            (
+                "Tierdb_log_end_lsn".into(),
+                i.store.wal.end_lsn().0.to_string(),
+            ),
+            (
+                "Tierdb_active_write_transactions".into(),
+                i.active.count().to_string(),
+            ),
+            (
+                "Tierdb_recovery_redo_records".into(),
+                ld(&c.recovered_redo_records),
+            ),
+            (
+                "Tierdb_recovery_rolled_back_transactions".into(),
+                ld(&c.recovered_rolled_back_txns),
+            ),
+        ];
+        v.sort();
+        v
     }
-    /// Engine settings for `SHOW VARIABLES`, as (name, value) pairs, e.g.
-    /// `innodb_buffer_pool_size`, `innodb_flush_log_at_trx_commit`, `bpe_enabled`.
+    /// Engine settings for `SHOW VARIABLES`, as (name, value) pairs.
     pub fn variables(&self) -> Vec<(String, String)> {
+        let cfg = &self.inner.cfg;
+        let policy = match self.inner.store.wal.policy() {
+            tierdb_wal::FlushPolicy::EveryCommit => 1,
+            tierdb_wal::FlushPolicy::WriteAtCommit => 2,
+            tierdb_wal::FlushPolicy::Periodic => 0,
+        };
         vec![
-            ("innodb_buffer_pool_size".into(), self.inner.cfg().buffer_pool_size_bytes.to_string()),
-            ("innodb_flush_log_at_trx_commit".into(), self.inner.cfg().flush_log_at_trx_commit.to_string()),
-            ("innodb_lock_wait_timeout".into(), self.inner.cfg().lock_wait_timeout.as_secs().to_string()),
+            (
+                "innodb_buffer_pool_size".into(),
+                cfg.buffer_pool_size_bytes.to_string(),
+            ),
+            ("innodb_flush_log_at_trx_commit".into(), policy.to_string()),
+            (
+                "innodb_lock_wait_timeout".into(),
+                (self.inner.lock_wait_timeout_ms.load(Ordering::Relaxed) / 1000).to_string(),
+            ),
+            (
+                "innodb_page_size".into(),
+                tierdb_page::PAGE_SIZE.to_string(),
+            ),
+            ("innodb_flush_method".into(), "O_DIRECT".into()),
+            ("tierdb_data_dir".into(), cfg.data_dir.display().to_string()),
+            ("tierdb_redo_dir".into(), cfg.redo_dir.display().to_string()),
         ]
     }
     /// `SET GLOBAL name = value` for an engine setting. `Ok(false)`: not an engine variable
     /// (the SQL layer handles it). Errors: a bad value, or a read-only variable.
     pub fn set_variable(&self, name: &str, value: &Value) -> Result<bool> {
-        let _ = (name, value);
-        Ok(false)
+        let bad = || Error::NotSupported(format!("value {value} for {name}"));
+        match name.to_ascii_lowercase().as_str() {
+            "innodb_flush_log_at_trx_commit" => {
+                let v = value
+                    .as_i64()
+                    .filter(|v| (0..=2).contains(v))
+                    .ok_or_else(bad)?;
+                self.inner.set_flush_policy(v as u8).ok_or_else(bad)?;
+                Ok(true)
+            }
+            "innodb_lock_wait_timeout" => {
+                let v = value
+                    .as_i64()
+                    .filter(|v| (1..=1_073_741_824).contains(v))
+                    .ok_or_else(bad)?;
+                self.inner
+                    .lock_wait_timeout_ms
+                    .store(v as u64 * 1000, Ordering::Relaxed);
+                Ok(true)
+            }
+            "innodb_buffer_pool_size" => Err(Error::NotSupported(
+                "changing innodb_buffer_pool_size at runtime".into(),
+            )),
+            _ => Ok(false),
+        }
     }
-    /// Flushes everything and writes a checkpoint; the engine stays usable.
+    /// Writes a checkpoint (dirty pages stay in DRAM; the redo start moves forward).
     pub fn checkpoint(&self) -> Result<()> {
-        Ok(())
+        self.inner.checkpoint().map(|_| ())
     }
-    /// Clean shutdown: flush, checkpoint, stop background threads.
+    /// Clean shutdown: flush every dirty page, checkpoint, close the log.
     pub fn shutdown(&self) -> Result<()> {
-        Ok(())
+        let r = self.inner.shutdown();
+        if let Some(h) = self.checkpointer.lock().take() {
+            let _ = h.join();
+        }
+        r
+    }
+}
+
+impl Drop for Engine {
+    fn drop(&mut self) {
+        if let Err(e) = self.shutdown() {
+            tracing::error!(error = %e, "shutdown on drop failed");
+        }
     }
 }
 
 /// A transaction. Dropping it without `commit` rolls it back.
 pub struct Txn {
-    store: Arc<memstore::Store>,
-    undo: Vec<memstore::Undo>,
+    st: txn::TxnState,
     done: bool,
 }
 
@@ -154,53 +321,65 @@ pub type RowCursor = Box<dyn Iterator<Item = Result<Row>> + Send>;
 impl Txn {
     /// Point lookup by full primary key.
     pub fn get(&mut self, t: &Table, pk: &[Value]) -> Result<Option<Row>> {
-        self.store.get(t, pk)
+        self.st.get(t, pk)
     }
     /// Rows whose primary key lies within the bounds. Bounds are on a key prefix: `n` values
     /// compare against the first `n` primary key columns.
-    pub fn scan(&mut self, t: &Table, lo: Bound<Vec<Value>>, hi: Bound<Vec<Value>>) -> Result<RowCursor> {
-        self.store.scan(t, None, lo, hi)
+    pub fn scan(
+        &mut self,
+        t: &Arc<Table>,
+        lo: Bound<Vec<Value>>,
+        hi: Bound<Vec<Value>>,
+    ) -> Result<RowCursor> {
+        Ok(Box::new(self.st.cursor(t, None, lo, hi)?))
     }
     /// Rows through secondary index number `index` (position in `TableDef::indexes`), in index
     /// order (ties in primary key order). Bounds as in `scan`, on the index columns.
-    pub fn index_scan(&mut self, t: &Table, index: usize, lo: Bound<Vec<Value>>, hi: Bound<Vec<Value>>) -> Result<RowCursor> {
-        self.store.scan(t, Some(index), lo, hi)
+    pub fn index_scan(
+        &mut self,
+        t: &Arc<Table>,
+        index: usize,
+        lo: Bound<Vec<Value>>,
+        hi: Bound<Vec<Value>>,
+    ) -> Result<RowCursor> {
+        Ok(Box::new(self.st.cursor(t, Some(index), lo, hi)?))
     }
     /// Inserts a row. An AUTO_INCREMENT column given as NULL (or 0) gets the next value,
     /// which is returned. Errors: DuplicateKey, NotNull, RowTooLarge, Deadlock, LockWaitTimeout.
     pub fn insert(&mut self, t: &Table, row: Row) -> Result<Option<i64>> {
-        self.store.insert(t, row, &mut self.undo)
+        self.st.insert(t, row)
     }
     /// Replaces the row with primary key `pk` by `new_row` (which may change the key).
     /// Returns false when no such row exists.
-    pub fn update(&mut self, t: &Table, pk: &[Value], new_row: Row) -> Result<bool> {
-        self.store.update(t, pk, new_row, &mut self.undo)
+    pub fn update(&mut self, t: &Arc<Table>, pk: &[Value], new_row: Row) -> Result<bool> {
+        self.st.update(t, pk, new_row)
     }
     /// Deletes the row with primary key `pk`; false when absent.
-    pub fn delete(&mut self, t: &Table, pk: &[Value]) -> Result<bool> {
-        self.store.delete(t, pk, &mut self.undo)
+    pub fn delete(&mut self, t: &Arc<Table>, pk: &[Value]) -> Result<bool> {
+        self.st.delete(t, pk)
     }
     /// Makes the transaction's changes durable (per `flush_log_at_trx_commit`) and visible.
     pub fn commit(mut self) -> Result<()> {
         self.done = true;
-        self.undo.clear();
-        Ok(())
+        self.st.commit()
     }
     /// Undoes every change of the transaction.
     pub fn rollback(mut self) -> Result<()> {
         self.done = true;
-        self.store.rollback(std::mem::take(&mut self.undo))
+        self.st.rollback()
     }
     /// True when the transaction has written something.
     pub fn has_writes(&self) -> bool {
-        !self.undo.is_empty()
+        self.st.has_writes()
     }
 }
 
 impl Drop for Txn {
     fn drop(&mut self) {
         if !self.done {
-            let _ = self.store.rollback(std::mem::take(&mut self.undo));
+            if let Err(e) = self.st.rollback() {
+                tracing::error!(error = %e, "rollback of a dropped transaction failed");
+            }
         }
     }
 }

@@ -79,7 +79,11 @@ pub fn decode_row(b: &[u8]) -> Option<Vec<Value>> {
                 let mut a = [0u8; 8];
                 a.copy_from_slice(b.get(p..p + 8)?);
                 p += 8;
-                out.push(if tag == T_INT { Value::Int(i64::from_le_bytes(a)) } else { Value::Double(f64::from_le_bytes(a)) });
+                out.push(if tag == T_INT {
+                    Value::Int(i64::from_le_bytes(a))
+                } else {
+                    Value::Double(f64::from_le_bytes(a))
+                });
             }
             T_BYTES => {
                 let l = u16::from_le_bytes([*b.get(p)?, *b.get(p + 1)?]) as usize;
@@ -104,7 +108,8 @@ pub struct Undo {
 
 impl Undo {
     pub fn encode(&self) -> Vec<u8> {
-        let mut v = Vec::with_capacity(16 + self.key.len() + self.before.as_ref().map_or(0, |b| b.len()));
+        let mut v =
+            Vec::with_capacity(16 + self.key.len() + self.before.as_ref().map_or(0, |b| b.len()));
         v.extend_from_slice(&self.tree.to_le_bytes());
         v.extend_from_slice(&(self.key.len() as u16).to_le_bytes());
         v.extend_from_slice(&self.key);
@@ -143,7 +148,11 @@ impl Undo {
             }
             _ => return None,
         };
-        Some(Undo { tree: u64::from_le_bytes(t), key, before })
+        Some(Undo {
+            tree: u64::from_le_bytes(t),
+            key,
+            before,
+        })
     }
 }
 
@@ -156,7 +165,9 @@ mod tests {
         prop_oneof![
             Just(Value::Null),
             any::<i64>().prop_map(Value::Int),
-            any::<f64>().prop_filter("nan", |d| !d.is_nan()).prop_map(Value::Double),
+            any::<f64>()
+                .prop_filter("nan", |d| !d.is_nan())
+                .prop_map(Value::Double),
             proptest::collection::vec(any::<u8>(), 0..40).prop_map(Value::Bytes),
         ]
     }
@@ -180,7 +191,11 @@ mod tests {
     #[test]
     fn undo_round_trips() {
         for before in [None, Some(vec![1, 2, 3])] {
-            let u = Undo { tree: 9, key: b"key".to_vec(), before };
+            let u = Undo {
+                tree: 9,
+                key: b"key".to_vec(),
+                before,
+            };
             assert_eq!(Undo::decode(&u.encode()), Some(u));
         }
     }

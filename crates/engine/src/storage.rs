@@ -30,10 +30,6 @@ impl DataFile {
         Ok(DataFile { dev })
     }
 
-    pub fn from_device(dev: Arc<dyn Device>) -> DataFile {
-        DataFile { dev }
-    }
-
     pub fn len(&self) -> io::Result<u64> {
         self.dev.len()
     }

@@ -29,7 +29,12 @@ enum Purge {
     Row { tree: BTree, key: Vec<u8> },
     /// Remove secondary entry `skey` of index `index` unless the row (primary key `pk`) now
     /// maps to it again.
-    Sec { table: Arc<Table>, index: usize, skey: Vec<u8>, pk: Vec<u8> },
+    Sec {
+        table: Arc<Table>,
+        index: usize,
+        skey: Vec<u8>,
+        pk: Vec<u8>,
+    },
 }
 
 pub(crate) struct TxnState {
@@ -64,7 +69,13 @@ fn read_row(inner: &Inner, me: u64, t: &Table, key: &[u8]) -> Result<Option<Row>
 }
 
 /// Decodes the version of `stored` visible to `me`.
-fn visible_row(inner: &Inner, me: u64, tree: u64, key: &[u8], stored: &[u8]) -> std::result::Result<Option<Row>, ()> {
+fn visible_row(
+    inner: &Inner,
+    me: u64,
+    tree: u64,
+    key: &[u8],
+    stored: &[u8],
+) -> std::result::Result<Option<Row>, ()> {
     match inner.active.visible(me, tree, key, stored) {
         Visible::None => Ok(None),
         Visible::Stored(b) => decode_row(b).map(Some).ok_or(()),
@@ -75,7 +86,13 @@ fn visible_row(inner: &Inner, me: u64, tree: u64, key: &[u8], stored: &[u8]) -> 
 
 impl TxnState {
     pub fn new(inner: Arc<Inner>) -> TxnState {
-        TxnState { inner, active: None, undo: Vec::new(), locks: Vec::new(), purge: Vec::new() }
+        TxnState {
+            inner,
+            active: None,
+            undo: Vec::new(),
+            locks: Vec::new(),
+            purge: Vec::new(),
+        }
     }
 
     fn id(&self) -> u64 {
@@ -100,8 +117,12 @@ impl TxnState {
 
     fn lock(&mut self, t: &Table, key: &[u8]) -> Result<()> {
         let id = self.ensure_active()?.id;
-        let lk = LockKey { table: t.id, key: key.to_vec() };
-        let timeout = Duration::from_millis(self.inner.lock_wait_timeout_ms.load(Ordering::Relaxed));
+        let lk = LockKey {
+            table: t.id,
+            key: key.to_vec(),
+        };
+        let timeout =
+            Duration::from_millis(self.inner.lock_wait_timeout_ms.load(Ordering::Relaxed));
         match self.inner.locks.lock(id, &lk, timeout) {
             Ok(true) => {
                 self.locks.push(lk);
@@ -114,7 +135,12 @@ impl TxnState {
     }
 
     /// One logged change of one entry; records undo and the before-image.
-    fn change(&mut self, tree: BTree, key: &[u8], decide: impl FnMut(Option<&[u8]>) -> Modify) -> Result<Option<Vec<u8>>> {
+    fn change(
+        &mut self,
+        tree: BTree,
+        key: &[u8],
+        decide: impl FnMut(Option<&[u8]>) -> Modify,
+    ) -> Result<Option<Vec<u8>>> {
         let a = self.ensure_active()?;
         let mut m = Mtr::new(&self.inner.store, a.id);
         let mut decide = decide;
@@ -125,7 +151,11 @@ impl TxnState {
             d
         })?;
         if changed {
-            let u = Undo { tree: tree.root.0, key: key.to_vec(), before: old.clone() };
+            let u = Undo {
+                tree: tree.root.0,
+                key: key.to_vec(),
+                before: old.clone(),
+            };
             m.set_logical(u.encode());
             a.record_before(tree.root.0, key, old.as_deref());
             self.undo.push(u);
@@ -140,13 +170,20 @@ impl TxnState {
     }
 
     fn get_key(&self, t: &Table, key: &[u8]) -> Result<Option<Row>> {
-        self.inner.counters.rows_read.fetch_add(1, Ordering::Relaxed);
+        self.inner
+            .counters
+            .rows_read
+            .fetch_add(1, Ordering::Relaxed);
         read_row(&self.inner, self.id(), t, key)
     }
 
     pub fn insert(&mut self, t: &Table, mut row: Row) -> Result<Option<i64>> {
         if row.len() != t.def.columns.len() {
-            return Err(Error::Internal(format!("insert of {} values into {} columns", row.len(), t.def.columns.len())));
+            return Err(Error::Internal(format!(
+                "insert of {} values into {} columns",
+                row.len(),
+                t.def.columns.len()
+            )));
         }
         let mut assigned = None;
         for (i, c) in t.def.columns.iter().enumerate() {
@@ -186,21 +223,35 @@ impl TxnState {
         })?;
         if dup {
             let shown: Vec<String> = pk.iter().map(|v| v.to_string()).collect();
-            return Err(Error::DuplicateKey { key: shown.join("-"), index: "PRIMARY".into() });
+            return Err(Error::DuplicateKey {
+                key: shown.join("-"),
+                index: "PRIMARY".into(),
+            });
         }
         for (i, idx) in t.def.indexes.iter().enumerate() {
             let sk = index_key(&t.def, idx, &row);
             self.change(t.secondary[i], &sk, |_| Modify::Put(Vec::new()))?;
         }
-        self.inner.counters.rows_inserted.fetch_add(1, Ordering::Relaxed);
+        self.inner
+            .counters
+            .rows_inserted
+            .fetch_add(1, Ordering::Relaxed);
         Ok(assigned)
     }
 
     pub fn update(&mut self, t: &Arc<Table>, pk: &[Value], new_row: Row) -> Result<bool> {
         if new_row.len() != t.def.columns.len() {
-            return Err(Error::Internal("update with a wrong number of values".into()));
+            return Err(Error::Internal(
+                "update with a wrong number of values".into(),
+            ));
         }
-        if let Some((i, c)) = t.def.columns.iter().enumerate().find(|(i, c)| new_row[*i].is_null() && !c.nullable) {
+        if let Some((i, c)) = t
+            .def
+            .columns
+            .iter()
+            .enumerate()
+            .find(|(i, c)| new_row[*i].is_null() && !c.nullable)
+        {
             let _ = i;
             return Err(Error::NotNull(c.name.clone()));
         }
@@ -221,17 +272,28 @@ impl TxnState {
             Some((f, _)) if f & FLAG_DELETED == 0 => Modify::Put(enc.clone()),
             _ => Modify::Keep,
         })?;
-        let Some(old) = old.filter(|o| header(o).is_some_and(|(f, _)| f & FLAG_DELETED == 0)) else { return Ok(false) };
+        let Some(old) = old.filter(|o| header(o).is_some_and(|(f, _)| f & FLAG_DELETED == 0))
+        else {
+            return Ok(false);
+        };
         let old_row = decode_row(&old).ok_or_else(|| corrupt(t))?;
         for (i, idx) in t.def.indexes.iter().enumerate() {
             if idx.columns.iter().any(|&c| old_row[c] != new_row[c]) {
                 let nk = index_key(&t.def, idx, &new_row);
                 self.change(t.secondary[i], &nk, |_| Modify::Put(Vec::new()))?;
                 let ok = index_key(&t.def, idx, &old_row);
-                self.purge.push(Purge::Sec { table: t.clone(), index: i, skey: ok, pk: key.clone() });
+                self.purge.push(Purge::Sec {
+                    table: t.clone(),
+                    index: i,
+                    skey: ok,
+                    pk: key.clone(),
+                });
             }
         }
-        self.inner.counters.rows_updated.fetch_add(1, Ordering::Relaxed);
+        self.inner
+            .counters
+            .rows_updated
+            .fetch_add(1, Ordering::Relaxed);
         Ok(true)
     }
 
@@ -239,18 +301,36 @@ impl TxnState {
         let key = encode_key(pk);
         self.lock(t, &key)?;
         let id = self.id();
-        let old = self.change(t.primary, &key, |cur| match cur.and_then(|c| header(c).map(|h| (h, c))) {
-            Some(((f, _), c)) if f & FLAG_DELETED == 0 => Modify::Put(with_header(c, FLAG_DELETED, id)),
-            _ => Modify::Keep,
+        let old = self.change(t.primary, &key, |cur| {
+            match cur.and_then(|c| header(c).map(|h| (h, c))) {
+                Some(((f, _), c)) if f & FLAG_DELETED == 0 => {
+                    Modify::Put(with_header(c, FLAG_DELETED, id))
+                }
+                _ => Modify::Keep,
+            }
         })?;
-        let Some(old) = old.filter(|o| header(o).is_some_and(|(f, _)| f & FLAG_DELETED == 0)) else { return Ok(false) };
+        let Some(old) = old.filter(|o| header(o).is_some_and(|(f, _)| f & FLAG_DELETED == 0))
+        else {
+            return Ok(false);
+        };
         let old_row = decode_row(&old).ok_or_else(|| corrupt(t))?;
-        self.purge.push(Purge::Row { tree: t.primary, key: key.clone() });
+        self.purge.push(Purge::Row {
+            tree: t.primary,
+            key: key.clone(),
+        });
         for (i, idx) in t.def.indexes.iter().enumerate() {
             let sk = index_key(&t.def, idx, &old_row);
-            self.purge.push(Purge::Sec { table: t.clone(), index: i, skey: sk, pk: key.clone() });
+            self.purge.push(Purge::Sec {
+                table: t.clone(),
+                index: i,
+                skey: sk,
+                pk: key.clone(),
+            });
         }
-        self.inner.counters.rows_deleted.fetch_add(1, Ordering::Relaxed);
+        self.inner
+            .counters
+            .rows_deleted
+            .fetch_add(1, Ordering::Relaxed);
         Ok(true)
     }
 
@@ -265,7 +345,9 @@ impl TxnState {
     }
 
     pub fn commit(&mut self) -> Result<()> {
-        let Some(a) = self.active.clone() else { return Ok(()) };
+        let Some(a) = self.active.clone() else {
+            return Ok(());
+        };
         let payload = tierdb_btree::redo::encode_txn_end(a.id, true);
         let end = match self.inner.store.wal.append(&payload, |_, _| {}) {
             Ok(e) => e,
@@ -298,14 +380,25 @@ impl TxnState {
                 })?;
                 m.commit()?;
             }
-            Purge::Sec { table, index, skey, pk } => {
+            Purge::Sec {
+                table,
+                index,
+                skey,
+                pk,
+            } => {
                 if let Some(row) = self.get_key(&table, &pk)? {
                     if index_key(&table.def, &table.def.indexes[index], &row) == skey {
                         return Ok(());
                     }
                 }
                 let mut m = Mtr::new(&self.inner.store, 0);
-                table.secondary[index].modify(&mut m, &skey, |cur| if cur.is_some() { Modify::Delete } else { Modify::Keep })?;
+                table.secondary[index].modify(&mut m, &skey, |cur| {
+                    if cur.is_some() {
+                        Modify::Delete
+                    } else {
+                        Modify::Keep
+                    }
+                })?;
                 m.commit()?;
             }
         }
@@ -313,13 +406,23 @@ impl TxnState {
     }
 
     pub fn rollback(&mut self) -> Result<()> {
-        let Some(a) = self.active.clone() else { return Ok(()) };
+        let Some(a) = self.active.clone() else {
+            return Ok(());
+        };
         let undo = std::mem::take(&mut self.undo);
         let r = self.inner.apply_undo(a.id, &undo).and_then(|_| {
             let payload = tierdb_btree::redo::encode_txn_end(a.id, false);
-            self.inner.store.wal.append(&payload, |_, _| {}).map(|_| ()).map_err(Error::from)
+            self.inner
+                .store
+                .wal
+                .append(&payload, |_, _| {})
+                .map(|_| ())
+                .map_err(Error::from)
         });
-        self.inner.counters.rollbacks.fetch_add(1, Ordering::Relaxed);
+        self.inner
+            .counters
+            .rollbacks
+            .fetch_add(1, Ordering::Relaxed);
         self.finish();
         r
     }
@@ -346,12 +449,43 @@ pub(crate) struct Cursor {
 const BATCH: usize = 128;
 
 impl Cursor {
-    pub fn new_primary(inner: Arc<Inner>, table: Arc<Table>, me: u64, lo: Bound<Vec<Value>>, hi: Bound<Vec<Value>>) -> Cursor {
-        Cursor { inner, table, me, source: Source::Primary, next: lower_bound(&lo), hi: upper_bound(&hi), buf: VecDeque::new(), done: false }
+    pub fn new_primary(
+        inner: Arc<Inner>,
+        table: Arc<Table>,
+        me: u64,
+        lo: Bound<Vec<Value>>,
+        hi: Bound<Vec<Value>>,
+    ) -> Cursor {
+        Cursor {
+            inner,
+            table,
+            me,
+            source: Source::Primary,
+            next: lower_bound(&lo),
+            hi: upper_bound(&hi),
+            buf: VecDeque::new(),
+            done: false,
+        }
     }
 
-    pub fn new_secondary(inner: Arc<Inner>, table: Arc<Table>, me: u64, index: usize, lo: Bound<Vec<Value>>, hi: Bound<Vec<Value>>) -> Cursor {
-        Cursor { inner, table, me, source: Source::Secondary { index }, next: lower_bound(&lo), hi: upper_bound(&hi), buf: VecDeque::new(), done: false }
+    pub fn new_secondary(
+        inner: Arc<Inner>,
+        table: Arc<Table>,
+        me: u64,
+        index: usize,
+        lo: Bound<Vec<Value>>,
+        hi: Bound<Vec<Value>>,
+    ) -> Cursor {
+        Cursor {
+            inner,
+            table,
+            me,
+            source: Source::Secondary { index },
+            next: lower_bound(&lo),
+            hi: upper_bound(&hi),
+            buf: VecDeque::new(),
+            done: false,
+        }
     }
 
     fn fill(&mut self) -> Result<()> {
@@ -419,7 +553,10 @@ impl Cursor {
                 }
             }
         }
-        inner.counters.rows_read.fetch_add(rows.len() as u64, Ordering::Relaxed);
+        inner
+            .counters
+            .rows_read
+            .fetch_add(rows.len() as u64, Ordering::Relaxed);
         self.buf.extend(rows);
         match last {
             Some(k) if !hit_end => self.next = Bound::Excluded(k),
@@ -457,7 +594,13 @@ impl Iterator for Cursor {
 }
 
 impl TxnState {
-    pub fn cursor(&self, t: &Arc<Table>, index: Option<usize>, lo: Bound<Vec<Value>>, hi: Bound<Vec<Value>>) -> Result<Cursor> {
+    pub fn cursor(
+        &self,
+        t: &Arc<Table>,
+        index: Option<usize>,
+        lo: Bound<Vec<Value>>,
+        hi: Bound<Vec<Value>>,
+    ) -> Result<Cursor> {
         Ok(match index {
             None => Cursor::new_primary(self.inner.clone(), t.clone(), self.id(), lo, hi),
             Some(i) => {

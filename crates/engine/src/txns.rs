@@ -19,8 +19,6 @@ use std::sync::Arc;
 
 pub struct ActiveTxn {
     pub id: u64,
-    /// LSN at registration: no log record of this transaction lies before it.
-    pub first_lsn: u64,
     /// tree root → key → before-image (None = the key did not exist).
     writes: Mutex<HashMap<u64, HashMap<Vec<u8>, Option<Vec<u8>>>>>,
 }
@@ -35,7 +33,10 @@ impl ActiveTxn {
         }
     }
     fn before(&self, tree: u64, key: &[u8]) -> Option<Option<Vec<u8>>> {
-        self.writes.lock().get(&tree).and_then(|t| t.get(key).cloned())
+        self.writes
+            .lock()
+            .get(&tree)
+            .and_then(|t| t.get(key).cloned())
     }
 }
 
@@ -63,8 +64,13 @@ impl ActiveTxns {
         let mut o = self.order.lock();
         let id = o.0;
         o.0 += 1;
-        let t = Arc::new(ActiveTxn { id, first_lsn, writes: Mutex::new(HashMap::new()) });
-        self.shards[(id as usize) % SHARDS].write().insert(id, t.clone());
+        let t = Arc::new(ActiveTxn {
+            id,
+            writes: Mutex::new(HashMap::new()),
+        });
+        self.shards[(id as usize) % SHARDS]
+            .write()
+            .insert(id, t.clone());
         o.1.insert(id, first_lsn);
         let oldest = o.1.keys().next().copied().unwrap_or(u64::MAX);
         self.oldest_active.store(oldest, Ordering::Release);
@@ -95,19 +101,19 @@ impl ActiveTxns {
         self.order.lock().1.len()
     }
 
-    pub fn next_id(&self) -> u64 {
-        self.order.lock().0
-    }
-
     /// The version of a stored row that transaction `me` sees: the stored bytes, the
     /// before-image of an active writer, or nothing (absent or deleted).
     pub fn visible<'a>(&self, me: u64, tree: u64, key: &[u8], stored: &'a [u8]) -> Visible<'a> {
-        let Some((flags, writer)) = header(stored) else { return Visible::Corrupt };
+        let Some((flags, writer)) = header(stored) else {
+            return Visible::Corrupt;
+        };
         if writer != me {
             if let Some(t) = self.get(writer) {
                 if let Some(before) = t.before(tree, key) {
                     return match before {
-                        Some(b) if header(&b).is_some_and(|(f, _)| f & FLAG_DELETED == 0) => Visible::Owned(b),
+                        Some(b) if header(&b).is_some_and(|(f, _)| f & FLAG_DELETED == 0) => {
+                            Visible::Owned(b)
+                        }
                         Some(b) if header(&b).is_none() => Visible::Corrupt,
                         _ => Visible::None,
                     };

@@ -62,11 +62,17 @@ pub type Row = Vec<Value>;
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum ColumnType {
     /// Integer of `bytes` width (1, 2, 3, 4, 8), stored as i64.
-    Int { bytes: u8, unsigned: bool },
+    Int {
+        bytes: u8,
+        unsigned: bool,
+    },
     Float,
     Double,
     /// DECIMAL(p, s), stored as its text form.
-    Decimal { precision: u8, scale: u8 },
+    Decimal {
+        precision: u8,
+        scale: u8,
+    },
     Char(u32),
     VarChar(u32),
     Text,
@@ -112,6 +118,8 @@ pub struct TableDef {
 
 impl TableDef {
     pub fn column_index(&self, name: &str) -> Option<usize> {
-        self.columns.iter().position(|c| c.name.eq_ignore_ascii_case(name))
+        self.columns
+            .iter()
+            .position(|c| c.name.eq_ignore_ascii_case(name))
     }
 }

@@ -95,7 +95,11 @@ pub enum PageError {
     #[error("page {page}: bad magic {found:#010x}")]
     BadMagic { page: u64, found: u32 },
     #[error("page {page}: checksum mismatch (stored {stored:#010x}, computed {computed:#010x}); torn or corrupt page")]
-    ChecksumMismatch { page: u64, stored: u32, computed: u32 },
+    ChecksumMismatch {
+        page: u64,
+        stored: u32,
+        computed: u32,
+    },
     #[error("page {expected}: header names page {found}")]
     WrongPageId { expected: u64, found: u64 },
     #[error("page {page}: unknown page type {found}")]
@@ -163,28 +167,47 @@ pub fn is_zeroed(page: &[u8]) -> bool {
 /// Verifies a page read from any device: length, magic, checksum, page id, type, version.
 pub fn verify(page: &[u8], expected: PageId) -> Result<(), PageError> {
     if page.len() != PAGE_SIZE {
-        return Err(PageError::WrongLength { page: expected.0, len: page.len() });
+        return Err(PageError::WrongLength {
+            page: expected.0,
+            len: page.len(),
+        });
     }
     let magic = rd_u32(page, off::MAGIC);
     if magic != PAGE_MAGIC {
-        return Err(PageError::BadMagic { page: expected.0, found: magic });
+        return Err(PageError::BadMagic {
+            page: expected.0,
+            found: magic,
+        });
     }
     let stored = rd_u32(page, off::CRC);
     let computed = compute_crc(page);
     if stored != computed {
-        return Err(PageError::ChecksumMismatch { page: expected.0, stored, computed });
+        return Err(PageError::ChecksumMismatch {
+            page: expected.0,
+            stored,
+            computed,
+        });
     }
     let found = rd_u64(page, off::PAGE_ID);
     if found != expected.0 {
-        return Err(PageError::WrongPageId { expected: expected.0, found });
+        return Err(PageError::WrongPageId {
+            expected: expected.0,
+            found,
+        });
     }
     let ty = page[off::PAGE_TYPE];
     if PageType::from_u8(ty).is_none() {
-        return Err(PageError::BadPageType { page: expected.0, found: ty });
+        return Err(PageError::BadPageType {
+            page: expected.0,
+            found: ty,
+        });
     }
     let v = page[off::VERSION];
     if v != PAGE_FORMAT_VERSION {
-        return Err(PageError::BadVersion { page: expected.0, found: v });
+        return Err(PageError::BadVersion {
+            page: expected.0,
+            found: v,
+        });
     }
     Ok(())
 }
@@ -228,14 +251,23 @@ mod tests {
     #[test]
     fn page_read_from_the_wrong_offset_is_rejected() {
         let p = sealed(9);
-        assert_eq!(verify(&p, PageId(10)), Err(PageError::WrongPageId { expected: 10, found: 9 }));
+        assert_eq!(
+            verify(&p, PageId(10)),
+            Err(PageError::WrongPageId {
+                expected: 10,
+                found: 9
+            })
+        );
     }
 
     #[test]
     fn zeroed_page_is_not_a_valid_page() {
         let p = vec![0u8; PAGE_SIZE];
         assert!(is_zeroed(&p));
-        assert!(matches!(verify(&p, PageId(1)), Err(PageError::BadMagic { .. })));
+        assert!(matches!(
+            verify(&p, PageId(1)),
+            Err(PageError::BadMagic { .. })
+        ));
     }
 
     proptest! {

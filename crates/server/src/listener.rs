@@ -118,6 +118,9 @@ impl ListenerState {
     }
 }
 
+/// How long a reply may wait for a client that does not read (like MySQL's net_write_timeout).
+const NET_WRITE_TIMEOUT: Duration = Duration::from_secs(60);
+
 /// Refuses a connection over the limit with error 1040, sent in place of the greeting.
 fn refuse_too_many(mut stream: TcpStream) {
     let _ = stream.set_write_timeout(Some(Duration::from_secs(1)));
@@ -132,8 +135,15 @@ fn refuse_too_many(mut stream: TcpStream) {
 
 /// Runs the accept loop until `state.stop()`. Connection threads may still be running when
 /// this returns; use `state.wait_drained`.
-pub fn run<S: Service + 'static>(listener: TcpListener, service: Arc<S>, opts: ListenerOptions, state: Arc<ListenerState>) {
-    state.listen_fd.store(listener.as_raw_fd() as u32, Ordering::Release);
+pub fn run<S: Service + 'static>(
+    listener: TcpListener,
+    service: Arc<S>,
+    opts: ListenerOptions,
+    state: Arc<ListenerState>,
+) {
+    state
+        .listen_fd
+        .store(listener.as_raw_fd() as u32, Ordering::Release);
     if state.is_stopping() {
         return;
     }
@@ -191,9 +201,15 @@ pub fn run<S: Service + 'static>(listener: TcpListener, service: Arc<S>, opts: L
     state.listen_fd.store(u32::MAX, Ordering::Release);
 }
 
-fn connection_thread<S: Service>(service: &S, stream: TcpStream, id: u32, peer: std::net::IpAddr, opts: &ListenerOptions) {
+fn connection_thread<S: Service>(
+    service: &S,
+    stream: TcpStream,
+    id: u32,
+    peer: std::net::IpAddr,
+    opts: &ListenerOptions,
+) {
     let _ = stream.set_read_timeout(Some(opts.connect_timeout));
-    let _ = stream.set_write_timeout(Some(opts.wait_timeout.max(Duration::from_secs(1))));
+    let _ = stream.set_write_timeout(Some(NET_WRITE_TIMEOUT));
     let writer = match stream.try_clone() {
         Ok(w) => w,
         Err(e) => {

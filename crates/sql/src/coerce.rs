@@ -11,6 +11,10 @@ use std::borrow::Cow;
 use std::cmp::Ordering;
 use tierdb_engine::{ColumnDef, ColumnType, Value};
 
+/// -2^63 and 2^63 as doubles: the integer range an f64 must lie in to convert to i64.
+pub const I64_MIN_F: f64 = i64::MIN as f64;
+pub const I64_END_F: f64 = -(i64::MIN as f64);
+
 /// Parses the longest numeric prefix of `b` the way MySQL converts a string to a number
 /// (leading spaces, sign, digits, fraction, exponent). Returns the number and whether the
 /// whole string (ignoring surrounding spaces) was a valid number.
@@ -87,9 +91,9 @@ pub fn round_f64_to_i64(d: f64) -> i64 {
         return 0;
     }
     let r = d.round();
-    if r >= 9.223_372_036_854_775_807e18 {
+    if r >= I64_END_F {
         i64::MAX
-    } else if r <= -9.223_372_036_854_775_808e18 {
+    } else if r <= I64_MIN_F {
         i64::MIN
     } else {
         r as i64
@@ -146,10 +150,10 @@ pub fn cmp_int_double(i: i64, d: f64) -> Ordering {
     if d.is_nan() {
         return Ordering::Less;
     }
-    if d >= 9.223_372_036_854_775_808e18 {
+    if d >= I64_END_F {
         return Ordering::Less;
     }
-    if d < -9.223_372_036_854_775_808e18 {
+    if d < I64_MIN_F {
         return Ordering::Greater;
     }
     let t = d.trunc();
@@ -253,14 +257,21 @@ fn quote_for_message(v: &Value) -> String {
 }
 
 fn out_of_range(col: &str, row: usize) -> SqlError {
-    SqlError::new(1264, "22003", format!("Out of range value for column '{col}' at row {row}"))
+    SqlError::new(
+        1264,
+        "22003",
+        format!("Out of range value for column '{col}' at row {row}"),
+    )
 }
 
 fn incorrect(kind: &str, v: &Value, col: &str, row: usize) -> SqlError {
     SqlError::new(
         1366,
         "22007",
-        format!("Incorrect {kind} value: '{}' for column '{col}' at row {row}", quote_for_message(v)),
+        format!(
+            "Incorrect {kind} value: '{}' for column '{col}' at row {row}",
+            quote_for_message(v)
+        ),
     )
 }
 
@@ -292,7 +303,7 @@ pub fn coerce_to_column(v: Value, col: &ColumnDef, row: usize) -> Result<Value, 
                 Value::Int(i) => *i,
                 Value::Double(d) => {
                     let r = d.round();
-                    if !(-9.223_372_036_854_775_808e18..9.223_372_036_854_775_808e18).contains(&r) {
+                    if !(I64_MIN_F..I64_END_F).contains(&r) {
                         return Err(out_of_range(&col.name, row));
                     }
                     r as i64
@@ -305,7 +316,7 @@ pub fn coerce_to_column(v: Value, col: &ColumnDef, row: usize) -> Result<Value, 
                             return Err(incorrect("integer", &v, &col.name, row));
                         }
                         let r = d.round();
-                        if !(-9.223_372_036_854_775_808e18..9.223_372_036_854_775_808e18).contains(&r) {
+                        if !(I64_MIN_F..I64_END_F).contains(&r) {
                             return Err(out_of_range(&col.name, row));
                         }
                         r as i64
@@ -399,14 +410,21 @@ pub fn coerce_to_column(v: Value, col: &ColumnDef, row: usize) -> Result<Value, 
 }
 
 fn too_long(col: &str, row: usize) -> SqlError {
-    SqlError::new(1406, "22001", format!("Data too long for column '{col}' at row {row}"))
+    SqlError::new(
+        1406,
+        "22001",
+        format!("Data too long for column '{col}' at row {row}"),
+    )
 }
 
 fn incorrect_datetime(kind: &str, v: &Value, col: &str, row: usize) -> SqlError {
     SqlError::new(
         1292,
         "22007",
-        format!("Incorrect {kind} value: '{}' for column '{col}' at row {row}", quote_for_message(v)),
+        format!(
+            "Incorrect {kind} value: '{}' for column '{col}' at row {row}",
+            quote_for_message(v)
+        ),
     )
 }
 
@@ -508,15 +526,26 @@ pub fn parse_datetime(v: &Value, with_time: bool) -> Option<Vec<u8>> {
     let nums: Vec<u32>;
     if text.bytes().all(|c| c.is_ascii_digit()) {
         let b = text.as_bytes();
-        let take = |s: usize, n: usize| -> Option<u32> { std::str::from_utf8(b.get(s..s + n)?).ok()?.parse().ok() };
+        let take = |s: usize, n: usize| -> Option<u32> {
+            std::str::from_utf8(b.get(s..s + n)?).ok()?.parse().ok()
+        };
         match b.len() {
             8 => nums = vec![take(0, 4)?, take(4, 2)?, take(6, 2)?, 0, 0, 0],
-            14 => nums = vec![take(0, 4)?, take(4, 2)?, take(6, 2)?, take(8, 2)?, take(10, 2)?, take(12, 2)?],
+            14 => {
+                nums = vec![
+                    take(0, 4)?,
+                    take(4, 2)?,
+                    take(6, 2)?,
+                    take(8, 2)?,
+                    take(10, 2)?,
+                    take(12, 2)?,
+                ]
+            }
             _ => return None,
         }
     } else {
         let main = text.split('.').next().unwrap_or("");
-        let parts: Vec<&str> = main.split(|c: char| c == '-' || c == ' ' || c == ':' || c == 'T').collect();
+        let parts: Vec<&str> = main.split(['-', ' ', ':', 'T']).collect();
         if parts.len() != 3 && parts.len() != 6 && parts.len() != 5 {
             return None;
         }
@@ -553,7 +582,7 @@ fn days_in_month(y: u32, m: u32) -> u32 {
         1 | 3 | 5 | 7 | 8 | 10 | 12 => 31,
         4 | 6 | 9 | 11 => 30,
         _ => {
-            if (y % 4 == 0 && y % 100 != 0) || y % 400 == 0 {
+            if (y.is_multiple_of(4) && !y.is_multiple_of(100)) || y.is_multiple_of(400) {
                 29
             } else {
                 28
@@ -577,7 +606,14 @@ pub fn civil_from_unix(secs: i64) -> (i64, u32, u32, u32, u32, u32) {
     let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
     let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
     let y = if m <= 2 { y + 1 } else { y };
-    (y, m, d, (rem / 3600) as u32, ((rem % 3600) / 60) as u32, (rem % 60) as u32)
+    (
+        y,
+        m,
+        d,
+        (rem / 3600) as u32,
+        ((rem % 3600) / 60) as u32,
+        (rem % 60) as u32,
+    )
 }
 
 /// Current UTC time as 'YYYY-MM-DD HH:MM:SS'.
@@ -624,7 +660,10 @@ mod tests {
 
     #[test]
     fn int_double_compare_is_exact() {
-        assert_eq!(cmp_int_double(9_007_199_254_740_993, 9_007_199_254_740_992.0), Ordering::Greater);
+        assert_eq!(
+            cmp_int_double(9_007_199_254_740_993, 9_007_199_254_740_992.0),
+            Ordering::Greater
+        );
         assert_eq!(cmp_int_double(2, 2.5), Ordering::Less);
         assert_eq!(cmp_int_double(-2, -2.5), Ordering::Greater);
     }

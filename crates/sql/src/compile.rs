@@ -67,7 +67,11 @@ impl Scope {
 }
 
 pub fn unknown_column(name: &str, clause: &str) -> SqlError {
-    SqlError::new(1054, "42S22", format!("Unknown column '{name}' in '{clause}'"))
+    SqlError::new(
+        1054,
+        "42S22",
+        format!("Unknown column '{name}' in '{clause}'"),
+    )
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -112,7 +116,10 @@ pub struct Compiler<'a> {
 }
 
 pub fn is_aggregate_name(name: &str) -> bool {
-    matches!(name.to_ascii_uppercase().as_str(), "COUNT" | "SUM" | "AVG" | "MIN" | "MAX" | "ANY_VALUE")
+    matches!(
+        name.to_ascii_uppercase().as_str(),
+        "COUNT" | "SUM" | "AVG" | "MIN" | "MAX" | "ANY_VALUE"
+    )
 }
 
 /// True when the expression contains an aggregate function call.
@@ -131,7 +138,9 @@ pub fn contains_aggregate(e: &ast::Expr, depth: usize) -> bool {
                 FArg::Star => false,
             })
         }
-        ast::Expr::BinaryOp { left, right, .. } => contains_aggregate(left, d) || contains_aggregate(right, d),
+        ast::Expr::BinaryOp { left, right, .. } => {
+            contains_aggregate(left, d) || contains_aggregate(right, d)
+        }
         ast::Expr::UnaryOp { expr, .. }
         | ast::Expr::Nested(expr)
         | ast::Expr::IsNull(expr)
@@ -141,17 +150,32 @@ pub fn contains_aggregate(e: &ast::Expr, depth: usize) -> bool {
         | ast::Expr::IsNotTrue(expr)
         | ast::Expr::IsNotFalse(expr)
         | ast::Expr::Cast { expr, .. } => contains_aggregate(expr, d),
-        ast::Expr::Between { expr, low, high, .. } => {
+        ast::Expr::Between {
+            expr, low, high, ..
+        } => {
             contains_aggregate(expr, d) || contains_aggregate(low, d) || contains_aggregate(high, d)
         }
-        ast::Expr::In { expr, target: ast::InTarget::List(l), .. } => {
-            contains_aggregate(expr, d) || l.iter().any(|x| contains_aggregate(x, d))
+        ast::Expr::In {
+            expr,
+            target: ast::InTarget::List(l),
+            ..
+        } => contains_aggregate(expr, d) || l.iter().any(|x| contains_aggregate(x, d)),
+        ast::Expr::Like { expr, pattern, .. } => {
+            contains_aggregate(expr, d) || contains_aggregate(pattern, d)
         }
-        ast::Expr::Like { expr, pattern, .. } => contains_aggregate(expr, d) || contains_aggregate(pattern, d),
-        ast::Expr::Case { operand, conditions, else_result, .. } => {
+        ast::Expr::Case {
+            operand,
+            conditions,
+            else_result,
+            ..
+        } => {
             operand.as_ref().is_some_and(|x| contains_aggregate(x, d))
-                || conditions.iter().any(|c| contains_aggregate(&c.condition, d) || contains_aggregate(&c.result, d))
-                || else_result.as_ref().is_some_and(|x| contains_aggregate(x, d))
+                || conditions.iter().any(|c| {
+                    contains_aggregate(&c.condition, d) || contains_aggregate(&c.result, d)
+                })
+                || else_result
+                    .as_ref()
+                    .is_some_and(|x| contains_aggregate(x, d))
         }
         _ => false,
     }
@@ -218,7 +242,11 @@ pub fn literal(v: &ast::Value) -> Result<Value, SqlError> {
         | ast::Value::TripleSingleQuotedString(s)
         | ast::Value::TripleDoubleQuotedString(s) => Value::Bytes(s.as_bytes().to_vec()),
         ast::Value::HexStringLiteral(h) => {
-            let h = if h.len() % 2 == 1 { format!("0{h}") } else { h.clone() };
+            let h = if h.len() % 2 == 1 {
+                format!("0{h}")
+            } else {
+                h.clone()
+            };
             let mut out = Vec::with_capacity(h.len() / 2);
             for i in (0..h.len()).step_by(2) {
                 let byte = u8::from_str_radix(h.get(i..i + 2).unwrap_or("00"), 16)
@@ -231,7 +259,12 @@ pub fn literal(v: &ast::Value) -> Result<Value, SqlError> {
             let mut n: i64 = 0;
             for c in bits.chars() {
                 match c {
-                    '0' | '1' => n = n.checked_mul(2).and_then(|x| x.checked_add(i64::from(c == '1'))).unwrap_or(i64::MAX),
+                    '0' | '1' => {
+                        n = n
+                            .checked_mul(2)
+                            .and_then(|x| x.checked_add(i64::from(c == '1')))
+                            .unwrap_or(i64::MAX)
+                    }
                     _ => return Err(SqlError::syntax(format!("bad bit literal b'{bits}'"))),
                 }
             }
@@ -249,7 +282,11 @@ pub fn column_name_of(e: &ast::Expr) -> String {
         ast::Expr::Identifier(i) => i.value.clone(),
         ast::Expr::CompoundIdentifier(parts) => {
             if parts.first().is_some_and(|p| p.value.starts_with("@@")) {
-                parts.iter().map(|p| p.value.as_str()).collect::<Vec<_>>().join(".")
+                parts
+                    .iter()
+                    .map(|p| p.value.as_str())
+                    .collect::<Vec<_>>()
+                    .join(".")
             } else {
                 parts.last().map(|p| p.value.clone()).unwrap_or_default()
             }
@@ -266,7 +303,14 @@ pub fn column_name_of(e: &ast::Expr) -> String {
 
 impl<'a> Compiler<'a> {
     pub fn new(scope: &'a Scope, placeholders: &'a [Location]) -> Compiler<'a> {
-        Compiler { scope, placeholders, agg: None, aliases: &[], clause: "field list", depth: 0 }
+        Compiler {
+            scope,
+            placeholders,
+            agg: None,
+            aliases: &[],
+            clause: "field list",
+            depth: 0,
+        }
     }
 
     fn param_index(&self, span: &sqlparser::tokenizer::Span) -> Result<usize, SqlError> {
@@ -280,7 +324,11 @@ impl<'a> Compiler<'a> {
         self.depth += 1;
         if self.depth > MAX_DEPTH {
             self.depth -= 1;
-            return Err(SqlError::new(1436, "HY000", "expression nesting too deep (thread stack overrun guard)"));
+            return Err(SqlError::new(
+                1436,
+                "HY000",
+                "expression nesting too deep (thread stack overrun guard)",
+            ));
         }
         let r = self.compile_inner(e);
         self.depth -= 1;
@@ -288,7 +336,9 @@ impl<'a> Compiler<'a> {
     }
 
     fn agg_lookup(&mut self, e: &ast::Expr) -> Result<Option<Expr>, SqlError> {
-        let Some(agg) = self.agg.as_deref_mut() else { return Ok(None) };
+        let Some(agg) = self.agg.as_deref_mut() else {
+            return Ok(None);
+        };
         let text = e.to_string();
         if let Some(i) = agg.group_texts.iter().position(|t| *t == text) {
             return Ok(Some(Expr::Col(i)));
@@ -306,7 +356,11 @@ impl<'a> Compiler<'a> {
                     ("MIN", [FArg::Expr(x)]) => (AggFunc::Min, Some(*x)),
                     ("MAX", [FArg::Expr(x)]) => (AggFunc::Max, Some(*x)),
                     ("ANY_VALUE", [FArg::Expr(x)]) => (AggFunc::AnyValue, Some(*x)),
-                    _ => return Err(SqlError::syntax(format!("wrong arguments to aggregate {f}"))),
+                    _ => {
+                        return Err(SqlError::syntax(format!(
+                            "wrong arguments to aggregate {f}"
+                        )))
+                    }
                 };
                 if f.over.is_some() || f.filter.is_some() {
                     return Err(SqlError::unsupported("window functions / aggregate FILTER"));
@@ -315,47 +369,83 @@ impl<'a> Compiler<'a> {
             }
             ast::Expr::Identifier(_) | ast::Expr::CompoundIdentifier(_) if !is_variable(e) => {
                 if let ast::Expr::Identifier(id) = e {
-                    if let Some((_, x)) = self.aliases.iter().find(|(n, _)| n.eq_ignore_ascii_case(&id.value)) {
+                    if let Some((_, x)) = self
+                        .aliases
+                        .iter()
+                        .find(|(n, _)| n.eq_ignore_ascii_case(&id.value))
+                    {
                         return Ok(Some(x.clone()));
                     }
                 }
                 // A bare column in an aggregate query: its group-by position or ANY_VALUE.
                 let compiled = self.without_agg(|c| c.compile(e))?;
-                let agg = self.agg.as_deref_mut().ok_or_else(|| SqlError::syntax("internal: aggregate context lost"))?;
+                let agg = self
+                    .agg
+                    .as_deref_mut()
+                    .ok_or_else(|| SqlError::syntax("internal: aggregate context lost"))?;
                 if let Expr::Col(ci) = compiled {
-                    if let Some(gi) = agg.group_exprs.iter().position(|g| matches!(g, Expr::Col(x) if *x == ci)) {
+                    if let Some(gi) = agg
+                        .group_exprs
+                        .iter()
+                        .position(|g| matches!(g, Expr::Col(x) if *x == ci))
+                    {
                         return Ok(Some(Expr::Col(gi)));
                     }
                 }
-                self.add_agg(AggFunc::AnyValue, Some(e), false, text).map(Some)
+                self.add_agg(AggFunc::AnyValue, Some(e), false, text)
+                    .map(Some)
             }
             _ => Ok(None),
         }
     }
 
-    fn add_agg(&mut self, func: AggFunc, arg: Option<&ast::Expr>, distinct: bool, text: String) -> Result<Expr, SqlError> {
+    fn add_agg(
+        &mut self,
+        func: AggFunc,
+        arg: Option<&ast::Expr>,
+        distinct: bool,
+        text: String,
+    ) -> Result<Expr, SqlError> {
         let arg = match arg {
             Some(x) => {
                 if contains_aggregate(x, 0) {
-                    return Err(SqlError::new(1111, "HY000", "Invalid use of group function"));
+                    return Err(SqlError::new(
+                        1111,
+                        "HY000",
+                        "Invalid use of group function",
+                    ));
                 }
                 Some(self.without_agg(|c| c.compile(x))?)
             }
             None => None,
         };
         let scope = self.scope;
-        let arg_type = arg.as_ref().map(|a| a.sql_type(&|i| scope.type_of(i))).unwrap_or(SqlType::Int);
-        let agg = self.agg.as_deref_mut().ok_or_else(|| SqlError::syntax("internal: aggregate context lost"))?;
+        let arg_type = arg
+            .as_ref()
+            .map(|a| a.sql_type(&|i| scope.type_of(i)))
+            .unwrap_or(SqlType::Int);
+        let agg = self
+            .agg
+            .as_deref_mut()
+            .ok_or_else(|| SqlError::syntax("internal: aggregate context lost"))?;
         let ng = agg.group_exprs.len();
         if let Some(i) = agg.spec_texts.iter().position(|t| *t == text) {
             return Ok(Expr::Col(ng + i));
         }
-        agg.specs.push(AggSpec { func, arg, distinct, arg_type });
+        agg.specs.push(AggSpec {
+            func,
+            arg,
+            distinct,
+            arg_type,
+        });
         agg.spec_texts.push(text);
         Ok(Expr::Col(ng + agg.specs.len() - 1))
     }
 
-    fn without_agg<T>(&mut self, f: impl FnOnce(&mut Compiler) -> Result<T, SqlError>) -> Result<T, SqlError> {
+    fn without_agg<T>(
+        &mut self,
+        f: impl FnOnce(&mut Compiler) -> Result<T, SqlError>,
+    ) -> Result<T, SqlError> {
         let saved = self.agg.take();
         let aliases = std::mem::take(&mut self.aliases);
         let r = f(self);
@@ -377,10 +467,18 @@ impl<'a> Compiler<'a> {
                 if let Some(v) = id.value.strip_prefix('@') {
                     return Ok(Expr::UserVar(v.to_ascii_lowercase()));
                 }
-                if let Some((_, x)) = self.aliases.iter().find(|(n, _)| n.eq_ignore_ascii_case(&id.value)) {
+                if let Some((_, x)) = self
+                    .aliases
+                    .iter()
+                    .find(|(n, _)| n.eq_ignore_ascii_case(&id.value))
+                {
                     return Ok(x.clone());
                 }
-                Expr::Col(self.scope.resolve(&[&id.value]).map_err(|_| unknown_column(&id.value, self.clause))?)
+                Expr::Col(
+                    self.scope
+                        .resolve(&[&id.value])
+                        .map_err(|_| unknown_column(&id.value, self.clause))?,
+                )
             }
             A::CompoundIdentifier(parts) => {
                 if let Some(first) = parts.first() {
@@ -389,14 +487,20 @@ impl<'a> Compiler<'a> {
                         let global = match scope.to_ascii_lowercase().as_str() {
                             "global" => Some(true),
                             "session" | "local" => Some(false),
-                            _ => return Err(SqlError::syntax(format!("bad variable reference {e}"))),
+                            _ => {
+                                return Err(SqlError::syntax(format!("bad variable reference {e}")))
+                            }
                         };
                         return Ok(sysvar(&name.join("."), global));
                     }
                 }
                 let names: Vec<&str> = parts.iter().map(|p| p.value.as_str()).collect();
                 let full = names.join(".");
-                Expr::Col(self.scope.resolve(&names).map_err(|_| unknown_column(&full, self.clause))?)
+                Expr::Col(
+                    self.scope
+                        .resolve(&names)
+                        .map_err(|_| unknown_column(&full, self.clause))?,
+                )
             }
             A::Value(v) => match &v.value {
                 ast::Value::Placeholder(_) => Expr::Param(self.param_index(&v.span)?),
@@ -412,7 +516,9 @@ impl<'a> Compiler<'a> {
                         x => Expr::Unary(UnOp::Neg, Box::new(x)),
                     },
                     ast::UnaryOperator::Plus => x,
-                    ast::UnaryOperator::Not | ast::UnaryOperator::BangNot => Expr::Unary(UnOp::Not, Box::new(x)),
+                    ast::UnaryOperator::Not | ast::UnaryOperator::BangNot => {
+                        Expr::Unary(UnOp::Not, Box::new(x))
+                    }
                     ast::UnaryOperator::BitwiseNot => Expr::Unary(UnOp::BitNot, Box::new(x)),
                     other => return Err(SqlError::unsupported(format!("operator {other}"))),
                 }
@@ -424,7 +530,8 @@ impl<'a> Compiler<'a> {
                     ast::BinaryOperator::Multiply => BinOp::Mul,
                     ast::BinaryOperator::Divide => BinOp::Div,
                     ast::BinaryOperator::Modulo => BinOp::Mod,
-                    ast::BinaryOperator::MyIntegerDivide | ast::BinaryOperator::DuckIntegerDivide => BinOp::IntDiv,
+                    ast::BinaryOperator::MyIntegerDivide
+                    | ast::BinaryOperator::DuckIntegerDivide => BinOp::IntDiv,
                     ast::BinaryOperator::Eq => BinOp::Eq,
                     ast::BinaryOperator::Spaceship => BinOp::NullSafeEq,
                     ast::BinaryOperator::NotEq => BinOp::Ne,
@@ -450,31 +557,66 @@ impl<'a> Compiler<'a> {
             A::IsNotTrue(x) => Expr::IsBool(Box::new(self.compile(x)?), true, true),
             A::IsFalse(x) => Expr::IsBool(Box::new(self.compile(x)?), false, false),
             A::IsNotFalse(x) => Expr::IsBool(Box::new(self.compile(x)?), false, true),
-            A::In { expr, target, negated, .. } => match target {
+            A::In {
+                expr,
+                target,
+                negated,
+                ..
+            } => match target {
                 ast::InTarget::List(list) => {
                     let x = self.compile(expr)?;
-                    let l = list.iter().map(|i| self.compile(i)).collect::<Result<Vec<_>, _>>()?;
+                    let l = list
+                        .iter()
+                        .map(|i| self.compile(i))
+                        .collect::<Result<Vec<_>, _>>()?;
                     Expr::In(Box::new(x), l, *negated)
                 }
                 _ => return Err(SqlError::unsupported("IN (subquery)")),
             },
-            A::Between { expr, negated, low, high } => Expr::Between(
+            A::Between {
+                expr,
+                negated,
+                low,
+                high,
+            } => Expr::Between(
                 Box::new(self.compile(expr)?),
                 Box::new(self.compile(low)?),
                 Box::new(self.compile(high)?),
                 *negated,
             ),
-            A::Like { negated, any, expr, pattern, escape_char } => {
+            A::Like {
+                negated,
+                any,
+                expr,
+                pattern,
+                escape_char,
+            } => {
                 if *any {
                     return Err(SqlError::unsupported("LIKE ANY"));
                 }
                 let escape = match escape_char.as_deref() {
                     None => b'\\',
                     Some(A::Value(v)) => match &v.value {
-                        ast::Value::SingleQuotedString(s) | ast::Value::DoubleQuotedString(s) if s.len() == 1 => s.as_bytes()[0],
-                        _ => return Err(SqlError::new(1210, "HY000", "Incorrect arguments to ESCAPE")),
+                        ast::Value::SingleQuotedString(s) | ast::Value::DoubleQuotedString(s)
+                            if s.len() == 1 =>
+                        {
+                            s.as_bytes()[0]
+                        }
+                        _ => {
+                            return Err(SqlError::new(
+                                1210,
+                                "HY000",
+                                "Incorrect arguments to ESCAPE",
+                            ))
+                        }
                     },
-                    Some(_) => return Err(SqlError::new(1210, "HY000", "Incorrect arguments to ESCAPE")),
+                    Some(_) => {
+                        return Err(SqlError::new(
+                            1210,
+                            "HY000",
+                            "Incorrect arguments to ESCAPE",
+                        ))
+                    }
                 };
                 Expr::Like {
                     expr: Box::new(self.compile(expr)?),
@@ -485,13 +627,25 @@ impl<'a> Compiler<'a> {
             }
             A::Function(f) => self.function(f)?,
             A::Ceil { expr, field } | A::Floor { expr, field } => {
-                if !matches!(field, ast::CeilFloorKind::DateTimeField(ast::DateTimeField::NoDateTime)) {
+                if !matches!(
+                    field,
+                    ast::CeilFloorKind::DateTimeField(ast::DateTimeField::NoDateTime)
+                ) {
                     return Err(SqlError::unsupported(format!("{e}")));
                 }
-                let func = if matches!(e, A::Ceil { .. }) { Func::Ceil } else { Func::Floor };
+                let func = if matches!(e, A::Ceil { .. }) {
+                    Func::Ceil
+                } else {
+                    Func::Floor
+                };
                 Expr::Func(func, vec![self.compile(expr)?])
             }
-            A::Substring { expr, substring_from, substring_for, .. } => {
+            A::Substring {
+                expr,
+                substring_from,
+                substring_for,
+                ..
+            } => {
                 let mut args = vec![self.compile(expr)?];
                 args.push(match substring_from {
                     Some(x) => self.compile(x)?,
@@ -502,14 +656,27 @@ impl<'a> Compiler<'a> {
                 }
                 Expr::Func(Func::Substring, args)
             }
-            A::Trim { trim_where: None, trim_what: None, expr, trim_characters: None } => {
-                Expr::Func(Func::Trim, vec![self.compile(expr)?])
-            }
-            A::Cast { expr, data_type, format: None, .. } => {
+            A::Trim {
+                trim_where: None,
+                trim_what: None,
+                expr,
+                trim_characters: None,
+            } => Expr::Func(Func::Trim, vec![self.compile(expr)?]),
+            A::Cast {
+                expr,
+                data_type,
+                format: None,
+                ..
+            } => {
                 let x = self.compile(expr)?;
                 Expr::Cast(Box::new(x), cast_target(data_type)?)
             }
-            A::Case { operand, conditions, else_result, .. } => Expr::Case {
+            A::Case {
+                operand,
+                conditions,
+                else_result,
+                ..
+            } => Expr::Case {
                 operand: match operand {
                     Some(o) => Some(Box::new(self.compile(o)?)),
                     None => None,
@@ -523,7 +690,9 @@ impl<'a> Compiler<'a> {
                     None => None,
                 },
             },
-            A::Subquery(_) | A::Exists { .. } => return Err(SqlError::unsupported("subqueries in expressions")),
+            A::Subquery(_) | A::Exists { .. } => {
+                return Err(SqlError::unsupported("subqueries in expressions"))
+            }
             other => return Err(SqlError::unsupported(format!("expression {other}"))),
         })
     }
@@ -531,7 +700,11 @@ impl<'a> Compiler<'a> {
     fn function(&mut self, f: &ast::Function) -> Result<Expr, SqlError> {
         let name = object_name_last(&f.name).to_ascii_uppercase();
         if is_aggregate_name(&name) {
-            return Err(SqlError::new(1111, "HY000", "Invalid use of group function"));
+            return Err(SqlError::new(
+                1111,
+                "HY000",
+                "Invalid use of group function",
+            ));
         }
         if f.over.is_some() {
             return Err(SqlError::unsupported("window functions"));
@@ -548,7 +721,9 @@ impl<'a> Compiler<'a> {
         for a in &raw {
             match a {
                 FArg::Expr(x) => args.push(self.compile(x)?),
-                FArg::Star => return Err(SqlError::syntax(format!("'*' is not valid in {name}()"))),
+                FArg::Star => {
+                    return Err(SqlError::syntax(format!("'*' is not valid in {name}()")))
+                }
             }
         }
         let (func, min, max) = match name.as_str() {
@@ -566,7 +741,9 @@ impl<'a> Compiler<'a> {
             "FLOOR" => (Func::Floor, 1, 1),
             "CEIL" | "CEILING" => (Func::Ceil, 1, 1),
             "ROUND" => (Func::Round, 1, 2),
-            "NOW" | "CURRENT_TIMESTAMP" | "LOCALTIME" | "LOCALTIMESTAMP" | "SYSDATE" => (Func::Now, 0, 1),
+            "NOW" | "CURRENT_TIMESTAMP" | "LOCALTIME" | "LOCALTIMESTAMP" | "SYSDATE" => {
+                (Func::Now, 0, 1)
+            }
             "CURDATE" | "CURRENT_DATE" => (Func::CurDate, 0, 0),
             "UNIX_TIMESTAMP" => (Func::UnixTimestamp, 0, 0),
             "DATABASE" | "SCHEMA" => (Func::Database, 0, 0),
@@ -587,7 +764,11 @@ impl<'a> Compiler<'a> {
                 return Ok(Expr::Bin(BinOp::Mod, Box::new(a), Box::new(b)));
             }
             _ => {
-                return Err(SqlError::new(1305, "42000", format!("FUNCTION {name} does not exist")));
+                return Err(SqlError::new(
+                    1305,
+                    "42000",
+                    format!("FUNCTION {name} does not exist"),
+                ));
             }
         };
         if args.len() < min || args.len() > max {
@@ -601,7 +782,11 @@ impl<'a> Compiler<'a> {
 }
 
 fn wrong_args(name: &str) -> SqlError {
-    SqlError::new(1582, "42000", format!("Incorrect parameter count in the call to native function '{name}'"))
+    SqlError::new(
+        1582,
+        "42000",
+        format!("Incorrect parameter count in the call to native function '{name}'"),
+    )
 }
 
 fn is_variable(e: &ast::Expr) -> bool {
@@ -618,7 +803,10 @@ fn sysvar(name: &str, global: Option<bool>) -> Expr {
         if let Some(rest) = lower.strip_prefix("global.") {
             return Expr::SysVar(rest.to_string(), Some(true));
         }
-        if let Some(rest) = lower.strip_prefix("session.").or_else(|| lower.strip_prefix("local.")) {
+        if let Some(rest) = lower
+            .strip_prefix("session.")
+            .or_else(|| lower.strip_prefix("local."))
+        {
             return Expr::SysVar(rest.to_string(), Some(false));
         }
     }
@@ -629,9 +817,11 @@ pub fn cast_target(dt: &ast::DataType) -> Result<CastTo, SqlError> {
     use ast::DataType as D;
     Ok(match dt {
         D::Signed | D::SignedInteger | D::Int(_) | D::Integer(_) | D::BigInt(_) => CastTo::Signed,
-        D::Unsigned | D::UnsignedInteger | D::IntUnsigned(_) | D::BigIntUnsigned(_) | D::IntegerUnsigned(_) => {
-            CastTo::Unsigned
-        }
+        D::Unsigned
+        | D::UnsignedInteger
+        | D::IntUnsigned(_)
+        | D::BigIntUnsigned(_)
+        | D::IntegerUnsigned(_) => CastTo::Unsigned,
         D::Char(_) | D::Varchar(_) | D::Text | D::Binary(_) | D::Nvarchar(_) => CastTo::Char,
         D::Double(_) | D::DoublePrecision | D::Float(_) | D::Real => CastTo::Double,
         D::Decimal(info) | D::Numeric(info) | D::Dec(info) => {
@@ -640,7 +830,10 @@ pub fn cast_target(dt: &ast::DataType) -> Result<CastTo, SqlError> {
                 ast::ExactNumberInfo::Precision(p) => (*p, 0),
                 ast::ExactNumberInfo::PrecisionAndScale(p, s) => (*p, (*s).max(0) as u64),
             };
-            CastTo::Decimal { precision: p.min(65) as u8, scale: s.min(30) as u8 }
+            CastTo::Decimal {
+                precision: p.min(65) as u8,
+                scale: s.min(30) as u8,
+            }
         }
         D::Date => CastTo::Date,
         D::Datetime(_) | D::Timestamp(..) => CastTo::DateTime,

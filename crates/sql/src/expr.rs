@@ -109,9 +109,18 @@ pub enum Expr {
     IsBool(Box<Expr>, bool, bool),
     In(Box<Expr>, Vec<Expr>, bool),
     Between(Box<Expr>, Box<Expr>, Box<Expr>, bool),
-    Like { expr: Box<Expr>, pattern: Box<Expr>, escape: u8, negated: bool },
+    Like {
+        expr: Box<Expr>,
+        pattern: Box<Expr>,
+        escape: u8,
+        negated: bool,
+    },
     Func(Func, Vec<Expr>),
-    Case { operand: Option<Box<Expr>>, whens: Vec<(Expr, Expr)>, otherwise: Option<Box<Expr>> },
+    Case {
+        operand: Option<Box<Expr>>,
+        whens: Vec<(Expr, Expr)>,
+        otherwise: Option<Box<Expr>>,
+    },
     Cast(Box<Expr>, CastTo),
     /// `@@name` (lower-case), with an optional explicit scope (true = GLOBAL).
     SysVar(String, Option<bool>),
@@ -136,7 +145,11 @@ pub struct EvalCx<'a> {
 }
 
 fn overflow(what: &str) -> SqlError {
-    SqlError::new(1690, "22003", format!("BIGINT value is out of range in '{what}'"))
+    SqlError::new(
+        1690,
+        "22003",
+        format!("BIGINT value is out of range in '{what}'"),
+    )
 }
 
 /// Numeric form used by arithmetic: strings become Int when they are integers, else Double.
@@ -169,14 +182,24 @@ impl Expr {
             return true;
         }
         match self {
-            Expr::Const(_) | Expr::Param(_) | Expr::Col(_) | Expr::SysVar(..) | Expr::UserVar(_) => false,
-            Expr::Unary(_, a) | Expr::IsNull(a, _) | Expr::IsBool(a, ..) | Expr::Cast(a, _) => a.any(f),
+            Expr::Const(_)
+            | Expr::Param(_)
+            | Expr::Col(_)
+            | Expr::SysVar(..)
+            | Expr::UserVar(_) => false,
+            Expr::Unary(_, a) | Expr::IsNull(a, _) | Expr::IsBool(a, ..) | Expr::Cast(a, _) => {
+                a.any(f)
+            }
             Expr::Bin(_, a, b) => a.any(f) || b.any(f),
             Expr::In(a, list, _) => a.any(f) || list.iter().any(|e| e.any(f)),
             Expr::Between(a, b, c, _) => a.any(f) || b.any(f) || c.any(f),
             Expr::Like { expr, pattern, .. } => expr.any(f) || pattern.any(f),
             Expr::Func(_, args) => args.iter().any(|e| e.any(f)),
-            Expr::Case { operand, whens, otherwise } => {
+            Expr::Case {
+                operand,
+                whens,
+                otherwise,
+            } => {
                 operand.as_ref().is_some_and(|e| e.any(f))
                     || whens.iter().any(|(a, b)| a.any(f) || b.any(f))
                     || otherwise.as_ref().is_some_and(|e| e.any(f))
@@ -186,10 +209,14 @@ impl Expr {
 
     /// Evaluates to a boolean for WHERE/HAVING: NULL counts as false.
     pub fn matches(&self, row: &[Value], cx: &EvalCx) -> Result<bool, SqlError> {
-        Ok(truthy(&self.eval(row, cx)?).unwrap_or(false))
+        Ok(truthy(&*self.eval(row, cx)?).unwrap_or(false))
     }
 
-    pub fn eval<'a>(&'a self, row: &'a [Value], cx: &'a EvalCx) -> Result<Cow<'a, Value>, SqlError> {
+    pub fn eval<'a>(
+        &'a self,
+        row: &'a [Value],
+        cx: &'a EvalCx,
+    ) -> Result<Cow<'a, Value>, SqlError> {
         Ok(match self {
             Expr::Const(v) => Cow::Borrowed(v),
             Expr::Param(i) => Cow::Borrowed(cx.params.get(*i).unwrap_or(&Value::Null)),
@@ -255,7 +282,12 @@ impl Expr {
                 let r = and3(ge, le);
                 Cow::Owned(bool_val(r.map(|b| b != *neg)))
             }
-            Expr::Like { expr, pattern, escape, negated } => {
+            Expr::Like {
+                expr,
+                pattern,
+                escape,
+                negated,
+            } => {
                 let v = expr.eval(row, cx)?;
                 let p = pattern.eval(row, cx)?;
                 let (Some(vt), Some(pt)) = (to_text(&v), to_text(&p)) else {
@@ -265,7 +297,11 @@ impl Expr {
                 Cow::Owned(Value::Int(i64::from(m != *negated)))
             }
             Expr::Func(f, args) => Cow::Owned(eval_func(*f, args, row, cx)?),
-            Expr::Case { operand, whens, otherwise } => {
+            Expr::Case {
+                operand,
+                whens,
+                otherwise,
+            } => {
                 let op = match operand {
                     Some(o) => Some(o.eval(row, cx)?),
                     None => None,
@@ -294,22 +330,29 @@ impl Expr {
         })
     }
 
-    fn eval_bin(&self, op: BinOp, a: &Expr, b: &Expr, row: &[Value], cx: &EvalCx) -> Result<Value, SqlError> {
+    fn eval_bin(
+        &self,
+        op: BinOp,
+        a: &Expr,
+        b: &Expr,
+        row: &[Value],
+        cx: &EvalCx,
+    ) -> Result<Value, SqlError> {
         match op {
             BinOp::And => {
-                let l = truthy(&a.eval(row, cx)?);
+                let l = truthy(&*a.eval(row, cx)?);
                 if l == Some(false) {
                     return Ok(Value::Int(0));
                 }
-                let r = truthy(&b.eval(row, cx)?);
+                let r = truthy(&*b.eval(row, cx)?);
                 return Ok(bool_val(and3(l, r)));
             }
             BinOp::Or => {
-                let l = truthy(&a.eval(row, cx)?);
+                let l = truthy(&*a.eval(row, cx)?);
                 if l == Some(true) {
                     return Ok(Value::Int(1));
                 }
-                let r = truthy(&b.eval(row, cx)?);
+                let r = truthy(&*b.eval(row, cx)?);
                 return Ok(bool_val(match (l, r) {
                     (_, Some(true)) => Some(true),
                     (Some(false), Some(false)) => Some(false),
@@ -363,30 +406,47 @@ impl Expr {
                 SqlType::Text => SqlType::Double,
                 t => t,
             },
-            Expr::Unary(..) | Expr::IsNull(..) | Expr::IsBool(..) | Expr::In(..) | Expr::Between(..) | Expr::Like { .. } => {
-                SqlType::Int
-            }
+            Expr::Unary(..)
+            | Expr::IsNull(..)
+            | Expr::IsBool(..)
+            | Expr::In(..)
+            | Expr::Between(..)
+            | Expr::Like { .. } => SqlType::Int,
             Expr::Bin(op, a, b) => match op {
-                BinOp::Add | BinOp::Sub | BinOp::Mul | BinOp::Mod => match (a.sql_type(cols), b.sql_type(cols)) {
-                    (SqlType::Int, SqlType::Int) => SqlType::Int,
-                    (SqlType::Decimal(x), SqlType::Decimal(y)) => SqlType::Decimal(x.max(y)),
-                    (SqlType::Decimal(x), SqlType::Int) | (SqlType::Int, SqlType::Decimal(x)) => SqlType::Decimal(x),
-                    _ => SqlType::Double,
-                },
+                BinOp::Add | BinOp::Sub | BinOp::Mul | BinOp::Mod => {
+                    match (a.sql_type(cols), b.sql_type(cols)) {
+                        (SqlType::Int, SqlType::Int) => SqlType::Int,
+                        (SqlType::Decimal(x), SqlType::Decimal(y)) => SqlType::Decimal(x.max(y)),
+                        (SqlType::Decimal(x), SqlType::Int)
+                        | (SqlType::Int, SqlType::Decimal(x)) => SqlType::Decimal(x),
+                        _ => SqlType::Double,
+                    }
+                }
                 BinOp::Div => SqlType::Double,
                 _ => SqlType::Int,
             },
             Expr::Func(f, args) => match f {
-                Func::Concat | Func::ConcatWs | Func::Upper | Func::Lower | Func::Database | Func::User | Func::Version => {
-                    SqlType::Text
-                }
+                Func::Concat
+                | Func::ConcatWs
+                | Func::Upper
+                | Func::Lower
+                | Func::Database
+                | Func::User
+                | Func::Version => SqlType::Text,
                 Func::Substring | Func::Trim => SqlType::Text,
-                Func::Length | Func::CharLength | Func::ConnectionId | Func::LastInsertId | Func::UnixTimestamp => SqlType::Int,
+                Func::Length
+                | Func::CharLength
+                | Func::ConnectionId
+                | Func::LastInsertId
+                | Func::UnixTimestamp => SqlType::Int,
                 Func::Floor | Func::Ceil => match args.first().map(|a| a.sql_type(cols)) {
                     Some(SqlType::Int) => SqlType::Int,
                     _ => SqlType::Int,
                 },
-                Func::Round | Func::Abs => args.first().map(|a| a.sql_type(cols)).unwrap_or(SqlType::Null),
+                Func::Round | Func::Abs => args
+                    .first()
+                    .map(|a| a.sql_type(cols))
+                    .unwrap_or(SqlType::Null),
                 Func::Now => SqlType::DateTime,
                 Func::CurDate => SqlType::Date,
                 Func::Coalesce | Func::IfNull | Func::Greatest | Func::Least | Func::NullIf => {
@@ -394,9 +454,14 @@ impl Expr {
                 }
                 Func::If => unify(args.iter().skip(1).map(|a| a.sql_type(cols))),
             },
-            Expr::Case { whens, otherwise, .. } => {
-                unify(whens.iter().map(|(_, t)| t.sql_type(cols)).chain(otherwise.iter().map(|e| e.sql_type(cols))))
-            }
+            Expr::Case {
+                whens, otherwise, ..
+            } => unify(
+                whens
+                    .iter()
+                    .map(|(_, t)| t.sql_type(cols))
+                    .chain(otherwise.iter().map(|e| e.sql_type(cols))),
+            ),
             Expr::Cast(_, to) => match to {
                 CastTo::Signed | CastTo::Unsigned => SqlType::Int,
                 CastTo::Char => SqlType::Text,
@@ -439,9 +504,18 @@ fn arith(op: BinOp, l: &Value, r: &Value) -> Result<Value, SqlError> {
     if let (Value::Int(x), Value::Int(y)) = (&l, &r) {
         let (x, y) = (*x, *y);
         return Ok(match op {
-            BinOp::Add => Value::Int(x.checked_add(y).ok_or_else(|| overflow(&format!("{x} + {y}")))?),
-            BinOp::Sub => Value::Int(x.checked_sub(y).ok_or_else(|| overflow(&format!("{x} - {y}")))?),
-            BinOp::Mul => Value::Int(x.checked_mul(y).ok_or_else(|| overflow(&format!("{x} * {y}")))?),
+            BinOp::Add => Value::Int(
+                x.checked_add(y)
+                    .ok_or_else(|| overflow(&format!("{x} + {y}")))?,
+            ),
+            BinOp::Sub => Value::Int(
+                x.checked_sub(y)
+                    .ok_or_else(|| overflow(&format!("{x} - {y}")))?,
+            ),
+            BinOp::Mul => Value::Int(
+                x.checked_mul(y)
+                    .ok_or_else(|| overflow(&format!("{x} * {y}")))?,
+            ),
             BinOp::Div => {
                 if y == 0 {
                     Value::Null
@@ -453,7 +527,10 @@ fn arith(op: BinOp, l: &Value, r: &Value) -> Result<Value, SqlError> {
                 if y == 0 {
                     Value::Null
                 } else {
-                    Value::Int(x.checked_div(y).ok_or_else(|| overflow(&format!("{x} DIV {y}")))?)
+                    Value::Int(
+                        x.checked_div(y)
+                            .ok_or_else(|| overflow(&format!("{x} DIV {y}")))?,
+                    )
                 }
             }
             BinOp::Mod => {
@@ -516,8 +593,12 @@ pub fn cast(v: &Value, to: CastTo) -> Value {
                 _ => Value::Null,
             }
         }
-        CastTo::Date => coerce::parse_datetime(v, false).map(Value::Bytes).unwrap_or(Value::Null),
-        CastTo::DateTime => coerce::parse_datetime(v, true).map(Value::Bytes).unwrap_or(Value::Null),
+        CastTo::Date => coerce::parse_datetime(v, false)
+            .map(Value::Bytes)
+            .unwrap_or(Value::Null),
+        CastTo::DateTime => coerce::parse_datetime(v, true)
+            .map(Value::Bytes)
+            .unwrap_or(Value::Null),
     }
 }
 
@@ -542,7 +623,9 @@ fn eval_func(f: Func, args: &[Expr], row: &[Value], cx: &EvalCx) -> Result<Value
         }
         Func::ConcatWs => {
             let sep = arg(0)?;
-            let Some(sep) = to_text(&sep).map(|c| c.into_owned()) else { return Ok(Value::Null) };
+            let Some(sep) = to_text(&sep).map(|c| c.into_owned()) else {
+                return Ok(Value::Null);
+            };
             let mut out = Vec::new();
             let mut first = true;
             for e in args.iter().skip(1) {
@@ -601,7 +684,14 @@ fn eval_func(f: Func, args: &[Expr], row: &[Value], cx: &EvalCx) -> Result<Value
         Func::Upper | Func::Lower => match to_text(&arg(0)?) {
             Some(t) => {
                 let s = String::from_utf8_lossy(&t);
-                Value::Bytes(if f == Func::Upper { s.to_uppercase() } else { s.to_lowercase() }.into_bytes())
+                Value::Bytes(
+                    if f == Func::Upper {
+                        s.to_uppercase()
+                    } else {
+                        s.to_lowercase()
+                    }
+                    .into_bytes(),
+                )
             }
             None => Value::Null,
         },
@@ -612,7 +702,11 @@ fn eval_func(f: Func, args: &[Expr], row: &[Value], cx: &EvalCx) -> Result<Value
         },
         Func::Floor | Func::Ceil => match num(&arg(0)?) {
             Value::Int(i) => Value::Int(i),
-            Value::Double(d) => Value::Int(coerce::round_f64_to_i64(if f == Func::Floor { d.floor() } else { d.ceil() })),
+            Value::Double(d) => Value::Int(coerce::round_f64_to_i64(if f == Func::Floor {
+                d.floor()
+            } else {
+                d.ceil()
+            })),
             _ => Value::Null,
         },
         Func::Round => {
@@ -658,25 +752,47 @@ fn eval_func(f: Func, args: &[Expr], row: &[Value], cx: &EvalCx) -> Result<Value
         }
         Func::Substring => {
             let s = arg(0)?;
-            let Some(t) = to_text(&s) else { return Ok(Value::Null) };
+            let Some(t) = to_text(&s) else {
+                return Ok(Value::Null);
+            };
             let chars: Vec<char> = String::from_utf8_lossy(&t).chars().collect();
             let pos = to_i64(&arg(1)?).unwrap_or(1);
-            let len = if args.len() > 2 { to_i64(&arg(2)?).unwrap_or(0) } else { i64::MAX };
+            let len = if args.len() > 2 {
+                to_i64(&arg(2)?).unwrap_or(0)
+            } else {
+                i64::MAX
+            };
             let n = chars.len() as i64;
-            let start = if pos > 0 { pos - 1 } else if pos < 0 { n + pos } else { n };
+            let start = if pos > 0 {
+                pos - 1
+            } else if pos < 0 {
+                n + pos
+            } else {
+                n
+            };
             if start < 0 || start >= n || len <= 0 {
                 Value::Bytes(Vec::new())
             } else {
                 let end = start.saturating_add(len).min(n);
-                Value::Bytes(chars[start as usize..end as usize].iter().collect::<String>().into_bytes())
+                Value::Bytes(
+                    chars[start as usize..end as usize]
+                        .iter()
+                        .collect::<String>()
+                        .into_bytes(),
+                )
             }
         }
         Func::Trim => match to_text(&arg(0)?) {
-            Some(t) => Value::Bytes(String::from_utf8_lossy(&t).trim_matches(' ').as_bytes().to_vec()),
+            Some(t) => Value::Bytes(
+                String::from_utf8_lossy(&t)
+                    .trim_matches(' ')
+                    .as_bytes()
+                    .to_vec(),
+            ),
             None => Value::Null,
         },
         Func::Now => Value::Bytes(coerce::now_text().into_bytes()),
-        Func::CurDate => Value::Bytes(coerce::now_text()[..10].as_bytes().to_vec()),
+        Func::CurDate => Value::Bytes(coerce::now_text().as_bytes()[..10].to_vec()),
         Func::UnixTimestamp => Value::Int(
             std::time::SystemTime::now()
                 .duration_since(std::time::UNIX_EPOCH)

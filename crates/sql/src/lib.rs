@@ -1,2 +1,28 @@
 //! tierdb-sql: parse, plan and run SQL on the engine facade.
+//!
+//! Layers, top down: `session` (one per connection: transactions, prepared statements,
+//! dispatch) → `parse` (sqlparser, MySQL dialect) → `plan` (+ `compile` for expressions,
+//! `access` for key ranges, `ddl` for table definitions) → `exec` (row pipeline on an
+//! engine `Txn`) and `show` (SHOW / EXPLAIN result sets). `shared`, `variables` and
+//! `status` hold server-wide state. `result` is the seam to the wire protocol.
+//!
+//! Must never: reach storage except through `tierdb_engine`, or panic on client input.
+
+pub mod access;
+pub mod coerce;
+pub mod compile;
+pub mod ddl;
+pub mod exec;
+pub mod expr;
+pub mod parse;
+pub mod plan;
 pub mod result;
+pub mod session;
+pub mod shared;
+pub mod show;
+pub mod status;
+pub mod variables;
+
+pub use result::{Column, ColumnKind, PreparedInfo, QueryResult, SqlError, Value};
+pub use session::Session;
+pub use shared::{ServerInfo, Shared};

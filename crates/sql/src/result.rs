@@ -62,7 +62,12 @@ impl Column {
     }
     /// A computed BIGINT column (COUNT(*), numeric expressions).
     pub fn bigint(name: impl Into<String>) -> Column {
-        Column { kind: ColumnKind::LongLong, length: 21, is_text: false, ..Column::text(name) }
+        Column {
+            kind: ColumnKind::LongLong,
+            length: 21,
+            is_text: false,
+            ..Column::text(name)
+        }
     }
 }
 
@@ -70,14 +75,27 @@ impl Column {
 #[derive(Clone, Debug, PartialEq)]
 pub enum QueryResult {
     /// OK packet.
-    Ok { affected_rows: u64, last_insert_id: u64, warnings: u16, info: String },
+    Ok {
+        affected_rows: u64,
+        last_insert_id: u64,
+        warnings: u16,
+        info: String,
+    },
     /// A result set; `rows[i][j]` is the value of column `j` in row `i`.
-    Rows { columns: Vec<Column>, rows: Vec<Vec<Value>> },
+    Rows {
+        columns: Vec<Column>,
+        rows: Vec<Vec<Value>>,
+    },
 }
 
 impl QueryResult {
     pub fn ok() -> QueryResult {
-        QueryResult::Ok { affected_rows: 0, last_insert_id: 0, warnings: 0, info: String::new() }
+        QueryResult::Ok {
+            affected_rows: 0,
+            last_insert_id: 0,
+            warnings: 0,
+            info: String::new(),
+        }
     }
 }
 
@@ -92,7 +110,11 @@ pub struct SqlError {
 
 impl SqlError {
     pub fn new(code: u16, state: &'static str, message: impl Into<String>) -> SqlError {
-        SqlError { code, state, message: message.into() }
+        SqlError {
+            code,
+            state,
+            message: message.into(),
+        }
     }
     /// 1064: syntax error.
     pub fn syntax(message: impl Into<String>) -> SqlError {
@@ -100,7 +122,11 @@ impl SqlError {
     }
     /// 1235: valid SQL that tierdb does not support; `what` names the construct.
     pub fn unsupported(what: impl std::fmt::Display) -> SqlError {
-        SqlError::new(1235, "42000", format!("This version of tierdb doesn't yet support '{what}'"))
+        SqlError::new(
+            1235,
+            "42000",
+            format!("This version of tierdb doesn't yet support '{what}'"),
+        )
     }
 }
 

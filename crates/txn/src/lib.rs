@@ -65,7 +65,12 @@ impl Default for LockManager {
 impl LockManager {
     pub fn new() -> LockManager {
         LockManager {
-            shards: (0..SHARDS).map(|_| Shard { owners: Mutex::new(HashMap::new()), released: Condvar::new() }).collect(),
+            shards: (0..SHARDS)
+                .map(|_| Shard {
+                    owners: Mutex::new(HashMap::new()),
+                    released: Condvar::new(),
+                })
+                .collect(),
             waits_for: Mutex::new(HashMap::new()),
             hasher: Default::default(),
             stats: LockStats::default(),
@@ -120,19 +125,25 @@ impl LockManager {
                 let mut g = self.waits_for.lock();
                 if Self::closes_cycle(&g, txn, owner) {
                     g.remove(&txn);
-                    self.stats.deadlocks.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    self.stats
+                        .deadlocks
+                        .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                     return Err(LockError::Deadlock);
                 }
                 g.insert(txn, owner);
             }
             if !counted {
                 counted = true;
-                self.stats.waits.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                self.stats
+                    .waits
+                    .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
             }
             let now = Instant::now();
             if now >= deadline {
                 self.waits_for.lock().remove(&txn);
-                self.stats.timeouts.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                self.stats
+                    .timeouts
+                    .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                 return Err(LockError::Timeout);
             }
             let wait = (deadline - now).min(RECHECK);
@@ -164,7 +175,10 @@ mod tests {
     use std::sync::Arc;
 
     fn k(i: u8) -> LockKey {
-        LockKey { table: 1, key: vec![i] }
+        LockKey {
+            table: 1,
+            key: vec![i],
+        }
     }
 
     #[test]
@@ -184,7 +198,10 @@ mod tests {
         let lm = LockManager::new();
         lm.lock(1, &k(1), Duration::from_secs(1)).unwrap();
         let t = Instant::now();
-        assert_eq!(lm.lock(2, &k(1), Duration::from_millis(120)), Err(LockError::Timeout));
+        assert_eq!(
+            lm.lock(2, &k(1), Duration::from_millis(120)),
+            Err(LockError::Timeout)
+        );
         assert!(t.elapsed() >= Duration::from_millis(120));
     }
 
@@ -197,7 +214,10 @@ mod tests {
         let h = std::thread::spawn(move || lm2.lock(1, &k(2), Duration::from_secs(5)));
         std::thread::sleep(Duration::from_millis(50));
         // Txn 2 now closes the cycle and is the victim.
-        assert_eq!(lm.lock(2, &k(1), Duration::from_secs(5)), Err(LockError::Deadlock));
+        assert_eq!(
+            lm.lock(2, &k(1), Duration::from_secs(5)),
+            Err(LockError::Deadlock)
+        );
         lm.release(2, [&k(2)]);
         assert_eq!(h.join().unwrap(), Ok(true));
     }

@@ -531,7 +531,7 @@ impl Wal {
     /// Test support: models `kill -9`. Stops the flusher and drops the handle without writing
     /// the log buffer; bytes already written to the files stay (as in the OS page cache).
     #[doc(hidden)]
-    pub fn crash(self) {
+    pub fn simulate_crash(self) {
         self.shared.closed.store(true, Ordering::Release);
         self.stop_flusher();
     }

@@ -58,7 +58,7 @@ fn write_at_commit_writes_without_fsync() {
         "bytes are in the file"
     );
     // A process crash (the OS keeps its page cache) loses nothing.
-    wal.crash();
+    wal.simulate_crash();
     let wal = Wal::open(cfg(dir.path(), 1 << 20)).unwrap();
     assert_eq!(
         read_all(&wal, Lsn(0)),
@@ -97,7 +97,7 @@ fn periodic_commit_does_no_io_and_a_crash_may_lose_it() {
     let lsn = wal.append(b"volatile", |_, _| {}).unwrap();
     wal.commit(lsn).unwrap();
     assert_eq!(wal.written_lsn(), first, "Periodic commit wrote nothing");
-    wal.crash();
+    wal.simulate_crash();
     let wal = Wal::open(cfg(dir.path(), 1 << 20)).unwrap();
     assert_eq!(read_all(&wal, Lsn(0)), vec![(Lsn(0), b"durable".to_vec())]);
 }

@@ -57,7 +57,13 @@ pub trait Service: Send + Sync {
     fn credential(&self, user: &str, peer: IpAddr) -> Option<Credential>;
     /// Opens a session for an authenticated user. `db`: the database named at connect
     /// (unknown: error 1049).
-    fn open(&self, conn_id: u32, user: &str, host: &str, db: Option<&str>) -> Result<Self::Backend, SqlError>;
+    fn open(
+        &self,
+        conn_id: u32,
+        user: &str,
+        host: &str,
+        db: Option<&str>,
+    ) -> Result<Self::Backend, SqlError>;
     /// The connection `conn_id` ended (its backend's `end` has run).
     fn close(&self, conn_id: u32) {
         let _ = conn_id;

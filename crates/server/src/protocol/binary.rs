@@ -56,7 +56,12 @@ impl ExecError {
 }
 
 /// Writes the COM_STMT_PREPARE_OK reply with parameter and column definitions.
-pub fn write_prepare_ok<W: Write>(w: &mut PacketWriter<W>, info: &PreparedInfo, client_caps: u32, status: u16) -> io::Result<()> {
+pub fn write_prepare_ok<W: Write>(
+    w: &mut PacketWriter<W>,
+    info: &PreparedInfo,
+    client_caps: u32,
+    status: u16,
+) -> io::Result<()> {
     let ncols = u16::try_from(info.columns.len()).unwrap_or(u16::MAX);
     w.packet(|b| {
         b.push(0x00);
@@ -68,7 +73,10 @@ pub fn write_prepare_ok<W: Write>(w: &mut PacketWriter<W>, info: &PreparedInfo, 
     })?;
     let classic_eof = client_caps & cap::DEPRECATE_EOF == 0;
     if info.param_count > 0 {
-        let param = Column { not_null: false, ..Column::bigint("?") };
+        let param = Column {
+            not_null: false,
+            ..Column::bigint("?")
+        };
         for _ in 0..info.param_count {
             w.packet(|b| column_definition(b, &param, false))?;
         }
@@ -89,7 +97,10 @@ pub fn write_prepare_ok<W: Write>(w: &mut PacketWriter<W>, info: &PreparedInfo, 
 
 /// Decodes a COM_STMT_EXECUTE body (after the command byte) into the statement id and its
 /// parameter values, updating the statement's remembered types and consuming long data.
-pub fn parse_execute(body: &[u8], stmts: &mut HashMap<u32, StmtState>) -> Result<(u32, Vec<Value>), ExecError> {
+pub fn parse_execute(
+    body: &[u8],
+    stmts: &mut HashMap<u32, StmtState>,
+) -> Result<(u32, Vec<Value>), ExecError> {
     let mut c = Cursor::new(body);
     let id = c.u32()?;
     let st = stmts.get_mut(&id).ok_or(ExecError::UnknownStatement(id))?;
@@ -130,15 +141,27 @@ fn decode_param(c: &mut Cursor<'_>, t: u8, unsigned: bool) -> Result<Value, Exec
     Ok(match t {
         ty::TINY => {
             let b = c.u8()?;
-            Value::Int(if unsigned { i64::from(b) } else { i64::from(b as i8) })
+            Value::Int(if unsigned {
+                i64::from(b)
+            } else {
+                i64::from(b as i8)
+            })
         }
         ty::SHORT | ty::YEAR => {
             let v = c.u16()?;
-            Value::Int(if unsigned { i64::from(v) } else { i64::from(v as i16) })
+            Value::Int(if unsigned {
+                i64::from(v)
+            } else {
+                i64::from(v as i16)
+            })
         }
         ty::LONG | ty::INT24 => {
             let v = c.u32()?;
-            Value::Int(if unsigned { i64::from(v) } else { i64::from(v as i32) })
+            Value::Int(if unsigned {
+                i64::from(v)
+            } else {
+                i64::from(v as i32)
+            })
         }
         ty::LONGLONG => {
             let v = c.u64()?;
@@ -154,7 +177,9 @@ fn decode_param(c: &mut Cursor<'_>, t: u8, unsigned: bool) -> Result<Value, Exec
         }
         ty::DOUBLE => Value::Double(f64::from_le_bytes(c.u64()?.to_le_bytes())),
         ty::DATE | ty::NEWDATE => Value::Bytes(decode_datetime(c, true)?.into_bytes()),
-        ty::DATETIME | ty::TIMESTAMP | ty::DATETIME2 | ty::TIMESTAMP2 => Value::Bytes(decode_datetime(c, false)?.into_bytes()),
+        ty::DATETIME | ty::TIMESTAMP | ty::DATETIME2 | ty::TIMESTAMP2 => {
+            Value::Bytes(decode_datetime(c, false)?.into_bytes())
+        }
         ty::TIME | ty::TIME2 => Value::Bytes(decode_time(c)?.into_bytes()),
         ty::DECIMAL
         | ty::NEWDECIMAL
@@ -177,7 +202,8 @@ fn decode_param(c: &mut Cursor<'_>, t: u8, unsigned: bool) -> Result<Value, Exec
 fn decode_datetime(c: &mut Cursor<'_>, date_only: bool) -> Result<String, ExecError> {
     let len = usize::from(c.u8()?);
     let mut d = Cursor::new(c.take(len)?);
-    let (mut y, mut mo, mut day, mut h, mut mi, mut s, mut us) = (0u16, 0u8, 0u8, 0u8, 0u8, 0u8, 0u32);
+    let (mut y, mut mo, mut day, mut h, mut mi, mut s, mut us) =
+        (0u16, 0u8, 0u8, 0u8, 0u8, 0u8, 0u32);
     if len >= 4 {
         y = d.u16()?;
         mo = d.u8()?;
@@ -291,7 +317,10 @@ fn as_i64(v: &Value) -> i64 {
     match v {
         Value::Int(i) => *i,
         Value::Double(d) => *d as i64,
-        Value::Bytes(b) => std::str::from_utf8(b).ok().and_then(|s| s.trim().parse().ok()).unwrap_or(0),
+        Value::Bytes(b) => std::str::from_utf8(b)
+            .ok()
+            .and_then(|s| s.trim().parse().ok())
+            .unwrap_or(0),
         Value::Null => 0,
     }
 }
@@ -300,7 +329,10 @@ fn as_f64(v: &Value) -> f64 {
     match v {
         Value::Int(i) => *i as f64,
         Value::Double(d) => *d,
-        Value::Bytes(b) => std::str::from_utf8(b).ok().and_then(|s| s.trim().parse().ok()).unwrap_or(0.0),
+        Value::Bytes(b) => std::str::from_utf8(b)
+            .ok()
+            .and_then(|s| s.trim().parse().ok())
+            .unwrap_or(0.0),
         Value::Null => 0.0,
     }
 }
@@ -315,7 +347,9 @@ fn put_binary_value(out: &mut Vec<u8>, col: &Column, v: &Value) {
         ColumnKind::Float => out.extend_from_slice(&(as_f64(v) as f32).to_le_bytes()),
         ColumnKind::Double => out.extend_from_slice(&as_f64(v).to_le_bytes()),
         ColumnKind::Date => put_binary_datetime(out, &text_of(col, v), true),
-        ColumnKind::DateTime | ColumnKind::Timestamp => put_binary_datetime(out, &text_of(col, v), false),
+        ColumnKind::DateTime | ColumnKind::Timestamp => {
+            put_binary_datetime(out, &text_of(col, v), false)
+        }
         ColumnKind::NewDecimal | ColumnKind::String | ColumnKind::VarString | ColumnKind::Blob => {
             put_lenenc_bytes(out, &text_of(col, v))
         }
@@ -373,7 +407,13 @@ mod tests {
 
     fn stmts(param_count: u16) -> HashMap<u32, StmtState> {
         let mut m = HashMap::new();
-        m.insert(1, StmtState { param_count, ..Default::default() });
+        m.insert(
+            1,
+            StmtState {
+                param_count,
+                ..Default::default()
+            },
+        );
         m
     }
 
@@ -387,7 +427,10 @@ mod tests {
         body.extend_from_slice(&42i64.to_le_bytes());
         body.extend_from_slice(b"\x03abc");
         let (id, v) = parse_execute(&body, &mut m).unwrap();
-        assert_eq!((id, v), (1, vec![Value::Int(42), Value::Bytes(b"abc".to_vec())]));
+        assert_eq!(
+            (id, v),
+            (1, vec![Value::Int(42), Value::Bytes(b"abc".to_vec())])
+        );
 
         let mut body = vec![1, 0, 0, 0, 0, 1, 0, 0, 0, 0b10, 0];
         body.extend_from_slice(&7i64.to_le_bytes());
@@ -398,17 +441,47 @@ mod tests {
     #[test]
     fn execute_errors() {
         let mut m = stmts(1);
-        assert_eq!(parse_execute(&[9, 0, 0, 0, 0, 1, 0, 0, 0], &mut m), Err(ExecError::UnknownStatement(9)));
-        assert_eq!(parse_execute(&[1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0], &mut m), Err(ExecError::NoTypes));
-        assert_eq!(parse_execute(&[1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 77, 0], &mut m), Err(ExecError::UnknownType(77)));
-        assert_eq!(parse_execute(&[1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, ty::LONG, 0, 1], &mut m), Err(ExecError::Malformed));
+        assert_eq!(
+            parse_execute(&[9, 0, 0, 0, 0, 1, 0, 0, 0], &mut m),
+            Err(ExecError::UnknownStatement(9))
+        );
+        assert_eq!(
+            parse_execute(&[1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0], &mut m),
+            Err(ExecError::NoTypes)
+        );
+        assert_eq!(
+            parse_execute(&[1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 77, 0], &mut m),
+            Err(ExecError::UnknownType(77))
+        );
+        assert_eq!(
+            parse_execute(&[1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, ty::LONG, 0, 1], &mut m),
+            Err(ExecError::Malformed)
+        );
         assert_eq!(parse_execute(&[1, 0], &mut m), Err(ExecError::Malformed));
     }
 
     #[test]
     fn temporal_params_become_text() {
         let mut m = stmts(3);
-        let mut body = vec![1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, ty::DATE, 0, ty::DATETIME, 0, ty::TIME, 0];
+        let mut body = vec![
+            1,
+            0,
+            0,
+            0,
+            0,
+            1,
+            0,
+            0,
+            0,
+            0,
+            1,
+            ty::DATE,
+            0,
+            ty::DATETIME,
+            0,
+            ty::TIME,
+            0,
+        ];
         body.extend_from_slice(&[4, 0xE8, 0x07, 2, 29]);
         body.extend_from_slice(&[11, 0xE8, 0x07, 2, 29, 13, 5, 9, 0x40, 0xE2, 0x01, 0]);
         body.extend_from_slice(&[8, 1, 1, 0, 0, 0, 2, 3, 4]);
@@ -425,9 +498,24 @@ mod tests {
 
     #[test]
     fn binary_row_encoding() {
-        let cols = vec![Column::bigint("a"), Column::text("b"), Column { kind: ColumnKind::DateTime, ..Column::text("c") }];
+        let cols = vec![
+            Column::bigint("a"),
+            Column::text("b"),
+            Column {
+                kind: ColumnKind::DateTime,
+                ..Column::text("c")
+            },
+        ];
         let mut out = Vec::new();
-        binary_row(&mut out, &cols, &[Value::Int(5), Value::Null, Value::Bytes(b"2024-01-02 03:04:05".to_vec())]);
+        binary_row(
+            &mut out,
+            &cols,
+            &[
+                Value::Int(5),
+                Value::Null,
+                Value::Bytes(b"2024-01-02 03:04:05".to_vec()),
+            ],
+        );
         let mut want = vec![0x00, 0b1000];
         want.extend_from_slice(&5i64.to_le_bytes());
         want.extend_from_slice(&[7, 0xE8, 0x07, 1, 2, 3, 4, 5]);

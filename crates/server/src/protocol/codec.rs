@@ -129,7 +129,16 @@ mod tests {
 
     #[test]
     fn lenenc_round_trips_at_every_width() {
-        for v in [0u64, 250, 251, 0xFFFF, 0x1_0000, 0xFF_FFFF, 0x100_0000, u64::MAX] {
+        for v in [
+            0u64,
+            250,
+            251,
+            0xFFFF,
+            0x1_0000,
+            0xFF_FFFF,
+            0x100_0000,
+            u64::MAX,
+        ] {
             let mut out = Vec::new();
             put_lenenc_int(&mut out, v);
             let mut c = Cursor::new(&out);
@@ -143,7 +152,10 @@ mod tests {
         assert_eq!(Cursor::new(&[0xFC, 1]).lenenc_int(), Err(Malformed));
         assert_eq!(Cursor::new(&[0xFE, 1, 2]).lenenc_int(), Err(Malformed));
         assert_eq!(Cursor::new(&[5, b'a']).lenenc_bytes(), Err(Malformed));
-        assert_eq!(Cursor::new(&[0xFE, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF]).lenenc_bytes(), Err(Malformed));
+        assert_eq!(
+            Cursor::new(&[0xFE, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF]).lenenc_bytes(),
+            Err(Malformed)
+        );
         assert_eq!(Cursor::new(&[1, 2, 3]).u32(), Err(Malformed));
     }
 

@@ -66,7 +66,9 @@ impl<S: Service, R: Read, W: Write> Connection<'_, S, R, W> {
                 let status = self.status();
                 let caps = self.caps;
                 match Cursor::new(body).u16() {
-                    Ok(0 | 1) => self.writer.packet(|b| response::end_of_rows(b, caps, status, 0))?,
+                    Ok(0 | 1) => self
+                        .writer
+                        .packet(|b| response::end_of_rows(b, caps, status, 0))?,
                     _ => self.send_error(&unknown_command())?,
                 }
             }
@@ -97,7 +99,10 @@ impl<S: Service, R: Read, W: Write> Connection<'_, S, R, W> {
         }
     }
 
-    fn backend_call<T>(&mut self, f: impl FnOnce(&mut S::Backend) -> Result<T, SqlError>) -> Result<T, SqlError> {
+    fn backend_call<T>(
+        &mut self,
+        f: impl FnOnce(&mut S::Backend) -> Result<T, SqlError>,
+    ) -> Result<T, SqlError> {
         match self.backend.as_mut() {
             Some(b) => f(b),
             None => Err(SqlError::new(1053, "08S01", "Session ended; reconnect")),
@@ -106,17 +111,27 @@ impl<S: Service, R: Read, W: Write> Connection<'_, S, R, W> {
 
     fn reply_ok(&mut self, affected_rows: u64, last_insert_id: u64) -> std::io::Result<()> {
         let status = self.status();
-        self.writer.packet(|b| response::ok(b, affected_rows, last_insert_id, status, 0, ""))
+        self.writer
+            .packet(|b| response::ok(b, affected_rows, last_insert_id, status, 0, ""))
     }
 
-    fn reply_result(&mut self, r: Result<QueryResult, SqlError>, binary_rows: bool) -> std::io::Result<()> {
+    fn reply_result(
+        &mut self,
+        r: Result<QueryResult, SqlError>,
+        binary_rows: bool,
+    ) -> std::io::Result<()> {
         let status = self.status();
         let caps = self.caps;
         match r {
             Err(e) => self.send_error(&e),
-            Ok(QueryResult::Ok { affected_rows, last_insert_id, warnings, info }) => {
-                self.writer.packet(|b| response::ok(b, affected_rows, last_insert_id, status, warnings, &info))
-            }
+            Ok(QueryResult::Ok {
+                affected_rows,
+                last_insert_id,
+                warnings,
+                info,
+            }) => self.writer.packet(|b| {
+                response::ok(b, affected_rows, last_insert_id, status, warnings, &info)
+            }),
             Ok(QueryResult::Rows { columns, .. }) if columns.is_empty() => self.reply_ok(0, 0),
             Ok(QueryResult::Rows { columns, rows }) => {
                 if binary_rows {
@@ -141,7 +156,8 @@ impl<S: Service, R: Read, W: Write> Connection<'_, S, R, W> {
             Err(e) => self.send_error(&e),
             Ok(columns) => {
                 for col in &columns {
-                    self.writer.packet(|b| text::column_definition(b, col, true))?;
+                    self.writer
+                        .packet(|b| text::column_definition(b, col, true))?;
                 }
                 // Always the classic EOF: the MariaDB client waits for exactly this.
                 let status = self.status();
@@ -155,7 +171,13 @@ impl<S: Service, R: Read, W: Write> Connection<'_, S, R, W> {
         match self.backend_call(|b| b.prepare(&sql)) {
             Err(e) => self.send_error(&e),
             Ok(info) => {
-                self.stmts.insert(info.statement_id, StmtState { param_count: info.param_count, ..Default::default() });
+                self.stmts.insert(
+                    info.statement_id,
+                    StmtState {
+                        param_count: info.param_count,
+                        ..Default::default()
+                    },
+                );
                 let (caps, status) = (self.caps, self.status());
                 binary::write_prepare_ok(&mut self.writer, &info, caps, status)
             }
@@ -174,7 +196,9 @@ impl<S: Service, R: Read, W: Write> Connection<'_, S, R, W> {
 
     fn com_stmt_send_long_data(&mut self, body: &[u8]) {
         let mut c = Cursor::new(body);
-        let (Ok(id), Ok(param)) = (c.u32(), c.u16()) else { return };
+        let (Ok(id), Ok(param)) = (c.u32(), c.u16()) else {
+            return;
+        };
         let data = c.rest();
         if let Some(st) = self.stmts.get_mut(&id) {
             if param < st.param_count {
@@ -220,7 +244,10 @@ impl<S: Service, R: Read, W: Write> Connection<'_, S, R, W> {
         self.stmts.clear();
         self.end_backend();
         let host = self.peer.to_string();
-        match self.service.open(self.conn_id, &cu.user, &host, cu.database.as_deref()) {
+        match self
+            .service
+            .open(self.conn_id, &cu.user, &host, cu.database.as_deref())
+        {
             Ok(b) => {
                 self.backend = Some(b);
                 self.user = cu.user;

@@ -54,7 +54,14 @@ pub struct Connection<'s, S: Service, R, W> {
 /// Serves one connection on `reader`/`writer` until the client leaves or the stream breaks.
 /// `after_auth` runs once the client is authenticated (e.g. to switch the socket from the
 /// connect timeout to the idle timeout).
-pub fn serve<S, R, W>(service: &S, reader: R, writer: W, conn_id: u32, peer: IpAddr, after_auth: impl FnOnce(&R)) -> ConnEnd
+pub fn serve<S, R, W>(
+    service: &S,
+    reader: R,
+    writer: W,
+    conn_id: u32,
+    peer: IpAddr,
+    after_auth: impl FnOnce(&R),
+) -> ConnEnd
 where
     S: Service,
     R: Read,
@@ -85,11 +92,14 @@ where
 
 impl<S: Service, R: Read, W: Write> Connection<'_, S, R, W> {
     pub(crate) fn send_error(&mut self, e: &SqlError) -> std::io::Result<()> {
-        self.writer.packet(|b| response::err(b, e.code, e.state, &e.message))
+        self.writer
+            .packet(|b| response::err(b, e.code, e.state, &e.message))
     }
 
     pub(crate) fn status(&self) -> u16 {
-        self.backend.as_ref().map_or(super::constants::status::AUTOCOMMIT, |b| b.status_flags())
+        self.backend
+            .as_ref()
+            .map_or(super::constants::status::AUTOCOMMIT, |b| b.status_flags())
     }
 
     fn refuse(&mut self, e: SqlError) -> ConnEnd {
@@ -117,12 +127,18 @@ impl<S: Service, R: Read, W: Write> Connection<'_, S, R, W> {
 
     /// Reads the client's auth data for mysql_native_password: the token it sent, or, when it
     /// used another plugin, the reply to an AuthSwitchRequest. `seq` is the next sequence id.
-    pub(crate) fn native_token(&mut self, plugin: Option<&str>, token: Vec<u8>, seq: &mut u8) -> Result<Vec<u8>, ConnEnd> {
+    pub(crate) fn native_token(
+        &mut self,
+        plugin: Option<&str>,
+        token: Vec<u8>,
+        seq: &mut u8,
+    ) -> Result<Vec<u8>, ConnEnd> {
         match plugin {
             Some(p) if p != super::constants::NATIVE_PASSWORD => {
                 self.writer.set_seq(*seq);
                 let scramble = self.scramble;
-                self.writer.packet(|b| handshake::auth_switch_request(b, &scramble))?;
+                self.writer
+                    .packet(|b| handshake::auth_switch_request(b, &scramble))?;
                 self.writer.flush()?;
                 *seq = self.writer.seq();
                 Ok(self.reader.read_packet(seq)?)
@@ -148,7 +164,8 @@ impl<S: Service, R: Read, W: Write> Connection<'_, S, R, W> {
         let version = self.service.server_version();
         let (conn_id, scramble) = (self.conn_id, self.scramble);
         self.writer.set_seq(0);
-        self.writer.packet(|b| handshake::greeting(b, &version, conn_id, &scramble))?;
+        self.writer
+            .packet(|b| handshake::greeting(b, &version, conn_id, &scramble))?;
         self.writer.flush()?;
         let mut seq = self.writer.seq();
         let payload = self.reader.read_packet(&mut seq)?;
@@ -156,11 +173,19 @@ impl<S: Service, R: Read, W: Write> Connection<'_, S, R, W> {
             Ok(r) => r,
             Err(ResponseError::SslRequested) => {
                 self.writer.set_seq(seq);
-                return Err(self.refuse(SqlError::new(1043, "08S01", "TLS is not supported by this server")));
+                return Err(self.refuse(SqlError::new(
+                    1043,
+                    "08S01",
+                    "TLS is not supported by this server",
+                )));
             }
             Err(e) => {
                 self.writer.set_seq(seq);
-                return Err(self.refuse(SqlError::new(1043, "08S01", format!("Bad handshake: {e}"))));
+                return Err(self.refuse(SqlError::new(
+                    1043,
+                    "08S01",
+                    format!("Bad handshake: {e}"),
+                )));
             }
         };
         self.caps = resp.caps;
@@ -171,14 +196,18 @@ impl<S: Service, R: Read, W: Write> Connection<'_, S, R, W> {
             return Err(self.refuse(e));
         }
         let host = self.host();
-        match self.service.open(conn_id, &resp.user, &host, resp.database.as_deref()) {
+        match self
+            .service
+            .open(conn_id, &resp.user, &host, resp.database.as_deref())
+        {
             Ok(b) => self.backend = Some(b),
             Err(e) => return Err(self.refuse(e)),
         }
         self.user = resp.user;
         tracing::debug!(conn_id, user = %self.user, peer = %self.peer, "client authenticated");
         let status = self.status();
-        self.writer.packet(|b| response::ok(b, 0, 0, status, 0, ""))?;
+        self.writer
+            .packet(|b| response::ok(b, 0, 0, status, 0, ""))?;
         self.writer.flush()?;
         self.report_bytes();
         Ok(())
@@ -199,10 +228,14 @@ impl<S: Service, R: Read, W: Write> Connection<'_, S, R, W> {
                 Ok(p) => p,
                 Err(e) => {
                     let reply = match &e {
-                        ReadError::TooLarge { .. } => {
-                            Some(SqlError::new(1153, "08S01", "Got a packet bigger than 'max_allowed_packet' bytes"))
+                        ReadError::TooLarge { .. } => Some(SqlError::new(
+                            1153,
+                            "08S01",
+                            "Got a packet bigger than 'max_allowed_packet' bytes",
+                        )),
+                        ReadError::OutOfOrder { .. } => {
+                            Some(SqlError::new(1156, "08S01", "Got packets out of order"))
                         }
-                        ReadError::OutOfOrder { .. } => Some(SqlError::new(1156, "08S01", "Got packets out of order")),
                         _ => None,
                     };
                     if let Some(err) = reply {

@@ -26,7 +26,12 @@ pub fn new_scramble() -> [u8; SCRAMBLE_LEN] {
 }
 
 /// The HandshakeV10 payload.
-pub fn greeting(out: &mut Vec<u8>, server_version: &str, conn_id: u32, scramble: &[u8; SCRAMBLE_LEN]) {
+pub fn greeting(
+    out: &mut Vec<u8>,
+    server_version: &str,
+    conn_id: u32,
+    scramble: &[u8; SCRAMBLE_LEN],
+) {
     out.push(10);
     put_nul_str(out, server_version.as_bytes());
     put_u32(out, conn_id);
@@ -87,7 +92,11 @@ fn text(b: &[u8]) -> String {
 /// Parses a HandshakeResponse41. Capabilities the server did not offer are masked off.
 pub fn parse_response(payload: &[u8]) -> Result<HandshakeResponse, ResponseError> {
     let mut c = Cursor::new(payload);
-    let client_caps = if payload.len() >= 4 { c.u32()? } else { u32::from(c.u16()?) };
+    let client_caps = if payload.len() >= 4 {
+        c.u32()?
+    } else {
+        u32::from(c.u16()?)
+    };
     if client_caps & cap::PROTOCOL_41 == 0 {
         return Err(ResponseError::OldProtocol);
     }
@@ -119,7 +128,15 @@ pub fn parse_response(payload: &[u8]) -> Result<HandshakeResponse, ResponseError
         auth_plugin = Some(text(c.nul_bytes()));
     }
     // Connection attributes (CLIENT_CONNECT_ATTRS) are accepted and ignored.
-    Ok(HandshakeResponse { caps, max_packet, charset, user, auth_response, database, auth_plugin })
+    Ok(HandshakeResponse {
+        caps,
+        max_packet,
+        charset,
+        user,
+        auth_response,
+        database,
+        auth_plugin,
+    })
 }
 
 /// What COM_CHANGE_USER carries (after its command byte).
@@ -150,7 +167,12 @@ pub fn parse_change_user(body: &[u8], caps: u32) -> Result<ChangeUser, Malformed
             auth_plugin = Some(text(c.nul_bytes()));
         }
     }
-    Ok(ChangeUser { user, auth_response, database, auth_plugin })
+    Ok(ChangeUser {
+        user,
+        auth_response,
+        database,
+        auth_plugin,
+    })
 }
 
 fn sha1(parts: &[&[u8]]) -> [u8; 20] {
@@ -190,7 +212,10 @@ pub fn verify(cred: &Credential, scramble: &[u8], token: &[u8]) -> bool {
             let h1: Vec<u8> = token.iter().zip(mix.iter()).map(|(a, b)| a ^ b).collect();
             // Constant-time compare of SHA1(h1) with the stored hash.
             let got = sha1(&[&h1]);
-            got.iter().zip(h2.iter()).fold(0u8, |acc, (a, b)| acc | (a ^ b)) == 0
+            got.iter()
+                .zip(h2.iter())
+                .fold(0u8, |acc, (a, b)| acc | (a ^ b))
+                == 0
         }
     }
 }
@@ -207,13 +232,20 @@ mod tests {
         assert!(!verify(&cred, &s, &native_token(&s, b"Secret")));
         assert!(!verify(&cred, &s, &[]));
         assert!(verify(&Credential::NoPassword, &s, &[]));
-        assert!(!verify(&Credential::NoPassword, &s, &native_token(&s, b"x")));
+        assert!(!verify(
+            &Credential::NoPassword,
+            &s,
+            &native_token(&s, b"x")
+        ));
     }
 
     #[test]
     fn known_hash_of_a_password() {
         // MySQL's PASSWORD('root') = *81F5E21E35407D884A6CD4A731AEBFB6AF209E1B
-        let hex: String = native_hash(b"root").iter().map(|b| format!("{b:02X}")).collect();
+        let hex: String = native_hash(b"root")
+            .iter()
+            .map(|b| format!("{b:02X}"))
+            .collect();
         assert_eq!(hex, "81F5E21E35407D884A6CD4A731AEBFB6AF209E1B");
     }
 
@@ -226,7 +258,8 @@ mod tests {
         assert!(g.ends_with(b"mysql_native_password\0"));
 
         let mut r = Vec::new();
-        let caps = cap::PROTOCOL_41 | cap::SECURE_CONNECTION | cap::CONNECT_WITH_DB | cap::PLUGIN_AUTH;
+        let caps =
+            cap::PROTOCOL_41 | cap::SECURE_CONNECTION | cap::CONNECT_WITH_DB | cap::PLUGIN_AUTH;
         r.extend_from_slice(&caps.to_le_bytes());
         r.extend_from_slice(&(1u32 << 24).to_le_bytes());
         r.push(45);

@@ -38,7 +38,11 @@ pub struct PacketReader<R> {
 
 impl<R: Read> PacketReader<R> {
     pub fn new(inner: R, max_packet_bytes: u64) -> PacketReader<R> {
-        PacketReader { inner: io::BufReader::with_capacity(16 * 1024, inner), max_packet_bytes, bytes_read: 0 }
+        PacketReader {
+            inner: io::BufReader::with_capacity(16 * 1024, inner),
+            max_packet_bytes,
+            bytes_read: 0,
+        }
     }
 
     pub fn set_max_packet_bytes(&mut self, max: u64) {
@@ -65,16 +69,24 @@ impl<R: Read> PacketReader<R> {
             first = false;
             let len = u32::from_le_bytes([header[0], header[1], header[2], 0]) as usize;
             if header[3] != *seq {
-                return Err(ReadError::OutOfOrder { expected: *seq, got: header[3] });
+                return Err(ReadError::OutOfOrder {
+                    expected: *seq,
+                    got: header[3],
+                });
             }
             *seq = seq.wrapping_add(1);
             let size = (payload.len() + len) as u64;
             if size > self.max_packet_bytes {
-                return Err(ReadError::TooLarge { size, max: self.max_packet_bytes });
+                return Err(ReadError::TooLarge {
+                    size,
+                    max: self.max_packet_bytes,
+                });
             }
             let start = payload.len();
             payload.resize(start + len, 0);
-            self.inner.read_exact(&mut payload[start..]).map_err(eof_is_truncated)?;
+            self.inner
+                .read_exact(&mut payload[start..])
+                .map_err(eof_is_truncated)?;
             self.bytes_read += 4 + len as u64;
             if len < MAX_PACKET_CHUNK {
                 return Ok(payload);
@@ -119,7 +131,12 @@ pub struct PacketWriter<W> {
 
 impl<W: Write> PacketWriter<W> {
     pub fn new(out: W) -> PacketWriter<W> {
-        PacketWriter { out, buf: Vec::with_capacity(16 * 1024), seq: 0, bytes_written: 0 }
+        PacketWriter {
+            out,
+            buf: Vec::with_capacity(16 * 1024),
+            seq: 0,
+            bytes_written: 0,
+        }
     }
 
     /// Sets the sequence id of the next packet written.
@@ -150,7 +167,8 @@ impl<W: Write> PacketWriter<W> {
             self.buf.truncate(start);
             let mut chunks = payload.chunks(MAX_PACKET_CHUNK).peekable();
             while let Some(chunk) = chunks.next() {
-                self.buf.extend_from_slice(&(chunk.len() as u32).to_le_bytes()[..3]);
+                self.buf
+                    .extend_from_slice(&(chunk.len() as u32).to_le_bytes()[..3]);
                 self.buf.push(self.seq);
                 self.seq = self.seq.wrapping_add(1);
                 self.buf.extend_from_slice(chunk);
@@ -217,7 +235,12 @@ mod tests {
 
     #[test]
     fn payloads_at_the_chunk_boundary_split_and_reassemble() {
-        for len in [MAX_PACKET_CHUNK - 1, MAX_PACKET_CHUNK, MAX_PACKET_CHUNK + 1, 2 * MAX_PACKET_CHUNK] {
+        for len in [
+            MAX_PACKET_CHUNK - 1,
+            MAX_PACKET_CHUNK,
+            MAX_PACKET_CHUNK + 1,
+            2 * MAX_PACKET_CHUNK,
+        ] {
             let payload: Vec<u8> = (0..len).map(|i| i as u8).collect();
             let bytes = frame(&payload);
             let chunks = len / MAX_PACKET_CHUNK + 1;
@@ -233,7 +256,10 @@ mod tests {
     fn oversized_packet_is_refused_before_buffering() {
         let bytes = [0xFF, 0xFF, 0xFF, 0];
         let mut r = PacketReader::new(&bytes[..], 1024);
-        assert!(matches!(r.read_packet(&mut 0), Err(ReadError::TooLarge { .. })));
+        assert!(matches!(
+            r.read_packet(&mut 0),
+            Err(ReadError::TooLarge { .. })
+        ));
     }
 
     #[test]
@@ -243,6 +269,12 @@ mod tests {
         let mut r = PacketReader::new(&[5u8, 0][..], 1024);
         assert!(matches!(r.read_packet(&mut 0), Err(ReadError::Truncated)));
         let mut r = PacketReader::new(&[1u8, 0, 0, 7, 1][..], 1024);
-        assert!(matches!(r.read_packet(&mut 0), Err(ReadError::OutOfOrder { expected: 0, got: 7 })));
+        assert!(matches!(
+            r.read_packet(&mut 0),
+            Err(ReadError::OutOfOrder {
+                expected: 0,
+                got: 7
+            })
+        ));
     }
 }

@@ -4,17 +4,27 @@
 //! and an OK packet with a 0xFE header (CLIENT_DEPRECATE_EOF).
 //! Must never: decide *when* a reply is sent — that is the command dispatcher's job.
 
-use super::codec::{put_lenenc_int, put_u16};
+use super::codec::{put_lenenc_bytes, put_lenenc_int, put_u16};
 use super::constants::cap;
 
-/// An OK packet payload.
-pub fn ok(out: &mut Vec<u8>, affected_rows: u64, last_insert_id: u64, status: u16, warnings: u16, info: &str) {
+/// An OK packet payload. A non-empty `info` is sent length-encoded: the protocol docs say
+/// "rest of packet", but MySQL servers write (and libmysql/libmariadb read) a length prefix.
+pub fn ok(
+    out: &mut Vec<u8>,
+    affected_rows: u64,
+    last_insert_id: u64,
+    status: u16,
+    warnings: u16,
+    info: &str,
+) {
     out.push(0x00);
     put_lenenc_int(out, affected_rows);
     put_lenenc_int(out, last_insert_id);
     put_u16(out, status);
     put_u16(out, warnings);
-    out.extend_from_slice(info.as_bytes());
+    if !info.is_empty() {
+        put_lenenc_bytes(out, info.as_bytes());
+    }
 }
 
 /// An ERR packet payload. `state` must be a five-character SQLSTATE; anything else is sent
@@ -23,7 +33,11 @@ pub fn err(out: &mut Vec<u8>, code: u16, state: &str, message: &str) {
     out.push(0xFF);
     put_u16(out, code);
     out.push(b'#');
-    let state = if state.len() == 5 && state.is_ascii() { state } else { "HY000" };
+    let state = if state.len() == 5 && state.is_ascii() {
+        state
+    } else {
+        "HY000"
+    };
     out.extend_from_slice(state.as_bytes());
     out.extend_from_slice(message.as_bytes());
 }
@@ -58,6 +72,13 @@ mod tests {
         let mut out = Vec::new();
         end_of_rows(&mut out, 0, 2, 0);
         assert_eq!(out, [0xFE, 0, 0, 2, 0]);
+    }
+
+    #[test]
+    fn ok_info_is_length_encoded() {
+        let mut out = Vec::new();
+        ok(&mut out, 3, 0, 2, 0, "Records: 3");
+        assert_eq!(out, b"\x00\x03\x00\x02\x00\x00\x00\x0aRecords: 3");
     }
 
     #[test]

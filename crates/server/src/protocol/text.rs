@@ -64,7 +64,10 @@ pub fn column_definition(out: &mut Vec<u8>, col: &Column, field_list: bool) {
     put_lenenc_int(out, 0x0c);
     let text = col.is_text && !is_numeric(col.kind);
     let (cs, length) = if text {
-        (u16::from(charset::UTF8MB4_GENERAL_CI), col.length.saturating_mul(TEXT_BYTES_PER_CHAR))
+        (
+            u16::from(charset::UTF8MB4_GENERAL_CI),
+            col.length.saturating_mul(TEXT_BYTES_PER_CHAR),
+        )
     } else {
         (charset::BINARY, col.length)
     };
@@ -87,7 +90,12 @@ pub fn column_definition(out: &mut Vec<u8>, col: &Column, field_list: bool) {
     if col.kind == ColumnKind::Blob {
         flags |= flag::BLOB;
     }
-    if !text && matches!(col.kind, ColumnKind::String | ColumnKind::VarString | ColumnKind::Blob) {
+    if !text
+        && matches!(
+            col.kind,
+            ColumnKind::String | ColumnKind::VarString | ColumnKind::Blob
+        )
+    {
         flags |= flag::BINARY;
     }
     put_u16(out, flags);
@@ -102,7 +110,13 @@ pub fn column_definition(out: &mut Vec<u8>, col: &Column, field_list: bool) {
 /// for very large or very small magnitudes.
 pub fn format_double(v: f64) -> String {
     if !v.is_finite() {
-        return if v.is_nan() { "NaN".into() } else if v > 0.0 { "inf".into() } else { "-inf".into() };
+        return if v.is_nan() {
+            "NaN".into()
+        } else if v > 0.0 {
+            "inf".into()
+        } else {
+            "-inf".into()
+        };
     }
     let a = v.abs();
     if a != 0.0 && !(1e-4..1e15).contains(&a) {
@@ -135,13 +149,19 @@ pub fn put_text_value(out: &mut Vec<u8>, col: &Column, v: &Value) {
     match v {
         Value::Null => out.push(0xFB),
         Value::Int(i) => {
-            let s = if col.unsigned && *i < 0 { (*i as u64).to_string() } else { i.to_string() };
+            let s = if col.unsigned && *i < 0 {
+                (*i as u64).to_string()
+            } else {
+                i.to_string()
+            };
             put_lenenc_bytes(out, s.as_bytes());
         }
         Value::Double(d) => {
             let s = match col.kind {
                 ColumnKind::Float => format_float(*d),
-                ColumnKind::NewDecimal if col.decimals <= 30 => format!("{:.*}", usize::from(col.decimals), d),
+                ColumnKind::NewDecimal if col.decimals <= 30 => {
+                    format!("{:.*}", usize::from(col.decimals), d)
+                }
                 _ => format_double(*d),
             };
             put_lenenc_bytes(out, s.as_bytes());
@@ -151,7 +171,12 @@ pub fn put_text_value(out: &mut Vec<u8>, col: &Column, v: &Value) {
 }
 
 /// Writes column count, column definitions and (classic style) their EOF.
-pub fn write_columns<W: Write>(w: &mut PacketWriter<W>, columns: &[Column], client_caps: u32, status: u16) -> io::Result<()> {
+pub fn write_columns<W: Write>(
+    w: &mut PacketWriter<W>,
+    columns: &[Column],
+    client_caps: u32,
+    status: u16,
+) -> io::Result<()> {
     w.packet(|b| put_lenenc_int(b, columns.len() as u64))?;
     for col in columns {
         w.packet(|b| column_definition(b, col, false))?;

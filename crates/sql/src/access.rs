@@ -1,0 +1,782 @@
+//! Access paths: which key a single-table statement reads through, and with which bounds.
+//!
+//! At plan time `choose` looks at the conjuncts of a compiled WHERE and picks the primary
+//! key or a secondary index with equality / IN / range conditions on a key prefix (the
+//! choice and its EXPLAIN description are fixed then). At execution `concrete_ranges`
+//! evaluates the bound expressions, converts them into the key column's storage domain,
+//! drops empty ranges, sorts and merges overlapping ones (so OR-ed ranges never return a row
+//! twice and the output stays in key order), or answers `None` when a value cannot be
+//! compared in key order (then the caller scans everything).
+//!
+//! Must never: make a range narrower than the WHERE it came from. The full WHERE is always
+//! re-checked on every row read, so a range may be loose but never too tight.
+
+use crate::coerce::{parse_int_exact, parse_number, I64_END_F, I64_MIN_F};
+use crate::expr::{BinOp, EvalCx, Expr};
+use crate::result::SqlError;
+use std::cmp::Ordering;
+use std::ops::Bound;
+use tierdb_engine::{ColumnDef, ColumnType, TableDef, Value};
+
+/// How values compare in key order for a column.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum KeyDomain {
+    Int,
+    Float,
+    Str,
+}
+
+pub fn domain_of(ty: &ColumnType) -> Option<KeyDomain> {
+    match ty {
+        ColumnType::Int { .. } => Some(KeyDomain::Int),
+        ColumnType::Float | ColumnType::Double => Some(KeyDomain::Float),
+        // Stored as text: key order is not numeric order.
+        ColumnType::Decimal { .. } => None,
+        ColumnType::Char(_)
+        | ColumnType::VarChar(_)
+        | ColumnType::Text
+        | ColumnType::Blob
+        | ColumnType::Date
+        | ColumnType::DateTime
+        | ColumnType::Timestamp => Some(KeyDomain::Str),
+    }
+}
+
+/// A range on a key: equalities on the first `eq.len()` key columns, then bounds on the next.
+#[derive(Clone, Debug)]
+pub struct RangeExpr {
+    pub eq: Vec<Expr>,
+    pub lo: Bound<Expr>,
+    pub hi: Bound<Expr>,
+}
+
+#[derive(Clone, Debug)]
+pub enum Access {
+    /// Every row in primary key order.
+    Full,
+    /// Every row in the order of secondary index `0` (forced by a hint).
+    FullIndex(usize),
+    /// Primary key ranges; when every range is a full-key equality they are point lookups.
+    Pk {
+        ranges: Vec<RangeExpr>,
+        points: bool,
+    },
+    /// Ranges on secondary index `index`.
+    Index {
+        index: usize,
+        ranges: Vec<RangeExpr>,
+    },
+}
+
+/// What EXPLAIN shows about the access.
+#[derive(Clone, Debug, Default)]
+pub struct ExplainInfo {
+    pub access_type: &'static str,
+    pub possible_keys: Vec<String>,
+    pub key: Option<String>,
+    pub key_len: Option<u32>,
+    pub key_ref: Option<String>,
+    pub rows: Option<u64>,
+    /// True when some WHERE condition is not enforced by the key bounds alone.
+    pub using_where: bool,
+}
+
+#[derive(Clone, Debug)]
+pub struct AccessPlan {
+    pub access: Access,
+    /// Domains of the key columns the ranges use, in key order.
+    pub domains: Vec<KeyDomain>,
+    /// The order rows come out in (column positions), when known.
+    pub order_cols: Vec<usize>,
+    /// Number of leading `order_cols` fixed to one value by single equalities.
+    pub fixed_prefix: usize,
+    pub explain: ExplainInfo,
+}
+
+#[derive(Clone, Debug)]
+enum Cond {
+    Eq(usize, Expr),
+    In(usize, Vec<Expr>),
+    Range(usize, Bound<Expr>, Bound<Expr>),
+    Or(usize, Vec<(Bound<Expr>, Bound<Expr>)>),
+}
+
+impl Cond {
+    fn col(&self) -> usize {
+        match self {
+            Cond::Eq(c, _) | Cond::In(c, _) | Cond::Range(c, ..) | Cond::Or(c, _) => *c,
+        }
+    }
+}
+
+pub fn conjuncts(e: &Expr, out: &mut Vec<Expr>) {
+    match e {
+        Expr::Bin(BinOp::And, a, b) => {
+            conjuncts(a, out);
+            conjuncts(b, out);
+        }
+        other => out.push(other.clone()),
+    }
+}
+
+fn disjuncts<'e>(e: &'e Expr, out: &mut Vec<&'e Expr>) {
+    match e {
+        Expr::Bin(BinOp::Or, a, b) => {
+            disjuncts(a, out);
+            disjuncts(b, out);
+        }
+        other => out.push(other),
+    }
+}
+
+fn analyze(e: &Expr) -> Option<Cond> {
+    let indep = |x: &Expr| x.is_row_independent();
+    match e {
+        Expr::Bin(op, a, b) => {
+            let (col, x, flipped) = match (&**a, &**b) {
+                (Expr::Col(c), x) if indep(x) => (*c, x, false),
+                (x, Expr::Col(c)) if indep(x) => (*c, x, true),
+                _ => {
+                    if *op == BinOp::Or {
+                        return analyze_or(e);
+                    }
+                    return None;
+                }
+            };
+            let x = x.clone();
+            let op = if flipped {
+                match op {
+                    BinOp::Lt => BinOp::Gt,
+                    BinOp::Le => BinOp::Ge,
+                    BinOp::Gt => BinOp::Lt,
+                    BinOp::Ge => BinOp::Le,
+                    o => *o,
+                }
+            } else {
+                *op
+            };
+            Some(match op {
+                BinOp::Eq => Cond::Eq(col, x),
+                BinOp::Lt => Cond::Range(col, Bound::Unbounded, Bound::Excluded(x)),
+                BinOp::Le => Cond::Range(col, Bound::Unbounded, Bound::Included(x)),
+                BinOp::Gt => Cond::Range(col, Bound::Excluded(x), Bound::Unbounded),
+                BinOp::Ge => Cond::Range(col, Bound::Included(x), Bound::Unbounded),
+                BinOp::Or => return analyze_or(e),
+                _ => return None,
+            })
+        }
+        Expr::Between(a, lo, hi, false) => match &**a {
+            Expr::Col(c) if indep(lo) && indep(hi) => Some(Cond::Range(
+                *c,
+                Bound::Included((**lo).clone()),
+                Bound::Included((**hi).clone()),
+            )),
+            _ => None,
+        },
+        Expr::In(a, list, false) => match &**a {
+            Expr::Col(c) if list.iter().all(indep) && !list.is_empty() => {
+                Some(Cond::In(*c, list.clone()))
+            }
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+fn analyze_or(e: &Expr) -> Option<Cond> {
+    let mut ds = Vec::new();
+    disjuncts(e, &mut ds);
+    if ds.len() > 1024 {
+        return None;
+    }
+    let mut col = None;
+    let mut out = Vec::new();
+    for d in ds {
+        let c = analyze(d)?;
+        if *col.get_or_insert(c.col()) != c.col() {
+            return None;
+        }
+        match c {
+            Cond::Eq(_, x) => out.push((Bound::Included(x.clone()), Bound::Included(x))),
+            Cond::In(_, l) => out.extend(
+                l.into_iter()
+                    .map(|x| (Bound::Included(x.clone()), Bound::Included(x))),
+            ),
+            Cond::Range(_, lo, hi) => out.push((lo, hi)),
+            Cond::Or(_, rs) => out.extend(rs),
+        }
+    }
+    Some(Cond::Or(col?, out))
+}
+
+/// Which keys a hint allows.
+#[derive(Clone, Debug, Default)]
+pub struct Hints {
+    /// FORCE/USE INDEX list (None = no restriction). "PRIMARY" names the primary key.
+    pub only: Option<Vec<String>>,
+    pub force: bool,
+    pub ignore: Vec<String>,
+}
+
+impl Hints {
+    fn allows(&self, name: &str) -> bool {
+        if self.ignore.iter().any(|n| n.eq_ignore_ascii_case(name)) {
+            return false;
+        }
+        match &self.only {
+            Some(l) => l.iter().any(|n| n.eq_ignore_ascii_case(name)),
+            None => true,
+        }
+    }
+}
+
+struct Candidate {
+    score: u32,
+    ranges: Vec<RangeExpr>,
+    used_eq: usize,
+    fixed: usize,
+    has_range: bool,
+    n_prefixes: usize,
+    domains: Vec<KeyDomain>,
+}
+
+const MAX_POINTS: usize = 4096;
+
+fn candidate(conds: &[Cond], key: &[usize], def: &TableDef) -> Option<Candidate> {
+    let mut prefixes: Vec<Vec<Expr>> = vec![Vec::new()];
+    let mut used = 0;
+    let mut fixed = 0;
+    let mut single = true;
+    let mut domains = Vec::new();
+    for &col in key {
+        let Some(dom) = def.columns.get(col).and_then(|c| domain_of(&c.ty)) else {
+            break;
+        };
+        if let Some(Cond::Eq(_, x)) = conds
+            .iter()
+            .find(|c| matches!(c, Cond::Eq(k, _) if *k == col))
+        {
+            for p in &mut prefixes {
+                p.push(x.clone());
+            }
+        } else if let Some(Cond::In(_, l)) = conds
+            .iter()
+            .find(|c| matches!(c, Cond::In(k, _) if *k == col))
+        {
+            if prefixes.len() * l.len() > MAX_POINTS {
+                break;
+            }
+            let mut next = Vec::with_capacity(prefixes.len() * l.len());
+            for p in &prefixes {
+                for x in l {
+                    let mut q = p.clone();
+                    q.push(x.clone());
+                    next.push(q);
+                }
+            }
+            prefixes = next;
+            single = false;
+        } else {
+            break;
+        }
+        domains.push(dom);
+        used += 1;
+        if single {
+            fixed += 1;
+        }
+    }
+    let mut ranges = Vec::new();
+    let mut has_range = false;
+    if used < key.len() {
+        let col = key[used];
+        if let Some(dom) = def.columns.get(col).and_then(|c| domain_of(&c.ty)) {
+            let mut lo = Bound::Unbounded;
+            let mut hi = Bound::Unbounded;
+            for c in conds {
+                if let Cond::Range(k, l, h) = c {
+                    if *k == col {
+                        if matches!(lo, Bound::Unbounded) && !matches!(l, Bound::Unbounded) {
+                            lo = l.clone();
+                        }
+                        if matches!(hi, Bound::Unbounded) && !matches!(h, Bound::Unbounded) {
+                            hi = h.clone();
+                        }
+                    }
+                }
+            }
+            if !matches!((&lo, &hi), (Bound::Unbounded, Bound::Unbounded)) {
+                has_range = true;
+                domains.push(dom);
+                for p in &prefixes {
+                    ranges.push(RangeExpr {
+                        eq: p.clone(),
+                        lo: lo.clone(),
+                        hi: hi.clone(),
+                    });
+                }
+            } else if let Some(Cond::Or(_, rs)) = conds
+                .iter()
+                .find(|c| matches!(c, Cond::Or(k, _) if *k == col))
+            {
+                if prefixes.len() * rs.len() <= MAX_POINTS {
+                    has_range = true;
+                    domains.push(dom);
+                    for p in &prefixes {
+                        for (l, h) in rs {
+                            ranges.push(RangeExpr {
+                                eq: p.clone(),
+                                lo: l.clone(),
+                                hi: h.clone(),
+                            });
+                        }
+                    }
+                }
+            }
+        }
+    }
+    if !has_range {
+        if used == 0 {
+            return None;
+        }
+        for p in &prefixes {
+            ranges.push(RangeExpr {
+                eq: p.clone(),
+                lo: Bound::Unbounded,
+                hi: Bound::Unbounded,
+            });
+        }
+    }
+    Some(Candidate {
+        score: 0,
+        ranges,
+        used_eq: used,
+        fixed,
+        has_range,
+        n_prefixes: prefixes.len(),
+        domains,
+    })
+}
+
+fn key_len_of(c: &ColumnDef) -> u32 {
+    let base = match &c.ty {
+        ColumnType::Int { bytes, .. } => u32::from(*bytes),
+        ColumnType::Float => 4,
+        ColumnType::Double => 8,
+        ColumnType::Decimal { precision, .. } => u32::from(*precision) / 2 + 1,
+        ColumnType::Char(n) => n * 4,
+        ColumnType::VarChar(n) => n * 4 + 2,
+        ColumnType::Text | ColumnType::Blob => 0,
+        ColumnType::Date => 3,
+        ColumnType::DateTime => 5,
+        ColumnType::Timestamp => 4,
+    };
+    base + u32::from(c.nullable)
+}
+
+/// Picks the access path for `filter` (compiled against the table's columns).
+pub fn choose(def: &TableDef, filter: Option<&Expr>, hints: &Hints) -> AccessPlan {
+    let mut conj = Vec::new();
+    if let Some(f) = filter {
+        conjuncts(f, &mut conj);
+    }
+    let conds: Vec<Cond> = conj.iter().filter_map(analyze).collect();
+    let pk_allowed = hints.allows("PRIMARY");
+    let mut possible = Vec::new();
+    let mut best: Option<(Option<usize>, Candidate)> = None;
+    let mut consider =
+        |idx: Option<usize>, key: &[usize], name: &str, possible: &mut Vec<String>| {
+            let Some(mut c) = candidate(&conds, key, def) else {
+                return;
+            };
+            possible.push(name.to_string());
+            if !hints.allows(name) {
+                return;
+            }
+            let full_points = c.used_eq == key.len() && !c.has_range;
+            c.score = match idx {
+                None if full_points => 100,
+                Some(_) if c.used_eq > 0 && !c.has_range => 60 + c.used_eq as u32,
+                Some(_) if c.used_eq > 0 => 55 + c.used_eq as u32,
+                None => 50,
+                Some(_) => 40,
+            };
+            if best.as_ref().is_none_or(|(_, b)| c.score > b.score) {
+                best = Some((idx, c));
+            }
+        };
+    if !def.primary_key.is_empty() {
+        consider(None, &def.primary_key, "PRIMARY", &mut possible);
+    }
+    for (i, ix) in def.indexes.iter().enumerate() {
+        consider(Some(i), &ix.columns, &ix.name, &mut possible);
+    }
+    let mut explain = ExplainInfo {
+        possible_keys: possible,
+        using_where: !conj.is_empty(),
+        ..Default::default()
+    };
+    let Some((idx, cand)) = best else {
+        // No usable condition: a forced secondary index is scanned whole; else the table.
+        if let Some(only) = hints.only.as_ref().filter(|_| hints.force) {
+            if let Some(i) = def
+                .indexes
+                .iter()
+                .position(|ix| only.iter().any(|n| n.eq_ignore_ascii_case(&ix.name)))
+            {
+                let ix = &def.indexes[i];
+                explain.access_type = "index";
+                explain.key = Some(ix.name.clone());
+                explain.key_len = Some(
+                    ix.columns
+                        .iter()
+                        .filter_map(|&c| def.columns.get(c))
+                        .map(key_len_of)
+                        .sum(),
+                );
+                let mut order = ix.columns.clone();
+                order.extend(def.primary_key.iter().copied());
+                return AccessPlan {
+                    access: Access::FullIndex(i),
+                    domains: Vec::new(),
+                    order_cols: order,
+                    fixed_prefix: 0,
+                    explain,
+                };
+            }
+        }
+        let _ = pk_allowed;
+        explain.access_type = if hints.force
+            && hints
+                .only
+                .as_ref()
+                .is_some_and(|l| l.iter().any(|n| n.eq_ignore_ascii_case("PRIMARY")))
+            && !def.primary_key.is_empty()
+        {
+            explain.key = Some("PRIMARY".into());
+            explain.key_len = Some(
+                def.primary_key
+                    .iter()
+                    .filter_map(|&c| def.columns.get(c))
+                    .map(key_len_of)
+                    .sum(),
+            );
+            "index"
+        } else {
+            "ALL"
+        };
+        return AccessPlan {
+            access: Access::Full,
+            domains: Vec::new(),
+            order_cols: def.primary_key.clone(),
+            fixed_prefix: 0,
+            explain,
+        };
+    };
+    let key: Vec<usize> = match idx {
+        None => def.primary_key.clone(),
+        Some(i) => def.indexes[i].columns.clone(),
+    };
+    let parts = cand.used_eq + usize::from(cand.has_range);
+    explain.key = Some(match idx {
+        None => "PRIMARY".into(),
+        Some(i) => def.indexes[i].name.clone(),
+    });
+    explain.key_len = Some(
+        key.iter()
+            .take(parts)
+            .filter_map(|&c| def.columns.get(c))
+            .map(key_len_of)
+            .sum(),
+    );
+    let points = idx.is_none() && cand.used_eq == key.len() && !cand.has_range;
+    explain.access_type = if points && cand.n_prefixes == 1 {
+        "const"
+    } else if idx.is_some() && !cand.has_range && cand.n_prefixes == 1 {
+        "ref"
+    } else {
+        "range"
+    };
+    if matches!(explain.access_type, "const" | "ref") {
+        explain.key_ref = Some(vec!["const"; cand.used_eq].join(","));
+    }
+    if explain.access_type == "const" {
+        explain.rows = Some(1);
+    }
+    // Conditions fully enforced by the key: one equality per used column and nothing else.
+    explain.using_where = conj.len() > cand.used_eq || cand.has_range;
+    let mut order = key.clone();
+    if idx.is_some() {
+        order.extend(def.primary_key.iter().copied());
+    }
+    let access = match idx {
+        None => Access::Pk {
+            ranges: cand.ranges,
+            points,
+        },
+        Some(i) => Access::Index {
+            index: i,
+            ranges: cand.ranges,
+        },
+    };
+    AccessPlan {
+        access,
+        domains: cand.domains,
+        order_cols: order,
+        fixed_prefix: cand.fixed,
+        explain,
+    }
+}
+
+/// A range with its bounds evaluated and converted into key storage values.
+#[derive(Clone, Debug)]
+pub struct ConcreteRange {
+    pub eq: Vec<Value>,
+    pub lo: Bound<Value>,
+    pub hi: Bound<Value>,
+}
+
+enum KeyConv {
+    Exact(Value),
+    /// A non-integer number against an integer column.
+    Inexact(f64),
+    /// NULL: no row compares equal/less/greater.
+    Null,
+    /// The value does not compare in key order (e.g. a number against a string column).
+    Fallback,
+}
+
+const TWO_POW_53: i64 = 1 << 53;
+
+fn to_key(dom: KeyDomain, v: &Value) -> KeyConv {
+    match (dom, v) {
+        (_, Value::Null) => KeyConv::Null,
+        (KeyDomain::Int, Value::Int(i)) => KeyConv::Exact(Value::Int(*i)),
+        (KeyDomain::Int, Value::Double(d)) => int_from_f64(*d),
+        (KeyDomain::Int, Value::Bytes(b)) => match parse_int_exact(b) {
+            Some(i) => KeyConv::Exact(Value::Int(i)),
+            None => int_from_f64(parse_number(b).0),
+        },
+        (KeyDomain::Float, Value::Int(i)) => {
+            if i.abs() > TWO_POW_53 {
+                KeyConv::Fallback
+            } else {
+                KeyConv::Exact(Value::Double(*i as f64))
+            }
+        }
+        (KeyDomain::Float, Value::Double(d)) => float_key(*d),
+        (KeyDomain::Float, Value::Bytes(b)) => float_key(parse_number(b).0),
+        (KeyDomain::Str, Value::Bytes(b)) => KeyConv::Exact(Value::Bytes(b.clone())),
+        (KeyDomain::Str, _) => KeyConv::Fallback,
+    }
+}
+
+fn float_key(d: f64) -> KeyConv {
+    if d.is_nan() {
+        KeyConv::Fallback
+    } else {
+        KeyConv::Exact(Value::Double(if d == 0.0 { 0.0 } else { d }))
+    }
+}
+
+fn int_from_f64(d: f64) -> KeyConv {
+    if d.is_nan() {
+        return KeyConv::Fallback;
+    }
+    if d.fract() == 0.0 && (I64_MIN_F..I64_END_F).contains(&d) {
+        KeyConv::Exact(Value::Int(d as i64))
+    } else {
+        KeyConv::Inexact(d)
+    }
+}
+
+/// Converts a lower (`is_lo`) or upper bound into key domain. `Err(())` = fall back to a
+/// full scan; `Ok(None)` = the range is empty.
+#[allow(clippy::result_unit_err)]
+fn bound_key(
+    dom: KeyDomain,
+    b: &Bound<Expr>,
+    is_lo: bool,
+    cx: &EvalCx,
+) -> Result<Result<Option<Bound<Value>>, ()>, SqlError> {
+    let (x, incl) = match b {
+        Bound::Unbounded => return Ok(Ok(Some(Bound::Unbounded))),
+        Bound::Included(x) => (x, true),
+        Bound::Excluded(x) => (x, false),
+    };
+    let v = x.eval(&[], cx)?;
+    Ok(match to_key(dom, &v) {
+        KeyConv::Exact(k) => Ok(Some(if incl {
+            Bound::Included(k)
+        } else {
+            Bound::Excluded(k)
+        })),
+        KeyConv::Null => Ok(None),
+        KeyConv::Fallback => Err(()),
+        KeyConv::Inexact(f) => {
+            // Integer column against a fraction: the nearest integer inside the range.
+            let r = if is_lo { f.ceil() } else { f.floor() };
+            if r >= I64_END_F {
+                if is_lo {
+                    Ok(None)
+                } else {
+                    Ok(Some(Bound::Unbounded))
+                }
+            } else if r < I64_MIN_F {
+                if is_lo {
+                    Ok(Some(Bound::Unbounded))
+                } else {
+                    Ok(None)
+                }
+            } else {
+                Ok(Some(Bound::Included(Value::Int(r as i64))))
+            }
+        }
+    })
+}
+
+fn cmp_eq(a: &[Value], b: &[Value]) -> Ordering {
+    for (x, y) in a.iter().zip(b) {
+        let o = x.key_cmp(y);
+        if o != Ordering::Equal {
+            return o;
+        }
+    }
+    a.len().cmp(&b.len())
+}
+
+fn cmp_lo(a: &Bound<Value>, b: &Bound<Value>) -> Ordering {
+    match (a, b) {
+        (Bound::Unbounded, Bound::Unbounded) => Ordering::Equal,
+        (Bound::Unbounded, _) => Ordering::Less,
+        (_, Bound::Unbounded) => Ordering::Greater,
+        (Bound::Included(x), Bound::Included(y)) | (Bound::Excluded(x), Bound::Excluded(y)) => {
+            x.key_cmp(y)
+        }
+        (Bound::Included(x), Bound::Excluded(y)) => x.key_cmp(y).then(Ordering::Less),
+        (Bound::Excluded(x), Bound::Included(y)) => x.key_cmp(y).then(Ordering::Greater),
+    }
+}
+
+fn cmp_hi(a: &Bound<Value>, b: &Bound<Value>) -> Ordering {
+    match (a, b) {
+        (Bound::Unbounded, Bound::Unbounded) => Ordering::Equal,
+        (Bound::Unbounded, _) => Ordering::Greater,
+        (_, Bound::Unbounded) => Ordering::Less,
+        (Bound::Included(x), Bound::Included(y)) | (Bound::Excluded(x), Bound::Excluded(y)) => {
+            x.key_cmp(y)
+        }
+        (Bound::Included(x), Bound::Excluded(y)) => x.key_cmp(y).then(Ordering::Greater),
+        (Bound::Excluded(x), Bound::Included(y)) => x.key_cmp(y).then(Ordering::Less),
+    }
+}
+
+/// True when a range `lo..hi` holds no value.
+fn is_empty(lo: &Bound<Value>, hi: &Bound<Value>) -> bool {
+    match (lo, hi) {
+        (Bound::Included(l), Bound::Included(h)) => l.key_cmp(h) == Ordering::Greater,
+        (Bound::Included(l), Bound::Excluded(h))
+        | (Bound::Excluded(l), Bound::Included(h))
+        | (Bound::Excluded(l), Bound::Excluded(h)) => l.key_cmp(h) != Ordering::Less,
+        _ => false,
+    }
+}
+
+/// True when `b` (starting at `b_lo`) overlaps or touches a range ending at `a_hi`.
+fn joins(a_hi: &Bound<Value>, b_lo: &Bound<Value>) -> bool {
+    match (a_hi, b_lo) {
+        (Bound::Unbounded, _) | (_, Bound::Unbounded) => true,
+        (Bound::Excluded(h), Bound::Excluded(l)) => l.key_cmp(h) == Ordering::Less,
+        (Bound::Included(h), Bound::Included(l))
+        | (Bound::Included(h), Bound::Excluded(l))
+        | (Bound::Excluded(h), Bound::Included(l)) => l.key_cmp(h) != Ordering::Greater,
+    }
+}
+
+/// Evaluates and normalizes ranges. `None`: a bound does not compare in key order — scan all.
+pub fn concrete_ranges(
+    ranges: &[RangeExpr],
+    domains: &[KeyDomain],
+    cx: &EvalCx,
+) -> Result<Option<Vec<ConcreteRange>>, SqlError> {
+    let mut out: Vec<ConcreteRange> = Vec::with_capacity(ranges.len());
+    'next: for r in ranges {
+        let mut eq = Vec::with_capacity(r.eq.len());
+        for (i, x) in r.eq.iter().enumerate() {
+            let Some(&dom) = domains.get(i) else {
+                return Ok(None);
+            };
+            let v = x.eval(&[], cx)?;
+            match to_key(dom, &v) {
+                KeyConv::Exact(k) => eq.push(k),
+                KeyConv::Null | KeyConv::Inexact(_) => continue 'next,
+                KeyConv::Fallback => return Ok(None),
+            }
+        }
+        let dom = domains.get(r.eq.len()).copied();
+        let (lo, hi) = match dom {
+            Some(dom) => {
+                let lo = match bound_key(dom, &r.lo, true, cx)? {
+                    Err(()) => return Ok(None),
+                    Ok(None) => continue 'next,
+                    Ok(Some(b)) => b,
+                };
+                let hi = match bound_key(dom, &r.hi, false, cx)? {
+                    Err(()) => return Ok(None),
+                    Ok(None) => continue 'next,
+                    Ok(Some(b)) => b,
+                };
+                (lo, hi)
+            }
+            None => (Bound::Unbounded, Bound::Unbounded),
+        };
+        if is_empty(&lo, &hi) {
+            continue;
+        }
+        out.push(ConcreteRange { eq, lo, hi });
+    }
+    if out.len() > 1 {
+        out.sort_by(|a, b| cmp_eq(&a.eq, &b.eq).then_with(|| cmp_lo(&a.lo, &b.lo)));
+        let mut merged: Vec<ConcreteRange> = Vec::with_capacity(out.len());
+        for r in out {
+            if let Some(last) = merged.last_mut() {
+                if cmp_eq(&last.eq, &r.eq) == Ordering::Equal && joins(&last.hi, &r.lo) {
+                    if cmp_hi(&r.hi, &last.hi) == Ordering::Greater {
+                        last.hi = r.hi;
+                    }
+                    continue;
+                }
+            }
+            merged.push(r);
+        }
+        out = merged;
+    }
+    Ok(Some(out))
+}
+
+impl ConcreteRange {
+    /// Bounds on the key prefix for `Txn::scan` / `Txn::index_scan`.
+    pub fn scan_bounds(&self) -> (Bound<Vec<Value>>, Bound<Vec<Value>>) {
+        let with = |b: &Bound<Value>| -> Bound<Vec<Value>> {
+            match b {
+                Bound::Unbounded => {
+                    if self.eq.is_empty() {
+                        Bound::Unbounded
+                    } else {
+                        Bound::Included(self.eq.clone())
+                    }
+                }
+                Bound::Included(v) => {
+                    let mut k = self.eq.clone();
+                    k.push(v.clone());
+                    Bound::Included(k)
+                }
+                Bound::Excluded(v) => {
+                    let mut k = self.eq.clone();
+                    k.push(v.clone());
+                    Bound::Excluded(k)
+                }
+            }
+        };
+        (with(&self.lo), with(&self.hi))
+    }
+}

@@ -1,0 +1,449 @@
+//! Table definitions: CREATE TABLE (sqlparser AST) → engine `TableDef`, MySQL type names for
+//! SHOW COLUMNS / SHOW CREATE TABLE, and column defaults.
+//!
+//! Owns: the mapping of MySQL column types onto engine storage classes and which table
+//! features are refused (UNIQUE secondary keys, foreign keys, CHECK, ENUM/SET/JSON, ...).
+//! Must never: talk to the engine (the session runs the DDL), or accept a definition it
+//! would later store or show differently.
+
+use crate::coerce::{self, now_text};
+use crate::compile::{literal, object_name_last};
+use crate::result::SqlError;
+use sqlparser::ast;
+use tierdb_engine::{ColumnDef, ColumnType, IndexDef, TableDef, Value};
+
+/// The stored default of a DATETIME/TIMESTAMP column declared `DEFAULT CURRENT_TIMESTAMP`.
+pub const CURRENT_TIMESTAMP: &[u8] = b"CURRENT_TIMESTAMP";
+
+pub fn column_type(dt: &ast::DataType, col: &str) -> Result<ColumnType, SqlError> {
+    use ast::DataType as D;
+    let int = |bytes: u8, unsigned: bool| ColumnType::Int { bytes, unsigned };
+    let char_len =
+        |l: &Option<ast::CharacterLength>, default: Option<u64>| -> Result<u32, SqlError> {
+            match l {
+                Some(ast::CharacterLength::IntegerLength { length, .. }) => Ok(*length as u32),
+                Some(ast::CharacterLength::Max) => Err(SqlError::unsupported("VARCHAR(MAX)")),
+                None => default
+                    .map(|d| d as u32)
+                    .ok_or_else(|| SqlError::syntax(format!("column '{col}' needs a length"))),
+            }
+        };
+    let too_long = |max: u32| {
+        SqlError::new(
+            1074,
+            "42000",
+            format!(
+                "Column length too big for column '{col}' (max = {max}); use BLOB or TEXT instead"
+            ),
+        )
+    };
+    Ok(match dt {
+        D::TinyInt(_) | D::Bool | D::Boolean => int(1, false),
+        D::TinyIntUnsigned(_) | D::UTinyInt => int(1, true),
+        D::SmallInt(_) | D::Int2(_) => int(2, false),
+        D::SmallIntUnsigned(_) | D::Int2Unsigned(_) | D::USmallInt => int(2, true),
+        D::MediumInt(_) => int(3, false),
+        D::MediumIntUnsigned(_) => int(3, true),
+        D::Int(_) | D::Integer(_) | D::Int4(_) => int(4, false),
+        D::IntUnsigned(_) | D::IntegerUnsigned(_) | D::Int4Unsigned(_) => int(4, true),
+        D::BigInt(_) | D::Int8(_) => int(8, false),
+        D::BigIntUnsigned(_) | D::Int8Unsigned(_) | D::UBigInt => int(8, true),
+        D::Float(info) | D::FloatUnsigned(info) => match info {
+            ast::ExactNumberInfo::Precision(p) | ast::ExactNumberInfo::PrecisionAndScale(p, _)
+                if *p > 24 =>
+            {
+                ColumnType::Double
+            }
+            _ => ColumnType::Float,
+        },
+        D::Float4 => ColumnType::Float,
+        D::Real
+        | D::RealUnsigned
+        | D::Double(_)
+        | D::DoubleUnsigned(_)
+        | D::DoublePrecision
+        | D::DoublePrecisionUnsigned
+        | D::Float8 => ColumnType::Double,
+        D::Decimal(info)
+        | D::DecimalUnsigned(info)
+        | D::Numeric(info)
+        | D::Dec(info)
+        | D::DecUnsigned(info) => {
+            let (p, s) = match info {
+                ast::ExactNumberInfo::None => (10, 0),
+                ast::ExactNumberInfo::Precision(p) => (*p, 0),
+                ast::ExactNumberInfo::PrecisionAndScale(p, s) => (*p, (*s).max(0) as u64),
+            };
+            if p > 65 || p == 0 {
+                return Err(SqlError::new(
+                    1426,
+                    "42000",
+                    format!("Too big precision {p} specified for '{col}'. Maximum is 65."),
+                ));
+            }
+            if s > 30 || s > p {
+                return Err(SqlError::new(
+                    1425,
+                    "42000",
+                    format!("Too big scale {s} specified for '{col}'. Maximum is 30."),
+                ));
+            }
+            ColumnType::Decimal {
+                precision: p as u8,
+                scale: s as u8,
+            }
+        }
+        D::Char(l) | D::Character(l) => {
+            let n = char_len(l, Some(1))?;
+            if n > 255 {
+                return Err(too_long(255));
+            }
+            ColumnType::Char(n)
+        }
+        D::Varchar(l) | D::CharVarying(l) | D::CharacterVarying(l) | D::Nvarchar(l) => {
+            let n = char_len(l, None)?;
+            if n > 16383 {
+                return Err(too_long(16383));
+            }
+            ColumnType::VarChar(n)
+        }
+        D::Text | D::TinyText | D::MediumText | D::LongText => ColumnType::Text,
+        D::Blob(_) | D::TinyBlob | D::MediumBlob | D::LongBlob | D::Binary(_) | D::Varbinary(_) => {
+            ColumnType::Blob
+        }
+        D::Date => ColumnType::Date,
+        D::Datetime(_) => ColumnType::DateTime,
+        D::Timestamp(_, _) => ColumnType::Timestamp,
+        other => return Err(SqlError::unsupported(format!("column type {other}"))),
+    })
+}
+
+/// MySQL's name of a column type (as SHOW COLUMNS prints it, MariaDB style).
+pub fn type_name(ty: &ColumnType) -> String {
+    match ty {
+        ColumnType::Int { bytes, unsigned } => {
+            let (n, w) = match bytes {
+                1 => ("tinyint", 4),
+                2 => ("smallint", 6),
+                3 => ("mediumint", 9),
+                4 => ("int", 11),
+                _ => ("bigint", 20),
+            };
+            if *unsigned {
+                format!("{n}({}) unsigned", if *bytes == 8 { 20 } else { w - 1 })
+            } else {
+                format!("{n}({w})")
+            }
+        }
+        ColumnType::Float => "float".into(),
+        ColumnType::Double => "double".into(),
+        ColumnType::Decimal { precision, scale } => format!("decimal({precision},{scale})"),
+        ColumnType::Char(n) => format!("char({n})"),
+        ColumnType::VarChar(n) => format!("varchar({n})"),
+        ColumnType::Text => "text".into(),
+        ColumnType::Blob => "blob".into(),
+        ColumnType::Date => "date".into(),
+        ColumnType::DateTime => "datetime".into(),
+        ColumnType::Timestamp => "timestamp".into(),
+    }
+}
+
+fn default_value(e: &ast::Expr, col: &ColumnDef) -> Result<Option<Value>, SqlError> {
+    let invalid = || {
+        SqlError::new(
+            1067,
+            "42000",
+            format!("Invalid default value for '{}'", col.name),
+        )
+    };
+    let v = match e {
+        ast::Expr::Value(v) => literal(&v.value)?,
+        ast::Expr::UnaryOp {
+            op: ast::UnaryOperator::Minus,
+            expr,
+        } => match &**expr {
+            ast::Expr::Value(v) => match literal(&v.value)? {
+                Value::Int(i) => Value::Int(-i),
+                Value::Double(d) => Value::Double(-d),
+                _ => return Err(invalid()),
+            },
+            _ => return Err(invalid()),
+        },
+        ast::Expr::Function(f)
+            if matches!(
+                object_name_last(&f.name).to_ascii_uppercase().as_str(),
+                "CURRENT_TIMESTAMP" | "NOW" | "LOCALTIMESTAMP" | "LOCALTIME"
+            ) =>
+        {
+            if !matches!(col.ty, ColumnType::DateTime | ColumnType::Timestamp) {
+                return Err(invalid());
+            }
+            return Ok(Some(Value::Bytes(CURRENT_TIMESTAMP.to_vec())));
+        }
+        other => return Err(SqlError::unsupported(format!("DEFAULT {other}"))),
+    };
+    if v.is_null() {
+        if !col.nullable {
+            return Err(invalid());
+        }
+        return Ok(None);
+    }
+    coerce::coerce_to_column(v, col, 1)
+        .map(Some)
+        .map_err(|_| invalid())
+}
+
+/// The value a column gets when an INSERT does not name it (`None` = no default: error).
+pub fn column_default(col: &ColumnDef) -> Option<Value> {
+    match &col.default {
+        Some(Value::Bytes(b))
+            if b == CURRENT_TIMESTAMP
+                && matches!(col.ty, ColumnType::DateTime | ColumnType::Timestamp) =>
+        {
+            Some(Value::Bytes(now_text().into_bytes()))
+        }
+        Some(v) => Some(v.clone()),
+        None if col.nullable || col.auto_increment => Some(Value::Null),
+        None => None,
+    }
+}
+
+fn index_columns(cols: &[ast::IndexColumn], def: &TableDef) -> Result<Vec<usize>, SqlError> {
+    cols.iter()
+        .map(|c| match &c.column.expr {
+            ast::Expr::Identifier(i) => def.column_index(&i.value).ok_or_else(|| {
+                SqlError::new(
+                    1072,
+                    "42000",
+                    format!("Key column '{}' doesn't exist in table", i.value),
+                )
+            }),
+            other => Err(SqlError::unsupported(format!("index on {other}"))),
+        })
+        .collect()
+}
+
+/// CREATE TABLE → engine table definition.
+pub fn table_def(ct: &ast::CreateTable) -> Result<TableDef, SqlError> {
+    if ct.query.is_some() {
+        return Err(SqlError::unsupported("CREATE TABLE ... AS SELECT"));
+    }
+    if ct.like.is_some() {
+        return Err(SqlError::unsupported("CREATE TABLE ... LIKE"));
+    }
+    if ct.temporary {
+        return Err(SqlError::unsupported("TEMPORARY tables"));
+    }
+    let name = object_name_last(&ct.name);
+    if name.is_empty() || name.len() > 64 {
+        return Err(SqlError::new(
+            1103,
+            "42000",
+            format!("Incorrect table name '{name}'"),
+        ));
+    }
+    let mut def = TableDef {
+        name,
+        columns: Vec::new(),
+        primary_key: Vec::new(),
+        indexes: Vec::new(),
+    };
+    let mut pending_defaults: Vec<(usize, ast::Expr)> = Vec::new();
+    for (ci, c) in ct.columns.iter().enumerate() {
+        if def.column_index(&c.name.value).is_some() {
+            return Err(SqlError::new(
+                1060,
+                "42S21",
+                format!("Duplicate column name '{}'", c.name.value),
+            ));
+        }
+        let ty = column_type(&c.data_type, &c.name.value)?;
+        let mut col = ColumnDef {
+            name: c.name.value.clone(),
+            ty,
+            nullable: true,
+            auto_increment: false,
+            default: None,
+        };
+        for o in &c.options {
+            match &o.option {
+                ast::ColumnOption::Null => col.nullable = true,
+                ast::ColumnOption::NotNull => col.nullable = false,
+                ast::ColumnOption::Default(e) => pending_defaults.push((ci, e.clone())),
+                ast::ColumnOption::DialectSpecific(toks)
+                    if toks
+                        .iter()
+                        .any(|t| t.to_string().eq_ignore_ascii_case("AUTO_INCREMENT")) =>
+                {
+                    col.auto_increment = true;
+                }
+                ast::ColumnOption::PrimaryKey(_) => {
+                    if !def.primary_key.is_empty() {
+                        return Err(SqlError::new(1068, "42000", "Multiple primary key defined"));
+                    }
+                    def.primary_key = vec![ci];
+                }
+                ast::ColumnOption::Unique(_) => {
+                    return Err(SqlError::unsupported("UNIQUE secondary indexes"))
+                }
+                ast::ColumnOption::Comment(_)
+                | ast::ColumnOption::CharacterSet(_)
+                | ast::ColumnOption::Collation(_) => {}
+                other => return Err(SqlError::unsupported(format!("column option {other}"))),
+            }
+        }
+        if col.auto_increment && !col.ty.is_integer() {
+            return Err(SqlError::new(
+                1063,
+                "42000",
+                format!("Incorrect column specifier for column '{}'", col.name),
+            ));
+        }
+        def.columns.push(col);
+    }
+    if def.columns.is_empty() {
+        return Err(SqlError::new(
+            1113,
+            "42000",
+            "A table must have at least 1 column",
+        ));
+    }
+    for t in &ct.constraints {
+        match t {
+            ast::TableConstraint::PrimaryKey(pk) => {
+                if !def.primary_key.is_empty() {
+                    return Err(SqlError::new(1068, "42000", "Multiple primary key defined"));
+                }
+                def.primary_key = index_columns(&pk.columns, &def)?;
+            }
+            ast::TableConstraint::Index(ix) => {
+                let columns = index_columns(&ix.columns, &def)?;
+                let mut name = match &ix.name {
+                    Some(n) => n.value.clone(),
+                    None => def.columns[columns[0]].name.clone(),
+                };
+                if ix.name.is_none() {
+                    let base = name.clone();
+                    let mut k = 2;
+                    while def
+                        .indexes
+                        .iter()
+                        .any(|i| i.name.eq_ignore_ascii_case(&name))
+                    {
+                        name = format!("{base}_{k}");
+                        k += 1;
+                    }
+                }
+                if def
+                    .indexes
+                    .iter()
+                    .any(|i| i.name.eq_ignore_ascii_case(&name))
+                {
+                    return Err(SqlError::new(
+                        1061,
+                        "42000",
+                        format!("Duplicate key name '{name}'"),
+                    ));
+                }
+                def.indexes.push(IndexDef {
+                    name,
+                    columns,
+                    unique: false,
+                });
+            }
+            ast::TableConstraint::Unique(_) => {
+                return Err(SqlError::unsupported("UNIQUE secondary indexes"))
+            }
+            ast::TableConstraint::ForeignKey(_) => {
+                return Err(SqlError::unsupported("FOREIGN KEY"))
+            }
+            ast::TableConstraint::Check(_) => {
+                return Err(SqlError::unsupported("CHECK constraints"))
+            }
+            other => return Err(SqlError::unsupported(format!("table constraint {other}"))),
+        }
+    }
+    for &p in &def.primary_key {
+        def.columns[p].nullable = false;
+    }
+    for (ci, e) in pending_defaults {
+        let d = default_value(&e, &def.columns[ci])?;
+        def.columns[ci].default = d;
+    }
+    if def.columns.iter().filter(|c| c.auto_increment).count() > 1 {
+        return Err(SqlError::new(1075, "42000", "Incorrect table definition; there can be only one auto column and it must be defined as a key"));
+    }
+    Ok(def)
+}
+
+fn quote_ident(s: &str) -> String {
+    format!("`{}`", s.replace('`', "``"))
+}
+
+fn quote_str(b: &[u8]) -> String {
+    let s = String::from_utf8_lossy(b);
+    format!("'{}'", s.replace('\\', "\\\\").replace('\'', "''"))
+}
+
+/// Text of a column default for SHOW COLUMNS (None = NULL).
+pub fn default_text(col: &ColumnDef) -> Option<String> {
+    match &col.default {
+        Some(Value::Bytes(b))
+            if b == CURRENT_TIMESTAMP
+                && matches!(col.ty, ColumnType::DateTime | ColumnType::Timestamp) =>
+        {
+            Some("current_timestamp()".into())
+        }
+        Some(v) => Some(crate::variables::show(v)),
+        None => None,
+    }
+}
+
+/// SHOW CREATE TABLE text.
+pub fn render_create_table(def: &TableDef) -> String {
+    let mut lines = Vec::new();
+    for c in &def.columns {
+        let mut l = format!("  {} {}", quote_ident(&c.name), type_name(&c.ty));
+        if !c.nullable {
+            l.push_str(" NOT NULL");
+        }
+        match &c.default {
+            Some(Value::Bytes(b))
+                if b == CURRENT_TIMESTAMP
+                    && matches!(c.ty, ColumnType::DateTime | ColumnType::Timestamp) =>
+            {
+                l.push_str(" DEFAULT current_timestamp()")
+            }
+            Some(Value::Bytes(b)) => l.push_str(&format!(" DEFAULT {}", quote_str(b))),
+            Some(v) => l.push_str(&format!(" DEFAULT {v}")),
+            None if c.nullable => l.push_str(" DEFAULT NULL"),
+            None => {}
+        }
+        if c.auto_increment {
+            l.push_str(" AUTO_INCREMENT");
+        }
+        lines.push(l);
+    }
+    let cols = |v: &[usize]| -> String {
+        v.iter()
+            .filter_map(|&i| def.columns.get(i))
+            .map(|c| quote_ident(&c.name))
+            .collect::<Vec<_>>()
+            .join(",")
+    };
+    if !def.primary_key.is_empty() {
+        lines.push(format!("  PRIMARY KEY ({})", cols(&def.primary_key)));
+    }
+    for ix in &def.indexes {
+        lines.push(format!(
+            "  KEY {} ({})",
+            quote_ident(&ix.name),
+            cols(&ix.columns)
+        ));
+    }
+    format!(
+        "CREATE TABLE {} (\n{}\n) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_general_ci",
+        quote_ident(&def.name),
+        lines.join(",\n")
+    )
+}

@@ -1,0 +1,775 @@
+//! Execution of planned SELECT / INSERT / UPDATE / DELETE against one engine `Txn`.
+//!
+//! Rows stream from the access path through filter → (aggregate) → project → (sort,
+//! distinct) → limit; without ORDER BY (or when the access path already yields the order)
+//! the scan stops as soon as LIMIT is satisfied. Writes collect their target rows first and
+//! then change them (no row is visited twice). In an explicit transaction, multi-row writes
+//! record inverse operations so a failing statement can be undone on its own.
+//!
+//! Must never: commit or roll back the transaction (the session owns that), or keep a cursor
+//! open while writing.
+
+use crate::access::{concrete_ranges, Access, AccessPlan};
+use crate::coerce::{self, sort_cmp, to_f64, to_i64, to_text, OrdRow};
+use crate::compile::{AggFunc, AggSpec};
+use crate::ddl;
+use crate::expr::{EvalCx, Expr};
+use crate::plan::{DeletePlan, InsertPlan, SelectPlan, Source, UpdatePlan};
+use crate::result::{ColumnKind, SqlError};
+use std::cmp::Ordering;
+use std::collections::{BTreeMap, BTreeSet};
+use std::ops::Bound;
+use std::sync::Arc;
+use tierdb_engine::{ColumnType, Row, Table, Txn, Value};
+
+/// An inverse operation for statement-level rollback inside an explicit transaction.
+pub enum UndoOp {
+    Inserted { pk: Vec<Value> },
+    Updated { cur_pk: Vec<Value>, old: Row },
+    Deleted { old: Row },
+}
+
+/// Applies recorded inverse operations (newest first). An error here leaves the transaction
+/// in an unknown state; the caller then rolls the whole transaction back.
+pub fn undo_statement(txn: &mut Txn, t: &Arc<Table>, ops: Vec<UndoOp>) -> Result<(), SqlError> {
+    for op in ops.into_iter().rev() {
+        match op {
+            UndoOp::Inserted { pk } => {
+                txn.delete(t, &pk)?;
+            }
+            UndoOp::Updated { cur_pk, old } => {
+                txn.update(t, &cur_pk, old)?;
+            }
+            UndoOp::Deleted { old } => {
+                txn.insert(t, old)?;
+            }
+        }
+    }
+    Ok(())
+}
+
+fn pk_of(t: &Table, row: &[Value]) -> Vec<Value> {
+    t.def
+        .primary_key
+        .iter()
+        .map(|&i| row.get(i).cloned().unwrap_or(Value::Null))
+        .collect()
+}
+
+type RowFn<'f> = dyn FnMut(Row) -> Result<bool, SqlError> + 'f;
+
+/// Feeds every row of `t` reachable through `access` (a superset of the WHERE) to `f`
+/// until it returns false.
+fn table_rows(
+    t: &Arc<Table>,
+    access: &AccessPlan,
+    txn: &mut Txn,
+    cx: &EvalCx,
+    f: &mut RowFn,
+) -> Result<(), SqlError> {
+    let scan_all = |txn: &mut Txn, f: &mut RowFn| -> Result<(), SqlError> {
+        for r in txn.scan(t, Bound::Unbounded, Bound::Unbounded)? {
+            if !f(r?)? {
+                break;
+            }
+        }
+        Ok(())
+    };
+    match &access.access {
+        Access::Full => scan_all(txn, f),
+        Access::FullIndex(i) => {
+            for r in txn.index_scan(t, *i, Bound::Unbounded, Bound::Unbounded)? {
+                if !f(r?)? {
+                    break;
+                }
+            }
+            Ok(())
+        }
+        Access::Pk { ranges, points } => {
+            // Fast path: one point lookup (point selects, single-row UPDATE/DELETE).
+            if *points && ranges.len() == 1 && ranges[0].eq.len() == t.def.primary_key.len() {
+                let Some(cr) = concrete_ranges(ranges, &access.domains, cx)? else {
+                    return scan_all(txn, f);
+                };
+                if let Some(r) = cr.into_iter().next() {
+                    if let Some(row) = txn.get(t, &r.eq)? {
+                        f(row)?;
+                    }
+                }
+                return Ok(());
+            }
+            let Some(cr) = concrete_ranges(ranges, &access.domains, cx)? else {
+                return scan_all(txn, f);
+            };
+            let n_pk = t.def.primary_key.len();
+            for r in cr {
+                if r.eq.len() == n_pk
+                    && matches!((&r.lo, &r.hi), (Bound::Unbounded, Bound::Unbounded))
+                {
+                    if let Some(row) = txn.get(t, &r.eq)? {
+                        if !f(row)? {
+                            return Ok(());
+                        }
+                    }
+                    continue;
+                }
+                let (lo, hi) = r.scan_bounds();
+                for row in txn.scan(t, lo, hi)? {
+                    if !f(row?)? {
+                        return Ok(());
+                    }
+                }
+            }
+            Ok(())
+        }
+        Access::Index { index, ranges } => {
+            let Some(cr) = concrete_ranges(ranges, &access.domains, cx)? else {
+                return scan_all(txn, f);
+            };
+            for r in cr {
+                let (lo, hi) = r.scan_bounds();
+                for row in txn.index_scan(t, *index, lo, hi)? {
+                    if !f(row?)? {
+                        return Ok(());
+                    }
+                }
+            }
+            Ok(())
+        }
+    }
+}
+
+fn source_rows(src: &Source, txn: &mut Txn, cx: &EvalCx, f: &mut RowFn) -> Result<(), SqlError> {
+    match src {
+        Source::Dual => {
+            f(Vec::new())?;
+            Ok(())
+        }
+        Source::Table { table, access } => table_rows(table, access, txn, cx, f),
+        Source::Derived { plan, .. } => select_into(plan, txn, cx, f),
+    }
+}
+
+fn count_arg(e: &Option<Expr>, what: &str, cx: &EvalCx) -> Result<Option<u64>, SqlError> {
+    match e {
+        None => Ok(None),
+        Some(x) => {
+            let v = x.eval(&[], cx)?;
+            match &*v {
+                Value::Int(i) if *i >= 0 => Ok(Some(*i as u64)),
+                Value::Bytes(b) => match coerce::parse_int_exact(b) {
+                    Some(i) if i >= 0 => Ok(Some(i as u64)),
+                    _ => Err(SqlError::new(
+                        1210,
+                        "HY000",
+                        format!("Incorrect arguments to {what}"),
+                    )),
+                },
+                Value::Double(d) if *d >= 0.0 && d.fract() == 0.0 => Ok(Some(*d as u64)),
+                _ => Err(SqlError::new(
+                    1210,
+                    "HY000",
+                    format!("Incorrect arguments to {what}"),
+                )),
+            }
+        }
+    }
+}
+
+/// Converts a computed value to the kind announced in the column metadata.
+pub fn conform(v: Value, kind: ColumnKind) -> Value {
+    if v.is_null() {
+        return v;
+    }
+    match kind {
+        ColumnKind::Tiny
+        | ColumnKind::Short
+        | ColumnKind::Int24
+        | ColumnKind::Long
+        | ColumnKind::LongLong => match v {
+            Value::Int(_) => v,
+            other => Value::Int(to_i64(&other).unwrap_or(0)),
+        },
+        ColumnKind::Float | ColumnKind::Double => match v {
+            Value::Double(_) => v,
+            other => Value::Double(to_f64(&other).unwrap_or(0.0)),
+        },
+        ColumnKind::Null => Value::Null,
+        _ => match v {
+            Value::Bytes(_) => v,
+            other => Value::Bytes(to_text(&other).map(|c| c.into_owned()).unwrap_or_default()),
+        },
+    }
+}
+
+/// Runs a SELECT and collects its rows.
+pub fn run_select(
+    plan: &SelectPlan,
+    txn: &mut Txn,
+    cx: &EvalCx,
+) -> Result<Vec<Vec<Value>>, SqlError> {
+    let mut out = Vec::new();
+    select_into(plan, txn, cx, &mut |r| {
+        out.push(r);
+        Ok(true)
+    })?;
+    Ok(out)
+}
+
+fn project(plan: &SelectPlan, row: &[Value], cx: &EvalCx) -> Result<Vec<Value>, SqlError> {
+    let mut out = Vec::with_capacity(plan.project.len());
+    for (i, e) in plan.project.iter().enumerate() {
+        let v = e.eval(row, cx)?.into_owned();
+        out.push(match plan.conform.get(i).copied().flatten() {
+            Some(k) => conform(v, k),
+            None => v,
+        });
+    }
+    Ok(out)
+}
+
+fn select_into(
+    plan: &SelectPlan,
+    txn: &mut Txn,
+    cx: &EvalCx,
+    sink: &mut RowFn,
+) -> Result<(), SqlError> {
+    let limit = count_arg(&plan.limit, "LIMIT", cx)?;
+    let offset = count_arg(&plan.offset, "OFFSET", cx)?.unwrap_or(0);
+    if limit == Some(0) {
+        return Ok(());
+    }
+    let n_out = plan.n_out;
+    let needs_sort = !plan.order.is_empty() && !plan.sorted_by_access;
+    if plan.agg.is_none() && !needs_sort {
+        // Streaming: filter → project → (distinct) → offset/limit, stopping early.
+        let mut skipped = 0u64;
+        let mut emitted = 0u64;
+        let mut seen: BTreeSet<OrdRow> = BTreeSet::new();
+        let mut err = None;
+        source_rows(&plan.source, txn, cx, &mut |row| {
+            if let Some(f) = &plan.filter {
+                if !f.matches(&row, cx)? {
+                    return Ok(true);
+                }
+            }
+            if let Some(h) = &plan.having {
+                if !h.matches(&row, cx)? {
+                    return Ok(true);
+                }
+            }
+            let mut out = project(plan, &row, cx)?;
+            out.truncate(n_out);
+            if plan.distinct && !seen.insert(OrdRow(out.clone())) {
+                return Ok(true);
+            }
+            if skipped < offset {
+                skipped += 1;
+                return Ok(true);
+            }
+            emitted += 1;
+            match sink(out) {
+                Ok(true) => {}
+                Ok(false) => return Ok(false),
+                Err(e) => {
+                    err = Some(e);
+                    return Ok(false);
+                }
+            }
+            Ok(limit.is_none_or(|l| emitted < l))
+        })?;
+        return match err {
+            Some(e) => Err(e),
+            None => Ok(()),
+        };
+    }
+
+    // Materializing path: pre-rows = projection ++ extra sort values.
+    let mut pre: Vec<Vec<Value>> = Vec::new();
+    match &plan.agg {
+        None => {
+            source_rows(&plan.source, txn, cx, &mut |row| {
+                if let Some(f) = &plan.filter {
+                    if !f.matches(&row, cx)? {
+                        return Ok(true);
+                    }
+                }
+                if let Some(h) = &plan.having {
+                    if !h.matches(&row, cx)? {
+                        return Ok(true);
+                    }
+                }
+                pre.push(project(plan, &row, cx)?);
+                Ok(true)
+            })?;
+        }
+        Some(agg) => {
+            let new_accs = || agg.specs.iter().map(Acc::new).collect::<Vec<_>>();
+            let mut groups: BTreeMap<OrdRow, Vec<Acc>> = BTreeMap::new();
+            let mut single = if agg.group.is_empty() {
+                Some(new_accs())
+            } else {
+                None
+            };
+            source_rows(&plan.source, txn, cx, &mut |row| {
+                if let Some(f) = &plan.filter {
+                    if !f.matches(&row, cx)? {
+                        return Ok(true);
+                    }
+                }
+                let accs = match &mut single {
+                    Some(a) => a,
+                    None => {
+                        let key = agg
+                            .group
+                            .iter()
+                            .map(|g| g.eval(&row, cx).map(|v| v.into_owned()))
+                            .collect::<Result<Vec<_>, _>>()?;
+                        groups.entry(OrdRow(key)).or_insert_with(new_accs)
+                    }
+                };
+                for (acc, spec) in accs.iter_mut().zip(agg.specs.iter()) {
+                    acc.add(spec, &row, cx)?;
+                }
+                Ok(true)
+            })?;
+            let mut emit = |key: Vec<Value>, accs: Vec<Acc>| -> Result<(), SqlError> {
+                let mut arow = key;
+                arow.extend(
+                    accs.into_iter()
+                        .zip(agg.specs.iter())
+                        .map(|(a, s)| a.finish(s)),
+                );
+                if let Some(h) = &plan.having {
+                    if !h.matches(&arow, cx)? {
+                        return Ok(());
+                    }
+                }
+                pre.push(project(plan, &arow, cx)?);
+                Ok(())
+            };
+            match single {
+                Some(accs) => emit(Vec::new(), accs)?,
+                None => {
+                    for (k, accs) in groups {
+                        emit(k.0, accs)?;
+                    }
+                }
+            }
+        }
+    }
+    if needs_sort {
+        let order = &plan.order;
+        pre.sort_by(|a, b| {
+            for k in order {
+                let (x, y) = (
+                    a.get(k.pos).unwrap_or(&Value::Null),
+                    b.get(k.pos).unwrap_or(&Value::Null),
+                );
+                let o = sort_cmp(x, y);
+                let o = if k.desc { o.reverse() } else { o };
+                if o != Ordering::Equal {
+                    return o;
+                }
+            }
+            Ordering::Equal
+        });
+    }
+    let mut seen: BTreeSet<OrdRow> = BTreeSet::new();
+    let mut skipped = 0u64;
+    let mut emitted = 0u64;
+    for mut r in pre {
+        r.truncate(n_out);
+        if plan.distinct && !seen.insert(OrdRow(r.clone())) {
+            continue;
+        }
+        if skipped < offset {
+            skipped += 1;
+            continue;
+        }
+        if limit.is_some_and(|l| emitted >= l) {
+            break;
+        }
+        emitted += 1;
+        if !sink(r)? {
+            break;
+        }
+    }
+    Ok(())
+}
+
+/// An aggregate accumulator.
+enum Acc {
+    Count(i64),
+    SumInt { sum: i128, any: bool, count: i64 },
+    SumF { sum: f64, any: bool, count: i64 },
+    MinMax(Option<Value>),
+    Any(Option<Value>),
+    Distinct(BTreeSet<OrdRow>),
+}
+
+impl Acc {
+    fn new(s: &AggSpec) -> Acc {
+        if s.distinct {
+            return Acc::Distinct(BTreeSet::new());
+        }
+        match s.func {
+            AggFunc::Count | AggFunc::CountStar => Acc::Count(0),
+            AggFunc::Sum | AggFunc::Avg => match s.arg_type {
+                crate::expr::SqlType::Int => Acc::SumInt {
+                    sum: 0,
+                    any: false,
+                    count: 0,
+                },
+                _ => Acc::SumF {
+                    sum: 0.0,
+                    any: false,
+                    count: 0,
+                },
+            },
+            AggFunc::Min | AggFunc::Max => Acc::MinMax(None),
+            AggFunc::AnyValue => Acc::Any(None),
+        }
+    }
+
+    fn add(&mut self, s: &AggSpec, row: &[Value], cx: &EvalCx) -> Result<(), SqlError> {
+        if let (AggFunc::CountStar, Acc::Count(n)) = (s.func, &mut *self) {
+            *n += 1;
+            return Ok(());
+        }
+        let Some(arg) = &s.arg else { return Ok(()) };
+        let v = arg.eval(row, cx)?;
+        if v.is_null() {
+            if let Acc::Any(x @ None) = self {
+                *x = Some(Value::Null);
+            }
+            return Ok(());
+        }
+        match self {
+            Acc::Count(n) => *n += 1,
+            Acc::SumInt { sum, any, count } => {
+                match &*v {
+                    Value::Int(i) => *sum += i128::from(*i),
+                    other => *sum += i128::from(to_i64(other).unwrap_or(0)),
+                }
+                *any = true;
+                *count += 1;
+            }
+            Acc::SumF { sum, any, count } => {
+                *sum += to_f64(&v).unwrap_or(0.0);
+                *any = true;
+                *count += 1;
+            }
+            Acc::MinMax(cur) => {
+                let replace = match cur {
+                    None => true,
+                    Some(c) => {
+                        let o = sort_cmp(&v, c);
+                        if s.func == AggFunc::Min {
+                            o == Ordering::Less
+                        } else {
+                            o == Ordering::Greater
+                        }
+                    }
+                };
+                if replace {
+                    *cur = Some(v.into_owned());
+                }
+            }
+            Acc::Any(cur) => {
+                if cur.is_none() {
+                    *cur = Some(v.into_owned());
+                }
+            }
+            Acc::Distinct(set) => {
+                set.insert(OrdRow(vec![v.into_owned()]));
+            }
+        }
+        Ok(())
+    }
+
+    fn finish(self, s: &AggSpec) -> Value {
+        match self {
+            Acc::Count(n) => Value::Int(n),
+            Acc::SumInt { sum, any, count } => {
+                if !any {
+                    return Value::Null;
+                }
+                match s.func {
+                    AggFunc::Avg => Value::Bytes(decimal_div(sum, count, 4).into_bytes()),
+                    _ => Value::Bytes(sum.to_string().into_bytes()),
+                }
+            }
+            Acc::SumF { sum, any, count } => {
+                if !any {
+                    return Value::Null;
+                }
+                match s.func {
+                    AggFunc::Avg => Value::Double(sum / count as f64),
+                    _ => Value::Double(sum),
+                }
+            }
+            Acc::MinMax(v) | Acc::Any(v) => v.unwrap_or(Value::Null),
+            Acc::Distinct(set) => {
+                let vals: Vec<Value> = set
+                    .into_iter()
+                    .filter_map(|r| r.0.into_iter().next())
+                    .collect();
+                let mut acc = Acc::new(&AggSpec {
+                    distinct: false,
+                    ..s.clone()
+                });
+                let probe = AggSpec {
+                    arg: Some(Expr::Col(0)),
+                    distinct: false,
+                    ..s.clone()
+                };
+                let env = NoEnv;
+                let cx = EvalCx {
+                    params: &[],
+                    env: &env,
+                };
+                for v in vals {
+                    let _ = acc.add(&probe, std::slice::from_ref(&v), &cx);
+                }
+                acc.finish(&probe)
+            }
+        }
+    }
+}
+
+/// `sum / count` as decimal text with `scale` digits (rounded half away from zero).
+fn decimal_div(sum: i128, count: i64, scale: u32) -> String {
+    if count == 0 {
+        return "0".into();
+    }
+    let m = 10i128.pow(scale);
+    let num = sum.saturating_mul(m);
+    let c = i128::from(count);
+    let mut q = num / c;
+    let r = num % c;
+    if r.abs() * 2 >= c.abs() {
+        q += if (num < 0) != (c < 0) { -1 } else { 1 };
+    }
+    let neg = q < 0;
+    let q = q.unsigned_abs();
+    let ip = q / m as u128;
+    let fp = q % m as u128;
+    format!(
+        "{}{ip}.{fp:0width$}",
+        if neg { "-" } else { "" },
+        width = scale as usize
+    )
+}
+
+struct NoEnv;
+impl crate::expr::Env for NoEnv {
+    fn current_db(&self) -> Option<&str> {
+        None
+    }
+    fn user(&self) -> String {
+        String::new()
+    }
+    fn connection_id(&self) -> u32 {
+        0
+    }
+    fn last_insert_id(&self) -> u64 {
+        0
+    }
+    fn version(&self) -> String {
+        String::new()
+    }
+    fn sysvar(&self, name: &str, _: Option<bool>) -> Result<Value, SqlError> {
+        Err(crate::variables::unknown(name))
+    }
+    fn user_var(&self, _: &str) -> Value {
+        Value::Null
+    }
+}
+
+/// Result of a write statement.
+pub struct WriteResult {
+    pub affected: u64,
+    pub matched: u64,
+    pub first_auto_id: Option<i64>,
+}
+
+fn not_null(col: &str) -> SqlError {
+    SqlError::new(1048, "23000", format!("Column '{col}' cannot be null"))
+}
+
+pub fn run_insert(
+    plan: &InsertPlan,
+    txn: &mut Txn,
+    cx: &EvalCx,
+    mut undo: Option<&mut Vec<UndoOp>>,
+) -> Result<WriteResult, SqlError> {
+    let t = &plan.table;
+    let cols = &t.def.columns;
+    let mut first_auto = None;
+    let mut affected = 0;
+    for (ri, vals) in plan.rows.iter().enumerate() {
+        let mut row: Row = Vec::with_capacity(cols.len());
+        for (ci, col) in cols.iter().enumerate() {
+            let given = match plan.col_map[ci] {
+                Some(j) => match vals.get(j) {
+                    Some(Some(e)) => Some(e.eval(&[], cx)?.into_owned()),
+                    _ => None,
+                },
+                None => None,
+            };
+            let v = match given {
+                Some(v) => coerce::coerce_to_column(v, col, ri + 1)?,
+                None => ddl::column_default(col).ok_or_else(|| {
+                    SqlError::new(
+                        1364,
+                        "HY000",
+                        format!("Field '{}' doesn't have a default value", col.name),
+                    )
+                })?,
+            };
+            if v.is_null() && !col.nullable && !col.auto_increment {
+                return Err(not_null(&col.name));
+            }
+            row.push(v);
+        }
+        let mut pk = if undo.is_some() {
+            pk_of(t, &row)
+        } else {
+            Vec::new()
+        };
+        let auto = txn.insert(t, row)?;
+        affected += 1;
+        if let Some(id) = auto {
+            if first_auto.is_none() {
+                first_auto = Some(id);
+            }
+            if let Some(u) = undo.as_deref_mut() {
+                for (k, &pc) in t.def.primary_key.iter().enumerate() {
+                    if cols[pc].auto_increment {
+                        pk[k] = Value::Int(id);
+                    }
+                }
+                u.push(UndoOp::Inserted { pk });
+            }
+        } else if let Some(u) = undo.as_deref_mut() {
+            u.push(UndoOp::Inserted { pk });
+        }
+    }
+    Ok(WriteResult {
+        affected,
+        matched: affected,
+        first_auto_id: first_auto,
+    })
+}
+
+fn collect_targets(
+    t: &Arc<Table>,
+    access: &AccessPlan,
+    filter: &Option<Expr>,
+    limit: Option<u64>,
+    txn: &mut Txn,
+    cx: &EvalCx,
+) -> Result<Vec<Row>, SqlError> {
+    let mut rows = Vec::new();
+    if limit == Some(0) {
+        return Ok(rows);
+    }
+    table_rows(t, access, txn, cx, &mut |row| {
+        if let Some(f) = filter {
+            if !f.matches(&row, cx)? {
+                return Ok(true);
+            }
+        }
+        rows.push(row);
+        Ok(limit.is_none_or(|l| (rows.len() as u64) < l))
+    })?;
+    Ok(rows)
+}
+
+pub fn run_update(
+    plan: &UpdatePlan,
+    txn: &mut Txn,
+    cx: &EvalCx,
+    mut undo: Option<&mut Vec<UndoOp>>,
+) -> Result<WriteResult, SqlError> {
+    let t = &plan.table;
+    if t.def.primary_key.is_empty() {
+        return Err(SqlError::unsupported(
+            "UPDATE on a table without a PRIMARY KEY",
+        ));
+    }
+    let limit = count_arg(&plan.limit, "LIMIT", cx)?;
+    let targets = collect_targets(t, &plan.access, &plan.filter, limit, txn, cx)?;
+    let mut matched = 0;
+    let mut changed = 0;
+    for (ri, old) in targets.into_iter().enumerate() {
+        matched += 1;
+        let mut new = old.clone();
+        for (ci, e) in &plan.sets {
+            let col = &t.def.columns[*ci];
+            let v = e.eval(&new, cx)?.into_owned();
+            let v = coerce::coerce_to_column(v, col, ri + 1)?;
+            if v.is_null() && !col.nullable {
+                return Err(not_null(&col.name));
+            }
+            new[*ci] = v;
+        }
+        if new == old {
+            continue;
+        }
+        let pk = pk_of(t, &old);
+        if let Some(u) = undo.as_deref_mut() {
+            let cur_pk = pk_of(t, &new);
+            txn.update(t, &pk, new)?;
+            u.push(UndoOp::Updated { cur_pk, old });
+        } else {
+            txn.update(t, &pk, new)?;
+        }
+        changed += 1;
+    }
+    Ok(WriteResult {
+        affected: changed,
+        matched,
+        first_auto_id: None,
+    })
+}
+
+pub fn run_delete(
+    plan: &DeletePlan,
+    txn: &mut Txn,
+    cx: &EvalCx,
+    mut undo: Option<&mut Vec<UndoOp>>,
+) -> Result<WriteResult, SqlError> {
+    let t = &plan.table;
+    if t.def.primary_key.is_empty() {
+        return Err(SqlError::unsupported(
+            "DELETE on a table without a PRIMARY KEY",
+        ));
+    }
+    let limit = count_arg(&plan.limit, "LIMIT", cx)?;
+    let targets = collect_targets(t, &plan.access, &plan.filter, limit, txn, cx)?;
+    let mut n = 0;
+    for old in targets {
+        let pk = pk_of(t, &old);
+        if txn.delete(t, &pk)? {
+            n += 1;
+            if let Some(u) = undo.as_deref_mut() {
+                u.push(UndoOp::Deleted { old });
+            }
+        }
+    }
+    Ok(WriteResult {
+        affected: n,
+        matched: n,
+        first_auto_id: None,
+    })
+}
+
+/// True when the column type keeps text (for SHOW output helpers).
+pub fn is_text_type(ty: &ColumnType) -> bool {
+    matches!(
+        ty,
+        ColumnType::Char(_) | ColumnType::VarChar(_) | ColumnType::Text
+    )
+}

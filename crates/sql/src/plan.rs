@@ -1,0 +1,1595 @@
+//! The planner: one parsed statement → a `Plan` with tables resolved to `Arc<Table>`,
+//! columns to positions, `?` to parameter numbers, and the access path chosen. Prepared
+//! statements keep their plan and re-plan only when the catalog version moves.
+//!
+//! Owns: which SQL shapes are supported (everything else is refused here with 1235/1064
+//! naming the construct) and result-set metadata.
+//! Must never: read or write rows (that is `exec.rs`), or change the catalog.
+
+use crate::access::{self, AccessPlan, Hints};
+use crate::compile::{
+    column_name_of, contains_aggregate, object_name_parts, AggBuilder, AggFunc, AggSpec, Compiler,
+    Scope, ScopeCol,
+};
+use crate::ddl;
+use crate::expr::{Expr, SqlType};
+use crate::result::{Column, ColumnKind, SqlError};
+use crate::variables;
+use sqlparser::ast;
+use sqlparser::tokenizer::Location;
+use std::sync::Arc;
+use tierdb_engine::{ColumnDef, ColumnType, Engine, Table, TableDef, Value};
+
+pub struct PlanCx<'a> {
+    pub engine: &'a Engine,
+    pub db: Option<&'a str>,
+    pub placeholders: &'a [Location],
+}
+
+impl PlanCx<'_> {
+    fn db(&self) -> Result<&str, SqlError> {
+        self.db.ok_or_else(no_db)
+    }
+    /// (db, table) of a possibly qualified name.
+    pub fn qualify(&self, name: &ast::ObjectName) -> Result<(String, String), SqlError> {
+        let parts = object_name_parts(name)?;
+        match parts.as_slice() {
+            [t] => Ok((self.db()?.to_string(), t.clone())),
+            [d, t] => Ok((d.clone(), t.clone())),
+            _ => Err(SqlError::syntax(format!("bad table name {name}"))),
+        }
+    }
+    fn table(&self, name: &ast::ObjectName) -> Result<Arc<Table>, SqlError> {
+        let (db, t) = self.qualify(name)?;
+        Ok(self.engine.table(&db, &t)?)
+    }
+}
+
+pub fn no_db() -> SqlError {
+    SqlError::new(1046, "3D000", "No database selected")
+}
+
+#[derive(Clone, Debug)]
+pub enum Source {
+    Dual,
+    Table {
+        table: Arc<Table>,
+        access: AccessPlan,
+    },
+    Derived {
+        plan: Box<SelectPlan>,
+        alias: String,
+    },
+}
+
+#[derive(Clone, Debug)]
+pub struct OrderKey {
+    /// Index into the pre-row (projection values followed by extra sort values).
+    pub pos: usize,
+    pub desc: bool,
+}
+
+#[derive(Clone, Debug)]
+pub struct AggPlan {
+    pub group: Vec<Expr>,
+    pub specs: Vec<AggSpec>,
+}
+
+#[derive(Clone, Debug)]
+pub struct SelectPlan {
+    pub source: Source,
+    pub filter: Option<Expr>,
+    pub agg: Option<AggPlan>,
+    /// HAVING (on the aggregate row), or a post-filter on the source row without GROUP BY.
+    pub having: Option<Expr>,
+    /// Output expressions (`n_out` of them) followed by extra ORDER BY expressions.
+    pub project: Vec<Expr>,
+    pub n_out: usize,
+    /// Output columns whose values must be converted to the announced kind.
+    pub conform: Vec<Option<ColumnKind>>,
+    pub order: Vec<OrderKey>,
+    /// The access path already yields rows in ORDER BY order.
+    pub sorted_by_access: bool,
+    pub distinct: bool,
+    pub limit: Option<Expr>,
+    pub offset: Option<Expr>,
+    pub columns: Vec<Column>,
+}
+
+#[derive(Clone, Debug)]
+pub struct InsertPlan {
+    pub table: Arc<Table>,
+    /// Values per row; `None` = DEFAULT.
+    pub rows: Vec<Vec<Option<Expr>>>,
+    /// For each table column, its position in a values row (or None: default).
+    pub col_map: Vec<Option<usize>>,
+}
+
+#[derive(Clone, Debug)]
+pub struct UpdatePlan {
+    pub table: Arc<Table>,
+    pub access: AccessPlan,
+    pub filter: Option<Expr>,
+    pub sets: Vec<(usize, Expr)>,
+    pub limit: Option<Expr>,
+}
+
+#[derive(Clone, Debug)]
+pub struct DeletePlan {
+    pub table: Arc<Table>,
+    pub access: AccessPlan,
+    pub filter: Option<Expr>,
+    pub limit: Option<Expr>,
+}
+
+#[derive(Clone, Debug)]
+pub enum ShowFilter {
+    None,
+    Like(String),
+    Where(Box<ast::Expr>),
+}
+
+#[derive(Clone, Debug)]
+pub enum SetTarget {
+    /// A system variable; `global`: Some(true) GLOBAL, Some(false) SESSION, None default.
+    System {
+        name: String,
+        global: Option<bool>,
+    },
+    User(String),
+    Names {
+        charset: String,
+    },
+    Isolation {
+        level: String,
+        global: bool,
+    },
+}
+
+#[derive(Clone, Debug)]
+pub struct SetItem {
+    pub target: SetTarget,
+    /// `None` = DEFAULT.
+    pub value: Option<Expr>,
+}
+
+/// Statements the session runs itself (no row access plan).
+#[derive(Clone, Debug)]
+pub enum Utility {
+    Begin,
+    Commit,
+    Rollback,
+    Use(String),
+    Set(Vec<SetItem>),
+    ShowDatabases(ShowFilter),
+    ShowTables {
+        db: Option<String>,
+        full: bool,
+        filter: ShowFilter,
+    },
+    ShowColumns {
+        db: String,
+        table: String,
+        full: bool,
+        filter: ShowFilter,
+    },
+    ShowIndex {
+        db: String,
+        table: String,
+    },
+    ShowCreateTable {
+        db: String,
+        table: String,
+    },
+    ShowCreateDatabase(String),
+    ShowVariables {
+        global: bool,
+        filter: ShowFilter,
+    },
+    ShowStatus {
+        global: bool,
+        filter: ShowFilter,
+    },
+    ShowProcessList {
+        full: bool,
+    },
+    ShowWarnings,
+    ShowErrors,
+    ShowEngines,
+    ShowTableStatus {
+        db: Option<String>,
+        filter: ShowFilter,
+    },
+    CreateDatabase {
+        name: String,
+        if_not_exists: bool,
+    },
+    DropDatabase {
+        name: String,
+        if_exists: bool,
+    },
+    CreateTable {
+        db: String,
+        def: TableDef,
+        if_not_exists: bool,
+    },
+    DropTable {
+        tables: Vec<(String, String)>,
+        if_exists: bool,
+    },
+    CreateIndex {
+        db: String,
+        table: String,
+        name: String,
+        columns: Vec<String>,
+    },
+    DropIndex {
+        db: String,
+        table: String,
+        name: String,
+    },
+    Truncate {
+        db: String,
+        table: String,
+    },
+    Analyze {
+        tables: Vec<(String, String)>,
+    },
+}
+
+impl Utility {
+    /// True when the statement changes the catalog (implicit commit, catalog version bump).
+    pub fn is_ddl(&self) -> bool {
+        matches!(
+            self,
+            Utility::CreateDatabase { .. }
+                | Utility::DropDatabase { .. }
+                | Utility::CreateTable { .. }
+                | Utility::DropTable { .. }
+                | Utility::CreateIndex { .. }
+                | Utility::DropIndex { .. }
+                | Utility::Truncate { .. }
+        )
+    }
+}
+
+fn util(u: Utility) -> Plan {
+    Plan::Utility(Box::new(u))
+}
+
+#[derive(Clone, Debug)]
+pub enum Plan {
+    Select(Box<SelectPlan>),
+    Insert(Box<InsertPlan>),
+    Update(Box<UpdatePlan>),
+    Delete(Box<DeletePlan>),
+    Explain(Box<Plan>),
+    Utility(Box<Utility>),
+}
+
+impl Plan {
+    /// Result columns known at prepare time.
+    pub fn columns(&self) -> Vec<Column> {
+        match self {
+            Plan::Select(s) => s.columns.clone(),
+            _ => Vec::new(),
+        }
+    }
+}
+
+pub fn build(stmt: &ast::Statement, cx: &PlanCx) -> Result<Plan, SqlError> {
+    use ast::Statement as S;
+    Ok(match stmt {
+        S::Query(q) => Plan::Select(Box::new(select(q, cx)?)),
+        S::Insert(ins) => Plan::Insert(Box::new(insert(ins, cx)?)),
+        S::Update(u) => update(u, cx)?,
+        S::Delete(d) => delete(d, cx)?,
+        S::Explain {
+            statement,
+            analyze: false,
+            ..
+        } => {
+            let inner = build(statement, cx)?;
+            match inner {
+                Plan::Select(_) | Plan::Update(_) | Plan::Delete(_) | Plan::Insert(_) => {
+                    Plan::Explain(Box::new(inner))
+                }
+                _ => return Err(SqlError::unsupported("EXPLAIN of this statement")),
+            }
+        }
+        S::ExplainTable { table_name, .. } => {
+            let (db, table) = cx.qualify(table_name)?;
+            util(Utility::ShowColumns {
+                db,
+                table,
+                full: false,
+                filter: ShowFilter::None,
+            })
+        }
+        S::StartTransaction { .. } => util(Utility::Begin),
+        S::Commit { chain: false, .. } => util(Utility::Commit),
+        S::Rollback {
+            chain: false,
+            savepoint: None,
+        } => util(Utility::Rollback),
+        S::Use(u) => {
+            let name = match u {
+                ast::Use::Object(n) | ast::Use::Database(n) | ast::Use::Schema(n) => {
+                    object_name_parts(n)?.join(".")
+                }
+                other => return Err(SqlError::unsupported(format!("{other}"))),
+            };
+            util(Utility::Use(name))
+        }
+        S::Set(s) => util(Utility::Set(set(s, cx)?)),
+        S::ShowDatabases { show_options, .. } => {
+            util(Utility::ShowDatabases(show_filter(show_options)))
+        }
+        S::ShowTables {
+            full, show_options, ..
+        } => {
+            let db = match &show_options.show_in {
+                Some(ast::ShowStatementIn {
+                    parent_name: Some(n),
+                    ..
+                }) => Some(object_name_parts(n)?.join(".")),
+                _ => None,
+            };
+            util(Utility::ShowTables {
+                db,
+                full: *full,
+                filter: show_filter(show_options),
+            })
+        }
+        S::ShowColumns {
+            full, show_options, ..
+        } => {
+            let Some(ast::ShowStatementIn {
+                parent_name: Some(n),
+                ..
+            }) = &show_options.show_in
+            else {
+                return Err(SqlError::syntax("SHOW COLUMNS needs FROM <table>"));
+            };
+            let (db, table) = cx.qualify(n)?;
+            util(Utility::ShowColumns {
+                db,
+                table,
+                full: *full,
+                filter: show_filter(show_options),
+            })
+        }
+        S::ShowCreate { obj_type, obj_name } => match obj_type {
+            ast::ShowCreateObject::Table => {
+                let (db, table) = cx.qualify(obj_name)?;
+                util(Utility::ShowCreateTable { db, table })
+            }
+            other => return Err(SqlError::unsupported(format!("SHOW CREATE {other}"))),
+        },
+        S::ShowVariables { filter, global, .. } => util(Utility::ShowVariables {
+            global: *global,
+            filter: stmt_filter(filter),
+        }),
+        S::ShowStatus { filter, global, .. } => util(Utility::ShowStatus {
+            global: *global,
+            filter: stmt_filter(filter),
+        }),
+        S::ShowProcessList { full } => util(Utility::ShowProcessList { full: *full }),
+        S::ShowVariable { variable } => show_words(variable, cx)?,
+        S::CreateDatabase {
+            db_name,
+            if_not_exists,
+            ..
+        } => util(Utility::CreateDatabase {
+            name: object_name_parts(db_name)?.join("."),
+            if_not_exists: *if_not_exists,
+        }),
+        S::CreateTable(ct) => {
+            let (db, _) = cx.qualify(&ct.name)?;
+            let def = ddl::table_def(ct)?;
+            util(Utility::CreateTable {
+                db,
+                def,
+                if_not_exists: ct.if_not_exists,
+            })
+        }
+        S::CreateIndex(ci) => {
+            if ci.unique {
+                return Err(SqlError::unsupported("UNIQUE secondary indexes"));
+            }
+            let (db, table) = cx.qualify(&ci.table_name)?;
+            let mut columns = Vec::new();
+            for c in &ci.columns {
+                match &c.column.expr {
+                    ast::Expr::Identifier(i) => columns.push(i.value.clone()),
+                    other => {
+                        return Err(SqlError::unsupported(format!(
+                            "index on expression {other}"
+                        )))
+                    }
+                }
+            }
+            let name = match &ci.name {
+                Some(n) => object_name_parts(n)?.join("."),
+                None => columns.first().cloned().unwrap_or_default(),
+            };
+            util(Utility::CreateIndex {
+                db,
+                table,
+                name,
+                columns,
+            })
+        }
+        S::Drop {
+            object_type,
+            if_exists,
+            names,
+            table,
+            ..
+        } => match object_type {
+            ast::ObjectType::Table => {
+                let tables = names
+                    .iter()
+                    .map(|n| cx.qualify(n))
+                    .collect::<Result<Vec<_>, _>>()?;
+                util(Utility::DropTable {
+                    tables,
+                    if_exists: *if_exists,
+                })
+            }
+            ast::ObjectType::Database | ast::ObjectType::Schema => {
+                let [n] = names.as_slice() else {
+                    return Err(SqlError::syntax("DROP DATABASE takes one name"));
+                };
+                util(Utility::DropDatabase {
+                    name: object_name_parts(n)?.join("."),
+                    if_exists: *if_exists,
+                })
+            }
+            ast::ObjectType::Index => {
+                let (Some(t), [n]) = (table, names.as_slice()) else {
+                    return Err(SqlError::syntax(
+                        "DROP INDEX needs: DROP INDEX name ON table",
+                    ));
+                };
+                let (db, table) = cx.qualify(t)?;
+                util(Utility::DropIndex {
+                    db,
+                    table,
+                    name: object_name_parts(n)?.join("."),
+                })
+            }
+            other => return Err(SqlError::unsupported(format!("DROP {other}"))),
+        },
+        S::Truncate(t) => {
+            let [target] = t.table_names.as_slice() else {
+                return Err(SqlError::unsupported("TRUNCATE of several tables"));
+            };
+            let (db, table) = cx.qualify(&target.name)?;
+            util(Utility::Truncate { db, table })
+        }
+        S::Analyze(a) => {
+            let Some(n) = &a.table_name else {
+                return Err(SqlError::syntax("ANALYZE TABLE needs a table"));
+            };
+            util(Utility::Analyze {
+                tables: vec![cx.qualify(n)?],
+            })
+        }
+        other => {
+            let text = other.to_string();
+            let head: String = text
+                .split_whitespace()
+                .take(2)
+                .collect::<Vec<_>>()
+                .join(" ");
+            return Err(SqlError::unsupported(head));
+        }
+    })
+}
+
+fn show_filter(o: &ast::ShowStatementOptions) -> ShowFilter {
+    match &o.filter_position {
+        Some(ast::ShowStatementFilterPosition::Infix(f))
+        | Some(ast::ShowStatementFilterPosition::Suffix(f)) => stmt_filter(&Some(f.clone())),
+        None => ShowFilter::None,
+    }
+}
+
+fn stmt_filter(f: &Option<ast::ShowStatementFilter>) -> ShowFilter {
+    match f {
+        Some(ast::ShowStatementFilter::Like(s)) => ShowFilter::Like(s.clone()),
+        Some(ast::ShowStatementFilter::Where(e)) => ShowFilter::Where(Box::new(e.clone())),
+        Some(ast::ShowStatementFilter::ILike(s)) => ShowFilter::Like(s.clone()),
+        Some(ast::ShowStatementFilter::NoKeyword(s)) => ShowFilter::Like(s.clone()),
+        None => ShowFilter::None,
+    }
+}
+
+/// SHOW forms sqlparser does not model (`SHOW INDEX FROM t`, `SHOW WARNINGS`, ...).
+fn show_words(words: &[ast::Ident], cx: &PlanCx) -> Result<Plan, SqlError> {
+    let w: Vec<String> = words.iter().map(|i| i.value.to_ascii_uppercase()).collect();
+    let raw: Vec<&str> = words.iter().map(|i| i.value.as_str()).collect();
+    let name_at = |i: usize| -> Result<(String, String), SqlError> {
+        let t = raw
+            .get(i)
+            .ok_or_else(|| SqlError::syntax("missing table name"))?;
+        let (mut db, mut table) = match t.split_once('.') {
+            Some((d, t)) => (Some(d.to_string()), t.to_string()),
+            None => (None, t.to_string()),
+        };
+        if let (Some(kw), Some(d)) = (w.get(i + 1), raw.get(i + 2)) {
+            if kw == "FROM" || kw == "IN" {
+                db = Some(d.to_string());
+            }
+        }
+        if db.is_none() {
+            db = Some(cx.db()?.to_string());
+        }
+        table = table.trim_matches('`').to_string();
+        Ok((db.unwrap_or_default(), table))
+    };
+    let ws: Vec<&str> = w.iter().map(|s| s.as_str()).collect();
+    Ok(util(match ws.as_slice() {
+        ["WARNINGS", ..] => Utility::ShowWarnings,
+        ["ERRORS", ..] => Utility::ShowErrors,
+        ["ENGINES"] | ["STORAGE", "ENGINES"] => Utility::ShowEngines,
+        ["INDEX" | "INDEXES" | "KEYS", "FROM" | "IN", ..] => {
+            let (db, table) = name_at(2)?;
+            Utility::ShowIndex { db, table }
+        }
+        ["TABLE", "STATUS", rest @ ..] => {
+            let db = match rest {
+                ["FROM" | "IN", _, ..] => Some(raw[3].to_string()),
+                _ => None,
+            };
+            let filter = match rest.iter().position(|x| *x == "LIKE") {
+                Some(p) => ShowFilter::Like(
+                    raw.get(2 + p + 1)
+                        .map(|s| s.trim_matches('\'').to_string())
+                        .unwrap_or_default(),
+                ),
+                None => ShowFilter::None,
+            };
+            Utility::ShowTableStatus { db, filter }
+        }
+        ["CREATE", "DATABASE" | "SCHEMA", ..] => {
+            let n = raw
+                .get(2)
+                .ok_or_else(|| SqlError::syntax("SHOW CREATE DATABASE needs a name"))?;
+            Utility::ShowCreateDatabase(n.to_string())
+        }
+        _ => return Err(SqlError::unsupported(format!("SHOW {}", raw.join(" ")))),
+    }))
+}
+
+fn set(s: &ast::Set, cx: &PlanCx) -> Result<Vec<SetItem>, SqlError> {
+    let empty = Scope::default();
+    let compile_value = |e: &ast::Expr| -> Result<Option<Expr>, SqlError> {
+        match e {
+            ast::Expr::Identifier(i)
+                if i.value.eq_ignore_ascii_case("DEFAULT") && i.quote_style.is_none() =>
+            {
+                Ok(None)
+            }
+            // `SET autocommit = ON`, `SET sql_mode = TRADITIONAL`: bare words are strings.
+            ast::Expr::Identifier(i) if !i.value.starts_with('@') => {
+                Ok(Some(Expr::Const(Value::Bytes(i.value.as_bytes().to_vec()))))
+            }
+            other => Ok(Some(Compiler::new(&empty, cx.placeholders).compile(other)?)),
+        }
+    };
+    let target = |scope: &Option<ast::ContextModifier>,
+                  name: &ast::ObjectName|
+     -> Result<SetTarget, SqlError> {
+        let parts = object_name_parts(name)?;
+        let mut global = match scope {
+            Some(ast::ContextModifier::Global) => Some(true),
+            Some(ast::ContextModifier::Session) | Some(ast::ContextModifier::Local) => Some(false),
+            None => None,
+        };
+        let mut names: Vec<String> = parts;
+        if let Some(first) = names.first().cloned() {
+            if let Some(rest) = first.strip_prefix("@@") {
+                let r = rest.to_ascii_lowercase();
+                match r.as_str() {
+                    "global" if names.len() > 1 => {
+                        global = Some(true);
+                        names.remove(0);
+                    }
+                    "session" | "local" if names.len() > 1 => {
+                        global = Some(false);
+                        names.remove(0);
+                    }
+                    _ => names[0] = rest.to_string(),
+                }
+            } else if let Some(u) = first.strip_prefix('@') {
+                return Ok(SetTarget::User(u.to_ascii_lowercase()));
+            }
+        }
+        Ok(SetTarget::System {
+            name: names.join(".").to_ascii_lowercase(),
+            global,
+        })
+    };
+    Ok(match s {
+        ast::Set::SingleAssignment {
+            scope,
+            variable,
+            values,
+            ..
+        } => {
+            let [v] = values.as_slice() else {
+                return Err(SqlError::syntax("SET takes one value per variable"));
+            };
+            vec![SetItem {
+                target: target(scope, variable)?,
+                value: compile_value(v)?,
+            }]
+        }
+        ast::Set::MultipleAssignments { assignments } => assignments
+            .iter()
+            .map(|a| {
+                Ok(SetItem {
+                    target: target(&a.scope, &a.name)?,
+                    value: compile_value(&a.value)?,
+                })
+            })
+            .collect::<Result<Vec<_>, SqlError>>()?,
+        ast::Set::SetNames { charset_name, .. } => {
+            vec![SetItem {
+                target: SetTarget::Names {
+                    charset: charset_name.value.clone(),
+                },
+                value: None,
+            }]
+        }
+        ast::Set::SetNamesDefault {} => vec![SetItem {
+            target: SetTarget::Names {
+                charset: "utf8mb4".into(),
+            },
+            value: None,
+        }],
+        ast::Set::SetTransaction { modes, session, .. } => {
+            let mut out = Vec::new();
+            for m in modes {
+                match m {
+                    ast::TransactionMode::IsolationLevel(l) => {
+                        let level = match l {
+                            ast::TransactionIsolationLevel::ReadUncommitted => "READ-UNCOMMITTED",
+                            ast::TransactionIsolationLevel::ReadCommitted => "READ-COMMITTED",
+                            ast::TransactionIsolationLevel::RepeatableRead => "REPEATABLE-READ",
+                            ast::TransactionIsolationLevel::Serializable => "SERIALIZABLE",
+                            other => {
+                                return Err(SqlError::unsupported(format!(
+                                    "isolation level {other}"
+                                )))
+                            }
+                        };
+                        out.push(SetItem {
+                            target: SetTarget::Isolation {
+                                level: level.into(),
+                                global: false,
+                            },
+                            value: None,
+                        });
+                    }
+                    ast::TransactionMode::AccessMode(ast::TransactionAccessMode::ReadWrite) => {}
+                    other => return Err(SqlError::unsupported(format!("SET TRANSACTION {other}"))),
+                }
+            }
+            let _ = session;
+            out
+        }
+        ast::Set::SetTimeZone { value, .. } => {
+            vec![SetItem {
+                target: SetTarget::System {
+                    name: "time_zone".into(),
+                    global: None,
+                },
+                value: compile_value(value)?,
+            }]
+        }
+        other => return Err(SqlError::unsupported(format!("{other}"))),
+    })
+}
+
+// ---------------------------------------------------------------------------------------
+// SELECT
+
+fn column_meta(def: &ColumnDef, table: &str, db: &str, primary: bool) -> Column {
+    let (kind, length, decimals, is_text) = match &def.ty {
+        ColumnType::Int { bytes, unsigned } => {
+            let (k, l) = match bytes {
+                1 => (ColumnKind::Tiny, 4),
+                2 => (ColumnKind::Short, 6),
+                3 => (ColumnKind::Int24, 9),
+                4 => (ColumnKind::Long, 11),
+                _ => (ColumnKind::LongLong, 20),
+            };
+            (k, if *unsigned { l - 1 } else { l }, 0, false)
+        }
+        ColumnType::Float => (ColumnKind::Float, 12, 31, false),
+        ColumnType::Double => (ColumnKind::Double, 22, 31, false),
+        ColumnType::Decimal { precision, scale } => (
+            ColumnKind::NewDecimal,
+            u32::from(*precision) + 2,
+            *scale,
+            false,
+        ),
+        ColumnType::Char(n) => (ColumnKind::String, n * 4, 0, true),
+        ColumnType::VarChar(n) => (ColumnKind::VarString, n * 4, 0, true),
+        ColumnType::Text => (ColumnKind::Blob, 262_140, 0, true),
+        ColumnType::Blob => (ColumnKind::Blob, 65_535, 0, false),
+        ColumnType::Date => (ColumnKind::Date, 10, 0, false),
+        ColumnType::DateTime => (ColumnKind::DateTime, 19, 0, false),
+        ColumnType::Timestamp => (ColumnKind::Timestamp, 19, 0, false),
+    };
+    Column {
+        name: def.name.clone(),
+        table: table.to_string(),
+        schema: db.to_string(),
+        kind,
+        length,
+        decimals,
+        unsigned: matches!(def.ty, ColumnType::Int { unsigned: true, .. }),
+        not_null: !def.nullable,
+        primary_key: primary,
+        is_text,
+    }
+}
+
+pub fn sql_type_of(ty: &ColumnType) -> SqlType {
+    match ty {
+        ColumnType::Int { .. } => SqlType::Int,
+        ColumnType::Float | ColumnType::Double => SqlType::Double,
+        ColumnType::Decimal { scale, .. } => SqlType::Decimal(*scale),
+        ColumnType::Date => SqlType::Date,
+        ColumnType::DateTime | ColumnType::Timestamp => SqlType::DateTime,
+        _ => SqlType::Text,
+    }
+}
+
+/// Metadata for a computed column of static type `t`.
+pub fn computed_column(name: String, t: SqlType) -> Column {
+    match t {
+        SqlType::Int => Column::bigint(name),
+        SqlType::Double => Column {
+            kind: ColumnKind::Double,
+            length: 23,
+            decimals: 31,
+            is_text: false,
+            ..Column::text(name)
+        },
+        SqlType::Decimal(s) => Column {
+            kind: ColumnKind::NewDecimal,
+            length: 67,
+            decimals: s,
+            is_text: false,
+            ..Column::text(name)
+        },
+        SqlType::Text => Column::text(name),
+        SqlType::Date => Column {
+            kind: ColumnKind::Date,
+            length: 10,
+            is_text: false,
+            ..Column::text(name)
+        },
+        SqlType::DateTime => Column {
+            kind: ColumnKind::DateTime,
+            length: 19,
+            is_text: false,
+            ..Column::text(name)
+        },
+        SqlType::Null => Column {
+            kind: ColumnKind::Null,
+            length: 0,
+            is_text: false,
+            ..Column::text(name)
+        },
+    }
+}
+
+pub fn table_scope(t: &Table, alias: Option<&str>) -> Scope {
+    let def = &t.def;
+    let quals: Vec<String> = match alias {
+        Some(a) => vec![a.to_string()],
+        None => vec![def.name.clone(), format!("{}.{}", t.db, def.name)],
+    };
+    Scope {
+        cols: def
+            .columns
+            .iter()
+            .enumerate()
+            .map(|(i, c)| ScopeCol {
+                name: c.name.clone(),
+                qualifiers: quals.clone(),
+                ty: sql_type_of(&c.ty),
+                meta: column_meta(c, &def.name, &t.db, def.primary_key.contains(&i)),
+            })
+            .collect(),
+    }
+}
+
+fn hints_of(dirs: &[ast::TableIndexDirective]) -> Result<Hints, SqlError> {
+    let mut h = Hints::default();
+    for d in dirs {
+        match d {
+            ast::TableIndexDirective::MySql(x) => {
+                let names: Vec<String> = x.index_names.iter().map(|i| i.value.clone()).collect();
+                match x.hint_type {
+                    ast::TableIndexHintType::Force => {
+                        h.force = true;
+                        h.only.get_or_insert_with(Vec::new).extend(names);
+                    }
+                    ast::TableIndexHintType::Use => {
+                        h.only.get_or_insert_with(Vec::new).extend(names)
+                    }
+                    ast::TableIndexHintType::Ignore => h.ignore.extend(names),
+                }
+            }
+            other => return Err(SqlError::unsupported(format!("index directive {other}"))),
+        }
+    }
+    Ok(h)
+}
+
+fn check_hint_names(h: &Hints, def: &TableDef) -> Result<(), SqlError> {
+    for n in h.only.iter().flatten().chain(h.ignore.iter()) {
+        if !n.eq_ignore_ascii_case("PRIMARY")
+            && !def.indexes.iter().any(|i| i.name.eq_ignore_ascii_case(n))
+        {
+            return Err(SqlError::new(
+                1176,
+                "42000",
+                format!("Key '{n}' doesn't exist in table '{}'", def.name),
+            ));
+        }
+    }
+    Ok(())
+}
+
+fn limit_exprs(q: &ast::Query, cx: &PlanCx) -> Result<(Option<Expr>, Option<Expr>), SqlError> {
+    let empty = Scope::default();
+    let mut c = Compiler::new(&empty, cx.placeholders);
+    let mut one = |e: &ast::Expr| -> Result<Expr, SqlError> {
+        let x = c.compile(e)?;
+        match &x {
+            Expr::Const(Value::Int(i)) if *i >= 0 => Ok(x),
+            Expr::Param(_) => Ok(x),
+            _ => Err(SqlError::syntax(format!(
+                "LIMIT/OFFSET must be a non-negative integer, not {e}"
+            ))),
+        }
+    };
+    Ok(match &q.limit_clause {
+        None => (None, None),
+        Some(ast::LimitClause::LimitOffset {
+            limit,
+            offset,
+            limit_by,
+        }) => {
+            if !limit_by.is_empty() {
+                return Err(SqlError::unsupported("LIMIT BY"));
+            }
+            let l = match limit {
+                Some(e) => Some(one(e)?),
+                None => None,
+            };
+            let o = match offset {
+                Some(o) => Some(one(&o.value)?),
+                None => None,
+            };
+            (l, o)
+        }
+        Some(ast::LimitClause::OffsetCommaLimit { offset, limit }) => {
+            (Some(one(limit)?), Some(one(offset)?))
+        }
+    })
+}
+
+pub fn select(q: &ast::Query, cx: &PlanCx) -> Result<SelectPlan, SqlError> {
+    if q.with.is_some() {
+        return Err(SqlError::unsupported("WITH (common table expressions)"));
+    }
+    if q.fetch.is_some() || q.for_clause.is_some() || !q.pipe_operators.is_empty() {
+        return Err(SqlError::unsupported("FETCH/FOR clauses"));
+    }
+    if let Some(l) = q.locks.first() {
+        return Err(SqlError::unsupported(format!(
+            "locking reads (FOR {})",
+            l.lock_type
+        )));
+    }
+    let s = match &*q.body {
+        ast::SetExpr::Select(s) => s,
+        ast::SetExpr::Query(inner) if q.order_by.is_none() && q.limit_clause.is_none() => {
+            return select(inner, cx)
+        }
+        ast::SetExpr::SetOperation { op, .. } => {
+            return Err(SqlError::unsupported(format!("{op}")))
+        }
+        other => return Err(SqlError::unsupported(format!("query form {other}"))),
+    };
+    if s.into.is_some() {
+        return Err(SqlError::unsupported("SELECT ... INTO"));
+    }
+    if s.top.is_some()
+        || !s.lateral_views.is_empty()
+        || s.qualify.is_some()
+        || !s.named_window.is_empty()
+    {
+        return Err(SqlError::unsupported("this SELECT clause"));
+    }
+    let distinct = match &s.distinct {
+        None | Some(ast::Distinct::All) => false,
+        Some(ast::Distinct::Distinct) => true,
+        Some(other) => return Err(SqlError::unsupported(format!("{other}"))),
+    };
+
+    // FROM
+    let (source_kind, scope) = match s.from.as_slice() {
+        [] => (SourceKind::Dual, Scope::default()),
+        [twj] => {
+            if !twj.joins.is_empty() {
+                return Err(SqlError::unsupported("JOIN"));
+            }
+            match &twj.relation {
+                ast::TableFactor::Table {
+                    name,
+                    alias,
+                    index_directives,
+                    args: None,
+                    ..
+                } => {
+                    let t = cx.table(name)?;
+                    let hints = hints_of(index_directives)?;
+                    check_hint_names(&hints, &t.def)?;
+                    let alias_name = alias.as_ref().map(|a| a.name.value.clone());
+                    let scope = table_scope(&t, alias_name.as_deref());
+                    (SourceKind::Table(t, hints), scope)
+                }
+                ast::TableFactor::Derived {
+                    subquery,
+                    alias,
+                    lateral: false,
+                    ..
+                } => {
+                    let Some(alias) = alias else {
+                        return Err(SqlError::new(
+                            1248,
+                            "42000",
+                            "Every derived table must have its own alias",
+                        ));
+                    };
+                    let inner = select(subquery, cx)?;
+                    let a = alias.name.value.clone();
+                    let scope = Scope {
+                        cols: inner
+                            .columns
+                            .iter()
+                            .map(|c| ScopeCol {
+                                name: c.name.clone(),
+                                qualifiers: vec![a.clone()],
+                                ty: kind_type(c),
+                                meta: Column {
+                                    table: a.clone(),
+                                    schema: String::new(),
+                                    ..c.clone()
+                                },
+                            })
+                            .collect(),
+                    };
+                    (SourceKind::Derived(Box::new(inner), a), scope)
+                }
+                other => return Err(SqlError::unsupported(format!("FROM {other}"))),
+            }
+        }
+        _ => return Err(SqlError::unsupported("several tables in FROM (joins)")),
+    };
+
+    // WHERE
+    let filter = match &s.selection {
+        Some(w) => {
+            if contains_aggregate(w, 0) {
+                return Err(SqlError::new(
+                    1111,
+                    "HY000",
+                    "Invalid use of group function",
+                ));
+            }
+            let mut c = Compiler::new(&scope, cx.placeholders);
+            c.clause = "where clause";
+            Some(c.compile(w)?)
+        }
+        None => None,
+    };
+
+    // Projection items (wildcards expanded).
+    let mut items: Vec<(ItemExpr, String)> = Vec::new();
+    for it in &s.projection {
+        match it {
+            ast::SelectItem::UnnamedExpr(e) => {
+                items.push((ItemExpr::Ast(Box::new(e.clone())), column_name_of(e)))
+            }
+            ast::SelectItem::ExprWithAlias { expr, alias } => {
+                items.push((ItemExpr::Ast(Box::new(expr.clone())), alias.value.clone()))
+            }
+            ast::SelectItem::Wildcard(_) => {
+                if scope.cols.is_empty() {
+                    return Err(SqlError::new(1096, "HY000", "No tables used"));
+                }
+                for (i, c) in scope.cols.iter().enumerate() {
+                    items.push((ItemExpr::Col(i), c.name.clone()));
+                }
+            }
+            ast::SelectItem::QualifiedWildcard(kind, _) => {
+                let q = match kind {
+                    ast::SelectItemQualifiedWildcardKind::ObjectName(n) => {
+                        object_name_parts(n)?.join(".")
+                    }
+                    _ => return Err(SqlError::unsupported("this wildcard form")),
+                };
+                let mut any = false;
+                for (i, c) in scope.cols.iter().enumerate() {
+                    if c.qualifiers.contains(&q) {
+                        items.push((ItemExpr::Col(i), c.name.clone()));
+                        any = true;
+                    }
+                }
+                if !any {
+                    return Err(SqlError::new(1051, "42S02", format!("Unknown table '{q}'")));
+                }
+            }
+            other => return Err(SqlError::unsupported(format!("select item {other}"))),
+        }
+    }
+
+    let order_by: Vec<ast::OrderByExpr> = match &q.order_by {
+        None => Vec::new(),
+        Some(ob) => match &ob.kind {
+            ast::OrderByKind::Expressions(v) => v.clone(),
+            ast::OrderByKind::All(_) => return Err(SqlError::unsupported("ORDER BY ALL")),
+        },
+    };
+    let group_by: Vec<ast::Expr> = match &s.group_by {
+        ast::GroupByExpr::Expressions(v, mods) if mods.is_empty() => v.clone(),
+        _ => return Err(SqlError::unsupported("GROUP BY modifiers")),
+    };
+    let is_agg = !group_by.is_empty()
+        || items
+            .iter()
+            .any(|(e, _)| matches!(e, ItemExpr::Ast(a) if contains_aggregate(a, 0)))
+        || s.having.as_ref().is_some_and(|h| contains_aggregate(h, 0))
+        || order_by.iter().any(|o| contains_aggregate(&o.expr, 0));
+
+    let mut builder = AggBuilder::default();
+    if is_agg {
+        for g in &group_by {
+            // GROUP BY <position> / <alias> refer to the select list.
+            let resolved = match g {
+                ast::Expr::Value(v) if matches!(v.value, ast::Value::Number(..)) => {
+                    let n = position_of(&v.value, items.len(), "group statement")?;
+                    items[n].0.clone()
+                }
+                ast::Expr::Identifier(id) if scope.resolve(&[&id.value]).is_err() => {
+                    match items
+                        .iter()
+                        .find(|(_, name)| name.eq_ignore_ascii_case(&id.value))
+                    {
+                        Some((e, _)) => e.clone(),
+                        None => {
+                            return Err(crate::compile::unknown_column(
+                                &id.value,
+                                "group statement",
+                            ))
+                        }
+                    }
+                }
+                other => ItemExpr::Ast(Box::new(other.clone())),
+            };
+            let (text, compiled) = match &resolved {
+                ItemExpr::Ast(a) => {
+                    if contains_aggregate(a, 0) {
+                        return Err(SqlError::new(
+                            1056,
+                            "42000",
+                            format!("Can't group on '{a}'"),
+                        ));
+                    }
+                    let mut c = Compiler::new(&scope, cx.placeholders);
+                    c.clause = "group statement";
+                    (a.to_string(), c.compile(a)?)
+                }
+                ItemExpr::Col(i) => (scope.cols[*i].name.clone(), Expr::Col(*i)),
+            };
+            builder.group_texts.push(text);
+            builder.group_exprs.push(compiled);
+        }
+    }
+
+    // Compile projection.
+    let mut project = Vec::with_capacity(items.len());
+    let mut aliases: Vec<(String, Expr)> = Vec::new();
+    for (it, name) in &items {
+        let e = match it {
+            ItemExpr::Col(i) => {
+                if is_agg {
+                    let mut c = Compiler::new(&scope, cx.placeholders);
+                    c.agg = Some(&mut builder);
+                    let n = &scope.cols[*i];
+                    let mut parts: Vec<ast::Ident> = Vec::new();
+                    if let Some(q) = n.qualifiers.first() {
+                        parts.push(ast::Ident::new(q.clone()));
+                    }
+                    parts.push(ast::Ident::new(n.name.clone()));
+                    c.compile(&ast::Expr::CompoundIdentifier(parts))?
+                } else {
+                    Expr::Col(*i)
+                }
+            }
+            ItemExpr::Ast(a) => {
+                let mut c = Compiler::new(&scope, cx.placeholders);
+                if is_agg {
+                    c.agg = Some(&mut builder);
+                }
+                c.compile(a)?
+            }
+        };
+        aliases.push((name.clone(), e.clone()));
+        project.push(e);
+    }
+    let n_out = project.len();
+
+    // HAVING
+    let having = match &s.having {
+        Some(h) => {
+            let mut c = Compiler::new(&scope, cx.placeholders);
+            c.clause = "having clause";
+            c.aliases = &aliases;
+            if is_agg {
+                c.agg = Some(&mut builder);
+            }
+            Some(c.compile(h)?)
+        }
+        None => None,
+    };
+
+    // ORDER BY
+    let mut order = Vec::with_capacity(order_by.len());
+    for o in &order_by {
+        let desc = match &o.options.sort {
+            Some(ast::OrderBySort::Desc) => true,
+            Some(ast::OrderBySort::Asc) | None => false,
+            Some(_) => return Err(SqlError::unsupported("ORDER BY ... USING")),
+        };
+        let pos = match &o.expr {
+            ast::Expr::Value(v) if matches!(v.value, ast::Value::Number(..)) => {
+                position_of(&v.value, n_out, "order clause")?
+            }
+            e => {
+                let mut c = Compiler::new(&scope, cx.placeholders);
+                c.clause = "order clause";
+                c.aliases = &aliases;
+                if is_agg {
+                    c.agg = Some(&mut builder);
+                }
+                let x = c.compile(e)?;
+                match project.iter().position(|p| same_expr(p, &x)) {
+                    Some(p) => p,
+                    None => {
+                        project.push(x);
+                        project.len() - 1
+                    }
+                }
+            }
+        };
+        order.push(OrderKey { pos, desc });
+    }
+    let (limit, offset) = limit_exprs(q, cx)?;
+
+    // Types and metadata.
+    let agg = if is_agg {
+        Some(AggPlan {
+            group: builder.group_exprs,
+            specs: builder.specs,
+        })
+    } else {
+        None
+    };
+    let scope_ref = &scope;
+    let row_type = |i: usize| -> SqlType {
+        match &agg {
+            None => scope_ref.type_of(i),
+            Some(a) => {
+                if i < a.group.len() {
+                    a.group[i].sql_type(&|c| scope_ref.type_of(c))
+                } else {
+                    a.specs
+                        .get(i - a.group.len())
+                        .map(agg_type)
+                        .unwrap_or(SqlType::Null)
+                }
+            }
+        }
+    };
+    let mut columns = Vec::with_capacity(n_out);
+    let mut conform = Vec::with_capacity(n_out);
+    for (i, (_, name)) in items.iter().enumerate() {
+        let e = &project[i];
+        let base_col = match (e, &agg) {
+            (Expr::Col(c), None) => Some(*c),
+            (Expr::Col(c), Some(a)) if *c < a.group.len() => match &a.group[*c] {
+                Expr::Col(x) => Some(*x),
+                _ => None,
+            },
+            (Expr::Col(c), Some(a)) => match a.specs.get(*c - a.group.len()) {
+                Some(AggSpec {
+                    func: AggFunc::AnyValue | AggFunc::Min | AggFunc::Max,
+                    arg: Some(Expr::Col(x)),
+                    ..
+                }) => Some(*x),
+                _ => None,
+            },
+            _ => None,
+        };
+        match base_col.and_then(|c| scope.cols.get(c)) {
+            Some(sc) => {
+                let mut m = sc.meta.clone();
+                m.name = name.clone();
+                if agg.is_some() {
+                    m.not_null = false;
+                }
+                columns.push(m);
+                conform.push(None);
+            }
+            None => {
+                let mut t = e.sql_type(&row_type);
+                if let Expr::SysVar(n, _) = e {
+                    if let Some(d) = variables::lookup(n) {
+                        if matches!(
+                            d.kind,
+                            variables::VarKind::Bool | variables::VarKind::Int { .. }
+                        ) {
+                            t = SqlType::Int;
+                        }
+                    }
+                }
+                let col = computed_column(name.clone(), t);
+                conform.push(Some(col.kind));
+                columns.push(col);
+            }
+        }
+    }
+
+    let source = match source_kind {
+        SourceKind::Dual => Source::Dual,
+        SourceKind::Table(t, hints) => {
+            let access = access::choose(&t.def, filter.as_ref(), &hints);
+            Source::Table { table: t, access }
+        }
+        SourceKind::Derived(p, a) => Source::Derived { plan: p, alias: a },
+    };
+    let sorted_by_access = !order.is_empty()
+        && agg.is_none()
+        && match &source {
+            Source::Table { access, .. } => order_matches(&order, &project, access),
+            _ => false,
+        };
+    Ok(SelectPlan {
+        source,
+        filter,
+        agg,
+        having,
+        project,
+        n_out,
+        conform,
+        order,
+        sorted_by_access,
+        distinct,
+        limit,
+        offset,
+        columns,
+    })
+}
+
+enum SourceKind {
+    Dual,
+    Table(Arc<Table>, Hints),
+    Derived(Box<SelectPlan>, String),
+}
+
+#[derive(Clone)]
+enum ItemExpr {
+    Ast(Box<ast::Expr>),
+    Col(usize),
+}
+
+fn kind_type(c: &Column) -> SqlType {
+    match c.kind {
+        ColumnKind::Tiny
+        | ColumnKind::Short
+        | ColumnKind::Int24
+        | ColumnKind::Long
+        | ColumnKind::LongLong => SqlType::Int,
+        ColumnKind::Float | ColumnKind::Double => SqlType::Double,
+        ColumnKind::NewDecimal => SqlType::Decimal(c.decimals),
+        ColumnKind::Date => SqlType::Date,
+        ColumnKind::DateTime | ColumnKind::Timestamp => SqlType::DateTime,
+        ColumnKind::Null => SqlType::Null,
+        _ => SqlType::Text,
+    }
+}
+
+pub fn agg_type(s: &AggSpec) -> SqlType {
+    match s.func {
+        AggFunc::Count | AggFunc::CountStar => SqlType::Int,
+        AggFunc::Sum => match s.arg_type {
+            SqlType::Int => SqlType::Decimal(0),
+            SqlType::Decimal(x) => SqlType::Decimal(x),
+            _ => SqlType::Double,
+        },
+        AggFunc::Avg => match s.arg_type {
+            SqlType::Int => SqlType::Decimal(4),
+            SqlType::Decimal(x) => SqlType::Decimal(x.saturating_add(4).min(30)),
+            _ => SqlType::Double,
+        },
+        AggFunc::Min | AggFunc::Max | AggFunc::AnyValue => s.arg_type,
+    }
+}
+
+fn position_of(v: &ast::Value, n: usize, clause: &str) -> Result<usize, SqlError> {
+    let ast::Value::Number(s, _) = v else {
+        return Err(SqlError::syntax("expected a position"));
+    };
+    match s.parse::<usize>() {
+        Ok(p) if p >= 1 && p <= n => Ok(p - 1),
+        _ => Err(crate::compile::unknown_column(s, clause)),
+    }
+}
+
+fn same_expr(a: &Expr, b: &Expr) -> bool {
+    match (a, b) {
+        (Expr::Col(x), Expr::Col(y)) => x == y,
+        (Expr::Const(x), Expr::Const(y)) => x == y,
+        (Expr::Param(x), Expr::Param(y)) => x == y,
+        _ => format!("{a:?}") == format!("{b:?}"),
+    }
+}
+
+fn order_matches(order: &[OrderKey], project: &[Expr], access: &AccessPlan) -> bool {
+    if order.iter().any(|o| o.desc) {
+        return false;
+    }
+    let cols: Option<Vec<usize>> = order
+        .iter()
+        .map(|o| match project.get(o.pos) {
+            Some(Expr::Col(c)) => Some(*c),
+            _ => None,
+        })
+        .collect();
+    let Some(cols) = cols else { return false };
+    (0..=access.fixed_prefix)
+        .any(|skip| access.order_cols.get(skip..skip + cols.len()) == Some(&cols[..]))
+}
+
+// ---------------------------------------------------------------------------------------
+// INSERT / UPDATE / DELETE
+
+fn insert(ins: &ast::Insert, cx: &PlanCx) -> Result<InsertPlan, SqlError> {
+    if ins.replace_into {
+        return Err(SqlError::unsupported("REPLACE"));
+    }
+    if ins.ignore {
+        return Err(SqlError::unsupported("INSERT IGNORE"));
+    }
+    if ins.on.is_some() {
+        return Err(SqlError::unsupported("INSERT ... ON DUPLICATE KEY UPDATE"));
+    }
+    if ins.returning.is_some() || ins.partitioned.is_some() {
+        return Err(SqlError::unsupported("this INSERT clause"));
+    }
+    let ast::TableObject::TableName(name) = &ins.table else {
+        return Err(SqlError::unsupported("INSERT INTO TABLE FUNCTION"));
+    };
+    let table = cx.table(name)?;
+    let def = &table.def;
+    let empty = Scope::default();
+    let mut c = Compiler::new(&empty, cx.placeholders);
+    let value = |c: &mut Compiler, e: &ast::Expr| -> Result<Option<Expr>, SqlError> {
+        match e {
+            ast::Expr::Identifier(i)
+                if i.value.eq_ignore_ascii_case("DEFAULT") && i.quote_style.is_none() =>
+            {
+                Ok(None)
+            }
+            other => c.compile(other).map(Some),
+        }
+    };
+    let mut col_names: Vec<String> = Vec::new();
+    let mut rows: Vec<Vec<Option<Expr>>> = Vec::new();
+    if !ins.assignments.is_empty() {
+        let mut row = Vec::new();
+        for a in &ins.assignments {
+            let ast::AssignmentTarget::ColumnName(n) = &a.target else {
+                return Err(SqlError::unsupported("tuple assignment"));
+            };
+            col_names.push(crate::compile::object_name_last(n));
+            row.push(value(&mut c, &a.value)?);
+        }
+        rows.push(row);
+    } else {
+        for n in &ins.columns {
+            col_names.push(crate::compile::object_name_last(n));
+        }
+        let Some(src) = &ins.source else {
+            return Err(SqlError::syntax("INSERT needs VALUES"));
+        };
+        let ast::SetExpr::Values(vals) = &*src.body else {
+            return Err(SqlError::unsupported("INSERT ... SELECT"));
+        };
+        let width = if col_names.is_empty() {
+            def.columns.len()
+        } else {
+            col_names.len()
+        };
+        rows.reserve(vals.rows.len());
+        for (ri, r) in vals.rows.iter().enumerate() {
+            if r.content.len() != width {
+                return Err(SqlError::new(
+                    1136,
+                    "21S01",
+                    format!("Column count doesn't match value count at row {}", ri + 1),
+                ));
+            }
+            rows.push(
+                r.content
+                    .iter()
+                    .map(|e| value(&mut c, e))
+                    .collect::<Result<Vec<_>, _>>()?,
+            );
+        }
+    }
+    let mut col_map = vec![None; def.columns.len()];
+    if col_names.is_empty() {
+        for (i, m) in col_map.iter_mut().enumerate() {
+            *m = Some(i);
+        }
+    } else {
+        for (j, n) in col_names.iter().enumerate() {
+            let ci = def
+                .column_index(n)
+                .ok_or_else(|| crate::compile::unknown_column(n, "field list"))?;
+            if col_map[ci].is_some() {
+                return Err(SqlError::new(
+                    1110,
+                    "42000",
+                    format!("Column '{n}' specified twice"),
+                ));
+            }
+            col_map[ci] = Some(j);
+        }
+    }
+    Ok(InsertPlan {
+        table,
+        rows,
+        col_map,
+    })
+}
+
+fn single_table(
+    twj: &ast::TableWithJoins,
+    cx: &PlanCx,
+) -> Result<(Arc<Table>, Scope, Hints), SqlError> {
+    if !twj.joins.is_empty() {
+        return Err(SqlError::unsupported("multi-table UPDATE/DELETE"));
+    }
+    match &twj.relation {
+        ast::TableFactor::Table {
+            name,
+            alias,
+            index_directives,
+            args: None,
+            ..
+        } => {
+            let t = cx.table(name)?;
+            let hints = hints_of(index_directives)?;
+            check_hint_names(&hints, &t.def)?;
+            let scope = table_scope(&t, alias.as_ref().map(|a| a.name.value.as_str()));
+            Ok((t, scope, hints))
+        }
+        other => Err(SqlError::unsupported(format!("UPDATE/DELETE of {other}"))),
+    }
+}
+
+fn where_and_limit(
+    scope: &Scope,
+    selection: &Option<ast::Expr>,
+    limit: &Option<ast::Expr>,
+    cx: &PlanCx,
+) -> Result<(Option<Expr>, Option<Expr>), SqlError> {
+    let filter = match selection {
+        Some(w) => {
+            let mut c = Compiler::new(scope, cx.placeholders);
+            c.clause = "where clause";
+            Some(c.compile(w)?)
+        }
+        None => None,
+    };
+    let limit = match limit {
+        Some(l) => {
+            let empty = Scope::default();
+            let x = Compiler::new(&empty, cx.placeholders).compile(l)?;
+            if !x.is_row_independent() {
+                return Err(SqlError::syntax("LIMIT must be a constant"));
+            }
+            Some(x)
+        }
+        None => None,
+    };
+    Ok((filter, limit))
+}
+
+fn update(u: &ast::Update, cx: &PlanCx) -> Result<Plan, SqlError> {
+    if u.from.is_some() || u.returning.is_some() {
+        return Err(SqlError::unsupported("UPDATE ... FROM / RETURNING"));
+    }
+    if !u.order_by.is_empty() {
+        return Err(SqlError::unsupported("UPDATE ... ORDER BY"));
+    }
+    let (table, scope, hints) = single_table(&u.table, cx)?;
+    let (filter, limit) = where_and_limit(&scope, &u.selection, &u.limit, cx)?;
+    let mut sets = Vec::with_capacity(u.assignments.len());
+    for a in &u.assignments {
+        let ast::AssignmentTarget::ColumnName(n) = &a.target else {
+            return Err(SqlError::unsupported("tuple assignment"));
+        };
+        let parts = object_name_parts(n)?;
+        let refs: Vec<&str> = parts.iter().map(|s| s.as_str()).collect();
+        let ci = scope
+            .resolve(&refs)
+            .map_err(|_| crate::compile::unknown_column(&parts.join("."), "field list"))?;
+        let value = match &a.value {
+            ast::Expr::Identifier(i)
+                if i.value.eq_ignore_ascii_case("DEFAULT") && i.quote_style.is_none() =>
+            {
+                let col = &table.def.columns[ci];
+                Expr::Const(col.default.clone().unwrap_or(Value::Null))
+            }
+            e => Compiler::new(&scope, cx.placeholders).compile(e)?,
+        };
+        sets.push((ci, value));
+    }
+    let access = access::choose(&table.def, filter.as_ref(), &hints);
+    Ok(Plan::Update(Box::new(UpdatePlan {
+        table,
+        access,
+        filter,
+        sets,
+        limit,
+    })))
+}
+
+fn delete(d: &ast::Delete, cx: &PlanCx) -> Result<Plan, SqlError> {
+    if !d.tables.is_empty() || d.using.is_some() || d.returning.is_some() {
+        return Err(SqlError::unsupported("multi-table DELETE"));
+    }
+    if !d.order_by.is_empty() {
+        return Err(SqlError::unsupported("DELETE ... ORDER BY"));
+    }
+    let from = match &d.from {
+        ast::FromTable::WithFromKeyword(v) | ast::FromTable::WithoutKeyword(v) => v,
+    };
+    let [twj] = from.as_slice() else {
+        return Err(SqlError::unsupported("multi-table DELETE"));
+    };
+    let (table, scope, hints) = single_table(twj, cx)?;
+    let (filter, limit) = where_and_limit(&scope, &d.selection, &d.limit, cx)?;
+    let access = access::choose(&table.def, filter.as_ref(), &hints);
+    Ok(Plan::Delete(Box::new(DeletePlan {
+        table,
+        access,
+        filter,
+        limit,
+    })))
+}

@@ -1,0 +1,935 @@
+//! One client connection's SQL state: current database, session variables, the open
+//! transaction, prepared statements; and the dispatch of every statement.
+//!
+//! Transactions: with autocommit on and no BEGIN, each statement runs in its own engine
+//! `Txn` (begin → run → commit; rollback on error). `BEGIN`/`START TRANSACTION` or
+//! `autocommit=0` keep a `Txn` open in the session until COMMIT/ROLLBACK. DDL commits an
+//! open transaction first. On Deadlock (1213) *and* LockWaitTimeout (1205) inside an open
+//! transaction the whole transaction is rolled back (MySQL rolls back only the statement on a
+//! lock wait timeout; the engine has no savepoints yet). Any other error inside an open
+//! transaction undoes just the failed statement, using inverse operations recorded while it
+//! ran (see `exec::UndoOp`).
+//!
+//! Must never: hold a shared lock while running a statement, leave a `Txn` open after
+//! `end()`, or re-parse a prepared statement.
+
+use crate::exec::{self, UndoOp, WriteResult};
+use crate::expr::{Env, EvalCx};
+use crate::parse::{parse, Parsed};
+use crate::plan::{self, no_db, Plan, PlanCx, SetItem, SetTarget, Utility};
+use crate::result::{Column, PreparedInfo, QueryResult, SqlError};
+use crate::shared::{ConnInfo, Shared};
+use crate::show;
+use crate::status::Counter;
+use crate::variables::{self, VarScope};
+use sqlparser::ast::Statement;
+use sqlparser::tokenizer::Location;
+use std::collections::HashMap;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use tierdb_engine::{Error as EngineError, Txn, Value};
+
+/// Per-session state visible to expression evaluation (`@@vars`, `DATABASE()`, ...).
+pub(crate) struct SessionState {
+    shared: Arc<Shared>,
+    conn_id: u32,
+    user: String,
+    host: String,
+    db: Option<String>,
+    autocommit: bool,
+    vars: HashMap<&'static str, Value>,
+    user_vars: HashMap<String, Value>,
+    last_insert_id: u64,
+}
+
+impl SessionState {
+    fn session_value(&self, name: &str) -> Option<Value> {
+        match name {
+            "autocommit" => Some(Value::Int(i64::from(self.autocommit))),
+            "last_insert_id" | "identity" => Some(Value::Int(self.last_insert_id as i64)),
+            "warning_count" | "error_count" => Some(Value::Int(0)),
+            _ => self.vars.get(name).cloned(),
+        }
+    }
+}
+
+fn engine_var(shared: &Shared, name: &str) -> Option<Value> {
+    shared
+        .engine
+        .variables()
+        .into_iter()
+        .find(|(n, _)| n == name)
+        .map(|(_, v)| match v.parse::<i64>() {
+            Ok(i) => Value::Int(i),
+            Err(_) => Value::Bytes(v.into_bytes()),
+        })
+}
+
+impl Env for SessionState {
+    fn current_db(&self) -> Option<&str> {
+        self.db.as_deref()
+    }
+    fn user(&self) -> String {
+        format!("{}@{}", self.user, self.host)
+    }
+    fn connection_id(&self) -> u32 {
+        self.conn_id
+    }
+    fn last_insert_id(&self) -> u64 {
+        self.last_insert_id
+    }
+    fn version(&self) -> String {
+        self.shared.info.version.clone()
+    }
+    fn sysvar(&self, name: &str, global: Option<bool>) -> Result<Value, SqlError> {
+        let def = variables::lookup(name);
+        if global == Some(true) {
+            if def.is_some_and(|d| d.scope == VarScope::Session) {
+                return Err(SqlError::new(
+                    1238,
+                    "HY000",
+                    format!("Variable '{name}' is a SESSION variable"),
+                ));
+            }
+        } else if let Some(v) = self.session_value(name) {
+            return Ok(v);
+        }
+        if let Some(v) = self.shared.global(name) {
+            return Ok(v);
+        }
+        engine_var(&self.shared, name).ok_or_else(|| variables::unknown(name))
+    }
+    fn user_var(&self, name: &str) -> Value {
+        self.user_vars.get(name).cloned().unwrap_or(Value::Null)
+    }
+}
+
+struct Prepared {
+    stmt: Statement,
+    placeholders: Vec<Location>,
+    plan: Plan,
+    version: u64,
+    db: Option<String>,
+}
+
+/// Everything but the prepared-statement map (so a statement's plan can be borrowed while
+/// the core runs it).
+struct Core {
+    st: SessionState,
+    txn: Option<Txn>,
+    conn: Option<Arc<ConnInfo>>,
+    /// SQL text of the running statement (for SHOW PROCESSLIST of this connection).
+    current_sql: String,
+}
+
+pub struct Session {
+    core: Core,
+    stmts: HashMap<u32, Prepared>,
+    next_stmt_id: u32,
+    ended: bool,
+}
+
+fn counter_for(plan: &Plan) -> Counter {
+    match plan {
+        Plan::Select(_) => Counter::ComSelect,
+        Plan::Insert(_) => Counter::ComInsert,
+        Plan::Update(_) => Counter::ComUpdate,
+        Plan::Delete(_) => Counter::ComDelete,
+        Plan::Explain(_) => Counter::ComExplain,
+        Plan::Utility(u) => match &**u {
+            Utility::Begin => Counter::ComBegin,
+            Utility::Commit => Counter::ComCommit,
+            Utility::Rollback => Counter::ComRollback,
+            Utility::Use(_) => Counter::ComChangeDb,
+            Utility::Set(_) => Counter::ComSet,
+            Utility::CreateDatabase { .. } => Counter::ComCreateDb,
+            Utility::DropDatabase { .. } => Counter::ComDropDb,
+            Utility::CreateTable { .. } => Counter::ComCreateTable,
+            Utility::DropTable { .. } => Counter::ComDropTable,
+            Utility::CreateIndex { .. } => Counter::ComCreateIndex,
+            Utility::DropIndex { .. } => Counter::ComDropIndex,
+            Utility::Truncate { .. } => Counter::ComTruncate,
+            Utility::Analyze { .. } => Counter::ComAnalyze,
+            _ => Counter::ComShow,
+        },
+    }
+}
+
+fn ok(affected: u64, last_insert_id: u64, info: String) -> QueryResult {
+    QueryResult::Ok {
+        affected_rows: affected,
+        last_insert_id,
+        warnings: 0,
+        info,
+    }
+}
+
+impl Session {
+    pub fn new(
+        shared: Arc<Shared>,
+        conn_id: u32,
+        user: &str,
+        host: &str,
+        db: Option<&str>,
+    ) -> Result<Session, SqlError> {
+        if let Some(d) = db {
+            if !shared.engine.database_exists(d) {
+                return Err(SqlError::new(
+                    1049,
+                    "42000",
+                    format!("Unknown database '{d}'"),
+                ));
+            }
+        }
+        shared.register_connection(conn_id, user, host);
+        let conn = shared.conn(conn_id);
+        if let Some(c) = &conn {
+            *c.db.lock() = db.map(str::to_string);
+        }
+        let autocommit = shared
+            .global("autocommit")
+            .and_then(|v| v.as_i64())
+            .unwrap_or(1)
+            != 0;
+        Ok(Session {
+            core: Core {
+                st: SessionState {
+                    shared,
+                    conn_id,
+                    user: user.to_string(),
+                    host: host.to_string(),
+                    db: db.map(str::to_string),
+                    autocommit,
+                    vars: HashMap::new(),
+                    user_vars: HashMap::new(),
+                    last_insert_id: 0,
+                },
+                txn: None,
+                conn,
+                current_sql: String::new(),
+            },
+            stmts: HashMap::new(),
+            next_stmt_id: 1,
+            ended: false,
+        })
+    }
+
+    /// COM_QUERY: one statement (a trailing ';' is fine).
+    pub fn query(&mut self, sql: &str) -> Result<QueryResult, SqlError> {
+        let shared = self.core.st.shared.clone();
+        shared.counters.inc(Counter::Questions);
+        shared.counters.inc(Counter::Queries);
+        self.core.begin_busy(sql);
+        let r = self.query_inner(sql);
+        self.core.end_busy();
+        r
+    }
+
+    fn query_inner(&mut self, sql: &str) -> Result<QueryResult, SqlError> {
+        let Parsed { stmt, placeholders } = parse(sql)?;
+        if !placeholders.is_empty() {
+            return Err(SqlError::syntax(
+                "'?' parameter markers are only allowed in prepared statements",
+            ));
+        }
+        let plan = {
+            let cx = PlanCx {
+                engine: &self.core.st.shared.engine,
+                db: self.core.st.db.as_deref(),
+                placeholders: &[],
+            };
+            plan::build(&stmt, &cx)?
+        };
+        self.core.st.shared.counters.inc(counter_for(&plan));
+        self.core.run(&plan, &[])
+    }
+
+    /// COM_STMT_PREPARE.
+    pub fn prepare(&mut self, sql: &str) -> Result<PreparedInfo, SqlError> {
+        let shared = self.core.st.shared.clone();
+        shared.counters.inc(Counter::ComStmtPrepare);
+        let Parsed { stmt, placeholders } = parse(sql)?;
+        let version = shared.catalog_version();
+        let plan = {
+            let cx = PlanCx {
+                engine: &shared.engine,
+                db: self.core.st.db.as_deref(),
+                placeholders: &placeholders,
+            };
+            plan::build(&stmt, &cx)?
+        };
+        if placeholders.len() > usize::from(u16::MAX) {
+            return Err(SqlError::new(
+                1390,
+                "HY000",
+                "Prepared statement contains too many placeholders",
+            ));
+        }
+        let id = self.next_stmt_id;
+        self.next_stmt_id = self.next_stmt_id.wrapping_add(1).max(1);
+        let info = PreparedInfo {
+            statement_id: id,
+            param_count: placeholders.len() as u16,
+            columns: plan.columns(),
+        };
+        self.stmts.insert(
+            id,
+            Prepared {
+                stmt,
+                placeholders,
+                plan,
+                version,
+                db: self.core.st.db.clone(),
+            },
+        );
+        Ok(info)
+    }
+
+    /// COM_STMT_EXECUTE with decoded parameter values.
+    pub fn execute(&mut self, stmt_id: u32, params: &[Value]) -> Result<QueryResult, SqlError> {
+        let shared = self.core.st.shared.clone();
+        shared.counters.inc(Counter::Questions);
+        shared.counters.inc(Counter::ComStmtExecute);
+        let Some(p) = self.stmts.get_mut(&stmt_id) else {
+            return Err(SqlError::new(
+                1243,
+                "HY000",
+                format!(
+                    "Unknown prepared statement handler ({stmt_id}) given to mysqld_stmt_execute"
+                ),
+            ));
+        };
+        if params.len() != p.placeholders.len() {
+            return Err(SqlError::new(
+                1210,
+                "HY000",
+                "Incorrect arguments to mysqld_stmt_execute",
+            ));
+        }
+        let version = shared.catalog_version();
+        if version != p.version {
+            let cx = PlanCx {
+                engine: &shared.engine,
+                db: p.db.as_deref(),
+                placeholders: &p.placeholders,
+            };
+            p.plan = plan::build(&p.stmt, &cx)?;
+            p.version = version;
+        }
+        shared.counters.inc(counter_for(&p.plan));
+        if self.core.conn.is_some() {
+            let c = self.core.conn.as_ref();
+            if let Some(c) = c {
+                c.busy.store(true, Ordering::Relaxed);
+                c.since_ms.store(shared.now_ms(), Ordering::Relaxed);
+            }
+        }
+        let r = self.core.run(&p.plan, params);
+        self.core.end_busy();
+        r
+    }
+
+    pub fn close_statement(&mut self, stmt_id: u32) {
+        self.core.st.shared.counters.inc(Counter::ComStmtClose);
+        self.stmts.remove(&stmt_id);
+    }
+
+    pub fn reset_statement(&mut self, stmt_id: u32) {
+        self.core.st.shared.counters.inc(Counter::ComStmtReset);
+        let _ = stmt_id;
+    }
+
+    /// COM_INIT_DB / USE.
+    pub fn init_db(&mut self, db: &str) -> Result<(), SqlError> {
+        self.core.init_db(db)
+    }
+
+    /// COM_FIELD_LIST.
+    pub fn field_list(&mut self, table: &str) -> Result<Vec<Column>, SqlError> {
+        let db = self.core.st.db.clone().ok_or_else(no_db)?;
+        let t = self.core.st.shared.engine.table(&db, table)?;
+        Ok(show::field_list(&t))
+    }
+
+    pub fn current_db(&self) -> Option<&str> {
+        self.core.st.db.as_deref()
+    }
+
+    pub fn in_transaction(&self) -> bool {
+        self.core.txn.is_some()
+    }
+
+    /// Connection closed: roll back an open transaction and unregister.
+    pub fn end(&mut self) {
+        if self.ended {
+            return;
+        }
+        self.ended = true;
+        if let Some(t) = self.core.txn.take() {
+            let _ = t.rollback();
+        }
+        self.stmts.clear();
+        self.core
+            .st
+            .shared
+            .unregister_connection(self.core.st.conn_id);
+    }
+}
+
+impl Drop for Session {
+    fn drop(&mut self) {
+        self.end();
+    }
+}
+
+fn is_txn_abort(e: &SqlError) -> bool {
+    e.code == 1213 || e.code == 1205
+}
+
+impl Core {
+    fn begin_busy(&mut self, sql: &str) {
+        if let Some(c) = &self.conn {
+            c.busy.store(true, Ordering::Relaxed);
+            c.since_ms.store(self.st.shared.now_ms(), Ordering::Relaxed);
+        }
+        self.current_sql.clear();
+        self.current_sql.push_str(sql);
+    }
+
+    fn end_busy(&mut self) {
+        if let Some(c) = &self.conn {
+            c.busy.store(false, Ordering::Relaxed);
+            c.since_ms.store(self.st.shared.now_ms(), Ordering::Relaxed);
+        }
+    }
+
+    fn init_db(&mut self, db: &str) -> Result<(), SqlError> {
+        if !self.st.shared.engine.database_exists(db) {
+            return Err(SqlError::new(
+                1049,
+                "42000",
+                format!("Unknown database '{db}'"),
+            ));
+        }
+        self.st.db = Some(db.to_string());
+        if let Some(c) = &self.conn {
+            *c.db.lock() = Some(db.to_string());
+        }
+        Ok(())
+    }
+
+    fn commit_open(&mut self) -> Result<(), SqlError> {
+        if let Some(t) = self.txn.take() {
+            self.st.shared.counters.inc(Counter::HandlerCommit);
+            t.commit()?;
+        }
+        Ok(())
+    }
+
+    fn run(&mut self, plan: &Plan, params: &[Value]) -> Result<QueryResult, SqlError> {
+        match plan {
+            Plan::Utility(u) => self.utility(u, params),
+            Plan::Explain(inner) => Ok(show::explain(inner)),
+            _ => self.dml(plan, params),
+        }
+    }
+
+    fn dml(&mut self, plan: &Plan, params: &[Value]) -> Result<QueryResult, SqlError> {
+        let shared = self.st.shared.clone();
+        let keep_open = self.txn.is_some() || !self.st.autocommit;
+        if !keep_open {
+            let mut txn = shared.engine.begin();
+            let cx = EvalCx {
+                params,
+                env: &self.st,
+            };
+            let r = run_dml(plan, &mut txn, &cx, None);
+            return match r {
+                Ok((res, auto)) => {
+                    txn.commit()?;
+                    if let Some(id) = auto {
+                        self.st.last_insert_id = id as u64;
+                    }
+                    Ok(res)
+                }
+                Err(e) => {
+                    let _ = txn.rollback();
+                    count_abort(&shared, &e);
+                    Err(e)
+                }
+            };
+        }
+        let txn = self.txn.get_or_insert_with(|| shared.engine.begin());
+        let cx = EvalCx {
+            params,
+            env: &self.st,
+        };
+        let mut undo: Vec<UndoOp> = Vec::new();
+        let record = multi_row_write(plan);
+        let r = run_dml(plan, txn, &cx, if record { Some(&mut undo) } else { None });
+        match r {
+            Ok((res, auto)) => {
+                if let Some(id) = auto {
+                    self.st.last_insert_id = id as u64;
+                }
+                Ok(res)
+            }
+            Err(e) => {
+                count_abort(&shared, &e);
+                if is_txn_abort(&e) {
+                    // Drop = rollback of the whole transaction (see module doc).
+                    if let Some(t) = self.txn.take() {
+                        let _ = t.rollback();
+                    }
+                } else if !undo.is_empty() {
+                    let table = match plan {
+                        Plan::Insert(p) => Some(p.table.clone()),
+                        Plan::Update(p) => Some(p.table.clone()),
+                        Plan::Delete(p) => Some(p.table.clone()),
+                        _ => None,
+                    };
+                    let undone = match (self.txn.as_mut(), table) {
+                        (Some(t), Some(tab)) => exec::undo_statement(t, &tab, undo).is_ok(),
+                        _ => false,
+                    };
+                    if !undone {
+                        if let Some(t) = self.txn.take() {
+                            let _ = t.rollback();
+                        }
+                    }
+                }
+                Err(e)
+            }
+        }
+    }
+
+    fn utility(&mut self, u: &Utility, params: &[Value]) -> Result<QueryResult, SqlError> {
+        let shared = self.st.shared.clone();
+        let engine = &shared.engine;
+        let plan_is_ddl = u.is_ddl();
+        if plan_is_ddl {
+            self.commit_open()?;
+        }
+        let r = match u {
+            Utility::Begin => {
+                self.commit_open()?;
+                self.txn = Some(engine.begin());
+                Ok(QueryResult::ok())
+            }
+            Utility::Commit => {
+                self.commit_open()?;
+                Ok(QueryResult::ok())
+            }
+            Utility::Rollback => {
+                if let Some(t) = self.txn.take() {
+                    shared.counters.inc(Counter::HandlerRollback);
+                    t.rollback()?;
+                }
+                Ok(QueryResult::ok())
+            }
+            Utility::Use(db) => {
+                self.init_db(db)?;
+                Ok(QueryResult::ok())
+            }
+            Utility::Set(items) => {
+                for it in items {
+                    self.set(it, params)?;
+                }
+                Ok(QueryResult::ok())
+            }
+            Utility::ShowDatabases(f) => show::databases(engine, f, &self.st),
+            Utility::ShowTables { db, full, filter } => {
+                let db = match db {
+                    Some(d) => d.clone(),
+                    None => self.st.db.clone().ok_or_else(no_db)?,
+                };
+                show::tables(engine, &db, *full, filter, &self.st)
+            }
+            Utility::ShowColumns {
+                db,
+                table,
+                full,
+                filter,
+            } => {
+                let t = engine.table(db, table)?;
+                show::columns(&t, *full, filter, &self.st)
+            }
+            Utility::ShowIndex { db, table } => Ok(show::index(&*engine.table(db, table)?)),
+            Utility::ShowCreateTable { db, table } => {
+                Ok(show::create_table(&*engine.table(db, table)?))
+            }
+            Utility::ShowCreateDatabase(name) => show::create_database(engine, name),
+            Utility::ShowVariables { global, filter } => {
+                let st = &self.st;
+                show::variables(&shared, *global, &|n| st.session_value(n), filter, st)
+            }
+            Utility::ShowStatus { filter, .. } => show::status(&shared, filter, &self.st),
+            Utility::ShowProcessList { full } => Ok(show::processlist(
+                &shared,
+                self.st.conn_id,
+                &self.current_sql,
+                *full,
+            )),
+            Utility::ShowWarnings | Utility::ShowErrors => Ok(show::warnings()),
+            Utility::ShowEngines => Ok(show::engines()),
+            Utility::ShowTableStatus { db, filter } => {
+                let db = match db {
+                    Some(d) => d.clone(),
+                    None => self.st.db.clone().ok_or_else(no_db)?,
+                };
+                show::table_status(engine, &db, filter, &self.st)
+            }
+            Utility::Analyze { tables } => Ok(show::analyze(engine, tables)),
+            Utility::CreateDatabase {
+                name,
+                if_not_exists,
+            } => match engine.create_database(name) {
+                Ok(()) => Ok(ok(1, 0, String::new())),
+                Err(EngineError::DatabaseExists(_)) if *if_not_exists => Ok(QueryResult::ok()),
+                Err(e) => Err(e.into()),
+            },
+            Utility::DropDatabase { name, if_exists } => {
+                let n = engine.tables(name).map(|t| t.len()).unwrap_or(0);
+                match engine.drop_database(name) {
+                    Ok(()) => {
+                        if self.st.db.as_deref() == Some(name.as_str()) {
+                            self.st.db = None;
+                            if let Some(c) = &self.conn {
+                                *c.db.lock() = None;
+                            }
+                        }
+                        Ok(ok(n as u64, 0, String::new()))
+                    }
+                    Err(EngineError::NoSuchDatabase(_)) if *if_exists => Ok(QueryResult::ok()),
+                    Err(EngineError::NoSuchDatabase(_)) => Err(SqlError::new(
+                        1008,
+                        "HY000",
+                        format!("Can't drop database '{name}'; database doesn't exist"),
+                    )),
+                    Err(e) => Err(e.into()),
+                }
+            }
+            Utility::CreateTable {
+                db,
+                def,
+                if_not_exists,
+            } => match engine.create_table(db, def.clone()) {
+                Ok(()) => Ok(QueryResult::ok()),
+                Err(EngineError::TableExists(_)) if *if_not_exists => Ok(QueryResult::ok()),
+                Err(e) => Err(e.into()),
+            },
+            Utility::DropTable { tables, if_exists } => {
+                let missing: Vec<String> = tables
+                    .iter()
+                    .filter(|(d, t)| engine.table(d, t).is_err())
+                    .map(|(d, t)| format!("{d}.{t}"))
+                    .collect();
+                if !missing.is_empty() && !*if_exists {
+                    return Err(SqlError::new(
+                        1051,
+                        "42S02",
+                        format!("Unknown table '{}'", missing.join(",")),
+                    ));
+                }
+                for (d, t) in tables {
+                    match engine.drop_table(d, t) {
+                        Ok(())
+                        | Err(EngineError::NoSuchTable { .. })
+                        | Err(EngineError::NoSuchDatabase(_)) => {}
+                        Err(e) => return Err(e.into()),
+                    }
+                }
+                Ok(QueryResult::ok())
+            }
+            Utility::CreateIndex {
+                db,
+                table,
+                name,
+                columns,
+            } => {
+                let t = engine.table(db, table)?;
+                let cols = columns
+                    .iter()
+                    .map(|c| {
+                        t.def.column_index(c).ok_or_else(|| {
+                            SqlError::new(
+                                1072,
+                                "42000",
+                                format!("Key column '{c}' doesn't exist in table"),
+                            )
+                        })
+                    })
+                    .collect::<Result<Vec<_>, _>>()?;
+                engine.create_index(
+                    db,
+                    table,
+                    tierdb_engine::IndexDef {
+                        name: name.clone(),
+                        columns: cols,
+                        unique: false,
+                    },
+                )?;
+                Ok(QueryResult::ok())
+            }
+            Utility::DropIndex { db, table, name } => {
+                let t = engine.table(db, table)?;
+                if !t.def.indexes.iter().any(|i| i.name == *name) {
+                    return Err(SqlError::new(
+                        1091,
+                        "42000",
+                        format!("Can't DROP INDEX `{name}`; check that it exists"),
+                    ));
+                }
+                engine.drop_index(db, table, name)?;
+                Ok(QueryResult::ok())
+            }
+            Utility::Truncate { db, table } => {
+                let t = engine.table(db, table)?;
+                let def = t.def.clone();
+                engine.drop_table(db, table)?;
+                engine.create_table(db, def)?;
+                Ok(QueryResult::ok())
+            }
+        };
+        if plan_is_ddl {
+            shared.catalog_changed();
+        }
+        r
+    }
+
+    fn set(&mut self, it: &SetItem, params: &[Value]) -> Result<(), SqlError> {
+        let shared = self.st.shared.clone();
+        let value = match &it.value {
+            Some(e) => {
+                let cx = EvalCx {
+                    params,
+                    env: &self.st,
+                };
+                Some(e.eval(&[], &cx)?.into_owned())
+            }
+            None => None,
+        };
+        match &it.target {
+            SetTarget::User(name) => {
+                self.st
+                    .user_vars
+                    .insert(name.clone(), value.unwrap_or(Value::Null));
+                Ok(())
+            }
+            SetTarget::Names { charset } => {
+                let cs = charset.to_ascii_lowercase();
+                if !["utf8mb4", "utf8", "utf8mb3", "latin1", "binary", "ascii"]
+                    .contains(&cs.as_str())
+                {
+                    return Err(SqlError::new(
+                        1115,
+                        "42000",
+                        format!("Unknown character set: '{charset}'"),
+                    ));
+                }
+                for n in [
+                    "character_set_client",
+                    "character_set_connection",
+                    "character_set_results",
+                ] {
+                    self.st
+                        .vars
+                        .insert(n, Value::Bytes(cs.clone().into_bytes()));
+                }
+                Ok(())
+            }
+            SetTarget::Isolation { level, global } => {
+                let v = Value::Bytes(level.clone().into_bytes());
+                if *global {
+                    let mut g = shared.globals.write();
+                    g.insert("transaction_isolation", v.clone());
+                    g.insert("tx_isolation", v);
+                } else {
+                    self.st.vars.insert("transaction_isolation", v.clone());
+                    self.st.vars.insert("tx_isolation", v);
+                }
+                Ok(())
+            }
+            SetTarget::System { name, global } => self.set_system(name, *global, value),
+        }
+    }
+
+    fn set_system(
+        &mut self,
+        name: &str,
+        global: Option<bool>,
+        value: Option<Value>,
+    ) -> Result<(), SqlError> {
+        let shared = self.st.shared.clone();
+        let def = variables::lookup(name);
+        let is_engine_var = || shared.engine.variables().iter().any(|(n, _)| n == name);
+        if global == Some(true) {
+            if let Some(v) = &value {
+                if shared.engine.set_variable(name, v)? {
+                    return Ok(());
+                }
+            }
+            let Some(def) = def else {
+                if is_engine_var() {
+                    return Err(SqlError::new(
+                        1238,
+                        "HY000",
+                        format!("Variable '{name}' is a read only variable"),
+                    ));
+                }
+                return Err(variables::unknown(name));
+            };
+            if def.scope == VarScope::Session {
+                return Err(SqlError::new(
+                    1228,
+                    "HY000",
+                    format!(
+                        "Variable '{name}' is a SESSION variable and can't be used with SET GLOBAL"
+                    ),
+                ));
+            }
+            let v = match value {
+                Some(v) => variables::validate(def, &v)?,
+                None => {
+                    let i = &shared.info;
+                    variables::defaults(
+                        &i.version,
+                        &i.version_comment,
+                        i.port,
+                        &i.hostname,
+                        &i.datadir,
+                    )
+                    .remove(def.name)
+                    .unwrap_or(Value::Null)
+                }
+            };
+            let mut g = shared.globals.write();
+            if matches!(def.name, "transaction_isolation" | "tx_isolation") {
+                g.insert("transaction_isolation", v.clone());
+                g.insert("tx_isolation", v);
+            } else {
+                g.insert(def.name, v);
+            }
+            return Ok(());
+        }
+        let Some(def) = def else {
+            if is_engine_var() {
+                return Err(SqlError::new(
+                    1229,
+                    "HY000",
+                    format!(
+                        "Variable '{name}' is a GLOBAL variable and should be set with SET GLOBAL"
+                    ),
+                ));
+            }
+            return Err(variables::unknown(name));
+        };
+        if def.scope == VarScope::Global {
+            return Err(SqlError::new(
+                1229,
+                "HY000",
+                format!("Variable '{name}' is a GLOBAL variable and should be set with SET GLOBAL"),
+            ));
+        }
+        let v = match value {
+            Some(v) => variables::validate(def, &v)?,
+            None => shared.global(def.name).unwrap_or(Value::Null),
+        };
+        match def.name {
+            "autocommit" => {
+                let on = v.as_i64().unwrap_or(1) != 0;
+                if on && !self.st.autocommit {
+                    self.commit_open()?;
+                }
+                self.st.autocommit = on;
+            }
+            "last_insert_id" | "identity" => {
+                self.st.last_insert_id = v.as_i64().unwrap_or(0).max(0) as u64
+            }
+            "transaction_isolation" | "tx_isolation" => {
+                self.st.vars.insert("transaction_isolation", v.clone());
+                self.st.vars.insert("tx_isolation", v);
+            }
+            n => {
+                self.st.vars.insert(n, v);
+            }
+        }
+        Ok(())
+    }
+}
+
+fn count_abort(shared: &Shared, e: &SqlError) {
+    match e.code {
+        1213 => shared.counters.inc(Counter::Deadlocks),
+        1205 => shared.counters.inc(Counter::LockWaitTimeouts),
+        _ => {}
+    }
+}
+
+/// True when a failing statement may leave some of its row changes behind.
+fn multi_row_write(plan: &Plan) -> bool {
+    match plan {
+        Plan::Insert(p) => p.rows.len() > 1,
+        Plan::Update(p) => {
+            !matches!(&p.access.access, crate::access::Access::Pk { ranges, points: true } if ranges.len() == 1)
+        }
+        Plan::Delete(p) => {
+            !matches!(&p.access.access, crate::access::Access::Pk { ranges, points: true } if ranges.len() == 1)
+        }
+        _ => false,
+    }
+}
+
+fn run_dml(
+    plan: &Plan,
+    txn: &mut Txn,
+    cx: &EvalCx,
+    undo: Option<&mut Vec<UndoOp>>,
+) -> Result<(QueryResult, Option<i64>), SqlError> {
+    match plan {
+        Plan::Select(p) => {
+            let rows = exec::run_select(p, txn, cx)?;
+            Ok((
+                QueryResult::Rows {
+                    columns: p.columns.clone(),
+                    rows,
+                },
+                None,
+            ))
+        }
+        Plan::Insert(p) => {
+            let WriteResult {
+                affected,
+                first_auto_id,
+                ..
+            } = exec::run_insert(p, txn, cx, undo)?;
+            let info = if p.rows.len() > 1 {
+                format!("Records: {affected}  Duplicates: 0  Warnings: 0")
+            } else {
+                String::new()
+            };
+            Ok((
+                ok(affected, first_auto_id.unwrap_or(0).max(0) as u64, info),
+                first_auto_id,
+            ))
+        }
+        Plan::Update(p) => {
+            let WriteResult {
+                affected, matched, ..
+            } = exec::run_update(p, txn, cx, undo)?;
+            Ok((
+                ok(
+                    affected,
+                    0,
+                    format!("Rows matched: {matched}  Changed: {affected}  Warnings: 0"),
+                ),
+                None,
+            ))
+        }
+        Plan::Delete(p) => {
+            let WriteResult { affected, .. } = exec::run_delete(p, txn, cx, undo)?;
+            Ok((ok(affected, 0, String::new()), None))
+        }
+        _ => Err(SqlError::syntax("internal: not a DML plan")),
+    }
+}

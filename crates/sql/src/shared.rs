@@ -1,0 +1,166 @@
+//! State shared by every session of one server: the engine, global variables, status
+//! counters, the connection registry (for SHOW PROCESSLIST) and the catalog version that
+//! tells prepared statements when to re-plan.
+//!
+//! Lock order: `conns` and `globals` are leaf locks, never held while calling the engine or
+//! taking another lock. Must never: hold a lock across a statement's execution.
+
+use crate::status::{Counter, Counters};
+use crate::variables;
+use parking_lot::{Mutex, RwLock};
+use std::collections::{BTreeMap, HashMap};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::Instant;
+use tierdb_engine::{Engine, Value};
+
+/// Facts about the server the SQL layer reports (version strings, port, ...).
+#[derive(Clone, Debug)]
+pub struct ServerInfo {
+    /// e.g. "10.11.0-tierdb-0.1.0" (clients parse the leading MySQL/MariaDB version).
+    pub version: String,
+    pub version_comment: String,
+    pub port: u16,
+    pub hostname: String,
+    pub socket: String,
+    pub datadir: String,
+}
+
+impl Default for ServerInfo {
+    fn default() -> Self {
+        ServerInfo {
+            version: "10.11.0-tierdb-0.1.0".into(),
+            version_comment: "tierdb".into(),
+            port: 3306,
+            hostname: "localhost".into(),
+            socket: String::new(),
+            datadir: String::new(),
+        }
+    }
+}
+
+/// One registered connection.
+pub struct ConnInfo {
+    pub user: String,
+    pub host: String,
+    pub db: Mutex<Option<String>>,
+    /// True while a statement runs.
+    pub busy: AtomicBool,
+    /// Milliseconds since server start when the current state (busy/idle) began.
+    pub since_ms: AtomicU64,
+}
+
+pub struct Shared {
+    pub(crate) engine: Arc<Engine>,
+    pub(crate) info: ServerInfo,
+    pub(crate) globals: RwLock<HashMap<&'static str, Value>>,
+    pub(crate) counters: Counters,
+    pub(crate) conns: Mutex<BTreeMap<u32, Arc<ConnInfo>>>,
+    pub(crate) started: Instant,
+    catalog_version: AtomicU64,
+}
+
+impl Shared {
+    pub fn new(engine: Arc<Engine>, settings: ServerInfo) -> Arc<Shared> {
+        let globals = variables::defaults(
+            &settings.version,
+            &settings.version_comment,
+            settings.port,
+            &settings.hostname,
+            &settings.datadir,
+        );
+        Arc::new(Shared {
+            engine,
+            info: settings,
+            globals: RwLock::new(globals),
+            counters: Counters::default(),
+            conns: Mutex::new(BTreeMap::new()),
+            started: Instant::now(),
+            catalog_version: AtomicU64::new(1),
+        })
+    }
+
+    pub fn engine(&self) -> &Arc<Engine> {
+        &self.engine
+    }
+
+    pub fn info(&self) -> &ServerInfo {
+        &self.info
+    }
+
+    /// Registers a connection (idempotent: a second call only updates user/host).
+    pub fn register_connection(&self, id: u32, user: &str, host: &str) {
+        let mut conns = self.conns.lock();
+        let db = conns.get(&id).and_then(|c| c.db.lock().clone());
+        let fresh = !conns.contains_key(&id);
+        conns.insert(
+            id,
+            Arc::new(ConnInfo {
+                user: user.to_string(),
+                host: host.to_string(),
+                db: Mutex::new(db),
+                busy: AtomicBool::new(false),
+                since_ms: AtomicU64::new(self.now_ms()),
+            }),
+        );
+        let n = conns.len() as u64;
+        drop(conns);
+        if fresh {
+            self.counters.inc(Counter::Connections);
+        }
+        self.counters.raise_to(Counter::MaxUsedConnections, n);
+    }
+
+    pub fn unregister_connection(&self, id: u32) {
+        self.conns.lock().remove(&id);
+    }
+
+    pub(crate) fn conn(&self, id: u32) -> Option<Arc<ConnInfo>> {
+        self.conns.lock().get(&id).cloned()
+    }
+
+    /// Adds wire traffic for Bytes_received / Bytes_sent (called by the protocol).
+    pub fn add_bytes(&self, rx: u64, tx: u64) {
+        self.counters.add(Counter::BytesReceived, rx);
+        self.counters.add(Counter::BytesSent, tx);
+    }
+
+    pub(crate) fn now_ms(&self) -> u64 {
+        self.started.elapsed().as_millis() as u64
+    }
+
+    pub(crate) fn catalog_version(&self) -> u64 {
+        self.catalog_version.load(Ordering::Acquire)
+    }
+
+    /// Called after every DDL so cached plans re-resolve their tables.
+    pub(crate) fn catalog_changed(&self) {
+        self.catalog_version.fetch_add(1, Ordering::AcqRel);
+    }
+
+    pub(crate) fn global(&self, name: &str) -> Option<Value> {
+        self.globals.read().get(name).cloned()
+    }
+
+    /// Everything SHOW GLOBAL STATUS shows, sorted by name.
+    pub fn status(&self) -> Vec<(String, String)> {
+        let mut out = self.counters.snapshot();
+        let (connected, running) = {
+            let c = self.conns.lock();
+            (
+                c.len(),
+                c.values()
+                    .filter(|x| x.busy.load(Ordering::Relaxed))
+                    .count(),
+            )
+        };
+        let uptime = self.started.elapsed().as_secs().to_string();
+        out.push(("Threads_connected".into(), connected.to_string()));
+        out.push(("Threads_running".into(), running.max(1).to_string()));
+        out.push(("Uptime".into(), uptime.clone()));
+        out.push(("Uptime_since_flush_status".into(), uptime));
+        out.extend(self.engine.status());
+        out.sort_by_key(|a| a.0.to_ascii_lowercase());
+        out
+    }
+}

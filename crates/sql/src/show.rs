@@ -1,0 +1,637 @@
+//! Result sets of SHOW statements, ANALYZE TABLE and EXPLAIN, shaped like MariaDB 10.11's
+//! (column names and order), filtered by `LIKE 'pattern'` or `WHERE expr`.
+//!
+//! Must never: change state; every function here only reads the catalog, the shared
+//! registry and the session's view of variables.
+
+use crate::access::{Access, AccessPlan};
+use crate::compile::{Compiler, Scope, ScopeCol};
+use crate::ddl;
+use crate::expr::{like_match, Env, EvalCx, SqlType};
+use crate::plan::{Plan, SelectPlan, ShowFilter, Source};
+use crate::result::{Column, QueryResult, SqlError};
+use crate::shared::Shared;
+use crate::variables::{self, VarKind, VarScope};
+use std::sync::atomic::Ordering;
+use tierdb_engine::{Engine, Table, Value};
+
+fn s(x: impl AsRef<str>) -> Value {
+    Value::Bytes(x.as_ref().as_bytes().to_vec())
+}
+
+fn opt(x: Option<impl AsRef<str>>) -> Value {
+    match x {
+        Some(v) => s(v),
+        None => Value::Null,
+    }
+}
+
+fn text_cols(names: &[&str]) -> Vec<Column> {
+    names.iter().map(|n| Column::text(*n)).collect()
+}
+
+/// Applies a SHOW filter: LIKE on column `like_col` (case-insensitive), or WHERE on all.
+pub fn filter_rows(
+    columns: &[Column],
+    rows: Vec<Vec<Value>>,
+    filter: &ShowFilter,
+    like_col: usize,
+    env: &dyn Env,
+) -> Result<Vec<Vec<Value>>, SqlError> {
+    match filter {
+        ShowFilter::None => Ok(rows),
+        ShowFilter::Like(p) => {
+            let pat = p.to_ascii_lowercase();
+            Ok(rows
+                .into_iter()
+                .filter(|r| match r.get(like_col) {
+                    Some(Value::Bytes(b)) => {
+                        like_match(&b.to_ascii_lowercase(), pat.as_bytes(), b'\\')
+                    }
+                    _ => false,
+                })
+                .collect())
+        }
+        ShowFilter::Where(e) => {
+            let scope = Scope {
+                cols: columns
+                    .iter()
+                    .map(|c| ScopeCol {
+                        name: c.name.clone(),
+                        qualifiers: Vec::new(),
+                        ty: SqlType::Text,
+                        meta: c.clone(),
+                    })
+                    .collect(),
+            };
+            let x = Compiler::new(&scope, &[]).compile(e)?;
+            let cx = EvalCx { params: &[], env };
+            let mut out = Vec::new();
+            for r in rows {
+                if x.matches(&r, &cx)? {
+                    out.push(r);
+                }
+            }
+            Ok(out)
+        }
+    }
+}
+
+pub fn databases(
+    engine: &Engine,
+    filter: &ShowFilter,
+    env: &dyn Env,
+) -> Result<QueryResult, SqlError> {
+    let columns = text_cols(&["Database"]);
+    let mut names = engine.databases();
+    names.push("information_schema".into());
+    names.sort();
+    let rows = names
+        .into_iter()
+        .filter(|n| n != "information_schema")
+        .map(|n| vec![s(n)])
+        .collect();
+    let rows = filter_rows(&columns, rows, filter, 0, env)?;
+    Ok(QueryResult::Rows { columns, rows })
+}
+
+pub fn tables(
+    engine: &Engine,
+    db: &str,
+    full: bool,
+    filter: &ShowFilter,
+    env: &dyn Env,
+) -> Result<QueryResult, SqlError> {
+    let mut columns = vec![Column::text(format!("Tables_in_{db}"))];
+    if full {
+        columns.push(Column::text("Table_type"));
+    }
+    let rows = engine
+        .tables(db)?
+        .into_iter()
+        .map(|t| {
+            let mut r = vec![s(t)];
+            if full {
+                r.push(s("BASE TABLE"));
+            }
+            r
+        })
+        .collect();
+    let rows = filter_rows(&columns, rows, filter, 0, env)?;
+    Ok(QueryResult::Rows { columns, rows })
+}
+
+fn key_flag(t: &Table, ci: usize) -> &'static str {
+    if t.def.primary_key.first() == Some(&ci) {
+        "PRI"
+    } else if t.def.indexes.iter().any(|i| i.columns.first() == Some(&ci)) {
+        "MUL"
+    } else {
+        ""
+    }
+}
+
+pub fn columns(
+    t: &Table,
+    full: bool,
+    filter: &ShowFilter,
+    env: &dyn Env,
+) -> Result<QueryResult, SqlError> {
+    let names: &[&str] = if full {
+        &[
+            "Field",
+            "Type",
+            "Collation",
+            "Null",
+            "Key",
+            "Default",
+            "Extra",
+            "Privileges",
+            "Comment",
+        ]
+    } else {
+        &["Field", "Type", "Null", "Key", "Default", "Extra"]
+    };
+    let columns = text_cols(names);
+    let mut rows = Vec::new();
+    for (ci, c) in t.def.columns.iter().enumerate() {
+        let mut r = vec![s(&c.name), s(ddl::type_name(&c.ty))];
+        if full {
+            r.push(if crate::exec::is_text_type(&c.ty) {
+                s("utf8mb4_general_ci")
+            } else {
+                Value::Null
+            });
+        }
+        r.push(s(if c.nullable { "YES" } else { "NO" }));
+        r.push(s(key_flag(t, ci)));
+        r.push(opt(ddl::default_text(c)));
+        r.push(s(if c.auto_increment {
+            "auto_increment"
+        } else {
+            ""
+        }));
+        if full {
+            r.push(s("select,insert,update,references"));
+            r.push(s(""));
+        }
+        rows.push(r);
+    }
+    let rows = filter_rows(&columns, rows, filter, 0, env)?;
+    Ok(QueryResult::Rows { columns, rows })
+}
+
+/// COM_FIELD_LIST: column definitions of a table.
+pub fn field_list(t: &Table) -> Vec<Column> {
+    crate::plan::table_scope(t, None)
+        .cols
+        .into_iter()
+        .map(|c| c.meta)
+        .collect()
+}
+
+pub fn index(t: &Table) -> QueryResult {
+    let mut columns = text_cols(&[
+        "Table",
+        "Non_unique",
+        "Key_name",
+        "Seq_in_index",
+        "Column_name",
+        "Collation",
+    ]);
+    columns[1] = Column::bigint("Non_unique");
+    columns[3] = Column::bigint("Seq_in_index");
+    columns.push(Column::bigint("Cardinality"));
+    columns.extend(text_cols(&[
+        "Sub_part",
+        "Packed",
+        "Null",
+        "Index_type",
+        "Comment",
+        "Index_comment",
+        "Ignored",
+    ]));
+    let mut rows = Vec::new();
+    let mut add = |name: &str, cols: &[usize], unique: bool| {
+        for (seq, &ci) in cols.iter().enumerate() {
+            let Some(c) = t.def.columns.get(ci) else {
+                continue;
+            };
+            rows.push(vec![
+                s(&t.def.name),
+                Value::Int(i64::from(!unique)),
+                s(name),
+                Value::Int(seq as i64 + 1),
+                s(&c.name),
+                s("A"),
+                Value::Null,
+                Value::Null,
+                Value::Null,
+                s(if c.nullable { "YES" } else { "" }),
+                s("BTREE"),
+                s(""),
+                s(""),
+                s("NO"),
+            ]);
+        }
+    };
+    if !t.def.primary_key.is_empty() {
+        add("PRIMARY", &t.def.primary_key, true);
+    }
+    for ix in &t.def.indexes {
+        add(&ix.name, &ix.columns, ix.unique);
+    }
+    QueryResult::Rows { columns, rows }
+}
+
+pub fn create_table(t: &Table) -> QueryResult {
+    QueryResult::Rows {
+        columns: text_cols(&["Table", "Create Table"]),
+        rows: vec![vec![s(&t.def.name), s(ddl::render_create_table(&t.def))]],
+    }
+}
+
+pub fn create_database(engine: &Engine, name: &str) -> Result<QueryResult, SqlError> {
+    if !engine.database_exists(name) {
+        return Err(SqlError::new(
+            1049,
+            "42000",
+            format!("Unknown database '{name}'"),
+        ));
+    }
+    Ok(QueryResult::Rows {
+        columns: text_cols(&["Database", "Create Database"]),
+        rows: vec![vec![
+            s(name),
+            s(format!("CREATE DATABASE `{name}` /*!40100 DEFAULT CHARACTER SET utf8mb4 COLLATE utf8mb4_general_ci */")),
+        ]],
+    })
+}
+
+fn var_text(kind: VarKind, v: &Value) -> String {
+    match (kind, v) {
+        (VarKind::Bool, Value::Int(i)) => if *i != 0 { "ON" } else { "OFF" }.into(),
+        _ => variables::show(v),
+    }
+}
+
+/// SHOW [GLOBAL|SESSION] VARIABLES. `session` gives the session value of a variable.
+pub fn variables(
+    shared: &Shared,
+    global: bool,
+    session: &dyn Fn(&str) -> Option<Value>,
+    filter: &ShowFilter,
+    env: &dyn Env,
+) -> Result<QueryResult, SqlError> {
+    let columns = text_cols(&["Variable_name", "Value"]);
+    let mut rows: Vec<(String, String)> = Vec::new();
+    {
+        let g = shared.globals.read();
+        for d in variables::VARS {
+            if global && d.scope == VarScope::Session {
+                continue;
+            }
+            let v = if global {
+                g.get(d.name).cloned()
+            } else {
+                session(d.name).or_else(|| g.get(d.name).cloned())
+            };
+            rows.push((
+                d.name.to_string(),
+                var_text(d.kind, &v.unwrap_or(Value::Null)),
+            ));
+        }
+    }
+    for (n, v) in shared.engine.variables() {
+        if !rows.iter().any(|(x, _)| *x == n) {
+            rows.push((n, v));
+        }
+    }
+    rows.sort();
+    let rows = rows.into_iter().map(|(n, v)| vec![s(n), s(v)]).collect();
+    let rows = filter_rows(&columns, rows, filter, 0, env)?;
+    Ok(QueryResult::Rows { columns, rows })
+}
+
+pub fn status(
+    shared: &Shared,
+    filter: &ShowFilter,
+    env: &dyn Env,
+) -> Result<QueryResult, SqlError> {
+    let columns = text_cols(&["Variable_name", "Value"]);
+    let rows = shared
+        .status()
+        .into_iter()
+        .map(|(n, v)| vec![s(n), s(v)])
+        .collect();
+    let rows = filter_rows(&columns, rows, filter, 0, env)?;
+    Ok(QueryResult::Rows { columns, rows })
+}
+
+pub fn processlist(shared: &Shared, me: u32, my_info: &str, full: bool) -> QueryResult {
+    let mut columns = vec![Column::bigint("Id")];
+    columns.extend(text_cols(&["User", "Host", "db", "Command"]));
+    columns.push(Column::bigint("Time"));
+    columns.extend(text_cols(&["State", "Info"]));
+    columns.push(Column {
+        kind: crate::result::ColumnKind::NewDecimal,
+        decimals: 3,
+        length: 7,
+        is_text: false,
+        ..Column::text("Progress")
+    });
+    let now = shared.now_ms();
+    let conns: Vec<_> = shared
+        .conns
+        .lock()
+        .iter()
+        .map(|(id, c)| (*id, c.clone()))
+        .collect();
+    let rows = conns
+        .into_iter()
+        .map(|(id, c)| {
+            let busy = id == me || c.busy.load(Ordering::Relaxed);
+            let since = c.since_ms.load(Ordering::Relaxed);
+            let info = if id == me {
+                let i: String = if full {
+                    my_info.to_string()
+                } else {
+                    my_info.chars().take(100).collect()
+                };
+                s(i)
+            } else {
+                Value::Null
+            };
+            vec![
+                Value::Int(i64::from(id)),
+                s(&c.user),
+                s(&c.host),
+                opt(c.db.lock().clone()),
+                s(if busy { "Query" } else { "Sleep" }),
+                Value::Int((now.saturating_sub(since) / 1000) as i64),
+                s(if busy { "executing" } else { "" }),
+                info,
+                s("0.000"),
+            ]
+        })
+        .collect();
+    QueryResult::Rows { columns, rows }
+}
+
+pub fn warnings() -> QueryResult {
+    let mut columns = text_cols(&["Level"]);
+    columns.push(Column {
+        kind: crate::result::ColumnKind::Long,
+        length: 4,
+        is_text: false,
+        ..Column::text("Code")
+    });
+    columns.push(Column::text("Message"));
+    QueryResult::Rows {
+        columns,
+        rows: Vec::new(),
+    }
+}
+
+pub fn engines() -> QueryResult {
+    QueryResult::Rows {
+        columns: text_cols(&["Engine", "Support", "Comment", "Transactions", "XA", "Savepoints"]),
+        rows: vec![vec![
+            s("InnoDB"),
+            s("DEFAULT"),
+            s("tierdb tiered page store (DRAM buffer pool + SSD extension + durable disk), answering to InnoDB"),
+            s("YES"),
+            s("NO"),
+            s("NO"),
+        ]],
+    }
+}
+
+pub fn table_status(
+    engine: &Engine,
+    db: &str,
+    filter: &ShowFilter,
+    env: &dyn Env,
+) -> Result<QueryResult, SqlError> {
+    let names = [
+        "Name",
+        "Engine",
+        "Version",
+        "Row_format",
+        "Rows",
+        "Avg_row_length",
+        "Data_length",
+        "Max_data_length",
+        "Index_length",
+        "Data_free",
+        "Auto_increment",
+        "Create_time",
+        "Update_time",
+        "Check_time",
+        "Collation",
+        "Checksum",
+        "Create_options",
+        "Comment",
+    ];
+    let columns = text_cols(&names);
+    let mut rows = Vec::new();
+    for t in engine.tables(db)? {
+        let mut r = vec![s(&t), s("InnoDB"), s("10"), s("Dynamic")];
+        r.extend(std::iter::repeat_n(Value::Null, 10));
+        r.push(s("utf8mb4_general_ci"));
+        r.push(Value::Null);
+        r.push(s(""));
+        r.push(s(""));
+        rows.push(r);
+    }
+    let rows = filter_rows(&columns, rows, filter, 0, env)?;
+    Ok(QueryResult::Rows { columns, rows })
+}
+
+pub fn analyze(engine: &Engine, tables: &[(String, String)]) -> QueryResult {
+    let columns = text_cols(&["Table", "Op", "Msg_type", "Msg_text"]);
+    let mut rows = Vec::new();
+    for (db, t) in tables {
+        let name = format!("{db}.{t}");
+        match engine.table(db, t) {
+            Ok(_) => rows.push(vec![s(&name), s("analyze"), s("status"), s("OK")]),
+            Err(e) => {
+                rows.push(vec![s(&name), s("analyze"), s("Error"), s(e.to_string())]);
+                rows.push(vec![
+                    s(&name),
+                    s("analyze"),
+                    s("status"),
+                    s("Operation failed"),
+                ]);
+            }
+        }
+    }
+    QueryResult::Rows { columns, rows }
+}
+
+// ---------------------------------------------------------------------------------------
+// EXPLAIN
+
+fn explain_columns() -> Vec<Column> {
+    let mut c = vec![Column::bigint("id")];
+    c.extend(text_cols(&[
+        "select_type",
+        "table",
+        "type",
+        "possible_keys",
+        "key",
+        "key_len",
+        "ref",
+    ]));
+    c.push(Column::bigint("rows"));
+    c.push(Column::text("Extra"));
+    c
+}
+
+fn access_row(
+    id: i64,
+    select_type: &str,
+    table: &str,
+    a: &AccessPlan,
+    extra: Vec<&str>,
+) -> Vec<Value> {
+    let e = &a.explain;
+    let mut extra = extra;
+    if e.using_where {
+        extra.insert(0, "Using where");
+    }
+    vec![
+        Value::Int(id),
+        s(select_type),
+        s(table),
+        s(e.access_type),
+        if e.possible_keys.is_empty() {
+            Value::Null
+        } else {
+            s(e.possible_keys.join(","))
+        },
+        opt(e.key.as_deref()),
+        match e.key_len {
+            Some(l) => s(l.to_string()),
+            None => Value::Null,
+        },
+        opt(e.key_ref.as_deref()),
+        match e.rows {
+            Some(r) => Value::Int(r as i64),
+            None => Value::Null,
+        },
+        if extra.is_empty() {
+            Value::Null
+        } else {
+            s(extra.join("; "))
+        },
+    ]
+}
+
+fn explain_select(
+    p: &SelectPlan,
+    id: i64,
+    select_type: &str,
+    rows: &mut Vec<Vec<Value>>,
+    next_id: &mut i64,
+) {
+    let mut extra = Vec::new();
+    if p.distinct || p.agg.as_ref().is_some_and(|a| !a.group.is_empty()) {
+        extra.push("Using temporary");
+    }
+    if !p.order.is_empty() && !p.sorted_by_access {
+        extra.push("Using filesort");
+    }
+    match &p.source {
+        Source::Dual => rows.push(vec![
+            Value::Int(id),
+            s(select_type),
+            Value::Null,
+            Value::Null,
+            Value::Null,
+            Value::Null,
+            Value::Null,
+            Value::Null,
+            Value::Null,
+            s("No tables used"),
+        ]),
+        Source::Table { table, access } => {
+            let mut a = access.clone();
+            if p.filter.is_some() && matches!(a.access, Access::Full | Access::FullIndex(_)) {
+                a.explain.using_where = true;
+            }
+            rows.push(access_row(id, select_type, &table.def.name, &a, extra));
+        }
+        Source::Derived { plan, .. } => {
+            *next_id += 1;
+            let child = *next_id;
+            let mut r = vec![
+                Value::Int(id),
+                s(select_type),
+                s(format!("<derived{child}>")),
+                s("ALL"),
+                Value::Null,
+                Value::Null,
+                Value::Null,
+                Value::Null,
+                Value::Null,
+            ];
+            if p.filter.is_some() {
+                extra.insert(0, "Using where");
+            }
+            r.push(if extra.is_empty() {
+                Value::Null
+            } else {
+                s(extra.join("; "))
+            });
+            rows.push(r);
+            explain_select(plan, child, "DERIVED", rows, next_id);
+        }
+    }
+}
+
+pub fn explain(plan: &Plan) -> QueryResult {
+    let mut rows = Vec::new();
+    match plan {
+        Plan::Select(p) => {
+            let st = if matches!(p.source, Source::Derived { .. }) {
+                "PRIMARY"
+            } else {
+                "SIMPLE"
+            };
+            let mut next = 1;
+            explain_select(p, 1, st, &mut rows, &mut next);
+        }
+        Plan::Update(u) => rows.push(access_row(
+            1,
+            "SIMPLE",
+            &u.table.def.name,
+            &u.access,
+            Vec::new(),
+        )),
+        Plan::Delete(d) => rows.push(access_row(
+            1,
+            "SIMPLE",
+            &d.table.def.name,
+            &d.access,
+            Vec::new(),
+        )),
+        Plan::Insert(i) => rows.push(vec![
+            Value::Int(1),
+            s("INSERT"),
+            s(&i.table.def.name),
+            s("ALL"),
+            Value::Null,
+            Value::Null,
+            Value::Null,
+            Value::Null,
+            Value::Null,
+            Value::Null,
+        ]),
+        _ => {}
+    }
+    QueryResult::Rows {
+        columns: explain_columns(),
+        rows,
+    }
+}

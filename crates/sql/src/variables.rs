@@ -1,0 +1,430 @@
+//! System variables: the registry of names MySQL clients ask for, with defaults, scope and
+//! validation; global values live in `Shared`, session overrides in the `Session`.
+//!
+//! Owns: `@@x` / `SET [GLOBAL|SESSION] x = v` semantics and their error codes (1193 unknown,
+//! 1228/1229 wrong scope, 1238 read-only, 1231/1232 bad value).
+//! Must never: accept a value it cannot show back, or let `SET SESSION` change a global.
+//! Engine settings (`engine.variables()`) are global and are offered to
+//! `engine.set_variable` first.
+
+use crate::result::SqlError;
+use std::collections::HashMap;
+use tierdb_engine::Value;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum VarScope {
+    Global,
+    Session,
+    Both,
+}
+
+#[derive(Clone, Copy, Debug)]
+pub enum VarKind {
+    Bool,
+    Int { min: i64, max: i64 },
+    Str,
+    Enum(&'static [&'static str]),
+    ReadOnly,
+}
+
+pub struct VarDef {
+    pub name: &'static str,
+    pub scope: VarScope,
+    pub kind: VarKind,
+}
+
+const ISOLATION: &[&str] = &[
+    "READ-UNCOMMITTED",
+    "READ-COMMITTED",
+    "REPEATABLE-READ",
+    "SERIALIZABLE",
+];
+const CHARSETS: &[&str] = &["utf8mb4", "utf8", "utf8mb3", "latin1", "binary", "ascii"];
+
+macro_rules! v {
+    ($n:expr, $s:ident, $k:expr) => {
+        VarDef {
+            name: $n,
+            scope: VarScope::$s,
+            kind: $k,
+        }
+    };
+}
+
+const BIG: i64 = i64::MAX;
+
+/// Every variable tierdb knows (engine variables come from the engine in addition).
+pub static VARS: &[VarDef] = &[
+    v!(
+        "auto_increment_increment",
+        Both,
+        VarKind::Int { min: 1, max: 1 }
+    ),
+    v!(
+        "auto_increment_offset",
+        Both,
+        VarKind::Int { min: 1, max: 1 }
+    ),
+    v!("autocommit", Both, VarKind::Bool),
+    v!("big_tables", Both, VarKind::Bool),
+    v!("character_set_client", Both, VarKind::Enum(CHARSETS)),
+    v!("character_set_connection", Both, VarKind::Enum(CHARSETS)),
+    v!("character_set_database", Both, VarKind::Enum(CHARSETS)),
+    v!("character_set_filesystem", Both, VarKind::Enum(CHARSETS)),
+    v!("character_set_results", Both, VarKind::Str),
+    v!("character_set_server", Both, VarKind::Enum(CHARSETS)),
+    v!("character_set_system", Global, VarKind::ReadOnly),
+    v!("collation_connection", Both, VarKind::Str),
+    v!("collation_database", Both, VarKind::Str),
+    v!("collation_server", Both, VarKind::Str),
+    v!(
+        "connect_timeout",
+        Global,
+        VarKind::Int {
+            min: 2,
+            max: 31_536_000
+        }
+    ),
+    v!("datadir", Global, VarKind::ReadOnly),
+    v!("default_storage_engine", Both, VarKind::Str),
+    v!("default_week_format", Both, VarKind::Int { min: 0, max: 7 }),
+    v!(
+        "div_precision_increment",
+        Both,
+        VarKind::Int { min: 0, max: 30 }
+    ),
+    v!("error_count", Session, VarKind::ReadOnly),
+    v!("explicit_defaults_for_timestamp", Both, VarKind::Bool),
+    v!("foreign_key_checks", Both, VarKind::Bool),
+    v!(
+        "group_concat_max_len",
+        Both,
+        VarKind::Int { min: 4, max: BIG }
+    ),
+    v!("have_ssl", Global, VarKind::ReadOnly),
+    v!("hostname", Global, VarKind::ReadOnly),
+    v!("identity", Session, VarKind::Int { min: 0, max: BIG }),
+    v!("init_connect", Global, VarKind::Str),
+    v!(
+        "interactive_timeout",
+        Both,
+        VarKind::Int {
+            min: 1,
+            max: 31_536_000
+        }
+    ),
+    v!("last_insert_id", Session, VarKind::Int { min: 0, max: BIG }),
+    v!("lc_messages", Both, VarKind::Str),
+    v!("lc_time_names", Both, VarKind::Str),
+    v!("license", Global, VarKind::ReadOnly),
+    v!("local_infile", Global, VarKind::Bool),
+    v!(
+        "lock_wait_timeout",
+        Both,
+        VarKind::Int {
+            min: 1,
+            max: 31_536_000
+        }
+    ),
+    v!("log_bin", Global, VarKind::ReadOnly),
+    v!("lower_case_table_names", Global, VarKind::ReadOnly),
+    v!(
+        "max_allowed_packet",
+        Both,
+        VarKind::Int {
+            min: 1024,
+            max: 1 << 30
+        }
+    ),
+    v!(
+        "max_connections",
+        Global,
+        VarKind::Int {
+            min: 1,
+            max: 100_000
+        }
+    ),
+    v!(
+        "max_execution_time",
+        Both,
+        VarKind::Int { min: 0, max: BIG }
+    ),
+    v!(
+        "max_heap_table_size",
+        Both,
+        VarKind::Int {
+            min: 16384,
+            max: BIG
+        }
+    ),
+    v!(
+        "max_statement_time",
+        Both,
+        VarKind::Int { min: 0, max: BIG }
+    ),
+    v!(
+        "max_user_connections",
+        Both,
+        VarKind::Int {
+            min: 0,
+            max: 100_000
+        }
+    ),
+    v!(
+        "net_buffer_length",
+        Both,
+        VarKind::Int {
+            min: 1024,
+            max: 1_048_576
+        }
+    ),
+    v!(
+        "net_read_timeout",
+        Both,
+        VarKind::Int {
+            min: 1,
+            max: 31_536_000
+        }
+    ),
+    v!(
+        "net_write_timeout",
+        Both,
+        VarKind::Int {
+            min: 1,
+            max: 31_536_000
+        }
+    ),
+    v!("performance_schema", Global, VarKind::ReadOnly),
+    v!("port", Global, VarKind::ReadOnly),
+    v!("protocol_version", Global, VarKind::ReadOnly),
+    v!("query_cache_size", Global, VarKind::Int { min: 0, max: 0 }),
+    v!("query_cache_type", Both, VarKind::Enum(&["OFF"])),
+    v!(
+        "server_id",
+        Global,
+        VarKind::Int {
+            min: 0,
+            max: 4_294_967_295
+        }
+    ),
+    v!("skip_networking", Global, VarKind::ReadOnly),
+    v!("socket", Global, VarKind::ReadOnly),
+    v!("sql_auto_is_null", Both, VarKind::Bool),
+    v!("sql_log_bin", Both, VarKind::Bool),
+    v!("sql_mode", Both, VarKind::Str),
+    v!("sql_notes", Both, VarKind::Bool),
+    v!("sql_quote_show_create", Both, VarKind::Bool),
+    v!("sql_safe_updates", Both, VarKind::Bool),
+    v!("sql_select_limit", Both, VarKind::Int { min: 0, max: BIG }),
+    v!("sql_warnings", Both, VarKind::Bool),
+    v!("storage_engine", Both, VarKind::Str),
+    v!("system_time_zone", Global, VarKind::ReadOnly),
+    v!(
+        "table_open_cache",
+        Global,
+        VarKind::Int {
+            min: 1,
+            max: 1_048_576
+        }
+    ),
+    v!(
+        "thread_cache_size",
+        Global,
+        VarKind::Int { min: 0, max: 16384 }
+    ),
+    v!(
+        "time_zone",
+        Both,
+        VarKind::Enum(&["SYSTEM", "+00:00", "UTC"])
+    ),
+    v!(
+        "tmp_table_size",
+        Both,
+        VarKind::Int {
+            min: 1024,
+            max: BIG
+        }
+    ),
+    v!("transaction_isolation", Both, VarKind::Enum(ISOLATION)),
+    v!("transaction_read_only", Both, VarKind::Bool),
+    v!("tx_isolation", Both, VarKind::Enum(ISOLATION)),
+    v!("tx_read_only", Both, VarKind::Bool),
+    v!("unique_checks", Both, VarKind::Bool),
+    v!("version", Global, VarKind::ReadOnly),
+    v!("version_comment", Global, VarKind::ReadOnly),
+    v!("version_compile_machine", Global, VarKind::ReadOnly),
+    v!("version_compile_os", Global, VarKind::ReadOnly),
+    v!(
+        "wait_timeout",
+        Both,
+        VarKind::Int {
+            min: 1,
+            max: 31_536_000
+        }
+    ),
+    v!("warning_count", Session, VarKind::ReadOnly),
+];
+
+pub fn lookup(name: &str) -> Option<&'static VarDef> {
+    VARS.iter().find(|d| d.name == name)
+}
+
+/// Defaults, given facts only the server knows.
+pub fn defaults(
+    version: &str,
+    version_comment: &str,
+    port: u16,
+    hostname: &str,
+    datadir: &str,
+) -> HashMap<&'static str, Value> {
+    let s = |x: &str| Value::Bytes(x.as_bytes().to_vec());
+    let mut m = HashMap::new();
+    for d in VARS {
+        let v = match d.name {
+            "auto_increment_increment" | "auto_increment_offset" => Value::Int(1),
+            "autocommit" | "foreign_key_checks" | "unique_checks" | "sql_notes" | "sql_log_bin" | "sql_quote_show_create" => Value::Int(1),
+            "explicit_defaults_for_timestamp" | "local_infile" => Value::Int(1),
+            "big_tables" | "sql_auto_is_null" | "sql_safe_updates" | "sql_warnings" | "transaction_read_only" | "tx_read_only" => {
+                Value::Int(0)
+            }
+            "character_set_client" | "character_set_connection" | "character_set_database" | "character_set_results" | "character_set_server" => {
+                s("utf8mb4")
+            }
+            "character_set_filesystem" => s("binary"),
+            "character_set_system" => s("utf8mb3"),
+            "collation_connection" | "collation_database" | "collation_server" => s("utf8mb4_general_ci"),
+            "connect_timeout" => Value::Int(10),
+            "datadir" => s(datadir),
+            "default_storage_engine" | "storage_engine" => s("InnoDB"),
+            "default_week_format" | "error_count" | "warning_count" | "identity" | "last_insert_id" => Value::Int(0),
+            "div_precision_increment" => Value::Int(4),
+            "group_concat_max_len" => Value::Int(1_048_576),
+            "have_ssl" => s("DISABLED"),
+            "hostname" => s(hostname),
+            "init_connect" => s(""),
+            "interactive_timeout" | "wait_timeout" => Value::Int(28_800),
+            "lc_messages" | "lc_time_names" => s("en_US"),
+            "license" => s("Apache-2.0"),
+            "lock_wait_timeout" => Value::Int(86_400),
+            "log_bin" | "performance_schema" | "skip_networking" => s("OFF"),
+            "lower_case_table_names" => Value::Int(0),
+            "max_allowed_packet" => Value::Int(64 << 20),
+            "max_connections" => Value::Int(151),
+            "max_execution_time" | "max_statement_time" | "max_user_connections" => Value::Int(0),
+            "max_heap_table_size" | "tmp_table_size" => Value::Int(16 << 20),
+            "net_buffer_length" => Value::Int(16384),
+            "net_read_timeout" => Value::Int(30),
+            "net_write_timeout" => Value::Int(60),
+            "port" => Value::Int(i64::from(port)),
+            "protocol_version" => Value::Int(10),
+            "query_cache_size" => Value::Int(0),
+            "query_cache_type" => s("OFF"),
+            "server_id" => Value::Int(1),
+            "socket" => s(""),
+            "sql_mode" => s("STRICT_TRANS_TABLES,ERROR_FOR_DIVISION_BY_ZERO,NO_AUTO_CREATE_USER,NO_ENGINE_SUBSTITUTION"),
+            "sql_select_limit" => Value::Int(i64::MAX),
+            "system_time_zone" => s("UTC"),
+            "table_open_cache" => Value::Int(2000),
+            "thread_cache_size" => Value::Int(151),
+            "time_zone" => s("SYSTEM"),
+            "transaction_isolation" | "tx_isolation" => s("READ-COMMITTED"),
+            "version" => s(version),
+            "version_comment" => s(version_comment),
+            "version_compile_machine" => s(std::env::consts::ARCH),
+            "version_compile_os" => s("Linux"),
+            _ => Value::Null,
+        };
+        m.insert(d.name, v);
+    }
+    m
+}
+
+fn wrong_value(name: &str, v: &Value) -> SqlError {
+    SqlError::new(
+        1231,
+        "42000",
+        format!(
+            "Variable '{name}' can't be set to the value of '{}'",
+            show(v)
+        ),
+    )
+}
+
+fn wrong_type(name: &str) -> SqlError {
+    SqlError::new(
+        1232,
+        "42000",
+        format!("Incorrect argument type to variable '{name}'"),
+    )
+}
+
+pub fn unknown(name: &str) -> SqlError {
+    SqlError::new(1193, "HY000", format!("Unknown system variable '{name}'"))
+}
+
+/// Text form of a variable value for SHOW VARIABLES.
+pub fn show(v: &Value) -> String {
+    match v {
+        Value::Null => String::new(),
+        Value::Bytes(b) => String::from_utf8_lossy(b).into_owned(),
+        other => other.to_string(),
+    }
+}
+
+/// Validates and normalizes a value for a variable. `DEFAULT` is resolved by the caller.
+pub fn validate(def: &VarDef, v: &Value) -> Result<Value, SqlError> {
+    let name = def.name;
+    match def.kind {
+        VarKind::ReadOnly => Err(SqlError::new(
+            1238,
+            "HY000",
+            format!("Variable '{name}' is a read only variable"),
+        )),
+        VarKind::Bool => match v {
+            Value::Int(0) => Ok(Value::Int(0)),
+            Value::Int(1) => Ok(Value::Int(1)),
+            Value::Bytes(b) => match String::from_utf8_lossy(b).to_ascii_uppercase().as_str() {
+                "ON" | "TRUE" | "1" => Ok(Value::Int(1)),
+                "OFF" | "FALSE" | "0" => Ok(Value::Int(0)),
+                _ => Err(wrong_value(name, v)),
+            },
+            Value::Double(_) => Err(wrong_type(name)),
+            _ => Err(wrong_value(name, v)),
+        },
+        VarKind::Int { min, max } => match v {
+            Value::Int(i) => Ok(Value::Int((*i).clamp(min, max))),
+            Value::Double(d) => Ok(Value::Int(
+                crate::coerce::round_f64_to_i64(*d).clamp(min, max),
+            )),
+            Value::Bytes(_) => Err(wrong_type(name)),
+            Value::Null => Err(wrong_value(name, v)),
+        },
+        VarKind::Str => match v {
+            Value::Null if name == "character_set_results" => Ok(Value::Null),
+            Value::Null => Err(wrong_value(name, v)),
+            Value::Bytes(b) => {
+                let s = String::from_utf8_lossy(b).into_owned();
+                if name == "sql_mode" {
+                    Ok(Value::Bytes(s.to_ascii_uppercase().into_bytes()))
+                } else {
+                    Ok(Value::Bytes(s.into_bytes()))
+                }
+            }
+            other => Ok(Value::Bytes(other.to_string().into_bytes())),
+        },
+        VarKind::Enum(allowed) => {
+            let s = match v {
+                Value::Bytes(b) => String::from_utf8_lossy(b).into_owned(),
+                Value::Int(i) if *i >= 0 && (*i as usize) < allowed.len() => {
+                    allowed[*i as usize].to_string()
+                }
+                _ => return Err(wrong_value(name, v)),
+            };
+            let norm = s.replace(' ', "-");
+            match allowed.iter().find(|a| a.eq_ignore_ascii_case(&norm)) {
+                Some(a) => Ok(Value::Bytes(a.as_bytes().to_vec())),
+                None => Err(wrong_value(name, v)),
+            }
+        }
+    }
+}

@@ -1,0 +1,100 @@
+//! EXPLAIN tells the truth about the access path: const / ref / range / index / ALL.
+
+mod common;
+use common::*;
+use tierdb_sql::{QueryResult, Session};
+
+fn explain(s: &mut Session, sql: &str) -> Vec<Vec<String>> {
+    match exec(s, &format!("EXPLAIN {sql}")) {
+        QueryResult::Rows { columns, rows } => {
+            let names: Vec<&str> = columns.iter().map(|c| c.name.as_str()).collect();
+            assert_eq!(
+                names,
+                [
+                    "id",
+                    "select_type",
+                    "table",
+                    "type",
+                    "possible_keys",
+                    "key",
+                    "key_len",
+                    "ref",
+                    "rows",
+                    "Extra"
+                ]
+            );
+            rows.iter().map(|r| r.iter().map(text).collect()).collect()
+        }
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn access_types() {
+    let e = env();
+    let mut s = e.session(1);
+    exec(&mut s, "CREATE TABLE sbtest1(id INTEGER NOT NULL AUTO_INCREMENT, k INTEGER DEFAULT '0' NOT NULL, c CHAR(120) DEFAULT '' NOT NULL, pad CHAR(60) DEFAULT '' NOT NULL, PRIMARY KEY (id))");
+    exec(&mut s, "CREATE INDEX k_1 ON sbtest1(k)");
+    let r = explain(&mut s, "SELECT c FROM sbtest1 WHERE id=5");
+    assert_eq!(
+        &r[0][1..9],
+        ["SIMPLE", "sbtest1", "const", "PRIMARY", "PRIMARY", "4", "const", "1"]
+    );
+    assert_eq!(r[0][9], "NULL");
+    let r = explain(
+        &mut s,
+        "SELECT c FROM sbtest1 WHERE id BETWEEN 1 AND 10 ORDER BY c",
+    );
+    assert_eq!(&r[0][3..6], ["range", "PRIMARY", "PRIMARY"]);
+    assert!(r[0][9].contains("Using filesort"));
+    let r = explain(
+        &mut s,
+        "SELECT c FROM sbtest1 WHERE id BETWEEN 1 AND 10 ORDER BY id",
+    );
+    assert!(!r[0][9].contains("filesort"));
+    let r = explain(&mut s, "SELECT * FROM sbtest1 WHERE k = 3");
+    assert_eq!(&r[0][3..8], ["ref", "k_1", "k_1", "4", "const"]);
+    let r = explain(&mut s, "SELECT * FROM sbtest1 WHERE k IN (1, 2, 3)");
+    assert_eq!(&r[0][3..6], ["range", "k_1", "k_1"]);
+    let r = explain(
+        &mut s,
+        "SELECT COUNT(k) FROM sbtest1 WHERE k BETWEEN 1 AND 5 OR k BETWEEN 10 AND 20",
+    );
+    assert_eq!(&r[0][3..6], ["range", "k_1", "k_1"]);
+    let r = explain(&mut s, "SELECT * FROM sbtest1 WHERE c = 'x'");
+    assert_eq!(&r[0][3..6], ["ALL", "NULL", "NULL"]);
+    assert_eq!(r[0][9], "Using where");
+    let r = explain(&mut s, "SELECT * FROM sbtest1 WHERE id IN (1, 5)");
+    assert_eq!(r[0][3], "range");
+    let r = explain(
+        &mut s,
+        "SELECT AVG(id) FROM (SELECT * FROM sbtest1 FORCE KEY (PRIMARY) LIMIT 10) t",
+    );
+    assert_eq!(&r[0][1..4], ["PRIMARY", "<derived2>", "ALL"]);
+    assert_eq!(
+        &r[1][..6],
+        ["2", "DERIVED", "sbtest1", "index", "NULL", "PRIMARY"]
+    );
+    let r = explain(&mut s, "SELECT * FROM sbtest1 FORCE INDEX (k_1)");
+    assert_eq!(&r[0][3..6], ["index", "NULL", "k_1"]);
+    let r = explain(
+        &mut s,
+        "SELECT * FROM sbtest1 IGNORE INDEX (k_1) WHERE k = 3",
+    );
+    assert_eq!(r[0][3], "ALL");
+    let r = explain(&mut s, "UPDATE sbtest1 SET k=k+1 WHERE id=1");
+    assert_eq!(r[0][3], "const");
+    let r = explain(&mut s, "DELETE FROM sbtest1 WHERE k > 5");
+    assert_eq!(&r[0][3..6], ["range", "k_1", "k_1"]);
+    let r = explain(&mut s, "SELECT 1");
+    assert_eq!(r[0][9], "No tables used");
+    // prepared EXPLAIN with a parameter
+    let p = s
+        .prepare("EXPLAIN SELECT c FROM sbtest1 WHERE id=?")
+        .unwrap();
+    let r = rows(
+        s.execute(p.statement_id, &[tierdb_engine::Value::Int(1)])
+            .unwrap(),
+    );
+    assert_eq!(text(&r[0][3]), "const");
+}
