@@ -132,7 +132,7 @@ impl Inner {
         }
         let data_path = cfg.data_dir.join("tierdb.dat");
         let data = Arc::new(
-            DataFile::open(&data_path, cfg.data_throttle)
+            DataFile::open(&data_path, cfg.data_throttle, cfg.data_device_wrapper.as_ref())
                 .map_err(|e| Error::Io(format!("{}: {e}", data_path.display())))?,
         );
         let policy = FlushPolicy::from_mysql(cfg.flush_log_at_trx_commit)

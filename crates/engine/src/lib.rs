@@ -30,7 +30,7 @@ use tierdb_btree::BTree;
 pub use tierdb_io::ThrottleConfig;
 
 /// Engine settings (the `[engine]` part of tierdb.toml; defaults documented in README).
-#[derive(Clone, Debug)]
+#[derive(Clone)]
 pub struct EngineConfig {
     /// Folder of the data file (`tierdb.dat`) and the catalog.
     pub data_dir: PathBuf,
@@ -46,6 +46,33 @@ pub struct EngineConfig {
     /// In-process emulation of a slow cloud disk for the data file (IOPS cap, latency), for
     /// machines where kernel throttling is unavailable. None = the device as it is.
     pub data_throttle: Option<ThrottleConfig>,
+    /// Test seam: wraps the data file device (e.g. in `tierdb_io::Faulty`).
+    pub data_device_wrapper: Option<DeviceWrapper>,
+    /// Test seam: opens redo segment files (e.g. wrapped in `tierdb_io::Faulty`).
+    pub redo_opener: Option<tierdb_wal::DeviceOpener>,
+}
+
+/// Wraps a device; used by tests to inject faults below the engine.
+#[derive(Clone)]
+pub struct DeviceWrapper(pub Arc<dyn Fn(Arc<dyn tierdb_io::Device>) -> Arc<dyn tierdb_io::Device> + Send + Sync>);
+
+impl std::fmt::Debug for DeviceWrapper {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("DeviceWrapper")
+    }
+}
+
+impl std::fmt::Debug for EngineConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("EngineConfig")
+            .field("data_dir", &self.data_dir)
+            .field("redo_dir", &self.redo_dir)
+            .field("buffer_pool_size_bytes", &self.buffer_pool_size_bytes)
+            .field("flush_log_at_trx_commit", &self.flush_log_at_trx_commit)
+            .field("lock_wait_timeout", &self.lock_wait_timeout)
+            .field("data_throttle", &self.data_throttle)
+            .finish()
+    }
 }
 
 impl EngineConfig {
@@ -58,6 +85,8 @@ impl EngineConfig {
             flush_log_at_trx_commit: 1,
             lock_wait_timeout: Duration::from_secs(50),
             data_throttle: None,
+            data_device_wrapper: None,
+            redo_opener: None,
         }
     }
 }

@@ -18,7 +18,7 @@ pub struct DataFile {
 }
 
 impl DataFile {
-    pub fn open(path: &Path, throttle: Option<ThrottleConfig>) -> io::Result<DataFile> {
+    pub fn open(path: &Path, throttle: Option<ThrottleConfig>, wrap: Option<&crate::DeviceWrapper>) -> io::Result<DataFile> {
         let f = DirectFile::open(path, true)?;
         if !f.is_direct() {
             tracing::warn!(path = %path.display(), "O_DIRECT refused by the file system; the OS page cache is in the data path");
@@ -26,6 +26,10 @@ impl DataFile {
         let dev: Arc<dyn Device> = match throttle {
             Some(t) => Arc::new(Throttled::new(f, t)),
             None => Arc::new(f),
+        };
+        let dev = match wrap {
+            Some(w) => (w.0)(dev),
+            None => dev,
         };
         Ok(DataFile { dev })
     }
