@@ -132,8 +132,12 @@ impl Inner {
         }
         let data_path = cfg.data_dir.join("tierdb.dat");
         let data = Arc::new(
-            DataFile::open(&data_path, cfg.data_throttle, cfg.data_device_wrapper.as_ref())
-                .map_err(|e| Error::Io(format!("{}: {e}", data_path.display())))?,
+            DataFile::open(
+                &data_path,
+                cfg.data_throttle,
+                cfg.data_device_wrapper.as_ref(),
+            )
+            .map_err(|e| Error::Io(format!("{}: {e}", data_path.display())))?,
         );
         let policy = FlushPolicy::from_mysql(cfg.flush_log_at_trx_commit)
             .unwrap_or(FlushPolicy::EveryCommit);

@@ -54,7 +54,10 @@ pub struct EngineConfig {
 
 /// Wraps a device; used by tests to inject faults below the engine.
 #[derive(Clone)]
-pub struct DeviceWrapper(pub Arc<dyn Fn(Arc<dyn tierdb_io::Device>) -> Arc<dyn tierdb_io::Device> + Send + Sync>);
+pub struct DeviceWrapper(pub Arc<WrapFn>);
+
+/// The function inside a `DeviceWrapper`.
+pub type WrapFn = dyn Fn(Arc<dyn tierdb_io::Device>) -> Arc<dyn tierdb_io::Device> + Send + Sync;
 
 impl std::fmt::Debug for DeviceWrapper {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {

@@ -18,7 +18,11 @@ pub struct DataFile {
 }
 
 impl DataFile {
-    pub fn open(path: &Path, throttle: Option<ThrottleConfig>, wrap: Option<&crate::DeviceWrapper>) -> io::Result<DataFile> {
+    pub fn open(
+        path: &Path,
+        throttle: Option<ThrottleConfig>,
+        wrap: Option<&crate::DeviceWrapper>,
+    ) -> io::Result<DataFile> {
         let f = DirectFile::open(path, true)?;
         if !f.is_direct() {
             tracing::warn!(path = %path.display(), "O_DIRECT refused by the file system; the OS page cache is in the data path");

@@ -17,10 +17,13 @@ use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
+/// key → before-image (None = the key did not exist).
+type BeforeImages = HashMap<Vec<u8>, Option<Vec<u8>>>;
+
 pub struct ActiveTxn {
     pub id: u64,
     /// tree root → key → before-image (None = the key did not exist).
-    writes: Mutex<HashMap<u64, HashMap<Vec<u8>, Option<Vec<u8>>>>>,
+    writes: Mutex<HashMap<u64, BeforeImages>>,
 }
 
 impl ActiveTxn {

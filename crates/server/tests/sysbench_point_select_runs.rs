@@ -20,7 +20,14 @@ fn sysbench_point_select_runs() {
         table_size: 1000,
     };
     let run = sb
-        .workload("oltp_point_select", 16, 3)
+        .workload(
+            &Workload {
+                name: "oltp_point_select",
+                tables: None,
+            },
+            16,
+            3,
+        )
         .unwrap_or_else(|(phase, o)| panic!("{phase} failed:\n{}", o.describe()));
     assert!(run.error_lines().is_empty(), "{}", run.describe());
     assert_eq!(run.counter("ignored errors"), Some(0), "{}", run.describe());

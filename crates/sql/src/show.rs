@@ -83,14 +83,7 @@ pub fn databases(
     env: &dyn Env,
 ) -> Result<QueryResult, SqlError> {
     let columns = text_cols(&["Database"]);
-    let mut names = engine.databases();
-    names.push("information_schema".into());
-    names.sort();
-    let rows = names
-        .into_iter()
-        .filter(|n| n != "information_schema")
-        .map(|n| vec![s(n)])
-        .collect();
+    let rows = engine.databases().into_iter().map(|n| vec![s(n)]).collect();
     let rows = filter_rows(&columns, rows, filter, 0, env)?;
     Ok(QueryResult::Rows { columns, rows })
 }

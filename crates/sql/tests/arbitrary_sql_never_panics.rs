@@ -98,12 +98,13 @@ const WORDS: &[&str] = &[
 
 /// One engine for all cases (opening one per case is slow); each case gets a new session
 /// and a fresh table `t`.
-fn setup() -> ((), tierdb_sql::Session) {
+fn setup(db: &str) -> ((), tierdb_sql::Session) {
     static ENV: std::sync::OnceLock<Env> = std::sync::OnceLock::new();
     static NEXT: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(1);
     let e = ENV.get_or_init(env);
     let mut s = e.session(NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed));
-    exec(&mut s, "USE sbtest");
+    exec(&mut s, &format!("CREATE DATABASE IF NOT EXISTS {db}"));
+    exec(&mut s, &format!("USE {db}"));
     exec(&mut s, "DROP TABLE IF EXISTS t");
     exec(
         &mut s,
@@ -131,14 +132,14 @@ proptest! {
 
     #[test]
     fn random_text_never_panics(sql in "\\PC{0,80}") {
-        let (_e, mut s) = setup();
+        let (_e, mut s) = setup("d1");
         let _ = s.query(&sql);
         let _ = s.prepare(&sql);
     }
 
     #[test]
     fn random_token_soup_never_panics(words in proptest::collection::vec(proptest::sample::select(WORDS), 1..30), params in proptest::collection::vec(value(), 0..4)) {
-        let (_e, mut s) = setup();
+        let (_e, mut s) = setup("d2");
         let sql = words.join(" ");
         let _ = s.query(&sql);
         if let Ok(p) = s.prepare(&sql) {
@@ -153,7 +154,7 @@ proptest! {
 
 #[test]
 fn pathological_inputs_are_refused_not_crashed() {
-    let (_e, mut s) = setup();
+    let (_e, mut s) = setup("d3");
     let deep_parens = format!("SELECT {}1{}", "(".repeat(5000), ")".repeat(5000));
     assert!(s.query(&deep_parens).is_err());
     let long_chain = format!("SELECT 1{}", "+1".repeat(100_000));
@@ -172,7 +173,9 @@ fn pathological_inputs_are_refused_not_crashed() {
             .collect::<Vec<_>>()
             .join(",")
     );
-    assert!(s.query(&many_in).is_ok());
+    if let Err(e) = s.query(&many_in) {
+        panic!("{e}");
+    }
     let big = format!("SELECT '{}'", "x".repeat(1 << 20));
     assert!(s.query(&big).is_ok());
     assert!(s.query("SELECT 9223372036854775807 + 1").is_err());

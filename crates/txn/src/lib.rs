@@ -10,7 +10,7 @@
 
 use parking_lot::{Condvar, Mutex};
 use std::collections::HashMap;
-use std::hash::{BuildHasher, Hash, Hasher};
+use std::hash::{BuildHasher, Hash};
 use std::time::{Duration, Instant};
 
 /// Transaction identifier; 0 means "no transaction".
@@ -82,9 +82,7 @@ impl LockManager {
     }
 
     fn shard(&self, k: &LockKey) -> &Shard {
-        let mut h = self.hasher.build_hasher();
-        k.hash(&mut h);
-        &self.shards[(h.finish() as usize) % SHARDS]
+        &self.shards[(self.hasher.hash_one(k) as usize) % SHARDS]
     }
 
     /// True when waiting for `owner` would close a cycle back to `me`.
