@@ -123,12 +123,12 @@ impl<'a> Mtr<'a> {
             .collect();
         redo::begin_mtr(&mut payload, self.txn, changed.len() as u16);
         for &i in &changed {
-            let e = &self.pages[i];
+            let e = &mut self.pages[i];
             debug_assert_eq!(e.guard.len(), PAGE_SIZE);
             redo::encode_change(
                 &mut payload,
                 e.guard.id(),
-                e.before.as_deref(),
+                e.before.as_deref_mut(),
                 &e.guard[..],
             );
         }

@@ -51,7 +51,8 @@ fn w64(p: &mut [u8], at: usize, v: u64) {
     p[at..at + 8].copy_from_slice(&v.to_le_bytes());
 }
 
-/// Formats `p` as an empty node.
+/// Formats `p` as an empty node. Invariant kept by every function here: the gap between the
+/// slot array and the cell area is all zero, so full page images in the redo log can omit it.
 pub fn init(p: &mut [u8], id: PageId, level: u8) {
     let ty = if level == 0 {
         PageType::BTreeLeaf
@@ -228,6 +229,8 @@ pub fn compact(p: &mut [u8]) {
         p[end..end + c.len()].copy_from_slice(c);
         w16(p, SLOTS_START + 2 * i, end);
     }
+    let slots_end = SLOTS_START + 2 * n;
+    p[slots_end..end].fill(0);
     set_free_end(p, end);
     w16(p, off::FRAG, 0);
 }
@@ -287,8 +290,11 @@ pub fn remove_at(p: &mut [u8], i: usize) {
     let sz = cell_size_at(p, o);
     let s = SLOTS_START + 2 * i;
     p.copy_within(s + 2..SLOTS_START + 2 * n, s);
+    // Keep the gap between the slot array and the cells zeroed (full page images skip it).
+    p[SLOTS_START + 2 * (n - 1)..SLOTS_START + 2 * n].fill(0);
     w16(p, off::NSLOTS, n - 1);
     if o == free_end(p) {
+        p[o..o + sz].fill(0);
         set_free_end(p, o + sz);
     } else {
         let f = r16(p, off::FRAG) + sz;

@@ -13,9 +13,10 @@
 //! by the evicting caller) → WalGate / PageStore calls. The flusher-control mutex is a leaf
 //! taken only to sleep, wake or stop; the thread holds no frame latch while it sleeps.
 //!
-//! Rounds: every `flusher_interval_ms`, collect the dirty frames, oldest `rec_lsn` first, and
-//! write up to `background_batch` of them; when dirty frames exceed the high-water mark (or an
-//! evictor found no clean victim), write until half the high-water mark is left. Each round
+//! Rounds: every `flusher_interval_ms`, write the dirty frames whose `rec_lsn` is below the
+//! flush target set by the checkpointer (`set_flush_target`), oldest first; when dirty frames
+//! exceed the high-water mark (or an evictor found no clean victim), write until half the
+//! high-water mark is left. Each round
 //! that wrote something ends with `PageStore::sync`.
 
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -325,11 +326,6 @@ impl BufferPool {
         Ok(true)
     }
 
-    /// Dirty frames the flusher writes per background round.
-    fn background_batch(&self) -> u64 {
-        (self.frames.len() as u64 / 64).max(16)
-    }
-
     fn flush_round(
         &self,
         scratch: &mut [u8],
@@ -351,22 +347,30 @@ impl BufferPool {
             return;
         }
         let high = self.dirty_high_water;
-        let background = dirty.saturating_sub(self.background_batch());
-        let target = if urgent || dirty > high {
-            background.min(high / 2)
-        } else {
-            background
-        };
+        let pressed = urgent || dirty > high;
+        // Without pressure, only pages older than the checkpoint target are written: a page
+        // kept dirty absorbs many changes with one write and one full-page redo image.
+        let below = self.flush_below.load(Ordering::Acquire);
+        if !pressed && below == 0 {
+            return;
+        }
+        let target = if pressed { high / 2 } else { 0 };
         batch.clear();
         for (i, f) in self.frames.iter().enumerate() {
             if f.flags() & DIRTY != 0 {
-                batch.push((f.rec_lsn.load(Ordering::Relaxed), i as FrameIdx));
+                let rec = f.rec_lsn.load(Ordering::Relaxed);
+                if pressed || rec < below {
+                    batch.push((rec, i as FrameIdx));
+                }
             }
         }
         batch.sort_unstable();
         let mut wrote = 0u64;
-        for &(_, idx) in batch.iter() {
-            if get(&self.counters.dirty) <= target || stop.load(Ordering::Acquire) {
+        for &(rec, idx) in batch.iter() {
+            if stop.load(Ordering::Acquire) {
+                break;
+            }
+            if get(&self.counters.dirty) <= target && rec >= below {
                 break;
             }
             match self.write_shared_copy(idx, scratch, false) {

@@ -92,6 +92,8 @@ pub struct BufferPool {
     pub(crate) sync_floor: SyncFloor,
     /// Dirty frames above which the flusher works hard (`dirty_high_water_pct` of frames).
     pub(crate) dirty_high_water: u64,
+    /// The flusher writes dirty pages whose rec_lsn is below this (0 = only under pressure).
+    pub(crate) flush_below: std::sync::atomic::AtomicU64,
     cfg: PoolConfig,
 }
 
@@ -142,6 +144,7 @@ impl BufferPool {
             counters: Counters::default(),
             flusher: Flusher::new(),
             sync_floor: SyncFloor::default(),
+            flush_below: std::sync::atomic::AtomicU64::new(0),
             dirty_high_water: (frames * pct / 100).max(1),
             cfg,
         });
@@ -271,6 +274,12 @@ impl BufferPool {
     }
 
     /// Number of frames.
+    /// Asks the background flusher to write every dirty page whose `rec_lsn` is below
+    /// `lsn` (the checkpointer moves this forward to bound recovery time).
+    pub fn set_flush_target(&self, lsn: Lsn) {
+        self.flush_below.fetch_max(lsn.0, Ordering::AcqRel);
+    }
+
     pub fn frames(&self) -> usize {
         self.frames.len()
     }

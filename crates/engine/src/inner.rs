@@ -605,9 +605,12 @@ impl Inner {
         Ok(c)
     }
 
-    /// Background checkpointer: every second looks at how much log the next recovery would
-    /// read and checkpoints when that exceeds 64 MiB or 30 s have passed.
+    /// Background checkpointer. Every second it looks at the redo age (log written since the
+    /// checkpoint): past half of `REDO_AGE_MAX` it asks the pool's flusher to write the pages
+    /// dirtied in the oldest part of the log, and checkpoints; otherwise it checkpoints every
+    /// 30 s. Pages stay dirty in DRAM in between, absorbing many changes per write.
     pub fn run_checkpointer(self: Arc<Self>) {
+        const REDO_AGE_MAX: u64 = 1 << 30;
         let mut last = Instant::now();
         loop {
             {
@@ -620,13 +623,14 @@ impl Inner {
                     return;
                 }
             }
-            let behind = self
-                .store
-                .wal
-                .end_lsn()
-                .0
-                .saturating_sub(self.store.wal.checkpoint_lsn().0);
-            if behind > (64 << 20) || (last.elapsed() > Duration::from_secs(30) && behind > 0) {
+            let end = self.store.wal.end_lsn().0;
+            let age = end.saturating_sub(self.store.wal.checkpoint_lsn().0);
+            if age > REDO_AGE_MAX / 4 {
+                self.store
+                    .pool
+                    .set_flush_target(Lsn(end - REDO_AGE_MAX / 4));
+            }
+            if age > REDO_AGE_MAX / 2 || (last.elapsed() > Duration::from_secs(30) && age > 0) {
                 if let Err(e) = self.checkpoint() {
                     tracing::error!(error = %e, "checkpoint failed");
                 }
