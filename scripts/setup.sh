@@ -9,6 +9,7 @@ command -v tmux >/dev/null 2>&1 || need+=(tmux)
 if [ "${TIERDB_BENCH:-0}" = 1 ]; then
   command -v mariadbd >/dev/null 2>&1 || need+=(mariadb-server)
   command -v fio >/dev/null 2>&1 || need+=(fio)
+  command -v bc >/dev/null 2>&1 || need+=(bc)
 fi
 if [ ${#need[@]} -gt 0 ]; then
   sudo=""; [ "$(id -u)" = 0 ] || sudo="sudo"

@@ -134,10 +134,9 @@ fn encode_run(
         for shift in [2isize, -2] {
             // Longest stretch inside the run where after[j] == before[j - shift].
             let (mut best, mut cur_start, mut best_start) = (0usize, start, start);
-            for j in start..end {
+            for (j, &a) in after.iter().enumerate().take(end).skip(start) {
                 let src = j as isize - shift;
-                let same =
-                    src >= 0 && (src as usize) < PAGE_SIZE && after[j] == before[src as usize];
+                let same = src >= 0 && (src as usize) < PAGE_SIZE && a == before[src as usize];
                 if !same {
                     cur_start = j + 1;
                 } else if j + 1 - cur_start > best {

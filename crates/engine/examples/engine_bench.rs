@@ -108,6 +108,12 @@ fn kernel() -> String {
         .unwrap_or_else(|_| "unknown".into())
 }
 
+fn load_average() -> String {
+    std::fs::read_to_string("/proc/loadavg")
+        .map(|s| s.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
+        .unwrap_or_else(|_| "unknown".into())
+}
+
 fn git_commit() -> String {
     std::process::Command::new("git")
         .args(["rev-parse", "--short", "HEAD"])
@@ -167,6 +173,9 @@ fn row(id: i64) -> Row {
         Value::Bytes(pad),
     ]
 }
+
+/// One benchmark operation: (thread number, the thread's random numbers).
+type Op = Arc<dyn Fn(usize, &mut Rng) + Send + Sync>;
 
 struct Rng(u64);
 impl Rng {
@@ -290,6 +299,15 @@ impl Window {
     }
 }
 
+/// A per-thread operation counter on its own cache line: only its thread writes it.
+#[repr(align(128))]
+#[derive(Default)]
+struct Slot(AtomicU64);
+
+fn total(slots: &[Slot]) -> u64 {
+    slots.iter().map(|s| s.0.load(Ordering::Relaxed)).sum()
+}
+
 /// Runs `op` on `threads` threads for `dur`; returns the whole-run window. With
 /// `per_second`, prints one line of counters per second.
 fn timed(
@@ -298,26 +316,22 @@ fn timed(
     dur: Duration,
     dev_reads: &AtomicU64,
     per_second: bool,
-    op: Arc<dyn Fn(usize, &mut Rng) + Send + Sync>,
+    op: Op,
 ) -> Window {
     let stop = Arc::new(AtomicBool::new(false));
-    let ops = Arc::new(AtomicU64::new(0));
+    let slots: Arc<Vec<Slot>> = Arc::new((0..threads).map(|_| Slot::default()).collect());
     let start = snap(e, 0, dev_reads);
     let handles: Vec<_> = (0..threads)
         .map(|th| {
-            let (stop, ops, op) = (stop.clone(), ops.clone(), op.clone());
+            let (stop, slots, op) = (stop.clone(), slots.clone(), op.clone());
             std::thread::spawn(move || {
                 let mut rng = Rng(0x2545_f491_4f6c_dd1d ^ ((th as u64 + 1) << 17));
-                let mut local = 0u64;
+                let mut done = 0u64;
                 while !stop.load(Ordering::Relaxed) {
                     op(th, &mut rng);
-                    local += 1;
-                    if local == 64 {
-                        ops.fetch_add(local, Ordering::Relaxed);
-                        local = 0;
-                    }
+                    done += 1;
+                    slots[th].0.store(done, Ordering::Relaxed);
                 }
-                ops.fetch_add(local, Ordering::Relaxed);
             })
         })
         .collect();
@@ -327,7 +341,7 @@ fn timed(
     while Instant::now() < end {
         let next = (last.at + Duration::from_secs(1)).min(end);
         std::thread::sleep(next.saturating_duration_since(Instant::now()));
-        let now = snap(e, ops.load(Ordering::Relaxed), dev_reads);
+        let now = snap(e, total(&slots), dev_reads);
         if per_second {
             second += 1;
             let w = Window::between(&last, &now);
@@ -341,11 +355,12 @@ fn timed(
         }
         last = now;
     }
+    // The window ends here; operations still in flight are not counted.
+    let fin = snap(e, total(&slots), dev_reads);
     stop.store(true, Ordering::Relaxed);
     for h in handles {
         h.join().expect("benchmark thread panicked");
     }
-    let fin = snap(e, ops.load(Ordering::Relaxed), dev_reads);
     Window::between(&start, &fin)
 }
 
@@ -402,6 +417,7 @@ fn main() {
         mem_total_gib(),
         kernel()
     );
+    println!("load average at start (1/5/15 min): {}", load_average());
     println!("commit:  {}", git_commit());
     println!("command: {}", command.join(" "));
     println!("data:    {}", root.display());
@@ -420,10 +436,7 @@ fn main() {
     let t = e.table("bench", "sbtest1").expect("table");
     let rate = load(&e, &t, SMALL_ROWS);
     println!("(a) loaded {SMALL_ROWS} rows: {rate:.0} rows/s (one thread, 5 000-row transactions)");
-    let get_op = |e: &Arc<Engine>,
-                  t: &Arc<Table>,
-                  rows: i64|
-     -> Arc<dyn Fn(usize, &mut Rng) + Send + Sync> {
+    let get_op = |e: &Arc<Engine>, t: &Arc<Table>, rows: i64| -> Op {
         let (e, t) = (e.clone(), t.clone());
         Arc::new(move |_, rng: &mut Rng| {
             let id = (rng.next() % rows as u64) as i64;
@@ -470,7 +483,7 @@ fn main() {
             .expect("set flush policy");
         for th in [1, args.threads] {
             let (e2, t2, ids) = (e.clone(), ti.clone(), next_ids.clone());
-            let op: Arc<dyn Fn(usize, &mut Rng) + Send + Sync> = Arc::new(move |thread, _| {
+            let op: Op = Arc::new(move |thread, _| {
                 let n = ids[thread].fetch_add(1, Ordering::Relaxed) as i64;
                 let id = thread as i64 * 1_000_000_000 + n;
                 let mut tx = e2.begin();
@@ -583,6 +596,7 @@ fn main() {
     drop((t, e));
 
     println!();
+    println!("load average at end (1/5/15 min): {}", load_average());
     println!("## summary ({:.0} s per measurement)", args.seconds);
     println!();
     println!("| phase | threads | ops/s | notes |");

@@ -25,6 +25,12 @@ pub enum Error {
     NotNull(String),
     #[error("Row size too large ({size} bytes; the maximum is {max})")]
     RowTooLarge { size: usize, max: usize },
+    #[error("Variable '{name}' can't be set to the value of '{value}' ({why})")]
+    BadValue {
+        name: String,
+        value: String,
+        why: String,
+    },
     #[error("This version of tierdb doesn't yet support '{0}'")]
     NotSupported(String),
     #[error("storage I/O error: {0}")]
@@ -53,6 +59,7 @@ impl Error {
             Error::NotNull(_) => (1048, "23000"),
             Error::RowTooLarge { .. } => (1118, "42000"),
             Error::NotSupported(_) => (1235, "42000"),
+            Error::BadValue { .. } => (1231, "42000"),
             Error::Io(_) | Error::Poisoned(_) => (1030, "HY000"),
             Error::Corrupt(_) => (1712, "HY000"),
             Error::Internal(_) => (1815, "HY000"),

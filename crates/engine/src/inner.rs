@@ -15,9 +15,10 @@ use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
+use tierdb_bpe::{Bpe, Trust};
 use tierdb_btree::redo::{self, PageChange, Record};
 use tierdb_btree::{alloc, BTree, Modify, Mtr, Store};
-use tierdb_buffer::{BufferPool, PoolConfig};
+use tierdb_buffer::{BufferPool, PoolConfig, TierHooks};
 use tierdb_page::{Lsn, PageId};
 use tierdb_txn::LockManager;
 use tierdb_wal::{FlushPolicy, Wal, WalConfig};
@@ -40,6 +41,8 @@ pub(crate) struct Counters {
 pub(crate) struct Inner {
     pub cfg: EngineConfig,
     pub store: Store,
+    /// The SSD tier, when configured (installed as the pool's `TierHooks`).
+    pub bpe: Option<Arc<Bpe>>,
     pub catalog_tree: BTree,
     /// db → table → handle.
     pub catalog: RwLock<BTreeMap<String, BTreeMap<String, Arc<Table>>>>,
@@ -56,7 +59,7 @@ pub(crate) struct Inner {
 
 fn err_b(e: tierdb_btree::Error) -> Error {
     match e {
-        tierdb_btree::Error::Buffer(b) => Error::Io(b.to_string()),
+        tierdb_btree::Error::Buffer(b) => Error::from(b),
         tierdb_btree::Error::Wal(w) => Error::Io(w.to_string()),
         tierdb_btree::Error::EntryTooLarge(n) => Error::RowTooLarge {
             size: n,
@@ -82,7 +85,12 @@ impl From<tierdb_wal::WalError> for Error {
 }
 impl From<tierdb_buffer::BufferError> for Error {
     fn from(e: tierdb_buffer::BufferError) -> Error {
-        Error::Io(e.to_string())
+        use tierdb_buffer::BufferError as B;
+        match e {
+            B::Corrupt { .. } => Error::Corrupt(e.to_string()),
+            B::Poisoned(m) => Error::Poisoned(m),
+            other => Error::Io(other.to_string()),
+        }
     }
 }
 
@@ -141,10 +149,14 @@ impl Inner {
         );
         let policy = FlushPolicy::from_mysql(cfg.flush_log_at_trx_commit)
             .unwrap_or(FlushPolicy::EveryCommit);
-        let wal = Arc::new(Wal::open(WalConfig {
+        let wcfg = WalConfig {
             policy,
             ..WalConfig::new(cfg.redo_dir.clone())
-        })?);
+        };
+        let wal = Arc::new(match &cfg.redo_opener {
+            Some(o) => Wal::open_with(wcfg, o.clone())?,
+            None => Wal::open(wcfg)?,
+        });
         let pool = BufferPool::new(
             PoolConfig {
                 size_bytes: cfg.buffer_pool_size_bytes,
@@ -154,6 +166,47 @@ impl Inner {
             Arc::new(LogGate(wal.clone())),
         )?;
         let store = Store { pool, wal };
+
+        // The BPE comes up before redo: every page a replayed record touches is dropped from it.
+        // A persisted BPE index is trusted only if its tag (the redo LSN when it was written)
+        // is at or past the redo start, so every later page change is in the log we replay.
+        let bpe = match &cfg.bpe {
+            None => None,
+            Some(bc) => {
+                for d in &bc.devices {
+                    if let Some(parent) = d.parent() {
+                        let _ = std::fs::create_dir_all(parent);
+                    }
+                }
+                let opened = match &cfg.bpe_opener {
+                    Some(o) => Bpe::open_with_opener(bc.clone(), Trust::Snapshot, o.clone()),
+                    None => Bpe::open(bc.clone(), Trust::Snapshot),
+                };
+                match opened {
+                    Ok(b) => {
+                        let r = b.recovery();
+                        let ckpt = store.wal.checkpoint_lsn().0;
+                        if r.pages_restored > 0 && r.tag.is_none_or(|t| t < ckpt) {
+                            let n = b.clear();
+                            tracing::info!(pages = n, tag = ?r.tag, checkpoint = ckpt, "BPE contents cannot be proven current; starting cold");
+                        } else if r.pages_restored > 0 {
+                            tracing::info!(
+                                pages = r.pages_restored,
+                                clean = r.clean,
+                                "BPE contents reused (warm restart)"
+                            );
+                        }
+                        store.pool.set_hooks(Some(b.clone() as Arc<dyn TierHooks>));
+                        Some(b)
+                    }
+                    Err(e) => {
+                        // The cache is optional: a broken BPE must not stop the database.
+                        tracing::error!(error = %e, "BPE unavailable; running without it");
+                        None
+                    }
+                }
+            }
+        };
 
         // Redo from the checkpoint; collect undo of transactions without an end record.
         let t0 = Instant::now();
@@ -238,6 +291,7 @@ impl Inner {
             lock_wait_timeout_ms: AtomicU64::new(cfg.lock_wait_timeout.as_millis() as u64),
             cfg,
             store,
+            bpe,
             catalog_tree,
             catalog: RwLock::new(BTreeMap::new()),
             ddl: Mutex::new(()),
@@ -599,6 +653,13 @@ impl Inner {
         }
         self.store.wal.flush_to(self.store.wal.end_lsn())?;
         if c > self.store.wal.checkpoint_lsn() {
+            // The BPE index is persisted first, tagged with the new redo start: after a crash
+            // it is reused only together with a log that still holds every later change.
+            if let Some(b) = &self.bpe {
+                if let Err(e) = b.snapshot(c.0) {
+                    tracing::warn!(error = %e, "BPE snapshot failed; it will start cold after a crash");
+                }
+            }
             self.store.wal.checkpoint(c)?;
         }
         self.counters.checkpoints.fetch_add(1, Ordering::Relaxed);
@@ -647,8 +708,67 @@ impl Inner {
         self.stop_cv.notify_all();
         self.store.pool.flush_all()?;
         self.checkpoint()?;
+        let end = self.store.wal.end_lsn();
         self.store.wal.close()?;
+        self.store.pool.set_hooks(None);
+        if let Some(b) = &self.bpe {
+            // Tagged with the final log end: the next start reuses it only if nothing changed.
+            if let Err(e) = b.shutdown_tagged(end.0) {
+                tracing::warn!(error = %e, "BPE shutdown failed; it will start cold");
+            }
+        }
         self.store.pool.shutdown();
+        Ok(())
+    }
+
+    /// `SET GLOBAL bpe_*`: online BPE control.
+    pub fn set_bpe_variable(&self, key: &str, value: &crate::Value) -> Result<()> {
+        let Some(b) = &self.bpe else {
+            return Err(Error::NotSupported(format!(
+                "SET {key}: the server runs without a BPE (no bpe_devices)"
+            )));
+        };
+        let text = match value {
+            crate::Value::Bytes(v) => String::from_utf8_lossy(v).trim().to_string(),
+            other => other.to_string(),
+        };
+        let bad = |why: String| Error::BadValue {
+            name: key.to_string(),
+            value: text.clone(),
+            why,
+        };
+        match key {
+            "bpe_enabled" => {
+                let on = match text.to_ascii_lowercase().as_str() {
+                    "1" | "on" | "true" => true,
+                    "0" | "off" | "false" => false,
+                    _ => return Err(bad("expected ON or OFF".into())),
+                };
+                b.set_enabled(on);
+                tracing::info!(enabled = on, "BPE switched online");
+            }
+            "bpe_size" => {
+                let bytes =
+                    parse_size(&text).ok_or_else(|| bad("expected a size such as 4G".into()))?;
+                b.set_size(bytes).map_err(|e| bad(e.to_string()))?;
+                tracing::info!(bytes, "BPE resized online");
+            }
+            "bpe_admission" => {
+                let p = text.parse().map_err(bad)?;
+                b.set_admission(p);
+            }
+            "bpe_add_device" => {
+                b.add_device(std::path::Path::new(&text))
+                    .map_err(|e| bad(e.to_string()))?;
+                tracing::info!(device = %text, "BPE device added online");
+            }
+            "bpe_remove_device" => {
+                b.remove_device(std::path::Path::new(&text))
+                    .map_err(|e| bad(e.to_string()))?;
+                tracing::info!(device = %text, "BPE device removed online");
+            }
+            _ => return Err(Error::NotSupported(format!("SET GLOBAL {key}"))),
+        }
         Ok(())
     }
 
@@ -656,4 +776,17 @@ impl Inner {
         self.store.wal.set_policy(FlushPolicy::from_mysql(v)?);
         Some(())
     }
+}
+
+/// Parses `4G`, `512M`, `1048576`, `16K` (binary units).
+pub(crate) fn parse_size(s: &str) -> Option<u64> {
+    let s = s.trim();
+    let (num, mul) = match s.chars().last()?.to_ascii_uppercase() {
+        'K' => (&s[..s.len() - 1], 1u64 << 10),
+        'M' => (&s[..s.len() - 1], 1 << 20),
+        'G' => (&s[..s.len() - 1], 1 << 30),
+        'T' => (&s[..s.len() - 1], 1 << 40),
+        _ => (s, 1),
+    };
+    num.trim().parse::<u64>().ok()?.checked_mul(mul)
 }

@@ -27,6 +27,7 @@ use std::sync::Arc;
 use std::time::Duration;
 use tierdb_btree::BTree;
 
+pub use tierdb_bpe::{AdmissionPolicy as BpeAdmission, BpeConfig};
 pub use tierdb_io::ThrottleConfig;
 
 /// Engine settings (the `[engine]` part of tierdb.toml; defaults documented in README).
@@ -46,6 +47,11 @@ pub struct EngineConfig {
     /// In-process emulation of a slow cloud disk for the data file (IOPS cap, latency), for
     /// machines where kernel throttling is unavailable. None = the device as it is.
     pub data_throttle: Option<ThrottleConfig>,
+    /// The Buffer Pool Extension (clean-page cache on fast devices). None = no BPE at all;
+    /// `Some` with `enabled = false` = present but off (it can be switched on online).
+    pub bpe: Option<tierdb_bpe::BpeConfig>,
+    /// Test seam: opens BPE device files (e.g. wrapped in `tierdb_io::Faulty`).
+    pub bpe_opener: Option<tierdb_bpe::DeviceOpener>,
     /// Test seam: wraps the data file device (e.g. in `tierdb_io::Faulty`).
     pub data_device_wrapper: Option<DeviceWrapper>,
     /// Test seam: opens redo segment files (e.g. wrapped in `tierdb_io::Faulty`).
@@ -74,6 +80,7 @@ impl std::fmt::Debug for EngineConfig {
             .field("flush_log_at_trx_commit", &self.flush_log_at_trx_commit)
             .field("lock_wait_timeout", &self.lock_wait_timeout)
             .field("data_throttle", &self.data_throttle)
+            .field("bpe", &self.bpe)
             .finish()
     }
 }
@@ -90,6 +97,8 @@ impl EngineConfig {
             data_throttle: None,
             data_device_wrapper: None,
             redo_opener: None,
+            bpe: None,
+            bpe_opener: None,
         }
     }
 }
@@ -260,6 +269,9 @@ impl Engine {
                 ld(&c.recovered_rolled_back_txns),
             ),
         ];
+        if let Some(b) = &i.bpe {
+            v.extend(b.stats().status_vars());
+        }
         v.sort();
         v
     }
@@ -289,6 +301,13 @@ impl Engine {
             ("tierdb_data_dir".into(), cfg.data_dir.display().to_string()),
             ("tierdb_redo_dir".into(), cfg.redo_dir.display().to_string()),
         ]
+        .into_iter()
+        .chain(self.inner.bpe.iter().flat_map(|b| {
+            b.variables()
+                .into_iter()
+                .map(|(k, v)| (k.trim_start_matches("tierdb_").to_string(), v))
+        }))
+        .collect()
     }
     /// `SET GLOBAL name = value` for an engine setting. `Ok(false)`: not an engine variable
     /// (the SQL layer handles it). Errors: a bad value, or a read-only variable.
@@ -316,6 +335,11 @@ impl Engine {
             "innodb_buffer_pool_size" => Err(Error::NotSupported(
                 "changing innodb_buffer_pool_size at runtime".into(),
             )),
+            n if n.starts_with("bpe_") || n.starts_with("tierdb_bpe_") => {
+                self.inner
+                    .set_bpe_variable(n.trim_start_matches("tierdb_"), value)?;
+                Ok(true)
+            }
             _ => Ok(false),
         }
     }
@@ -354,6 +378,12 @@ impl Txn {
     /// Point lookup by full primary key.
     pub fn get(&mut self, t: &Table, pk: &[Value]) -> Result<Option<Row>> {
         self.st.get(t, pk)
+    }
+    /// Locking read by full primary key: waits for the row lock (kept until commit or
+    /// rollback; errors Deadlock / LockWaitTimeout), then returns the newest committed (or own)
+    /// version. UPDATE and DELETE read their rows this way so concurrent changes are not lost.
+    pub fn lock_row(&mut self, t: &Table, pk: &[Value]) -> Result<Option<Row>> {
+        self.st.lock_row(t, pk)
     }
     /// Rows whose primary key lies within the bounds. Bounds are on a key prefix: `n` values
     /// compare against the first `n` primary key columns.

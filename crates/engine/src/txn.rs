@@ -169,6 +169,14 @@ impl TxnState {
         self.get_key(t, &key)
     }
 
+    /// Locking read: takes the row lock (held to the end of the transaction), then reads the
+    /// newest version — committed or this transaction's own. The base of read-modify-write.
+    pub fn lock_row(&mut self, t: &Table, pk: &[Value]) -> Result<Option<Row>> {
+        let key = encode_key(pk);
+        self.lock(t, &key)?;
+        self.get_key(t, &key)
+    }
+
     fn get_key(&self, t: &Table, key: &[u8]) -> Result<Option<Row>> {
         self.inner
             .counters

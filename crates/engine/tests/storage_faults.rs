@@ -344,6 +344,9 @@ fn corrupt_page_read_names_the_page_and_does_not_panic() {
             names_page(&msg, bad_page),
             "the error does not name page {bad_page}: {msg}"
         );
+        if hits == 0 {
+            eprintln!("corrupt read of page {bad_page}: {err:?}");
+        }
         hits += 1;
         // Not cached: the same read succeeds once the disk returns good bytes.
         let mut tx = e.begin();

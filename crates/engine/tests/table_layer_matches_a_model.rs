@@ -240,14 +240,15 @@ fn check_committed(
 fn insert_one(tx: &mut Txn, t: &Table, m: &mut Model, row: Row) -> Result<(), TestCaseError> {
     let id = row[0].as_i64().unwrap_or(0);
     let r = tx.insert(t, row.clone());
-    if m.view.contains_key(&id) {
-        prop_assert!(
+    match m.view.entry(id) {
+        std::collections::btree_map::Entry::Occupied(_) => prop_assert!(
             matches!(r, Err(Error::DuplicateKey { .. })),
             "insert of existing id {id}: expected DuplicateKey, got {r:?}"
-        );
-    } else {
-        prop_assert!(matches!(r, Ok(None)), "insert of id {id}: {r:?}");
-        m.view.insert(id, row);
+        ),
+        std::collections::btree_map::Entry::Vacant(v) => {
+            prop_assert!(matches!(r, Ok(None)), "insert of id {id}: {r:?}");
+            v.insert(row);
+        }
     }
     Ok(())
 }

@@ -303,9 +303,10 @@ fn read_then_update_loses_no_increment() {
                 while n < PER_WORKER {
                     let id = rng.below(COUNTERS as u64) as i64;
                     let mut tx = e.begin();
-                    // What `UPDATE acct SET bal = bal + 1 WHERE id = ?` does in the SQL layer.
+                    // What `UPDATE acct SET bal = bal + 1 WHERE id = ?` does in the SQL layer:
+                    // a locking read, then the update.
                     let r = tx
-                        .get(&t, &key(id))
+                        .lock_row(&t, &key(id))
                         .and_then(|row| {
                             let row = row.expect("counter row");
                             let v = row[1].as_i64().expect("bal");

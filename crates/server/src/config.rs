@@ -230,6 +230,26 @@ settings! {
     thread_stack_size: ByteSize = ByteSize(4 << 20);
     /// Seconds shutdown waits for running statements to finish before closing anyway.
     shutdown_timeout: u64 = 30;
+    /// Buffer Pool Extension on or off at start (it can be switched online with SET GLOBAL bpe_enabled).
+    bpe_enabled: bool [num_args = 0..=1, default_missing_value = "true", action = clap::ArgAction::Set] = true;
+    /// Total BPE size over all its devices (bytes or K/M/G); 0 = 4 x buffer_pool_size.
+    bpe_size: ByteSize = ByteSize(0);
+    /// BPE device files, comma-separated on the command line (put each on a different fast disk); empty = one file `bpe/bpe0.cache` next to data_dir.
+    bpe_devices: Vec<PathBuf> [value_delimiter = ','] = Vec::new();
+    /// BPE region size: the unit written sequentially and evicted FIFO (bytes or K/M/G, 1M..32M).
+    bpe_region_size: ByteSize = ByteSize(16 << 20);
+    /// BPE admission policy: always (every clean page leaving DRAM) or second_touch (only pages evicted before, resists one-off scans).
+    bpe_admission: String = String::from("always");
+    /// In-process emulation of a slow cloud data disk: read IOPS cap of the data file (0 = none). For labs without kernel throttling.
+    data_read_iops: u32 = 0;
+    /// In-process emulation: write IOPS cap of the data file (0 = none).
+    data_write_iops: u32 = 0;
+    /// In-process emulation: added latency per data-file I/O in microseconds (0 = none).
+    data_latency_us: u32 = 0;
+    /// In-process emulation of the fast devices: read IOPS cap of each BPE device (0 = none).
+    bpe_read_iops: u32 = 0;
+    /// In-process emulation: write IOPS cap of each BPE device (0 = none).
+    bpe_write_iops: u32 = 0;
     /// Log filter (tracing env-filter syntax, e.g. "info" or "tierdb_server=debug"); the RUST_LOG environment variable overrides it.
     log: String = String::from("info");
 }
@@ -312,6 +332,18 @@ impl Config {
                 self.thread_stack_size
             ));
         }
+        if let Err(e) = self.bpe_admission.parse::<tierdb_engine::BpeAdmission>() {
+            return bad(format!("bpe_admission: {e}"));
+        }
+        if self.bpe_region_size.0 < 1 << 20
+            || self.bpe_region_size.0 > 32 << 20
+            || !self.bpe_region_size.0.is_multiple_of(16 << 10)
+        {
+            return bad(format!(
+                "bpe_region_size = {}: must be a multiple of 16K between 1M and 32M",
+                self.bpe_region_size
+            ));
+        }
         if self.users.is_empty() {
             return bad("no [[users]]: nobody could log in".into());
         }
@@ -342,6 +374,38 @@ impl Config {
         e.buffer_pool_size_bytes = self.buffer_pool_size.0;
         e.flush_log_at_trx_commit = self.flush_log_at_trx_commit;
         e.lock_wait_timeout = std::time::Duration::from_secs(self.lock_wait_timeout);
+        let throttle = |r: u32, w: u32, lat: u32| {
+            (r > 0 || w > 0 || lat > 0).then_some(tierdb_engine::ThrottleConfig {
+                read_iops: r,
+                write_iops: w,
+                latency_us: lat,
+                jitter_us: 0,
+            })
+        };
+        e.data_throttle = throttle(
+            self.data_read_iops,
+            self.data_write_iops,
+            self.data_latency_us,
+        );
+        let devices = if self.bpe_devices.is_empty() {
+            let base = self.data_dir.parent().unwrap_or(Path::new("."));
+            vec![base.join("bpe").join("bpe0.cache")]
+        } else {
+            self.bpe_devices.clone()
+        };
+        e.bpe = Some(tierdb_engine::BpeConfig {
+            enabled: self.bpe_enabled,
+            size_bytes: if self.bpe_size.0 == 0 {
+                4 * self.buffer_pool_size.0
+            } else {
+                self.bpe_size.0
+            },
+            devices,
+            region_size_bytes: self.bpe_region_size.0,
+            admission: self.bpe_admission.parse().unwrap_or_default(),
+            throttle: throttle(self.bpe_read_iops, self.bpe_write_iops, 0),
+            ..tierdb_engine::BpeConfig::default()
+        });
         e
     }
 }
@@ -414,7 +478,7 @@ mod tests {
         back.apply_toml(&text).unwrap();
         assert_eq!(back.port, 3307);
         assert_eq!(back.users[0].native_hash(), c.users[0].native_hash());
-        assert_eq!(KEYS.len(), 15);
+        assert_eq!(KEYS.len(), 25);
     }
 }
 

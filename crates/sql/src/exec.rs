@@ -703,7 +703,17 @@ pub fn run_update(
     let targets = collect_targets(t, &plan.access, &plan.filter, limit, txn, cx)?;
     let mut matched = 0;
     let mut changed = 0;
-    for (ri, old) in targets.into_iter().enumerate() {
+    for (ri, seen) in targets.into_iter().enumerate() {
+        // Lock the row and re-read it: another transaction may have changed it since the
+        // unlocked scan; the WHERE is checked again on the version we will change.
+        let Some(old) = txn.lock_row(t, &pk_of(t, &seen))? else {
+            continue;
+        };
+        if let Some(f) = &plan.filter {
+            if !f.matches(&old, cx)? {
+                continue;
+            }
+        }
         matched += 1;
         let mut new = old.clone();
         for (ci, e) in &plan.sets {
@@ -750,8 +760,16 @@ pub fn run_delete(
     let limit = count_arg(&plan.limit, "LIMIT", cx)?;
     let targets = collect_targets(t, &plan.access, &plan.filter, limit, txn, cx)?;
     let mut n = 0;
-    for old in targets {
-        let pk = pk_of(t, &old);
+    for seen in targets {
+        let pk = pk_of(t, &seen);
+        let Some(old) = txn.lock_row(t, &pk)? else {
+            continue;
+        };
+        if let Some(f) = &plan.filter {
+            if !f.matches(&old, cx)? {
+                continue;
+            }
+        }
         if txn.delete(t, &pk)? {
             n += 1;
             if let Some(u) = undo.as_deref_mut() {

@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# Cache-resident sysbench comparison: tierdb vs MariaDB 10.11 (InnoDB) on this machine.
+# Same data (8 tables x 100k rows by default), buffer pools large enough for everything,
+# O_DIRECT and a durable commit (flush at every commit) on both, 64 threads, same command.
+#
+# Usage: bench/cache_resident.sh [out_dir]   (env: TABLES, ROWS, SECONDS, THREADS, POOL)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+TABLES=${TABLES:-8} ROWS=${ROWS:-100000} SECONDS_RUN=${SECONDS:-30} THREADS=${THREADS:-64} POOL=${POOL:-1G}
+OUT=${1:-bench/runs/$(date +%F)-cache-resident}
+WORK=${WORK:-/tmp/tierdb-bench}
+mkdir -p "$OUT"; rm -rf "$WORK"; mkdir -p "$WORK"
+TIERDB_BENCH=1 scripts/setup.sh
+cargo build --release --bin tierdb >/dev/null
+WORKLOADS="oltp_point_select oltp_read_only oltp_write_only oltp_read_write"
+results="$OUT/results.csv"
+echo "system,workload,tps,qps,p95_ms,errors" > "$results"
+
+sb() { # port workload action [extra]
+  sysbench "$2" --db-driver=mysql --mysql-host=127.0.0.1 --mysql-port="$1" --mysql-user=root \
+    --mysql-db=sbtest --tables="$TABLES" --table-size="$ROWS" "${@:4}" "$3"
+}
+
+run_system() { # name port
+  local name=$1 port=$2
+  mariadb -h127.0.0.1 -P"$port" -uroot -e "DROP DATABASE IF EXISTS sbtest; CREATE DATABASE sbtest"
+  /usr/bin/time -f "%e" -o "$OUT/$name-prepare.seconds" sb "$port" oltp_read_write prepare --threads=8 > "$OUT/$name-prepare.log" 2>&1
+  for w in $WORKLOADS; do
+    # Warm-up, then the measured run.
+    sb "$port" "$w" run --threads="$THREADS" --time=5 > /dev/null 2>&1 || true
+    sb "$port" "$w" run --threads="$THREADS" --time="$SECONDS_RUN" --report-interval=5 > "$OUT/$name-$w.log" 2>&1
+    local tps qps p95 err
+    tps=$(grep -oP 'transactions:\s+\d+\s+\(\K[0-9.]+' "$OUT/$name-$w.log")
+    qps=$(grep -oP 'queries:\s+\d+\s+\(\K[0-9.]+' "$OUT/$name-$w.log")
+    p95=$(grep -oP '95th percentile:\s+\K[0-9.]+' "$OUT/$name-$w.log")
+    err=$(grep -oP 'ignored errors:\s+\K\d+' "$OUT/$name-$w.log")
+    echo "$name,$w,$tps,$qps,$p95,$err" >> "$results"
+    echo "$name $w: tps=$tps qps=$qps p95=${p95}ms ignored_errors=$err"
+  done
+}
+
+# --- tierdb
+mkdir -p "$WORK/tierdb"
+( cd "$WORK/tierdb" && exec "$OLDPWD/target/release/tierdb" serve --port 3407 --buffer-pool-size "$POOL" \
+    --flush-log-at-trx-commit 1 > server.log 2>&1 ) &
+TPID=$!
+for _ in $(seq 50); do mariadb -h127.0.0.1 -P3407 -uroot -e 'select 1' >/dev/null 2>&1 && break; sleep 0.2; done
+run_system tierdb 3407
+kill -TERM $TPID; wait $TPID || true
+
+# --- MariaDB
+mkdir -p "$WORK/mariadb/data"; chown -R mysql:mysql "$WORK/mariadb"
+mariadb-install-db --user=mysql --datadir="$WORK/mariadb/data" > "$WORK/mariadb/install.log" 2>&1
+mariadbd --user=mysql --datadir="$WORK/mariadb/data" --port=3408 --bind-address=127.0.0.1 \
+  --socket="$WORK/mariadb/sock" --pid-file="$WORK/mariadb/pid" --log-error="$WORK/mariadb/err.log" \
+  --skip-grant-tables --max-connections=1000 --innodb-buffer-pool-size="$POOL" \
+  --innodb-flush-method=O_DIRECT --innodb-flush-log-at-trx-commit=1 &
+MPID=$!
+for _ in $(seq 100); do mariadb -h127.0.0.1 -P3408 -uroot -e 'select 1' >/dev/null 2>&1 && break; sleep 0.2; done
+run_system mariadb 3408
+kill -TERM $MPID; wait $MPID || true
+
+{
+  echo "machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), $(free -g | awk '/Mem/{print $2}') GiB"
+  echo "data: $TABLES tables x $ROWS rows; pool $POOL; $THREADS threads; ${SECONDS_RUN}s per workload after a 5s warm-up"
+  echo "ratios (tierdb / mariadb, QPS):"
+  for w in $WORKLOADS; do
+    t=$(awk -F, -v w=$w '$1=="tierdb" && $2==w {print $4}' "$results")
+    m=$(awk -F, -v w=$w '$1=="mariadb" && $2==w {print $4}' "$results")
+    echo "  $w: $(echo "scale=2; $t / $m" | bc)"
+  done
+} | tee "$OUT/summary.txt"
