@@ -57,7 +57,7 @@ impl FromStr for AdmissionPolicy {
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Trust {
     /// Rebuild the index only from manifests written by a clean `shutdown()`; otherwise start
-    /// empty. Safe without any help from the engine (see FORMAT.md, "Staleness rule").
+    /// empty. Safe without any help from the engine (see docs/format.md, "Staleness rule").
     #[default]
     CleanShutdownOnly,
     /// Also accept manifests written by `snapshot(tag)` during a run that then crashed. The

@@ -1,5 +1,5 @@
 //! Byte layouts the BPE writes: the region header (at the start of every region on a device)
-//! and the per-device manifest sidecar file. Documented in `crates/bpe/FORMAT.md`.
+//! and the per-device manifest sidecar file. Documented in `docs/format.md` ("Buffer Pool Extension").
 //!
 //! Owns: `RegionLayout` (where slots sit inside a region), encoders and the decoders for
 //! untrusted bytes. Must never: panic or index out of bounds on any input given to a

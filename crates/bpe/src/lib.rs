@@ -2,7 +2,7 @@
 //! or more fast local SSD files, between the DRAM buffer pool and the slow data disk.
 //!
 //! Owns: the DRAM index (`index`: 12-byte entries in 64 Robin Hood shards), the
-//! log-structured region layout on the devices (`format`, documented in `FORMAT.md`), the
+//! log-structured region layout on the devices (`format`, documented in `docs/format.md`), the
 //! admission filter (`admission`), region/device state (`region`), the allocator and shared
 //! state (`inner`), the background writer/evictor thread (`writer`), counters (`stats`) and
 //! the public `Bpe` with its `TierHooks` implementation (`bpe`).
@@ -14,7 +14,7 @@
 //! (from DRAM if the region is not written yet) and validates it (page id, CRC32C, LSN
 //! fingerprint) — any failure is a miss. `on_dirty` drops the entry (DRAM only).
 //!
-//! Must never: serve a page that is not the current clean version (see FORMAT.md, "Staleness
+//! Must never: serve a page that is not the current clean version (see docs/format.md, "Staleness
 //! rule"); return an error or panic to the buffer pool; block an evicting thread on device
 //! I/O; use more than 16 bytes of DRAM index per cached page at steady state.
 //!

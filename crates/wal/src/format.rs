@@ -1,4 +1,4 @@
-//! The redo log's on-disk bytes: record framing and segment file names (see `FORMAT.md`).
+//! The redo log's on-disk bytes: record framing and segment file names (see `docs/format.md`, "Redo log").
 //!
 //! Owns: `encode_header`, `decode_header`, `check_record`, the segment naming rule and the
 //! limits that make garbage recognisable (`MAX_RECORD_BYTES`).

@@ -4,7 +4,7 @@
 //! bytes to this crate (the B+tree layer encodes page diffs and transaction records into
 //! them). The stream lives in a directory as segment files named by the LSN of their first
 //! byte; records are framed `[u32 length][u32 CRC32C][payload]` and may span segment files.
-//! A `control` file holds the checkpoint LSN. The exact bytes are in `FORMAT.md`.
+//! A `control` file holds the checkpoint LSN. The exact bytes are in `docs/format.md`.
 //!
 //! Owns: appending records in log order (`Wal::append`), making them durable with group
 //! commit (`Wal::flush_to`, `Wal::commit` under a `FlushPolicy`), checkpoints and log space
