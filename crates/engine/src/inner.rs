@@ -556,6 +556,21 @@ impl Inner {
         def.indexes.push(index);
         let mut index_roots: Vec<PageId> = t.secondary.iter().map(|s| s.root).collect();
         index_roots.push(tree.root);
+        self.replace_table(db, table, &t, def, index_roots)?;
+        tracing::info!(db, table, entries = n, "index built");
+        Ok(())
+    }
+
+    /// Persists a new definition / index list for table `t` and swaps its in-memory handle
+    /// (sessions holding the old handle keep using it until their next statement).
+    fn replace_table(
+        &self,
+        db: &str,
+        table: &str,
+        t: &Table,
+        def: TableDef,
+        index_roots: Vec<PageId>,
+    ) -> Result<()> {
         let e = TableEntry {
             id: t.id,
             primary_root: t.primary.root,
@@ -579,7 +594,6 @@ impl Inner {
             .entry(db.to_string())
             .or_default()
             .insert(table.to_string(), nt);
-        tracing::info!(db, table, entries = n, "index built");
         Ok(())
     }
 
@@ -600,29 +614,7 @@ impl Inner {
         def.indexes.remove(pos);
         let mut index_roots: Vec<PageId> = t.secondary.iter().map(|s| s.root).collect();
         index_roots.remove(pos);
-        let e = TableEntry {
-            id: t.id,
-            primary_root: t.primary.root,
-            index_roots,
-            def,
-        };
-        self.catalog_put(
-            &catalog::table_key(db, table),
-            Some(catalog::encode_table(&e)),
-        )?;
-        let nt = Arc::new(Table {
-            db: db.into(),
-            def: e.def,
-            id: t.id,
-            primary: t.primary,
-            secondary: e.index_roots.iter().map(|&r| BTree { root: r }).collect(),
-            auto_inc: t.auto_inc.clone(),
-        });
-        self.catalog
-            .write()
-            .entry(db.to_string())
-            .or_default()
-            .insert(table.to_string(), nt);
+        self.replace_table(db, table, &t, def, index_roots)?;
         Ok(())
     }
 
