@@ -57,7 +57,7 @@ impl Default for PoolConfig {
         PoolConfig {
             size_bytes: 128 << 20,
             flusher_interval_ms: 100,
-            dirty_high_water_pct: 50,
+            dirty_high_water_pct: 85,
         }
     }
 }
