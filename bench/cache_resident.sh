@@ -3,10 +3,10 @@
 # Same data (8 tables x 100k rows by default), buffer pools large enough for everything,
 # O_DIRECT and a durable commit (flush at every commit) on both, 64 threads, same command.
 #
-# Usage: bench/cache_resident.sh [out_dir]   (env: TABLES, ROWS, SECONDS, THREADS, POOL)
+# Usage: bench/cache_resident.sh [out_dir]   (env: TABLES, ROWS, RUN_SECONDS, THREADS, POOL)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-TABLES=${TABLES:-8} ROWS=${ROWS:-100000} SECONDS_RUN=${SECONDS:-30} THREADS=${THREADS:-64} POOL=${POOL:-1G}
+TABLES=${TABLES:-8} ROWS=${ROWS:-100000} SECONDS_RUN=${RUN_SECONDS:-30} THREADS=${THREADS:-64} POOL=${POOL:-1G}
 OUT=${1:-bench/runs/$(date +%F)-cache-resident}
 WORK=${WORK:-/tmp/tierdb-bench}
 mkdir -p "$OUT"; rm -rf "$WORK"; mkdir -p "$WORK"

@@ -6,7 +6,7 @@
 # For kernel-throttled tiers and MariaDB side by side, use `tierdb-lab run` (crates/lab).
 #
 # Usage: bench/io_bound.sh [out_dir]
-#   env: TABLES ROWS POOL SECONDS THREADS DATA_IOPS DATA_LAT_US BPE_IOPS
+#   env: TABLES ROWS POOL SECONDS_RUN THREADS DATA_IOPS DATA_LAT_US BPE_IOPS
 set -euo pipefail
 cd "$(dirname "$0")/.."
 TABLES=${TABLES:-8} ROWS=${ROWS:-100000} POOL=${POOL:-16M} RUN=${SECONDS_RUN:-60} THREADS=${THREADS:-64}
