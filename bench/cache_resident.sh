@@ -24,7 +24,9 @@ sb() { # port workload action [extra]
 run_system() { # name port
   local name=$1 port=$2
   mariadb -h127.0.0.1 -P"$port" -uroot -e "DROP DATABASE IF EXISTS sbtest; CREATE DATABASE sbtest"
-  /usr/bin/time -f "%e" -o "$OUT/$name-prepare.seconds" sb "$port" oltp_read_write prepare --threads=8 > "$OUT/$name-prepare.log" 2>&1
+  local t0; t0=$(date +%s.%N)
+  sb "$port" oltp_read_write prepare --threads=8 > "$OUT/$name-prepare.log" 2>&1
+  echo "$(date +%s.%N) - $t0" | bc > "$OUT/$name-prepare.seconds"
   for w in $WORKLOADS; do
     # Warm-up, then the measured run.
     sb "$port" "$w" run --threads="$THREADS" --time=5 > /dev/null 2>&1 || true

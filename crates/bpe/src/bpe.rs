@@ -48,6 +48,8 @@ pub struct RecoveryInfo {
     /// Smallest tag among the manifests used (`snapshot` / `shutdown_tagged`; 0 from `shutdown`).
     pub tag: Option<u64>,
     pub regions_restored: u64,
+    /// Regions listed in a manifest but not found intact on their device (not reused).
+    pub regions_rejected: u64,
     pub pages_restored: u64,
 }
 
@@ -257,6 +259,18 @@ impl Bpe {
         }))
     }
 
+    /// Reads region `region_no`'s header from `dev` and checks it is the region with
+    /// sequence number `seq` (an unreadable, zeroed or different header is a no).
+    fn region_on_device(inner: &Inner, dev: &DeviceState, region_no: u32, seq: u64) -> bool {
+        let len = inner.layout.header_len;
+        let Ok(mut buf) = AlignedBuf::new(len) else { return false };
+        let off = u64::from(region_no) * inner.layout.region_size;
+        if dev.io.read_at(&mut buf, off).is_err() {
+            return false;
+        }
+        matches!(crate::format::RegionHeader::decode(&buf), Ok(h) if h.seq == seq && h.region_no == region_no)
+    }
+
     fn restore(inner: &Inner, manifests: &[Option<Manifest>], rec: &mut RecoveryInfo) {
         let mut restored = Vec::new();
         let mut a = inner.alloc.lock();
@@ -265,7 +279,14 @@ impl Bpe {
             rec.clean &= m.clean;
             rec.tag = Some(rec.tag.map_or(m.tag, |t: u64| t.min(m.tag)));
             let mut by_no = HashMap::new();
+            let dev = a.devices[pos].dev.clone();
             for r in &m.regions {
+                // The device file must still hold the region the manifest describes (it may
+                // have been deleted and recreated, truncated, or overwritten since).
+                if !Self::region_on_device(inner, &dev, r.region_no, r.seq) {
+                    rec.regions_rejected += 1;
+                    continue;
+                }
                 if let Some(meta) = Inner::restore_region_locked(&mut a, pos, r.region_no, r.seq) {
                     by_no.insert(r.region_no, meta.clone());
                     restored.push(meta);
