@@ -263,7 +263,9 @@ impl Bpe {
     /// sequence number `seq` (an unreadable, zeroed or different header is a no).
     fn region_on_device(inner: &Inner, dev: &DeviceState, region_no: u32, seq: u64) -> bool {
         let len = inner.layout.header_len;
-        let Ok(mut buf) = AlignedBuf::new(len) else { return false };
+        let Ok(mut buf) = AlignedBuf::new(len) else {
+            return false;
+        };
         let off = u64::from(region_no) * inner.layout.region_size;
         if dev.io.read_at(&mut buf, off).is_err() {
             return false;

@@ -1,9 +1,9 @@
 //! The DRAM index: page id → (region, slot, LSN fingerprint, hit bit), 12 bytes per entry.
 //!
 //! Owns: 64 shards, each a `Mutex` over its own open-addressing table (Robin Hood linear
-//! probing, backward-shift deletion, no tombstones). A shard is rebuilt at 87 % load when its
-//! load passes 95 % (grow) or falls below 75 % (shrink), so at steady state it is 75–95 %
-//! full: 12 B / 0.75..0.95 ≈ 12.6–16 B per cached page (plus ~2 KiB of shard headers),
+//! probing, backward-shift deletion, no tombstones). A shard is rebuilt at 92 % load when its
+//! load passes 95 % (grow) or falls below 80 % (shrink), so at steady state it is 80–95 %
+//! full: 12 B / 0.80..0.95 ≈ 12.6–15 B per cached page (plus ~2 KiB of shard headers),
 //! measured by `bytes()` from the actual allocation sizes. Robin Hood keeps probe sequences
 //! short at that load: a lookup stops as soon as it meets an entry closer to its home slot.
 //!
@@ -83,9 +83,9 @@ fn mix(key: u32) -> u64 {
     z ^ (z >> 31)
 }
 
-/// Capacity for `n` entries at ~87 % load.
+/// Capacity for `n` entries at ~92 % load.
 fn target_cap(n: usize) -> usize {
-    (n + n * 3 / 20 + 1).max(MIN_CAP)
+    (n + n / 12 + 1).max(MIN_CAP)
 }
 
 struct Table {
@@ -182,9 +182,9 @@ impl Table {
             j = n;
         }
         self.len -= 1;
-        // Shrink below 75 % load (grow above 95 %, both back to 87 %): under FIFO churn the
-        // table stays 75–95 % full, which keeps the index within 16 bytes per cached page.
-        if self.cap() > MIN_CAP && self.len * 4 < self.cap() * 3 {
+        // Shrink below 80 % load (grow above 95 %, both back to 92 %): under FIFO churn the
+        // table stays 80–95 % full, which keeps the index within 16 bytes per cached page.
+        if self.cap() > MIN_CAP && self.len * 5 < self.cap() * 4 {
             self.rebuild(target_cap(self.len));
         }
         old

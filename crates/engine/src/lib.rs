@@ -303,7 +303,10 @@ impl Engine {
         ]
         .into_iter()
         .chain(throttle_vars("data", cfg.data_throttle.as_ref()))
-        .chain(throttle_vars("bpe", cfg.bpe.as_ref().and_then(|b| b.throttle.as_ref())))
+        .chain(throttle_vars(
+            "bpe",
+            cfg.bpe.as_ref().and_then(|b| b.throttle.as_ref()),
+        ))
         .chain(self.inner.bpe.iter().flat_map(|b| {
             b.variables()
                 .into_iter()
@@ -370,7 +373,10 @@ impl Drop for Engine {
 /// The in-process device emulation settings, as `SHOW VARIABLES` rows (0 = none).
 fn throttle_vars(prefix: &str, t: Option<&ThrottleConfig>) -> Vec<(String, String)> {
     let (r, w, l) = t.map_or((0, 0, 0), |t| (t.read_iops, t.write_iops, t.latency_us));
-    let mut v = vec![(format!("{prefix}_read_iops"), r.to_string()), (format!("{prefix}_write_iops"), w.to_string())];
+    let mut v = vec![
+        (format!("{prefix}_read_iops"), r.to_string()),
+        (format!("{prefix}_write_iops"), w.to_string()),
+    ];
     if prefix == "data" {
         v.push((format!("{prefix}_latency_us"), l.to_string()));
     }
