@@ -10,7 +10,7 @@ TABLES=${TABLES:-8} ROWS=${ROWS:-100000} SECONDS_RUN=${RUN_SECONDS:-30} THREADS=
 OUT=${1:-bench/runs/$(date +%F)-cache-resident}
 WORK=${WORK:-/tmp/tierdb-bench}
 mkdir -p "$OUT"; rm -rf "$WORK"; mkdir -p "$WORK"
-TIERDB_BENCH=1 scripts/setup.sh
+scripts/setup.sh
 cargo build --release --bin tierdb >/dev/null
 WORKLOADS="oltp_point_select oltp_read_only oltp_write_only oltp_read_write"
 results="$OUT/results.csv"

@@ -6,11 +6,13 @@ need=()
 command -v sysbench >/dev/null 2>&1 || need+=(sysbench)
 command -v mariadb >/dev/null 2>&1 || need+=(mariadb-client)
 command -v tmux >/dev/null 2>&1 || need+=(tmux)
-if [ "${TIERDB_BENCH:-0}" = 1 ]; then
-  command -v mariadbd >/dev/null 2>&1 || need+=(mariadb-server)
-  command -v fio >/dev/null 2>&1 || need+=(fio)
-  command -v bc >/dev/null 2>&1 || need+=(bc)
-fi
+# The lab (and its quick test) runs MariaDB beside tierdb and checks devices with fio.
+command -v mariadbd >/dev/null 2>&1 || need+=(mariadb-server)
+command -v fio >/dev/null 2>&1 || need+=(fio)
+command -v bc >/dev/null 2>&1 || need+=(bc)
+command -v mkfs.ext4 >/dev/null 2>&1 || need+=(e2fsprogs)
+command -v losetup >/dev/null 2>&1 || need+=(mount)
+[ -f /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf ] || need+=(fonts-dejavu-core)
 if [ ${#need[@]} -gt 0 ]; then
   sudo=""; [ "$(id -u)" = 0 ] || sudo="sudo"
   echo "setup: installing ${need[*]}" >&2
