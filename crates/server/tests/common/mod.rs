@@ -104,19 +104,7 @@ impl TestServer {
 
     /// SIGTERM, then waits up to `timeout` for a clean exit; returns the exit status.
     pub fn stop(&mut self, timeout: Duration) -> Option<ExitStatus> {
-        let mut child = self.child.take()?;
-        // SAFETY: kill(2) on our own child's pid.
-        unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
-        let deadline = Instant::now() + timeout;
-        while Instant::now() < deadline {
-            if let Ok(Some(status)) = child.try_wait() {
-                return Some(status);
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        let _ = child.kill();
-        let _ = child.wait();
-        None
+        stop_child(self.child.take()?, timeout)
     }
 }
 
@@ -130,6 +118,23 @@ impl Drop for TestServer {
             eprintln!("--- tierdb server log ---\n{}", self.log());
         }
     }
+}
+
+/// SIGTERM to a server process, then waits up to `timeout` for its exit status (killing it
+/// when it does not exit in time: None).
+pub fn stop_child(mut child: std::process::Child, timeout: Duration) -> Option<ExitStatus> {
+    // SAFETY: kill(2) on our own child's pid.
+    unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
+    let deadline = Instant::now() + timeout;
+    while Instant::now() < deadline {
+        if let Ok(Some(status)) = child.try_wait() {
+            return Some(status);
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+    None
 }
 
 /// Runs a program, returning (exit success, stdout, stderr); panics if it cannot start or
