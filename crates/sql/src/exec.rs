@@ -687,6 +687,26 @@ fn collect_targets(
     Ok(rows)
 }
 
+/// Locks a row found by the unlocked scan and re-reads it: another transaction may have
+/// changed it since. Returns the locked version when it still matches the WHERE.
+fn lock_target(
+    t: &Arc<Table>,
+    filter: &Option<Expr>,
+    seen: &Row,
+    txn: &mut Txn,
+    cx: &EvalCx,
+) -> Result<Option<Row>, SqlError> {
+    let Some(row) = txn.lock_row(t, &pk_of(t, seen))? else {
+        return Ok(None);
+    };
+    if let Some(f) = filter {
+        if !f.matches(&row, cx)? {
+            return Ok(None);
+        }
+    }
+    Ok(Some(row))
+}
+
 pub fn run_update(
     plan: &UpdatePlan,
     txn: &mut Txn,
@@ -704,16 +724,9 @@ pub fn run_update(
     let mut matched = 0;
     let mut changed = 0;
     for (ri, seen) in targets.into_iter().enumerate() {
-        // Lock the row and re-read it: another transaction may have changed it since the
-        // unlocked scan; the WHERE is checked again on the version we will change.
-        let Some(old) = txn.lock_row(t, &pk_of(t, &seen))? else {
+        let Some(old) = lock_target(t, &plan.filter, &seen, txn, cx)? else {
             continue;
         };
-        if let Some(f) = &plan.filter {
-            if !f.matches(&old, cx)? {
-                continue;
-            }
-        }
         matched += 1;
         let mut new = old.clone();
         for (ci, e) in &plan.sets {
@@ -761,15 +774,10 @@ pub fn run_delete(
     let targets = collect_targets(t, &plan.access, &plan.filter, limit, txn, cx)?;
     let mut n = 0;
     for seen in targets {
-        let pk = pk_of(t, &seen);
-        let Some(old) = txn.lock_row(t, &pk)? else {
+        let Some(old) = lock_target(t, &plan.filter, &seen, txn, cx)? else {
             continue;
         };
-        if let Some(f) = &plan.filter {
-            if !f.matches(&old, cx)? {
-                continue;
-            }
-        }
+        let pk = pk_of(t, &old);
         if txn.delete(t, &pk)? {
             n += 1;
             if let Some(u) = undo.as_deref_mut() {
