@@ -69,6 +69,12 @@ impl Arena {
         unsafe { self.base.as_ptr().add(idx * PAGE_SIZE) }
     }
 
+    /// Every frame as one slice, for a scratch arena owned through `&mut`.
+    pub(crate) fn all_mut(&mut self) -> &mut [u8] {
+        // SAFETY: `&mut self` proves exclusive access; the allocation holds `frames` pages.
+        unsafe { std::slice::from_raw_parts_mut(self.frame_ptr(0), self.frames * PAGE_SIZE) }
+    }
+
     /// Frame 0 as a slice, for a scratch arena owned through `&mut`.
     pub(crate) fn scratch_mut(&mut self) -> &mut [u8] {
         // SAFETY: `&mut self` proves exclusive access; the frame is PAGE_SIZE bytes.

@@ -1,8 +1,9 @@
 //! Writing dirty pages back to the store: the background flusher thread, `flush_all`, the
 //! write used by eviction, the WAL rule, and poisoning on failure.
 //!
-//! Owns: [`Flusher`] (thread handle + wake-up), `ensure_wal`, the two write paths
-//! (`write_latched_in_place` under an X latch, `write_shared_copy` under an S latch),
+//! Owns: [`Flusher`] (thread handle + wake-up), `ensure_wal`, the three write paths
+//! (`write_latched_in_place` under an X latch, `write_shared_copy` under an S latch,
+//! `write_run`: a page and its dirty neighbours in the data file with one store write),
 //! `flush_all`, `sync_store`.
 //!
 //! Must never: write a page before `WalGate::flush_to(page LSN)` returned Ok; write unsealed
@@ -16,7 +17,8 @@
 //! Rounds: every `flusher_interval_ms`, write the dirty frames whose `rec_lsn` is below the
 //! flush target set by the checkpointer (`set_flush_target`), oldest first; when dirty frames
 //! exceed the high-water mark (or an evictor found no clean victim), write until 7/8 of the
-//! high-water mark is left. Each round
+//! high-water mark is left, least recently changed (`mod_lsn`) first. Each write takes the
+//! dirty pages adjacent to the chosen one along (`write_run`, up to `RUN_MAX` pages). Each round
 //! that wrote something ends with `PageStore::sync`.
 
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -30,9 +32,18 @@ use tierdb_page::{page_lsn, seal, Lsn, PageId, PAGE_SIZE};
 
 use crate::arena::Arena;
 use crate::error::BufferError;
-use crate::frame::{FrameIdx, DIRTY, NO_PAGE, SEALED, VALID};
+use crate::frame::{FrameIdx, SharedToken, DIRTY, NO_PAGE, SEALED, VALID};
 use crate::pool::BufferPool;
 use crate::stats::{bump, drop_one, get};
+
+/// Sort-key bit of pages written for pressure (ordered by last change) rather than for the
+/// checkpoint (ordered by rec_lsn); LSNs stay far below 2^63.
+const CHANGE_ORDER: u64 = 1 << 63;
+
+/// Most pages the flusher writes with one store write: a dirty page goes out together with
+/// the dirty pages adjacent to it in the data file (256 KiB at most), so a disk capped in
+/// IOPS takes several page write-backs per I/O.
+pub(crate) const RUN_MAX: usize = 16;
 
 /// The rec_lsns of pages written but not yet covered by a `PageStore::sync`. Without it a
 /// checkpoint could drop redo for a page whose write completed but is not durable.
@@ -104,6 +115,8 @@ struct Ctl {
 pub(crate) struct Flusher {
     ctl: Arc<Ctl>,
     handle: Mutex<Option<JoinHandle<()>>>,
+    /// Pages of the thread's scratch run (0: no thread).
+    run_pages: std::sync::atomic::AtomicUsize,
 }
 
 impl Flusher {
@@ -116,13 +129,17 @@ impl Flusher {
                 cv: Condvar::new(),
             }),
             handle: Mutex::new(None),
+            run_pages: std::sync::atomic::AtomicUsize::new(0),
         }
     }
 
+    /// Starts the thread for a pool of `frames` frames; its write runs are at most
+    /// `frames / 64` pages (1..=`RUN_MAX`), so the scratch stays small against the pool.
     pub(crate) fn start(
         &self,
         pool: Weak<BufferPool>,
         interval_ms: u64,
+        frames: usize,
     ) -> Result<(), BufferError> {
         if interval_ms == 0 {
             // No background flusher: dirty pages leave only through eviction and `flush_all`.
@@ -130,9 +147,11 @@ impl Flusher {
         }
         let ctl = Arc::clone(&self.ctl);
         let interval = Duration::from_millis(interval_ms);
+        let run_pages = (frames / 64).clamp(1, RUN_MAX);
+        self.run_pages.store(run_pages, Ordering::Relaxed);
         let handle = std::thread::Builder::new()
             .name("tierdb-flusher".into())
-            .spawn(move || run(pool, ctl, interval))
+            .spawn(move || run(pool, ctl, interval, run_pages))
             .map_err(|e| BufferError::Setup(format!("cannot start the flusher thread: {e}")))?;
         *self.handle.lock() = Some(handle);
         Ok(())
@@ -163,14 +182,14 @@ impl Flusher {
         }
     }
 
-    /// The thread's scratch page.
+    /// The thread's scratch run.
     pub(crate) fn bytes(&self) -> usize {
-        PAGE_SIZE + std::mem::size_of::<Ctl>()
+        self.run_pages.load(Ordering::Relaxed) * PAGE_SIZE + std::mem::size_of::<Ctl>()
     }
 }
 
-fn run(pool: Weak<BufferPool>, ctl: Arc<Ctl>, interval: Duration) {
-    let Some(mut scratch) = Arena::new(1) else {
+fn run(pool: Weak<BufferPool>, ctl: Arc<Ctl>, interval: Duration, run_pages: usize) {
+    let Some(mut scratch) = Arena::new(run_pages) else {
         tracing::error!("flusher: cannot allocate its scratch page; background flushing is off");
         return;
     };
@@ -188,7 +207,7 @@ fn run(pool: Weak<BufferPool>, ctl: Arc<Ctl>, interval: Duration) {
             std::mem::take(&mut *urgent)
         };
         let Some(pool) = pool.upgrade() else { return };
-        pool.flush_round(scratch.scratch_mut(), &mut batch, urgent, &ctl.stop);
+        pool.flush_round(scratch.all_mut(), &mut batch, urgent, &ctl.stop);
     }
 }
 
@@ -275,6 +294,7 @@ impl BufferPool {
         self.store
             .write_page(id, buf)
             .map_err(|e| self.write_failed(id, e))?;
+        bump(&self.counters.write_ios);
         self.page_written(idx);
         Ok(())
     }
@@ -322,8 +342,94 @@ impl BufferPool {
         self.store
             .write_page(id, scratch)
             .map_err(|e| self.write_failed(id, e))?;
+        bump(&self.counters.write_ios);
         self.page_written(idx);
         Ok(true)
+    }
+
+    /// The flusher's write: frame `idx` (try-latched shared; skipped if busy or not dirty)
+    /// together with the dirty pages next to it in the data file — each pinned and
+    /// try-latched shared, the run stopping at the first page that is not resident, not
+    /// dirty or busy — copied into `run` (`RUN_MAX` pages), sealed, and written with one
+    /// store write once the log is durable up to the run's highest page LSN. Returns the
+    /// pages written. Latches are only tried, so holding several cannot deadlock.
+    pub(crate) fn write_run(&self, idx: FrameIdx, run: &mut [u8]) -> Result<u64, BufferError> {
+        let f = self.frame(idx);
+        let Some(s) = f.latch.try_lock_shared() else {
+            return Ok(0);
+        };
+        let page = f.page.load(Ordering::Acquire);
+        if page == NO_PAGE || f.flags() & (VALID | DIRTY) != (VALID | DIRTY) {
+            // SAFETY: `s` is this thread's shared acquisition.
+            unsafe { f.latch.unlock_shared(s) };
+            return Ok(0);
+        }
+        let max = (run.len() / PAGE_SIZE).max(1);
+        // (page id, frame, token, pinned by us): the seed first, then neighbours.
+        let mut members: Vec<(u64, FrameIdx, SharedToken, bool)> = Vec::with_capacity(max);
+        members.push((page, idx, s, false));
+        for dir in [1i64, -1] {
+            let mut next = page;
+            while members.len() < max {
+                next = match next.checked_add_signed(dir) {
+                    Some(n) if n != NO_PAGE => n,
+                    _ => break,
+                };
+                match self.latch_dirty_neighbour(PageId(next)) {
+                    Some((nidx, token)) => members.push((next, nidx, token, true)),
+                    None => break,
+                }
+            }
+        }
+        members.sort_unstable_by_key(|m| m.0);
+        let first = PageId(members[0].0);
+        let n = members.len();
+        let mut max_lsn = Lsn(0);
+        for (i, m) in members.iter().enumerate() {
+            let dst = &mut run[i * PAGE_SIZE..(i + 1) * PAGE_SIZE];
+            // SAFETY: S latch held on every member.
+            dst.copy_from_slice(unsafe { self.page(m.1) });
+            seal(dst);
+            max_lsn = max_lsn.max(page_lsn(dst));
+        }
+        let r = self.check_poison().and_then(|()| {
+            self.ensure_wal(max_lsn)?;
+            self.store
+                .write_pages(first, &run[..n * PAGE_SIZE])
+                .map_err(|e| self.write_failed(first, e))
+        });
+        if r.is_ok() {
+            bump(&self.counters.write_ios);
+        }
+        for (_, midx, token, pinned) in members {
+            let mf = self.frame(midx);
+            if r.is_ok() {
+                self.page_written(midx);
+            }
+            // SAFETY: `token` is this thread's shared acquisition of `midx`.
+            unsafe { mf.latch.unlock_shared(token) };
+            if pinned {
+                mf.unpin();
+            }
+        }
+        r.map(|()| n as u64)
+    }
+
+    /// Pins and try-latches (shared) page `id` if it is resident, valid and dirty.
+    fn latch_dirty_neighbour(&self, id: PageId) -> Option<(FrameIdx, SharedToken)> {
+        let idx = self.table.pin(id, &self.frames)?;
+        let f = self.frame(idx);
+        if f.flags() & (VALID | DIRTY) == (VALID | DIRTY) {
+            if let Some(token) = f.latch.try_lock_shared() {
+                if f.holds(id.0) && f.flags() & DIRTY != 0 {
+                    return Some((idx, token));
+                }
+                // SAFETY: `token` is this thread's shared acquisition.
+                unsafe { f.latch.unlock_shared(token) };
+            }
+        }
+        f.unpin();
+        None
     }
 
     fn flush_round(
@@ -356,27 +462,32 @@ impl BufferPool {
         }
         // Under pressure, write just below the mark: pages kept dirty absorb more changes.
         let target = if pressed { high - high / 8 } else { 0 };
+        // Order: pages the checkpoint waits for (rec_lsn below the target) first, oldest
+        // first; then, under pressure, the least recently *changed* pages — a page still
+        // being changed would be dirty again right after its write, so it goes last.
         batch.clear();
         for (i, f) in self.frames.iter().enumerate() {
             if f.flags() & DIRTY != 0 {
                 let rec = f.rec_lsn.load(Ordering::Relaxed);
-                if pressed || rec < below {
+                if rec < below {
                     batch.push((rec, i as FrameIdx));
+                } else if pressed {
+                    let key = f.mod_lsn.load(Ordering::Relaxed).max(rec);
+                    batch.push((key | CHANGE_ORDER, i as FrameIdx));
                 }
             }
         }
         batch.sort_unstable();
         let mut wrote = 0u64;
-        for &(rec, idx) in batch.iter() {
+        for &(key, idx) in batch.iter() {
             if stop.load(Ordering::Acquire) {
                 break;
             }
-            if get(&self.counters.dirty) <= target && rec >= below {
+            if get(&self.counters.dirty) <= target && key & CHANGE_ORDER != 0 {
                 break;
             }
-            match self.write_shared_copy(idx, scratch, false) {
-                Ok(true) => wrote += 1,
-                Ok(false) => {}
+            match self.write_run(idx, scratch) {
+                Ok(n) => wrote += n,
                 Err(error) => {
                     tracing::warn!(%error, "flusher: page write failed");
                     break;

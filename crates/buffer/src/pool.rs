@@ -149,7 +149,7 @@ impl BufferPool {
             cfg,
         });
         pool.flusher
-            .start(Arc::downgrade(&pool), cfg.flusher_interval_ms)?;
+            .start(Arc::downgrade(&pool), cfg.flusher_interval_ms, frames as usize)?;
         Ok(pool)
     }
 
@@ -253,6 +253,7 @@ impl BufferPool {
             pages_free: total.saturating_sub(mapped),
             pages_hot: self.clock.hot_frames(),
             pages_flushed: get(&c.pages_flushed),
+            write_ios: get(&c.write_ios),
             evictions: get(&c.evictions),
             evictions_dirty: get(&c.evictions_dirty),
             resident_bytes: self.resident_bytes() as u64,
@@ -495,6 +496,7 @@ impl BufferPool {
             page_lsn(buf)
         );
         set_page_lsn(buf, end);
+        f.mod_lsn.store(end.0, Ordering::Relaxed);
         let prev = f.flags.fetch_and(!SEALED, Ordering::AcqRel);
         if prev & DIRTY == 0 {
             // rec_lsn first, then DIRTY (Release): `min_rec_lsn` reads them the other way.

@@ -12,7 +12,7 @@
 
 use std::io;
 
-use tierdb_page::{Lsn, PageId};
+use tierdb_page::{Lsn, PageId, PAGE_SIZE};
 
 /// Where DRAM misses are read from and dirty pages are written to (the data file).
 /// Implemented by the engine over a `Device`.
@@ -22,6 +22,15 @@ pub trait PageStore: Send + Sync + 'static {
     fn read_page(&self, id: PageId, buf: &mut [u8]) -> io::Result<()>;
     /// Writes page `id` from `buf` (`PAGE_SIZE` bytes, 4096-aligned, sealed).
     fn write_page(&self, id: PageId, buf: &[u8]) -> io::Result<()>;
+    /// Writes the pages `first`, `first + 1`, … from `buf` (a multiple of `PAGE_SIZE`,
+    /// 4096-aligned, each page sealed). A store on a disk capped in IOPS should issue one
+    /// write; the default writes page by page.
+    fn write_pages(&self, first: PageId, buf: &[u8]) -> io::Result<()> {
+        for (i, page) in buf.chunks_exact(PAGE_SIZE).enumerate() {
+            self.write_page(PageId(first.0 + i as u64), page)?;
+        }
+        Ok(())
+    }
     /// Makes completed writes durable.
     fn sync(&self) -> io::Result<()>;
 }

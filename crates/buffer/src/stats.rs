@@ -30,6 +30,8 @@ pub struct PoolStats {
     pub pages_hot: u64,
     /// Page writes to the store that completed (flusher, eviction, `flush_all`).
     pub pages_flushed: u64,
+    /// Store writes issued for them (a flusher write carries up to `RUN_MAX` adjacent pages).
+    pub write_ios: u64,
     /// Pages evicted to make room.
     pub evictions: u64,
     /// Of those, pages that had to be written first.
@@ -46,6 +48,7 @@ pub(crate) struct Counters {
     pub(crate) bpe_hits: AtomicU64,
     pub(crate) verify_failures: AtomicU64,
     pub(crate) pages_flushed: AtomicU64,
+    pub(crate) write_ios: AtomicU64,
     pub(crate) evictions: AtomicU64,
     pub(crate) evictions_dirty: AtomicU64,
     /// Mapped frames.

@@ -51,6 +51,10 @@ impl PageStore for DataFile {
     fn write_page(&self, id: PageId, buf: &[u8]) -> io::Result<()> {
         self.dev.write_at(buf, id.offset())
     }
+    fn write_pages(&self, first: PageId, buf: &[u8]) -> io::Result<()> {
+        debug_assert_eq!(buf.len() % PAGE_SIZE, 0);
+        self.dev.write_at(buf, first.offset())
+    }
     fn sync(&self) -> io::Result<()> {
         self.dev.sync()
     }

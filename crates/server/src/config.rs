@@ -393,15 +393,16 @@ impl Config {
         } else {
             self.bpe_devices.clone()
         };
+        let bpe_size = if self.bpe_size.0 == 0 {
+            4 * self.buffer_pool_size.0
+        } else {
+            self.bpe_size.0
+        };
         e.bpe = Some(tierdb_engine::BpeConfig {
             enabled: self.bpe_enabled,
-            size_bytes: if self.bpe_size.0 == 0 {
-                4 * self.buffer_pool_size.0
-            } else {
-                self.bpe_size.0
-            },
+            size_bytes: bpe_size,
             devices,
-            region_size_bytes: self.bpe_region_size.0,
+            region_size_bytes: effective_region_size(self.bpe_region_size.0, bpe_size),
             admission: self.bpe_admission.parse().unwrap_or_default(),
             throttle: throttle(self.bpe_read_iops, self.bpe_write_iops, 0),
             ..tierdb_engine::BpeConfig::default()
@@ -410,9 +411,33 @@ impl Config {
     }
 }
 
+/// The region size the BPE uses: `bpe_region_size`, made smaller for a BPE of fewer than
+/// [`MIN_BPE_REGIONS`] regions (size / 64, a multiple of 16K, at least 1M). FIFO eviction
+/// drops a whole region and two regions are kept free, so a BPE of a handful of huge regions
+/// would hold far fewer pages than its size (and buffer two regions in DRAM).
+pub fn effective_region_size(configured: u64, bpe_size: u64) -> u64 {
+    let fine = (bpe_size / MIN_BPE_REGIONS) / (16 << 10) * (16 << 10);
+    configured.min(fine.max(1 << 20))
+}
+
+/// Fewest regions a BPE is cut into when its size allows 1M regions.
+pub const MIN_BPE_REGIONS: u64 = 64;
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn small_bpe_gets_small_regions() {
+        assert_eq!(effective_region_size(16 << 20, 64 << 20), 1 << 20);
+        assert_eq!(effective_region_size(16 << 20, 512 << 20), 8 << 20);
+        assert_eq!(effective_region_size(16 << 20, 4 << 30), 16 << 20);
+        assert_eq!(effective_region_size(2 << 20, 4 << 30), 2 << 20);
+        assert_eq!(effective_region_size(16 << 20, 1 << 20), 1 << 20);
+        let odd = effective_region_size(16 << 20, 100 << 20);
+        assert_eq!(odd % (16 << 10), 0);
+        assert!((1 << 20..=16 << 20).contains(&odd));
+    }
 
     #[test]
     fn sizes_parse_with_and_without_suffixes() {
