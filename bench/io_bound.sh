@@ -34,18 +34,20 @@ start() { # devices...
 }
 stop() { kill -TERM "$SPID"; wait "$SPID" || true; }
 
-echo "system,workload,tps,qps,p95_ms,errors,bpe_hits,bpe_lookups,data_reads" > "$OUT/results.csv"
+echo "system,workload,tps,qps,p95_ms,errors,bpe_hits,bpe_lookups,data_reads,pages_flushed,data_write_ios" > "$OUT/results.csv"
 measure() { # system workload
-  local h0 l0 r0; h0=$(stat Tierdb_bpe_hits); l0=$(stat Tierdb_bpe_lookups); r0=$(stat Innodb_buffer_pool_reads)
+  local h0 l0 r0 f0 w0; h0=$(stat Tierdb_bpe_hits); l0=$(stat Tierdb_bpe_lookups); r0=$(stat Innodb_buffer_pool_reads)
+  f0=$(stat Innodb_buffer_pool_pages_flushed); w0=$(stat Tierdb_data_page_write_ios)
   sysbench "$2" "${SBARGS[@]}" --threads="$THREADS" --time="$RUN" --report-interval=10 run > "$OUT/$1-$2.log" 2>&1
   local tps qps p95 err
   tps=$(grep -oP 'transactions:\s+\d+\s+\(\K[0-9.]+' "$OUT/$1-$2.log")
   qps=$(grep -oP 'queries:\s+\d+\s+\(\K[0-9.]+' "$OUT/$1-$2.log")
   p95=$(grep -oP '95th percentile:\s+\K[0-9.]+' "$OUT/$1-$2.log")
   err=$(grep -oP 'ignored errors:\s+\K\d+' "$OUT/$1-$2.log")
-  local h l r; h=$(( $(stat Tierdb_bpe_hits) - h0 )); l=$(( $(stat Tierdb_bpe_lookups) - l0 )); r=$(( $(stat Innodb_buffer_pool_reads) - r0 ))
-  echo "$1,$2,$tps,$qps,$p95,$err,$h,$l,$r" >> "$OUT/results.csv"
-  echo "$1 $2: tps=$tps qps=$qps p95=${p95}ms bpe_hits=$h/$l data_reads=$r"
+  local h l r f w; h=$(( $(stat Tierdb_bpe_hits) - h0 )); l=$(( $(stat Tierdb_bpe_lookups) - l0 )); r=$(( $(stat Innodb_buffer_pool_reads) - r0 ))
+  f=$(( $(stat Innodb_buffer_pool_pages_flushed) - f0 )); w=$(( $(stat Tierdb_data_page_write_ios) - w0 ))
+  echo "$1,$2,$tps,$qps,$p95,$err,$h,$l,$r,$f,$w" >> "$OUT/results.csv"
+  echo "$1 $2: tps=$tps qps=$qps p95=${p95}ms bpe_hits=$h/$l data_reads=$r pages_flushed=$f write_ios=$w"
 }
 
 start "$WORK/ssd0/bpe.cache"
@@ -82,5 +84,11 @@ stop
     on1=$(awk -F, -v w=$w '$1=="bpe_on_1dev" && $2==w {print $4}' "$OUT/results.csv")
     on2=$(awk -F, -v w=$w '$1=="bpe_on_2dev" && $2==w {print $4}' "$OUT/results.csv")
     echo "  $w: off $off, on(1) $on1 (x$(echo "scale=2; $on1/$off" | bc)), on(2) $on2 (x$(echo "scale=2; $on2/$off" | bc))"
+  done
+  echo "BPE device reads per second (BPE hits / run seconds), 1 device vs 2 devices:"
+  for w in oltp_read_only oltp_read_write; do
+    h1=$(awk -F, -v w=$w '$1=="bpe_on_1dev" && $2==w {print $7}' "$OUT/results.csv")
+    h2=$(awk -F, -v w=$w '$1=="bpe_on_2dev" && $2==w {print $7}' "$OUT/results.csv")
+    echo "  $w: 1 device $((h1 / RUN))/s, 2 devices $((h2 / RUN))/s (x$(echo "scale=2; $h2/$h1" | bc))"
   done
 } | tee "$OUT/summary.txt"

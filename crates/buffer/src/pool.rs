@@ -148,8 +148,11 @@ impl BufferPool {
             dirty_high_water: (frames * pct / 100).max(1),
             cfg,
         });
-        pool.flusher
-            .start(Arc::downgrade(&pool), cfg.flusher_interval_ms, frames as usize)?;
+        pool.flusher.start(
+            Arc::downgrade(&pool),
+            cfg.flusher_interval_ms,
+            frames as usize,
+        )?;
         Ok(pool)
     }
 

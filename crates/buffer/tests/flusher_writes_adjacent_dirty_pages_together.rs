@@ -30,7 +30,10 @@ fn flusher_writes_adjacent_dirty_pages_together() {
     pool.set_flush_target(Lsn(lsn + 1));
     let deadline = Instant::now() + Duration::from_secs(10);
     while pool.stats().pages_dirty > 0 {
-        assert!(Instant::now() < deadline, "the flusher did not clean the pages");
+        assert!(
+            Instant::now() < deadline,
+            "the flusher did not clean the pages"
+        );
         std::thread::sleep(Duration::from_millis(5));
     }
     let s = pool.stats();
@@ -39,9 +42,17 @@ fn flusher_writes_adjacent_dirty_pages_together() {
     assert_eq!(s.write_ios, 3, "{s:?}");
     for id in 0..32u64 {
         let expect_written = id <= 16 || id == 20;
-        assert_eq!(store.writes_of(PageId(id)), u64::from(expect_written), "page {id}");
+        assert_eq!(
+            store.writes_of(PageId(id)),
+            u64::from(expect_written),
+            "page {id}"
+        );
         let on_disk = check_payload(&store.get_raw(PageId(id)), PageId(id));
-        assert_eq!(on_disk, if expect_written { id + 1000 } else { id }, "page {id}");
+        assert_eq!(
+            on_disk,
+            if expect_written { id + 1000 } else { id },
+            "page {id}"
+        );
     }
     assert_eq!(store.wal_violations.load(Ordering::SeqCst), 0);
     assert_eq!(store.bad_writes.load(Ordering::SeqCst), 0);

@@ -18,6 +18,7 @@ mod txns;
 pub mod types;
 
 pub use error::{Error, Result};
+pub use txn::Savepoint;
 pub use types::{ColumnDef, ColumnType, IndexDef, Row, TableDef, Value};
 
 use std::ops::Bound;
@@ -223,6 +224,11 @@ impl Engine {
                 "Innodb_buffer_pool_pages_flushed".into(),
                 p.pages_flushed.to_string(),
             ),
+            ("Tierdb_data_page_write_ios".into(), p.write_ios.to_string()),
+            (
+                "Tierdb_buffer_pool_evictions_dirty".into(),
+                p.evictions_dirty.to_string(),
+            ),
             (
                 "Innodb_buffer_pool_bytes_data".into(),
                 (p.pages_data * tierdb_page::PAGE_SIZE as u64).to_string(),
@@ -399,7 +405,8 @@ impl Txn {
     }
     /// Locking read by full primary key: waits for the row lock (kept until commit or
     /// rollback; errors Deadlock / LockWaitTimeout), then returns the newest committed (or own)
-    /// version. UPDATE and DELETE read their rows this way so concurrent changes are not lost.
+    /// version. UPDATE, DELETE and `SELECT ... FOR UPDATE` read their rows this way so
+    /// concurrent changes are not lost. The key is locked even when no row has it.
     pub fn lock_row(&mut self, t: &Table, pk: &[Value]) -> Result<Option<Row>> {
         self.st.lock_row(t, pk)
     }
@@ -448,7 +455,20 @@ impl Txn {
         self.done = true;
         self.st.rollback()
     }
-    /// True when the transaction has written something.
+    /// Marks the current point of the transaction (cheap: two lengths). The SQL layer takes
+    /// one before every statement of an explicit transaction.
+    pub fn savepoint(&self) -> Savepoint {
+        self.st.savepoint()
+    }
+    /// Undoes the changes made after `sp` (newest first, secondary index entries included)
+    /// and keeps the earlier ones and every row lock; the transaction stays open. Rolling
+    /// back to a savepoint forgets the savepoints taken after it. On an error the
+    /// transaction must be rolled back entirely.
+    pub fn rollback_to_savepoint(&mut self, sp: Savepoint) -> Result<()> {
+        self.st.rollback_to(sp)
+    }
+    /// True when the transaction has written something to the redo log (locks taken by
+    /// locking reads alone do not count).
     pub fn has_writes(&self) -> bool {
         self.st.has_writes()
     }

@@ -1,5 +1,6 @@
 //! Transactions as a session sees them: reads (point, primary range, secondary range),
-//! writes with row locks, undo, commit (group-committed redo) and rollback.
+//! locking reads, writes with row locks, undo, savepoints (statement-level rollback), commit
+//! (group-committed redo) and rollback.
 //!
 //! Write protocol for one row change: take the row lock (held to the end) → one mtr on the
 //! primary tree carrying the undo entry as its logical part → the before-image is recorded in
@@ -7,8 +8,22 @@
 //! secondary entry. Deletes only delete-mark the row and keep old secondary entries; both are
 //! removed physically after the commit record (purge), while the row lock is still held.
 //!
+//! Savepoints: a `Savepoint` is the length of the undo list and of the purge list. Rolling
+//! back to it restores the newer undo entries' before-images newest first (primary and
+//! secondary entries alike, so indexes stay consistent), forgets the newer purge entries and
+//! keeps every row lock (as InnoDB does). The active-transaction table keeps the first
+//! before-image of every key the transaction touched: for a key first touched after the
+//! savepoint that image is now the stored version again, which readers get either way.
+//! Crash recovery needs nothing new: the undo entries of the rolled-back part stay in the
+//! redo log, and re-applying all of a loser's entries newest first still ends at each key's
+//! first before-image.
+//!
+//! A transaction that only took locks (locking reads) and never logged a change writes no
+//! commit or rollback record.
+//!
 //! Must never: change a row without holding its lock; release locks before the commit or
-//! rollback record is appended; return a version written by another active transaction.
+//! rollback record is appended (when the transaction logged anything); return a version
+//! written by another active transaction.
 
 use crate::inner::Inner;
 use crate::keys::{decode_key, encode_key, lower_bound, upper_bound};
@@ -43,6 +58,17 @@ pub(crate) struct TxnState {
     undo: Vec<Undo>,
     locks: Vec<LockKey>,
     purge: Vec<Purge>,
+    /// Some change was written to the redo log (then commit and rollback append an end
+    /// record; stays true after a rollback to a savepoint).
+    logged: bool,
+}
+
+/// A point inside a transaction that `Txn::rollback_to_savepoint` returns to: the changes
+/// made after it are undone, the earlier ones and every row lock are kept.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Savepoint {
+    undo: usize,
+    purge: usize,
 }
 
 pub(crate) fn index_key(def: &TableDef, idx: &IndexDef, row: &[Value]) -> Vec<u8> {
@@ -92,6 +118,7 @@ impl TxnState {
             undo: Vec::new(),
             locks: Vec::new(),
             purge: Vec::new(),
+            logged: false,
         }
     }
 
@@ -100,7 +127,7 @@ impl TxnState {
     }
 
     pub fn has_writes(&self) -> bool {
-        self.active.is_some()
+        self.logged
     }
 
     fn ensure_active(&mut self) -> Result<Arc<ActiveTxn>> {
@@ -159,6 +186,7 @@ impl TxnState {
             m.set_logical(u.encode());
             a.record_before(tree.root.0, key, old.as_deref());
             self.undo.push(u);
+            self.logged = true;
         }
         m.commit()?;
         Ok(old)
@@ -350,12 +378,44 @@ impl TxnState {
         self.locks.clear();
         self.undo.clear();
         self.purge.clear();
+        self.logged = false;
+    }
+
+    pub fn savepoint(&self) -> Savepoint {
+        Savepoint {
+            undo: self.undo.len(),
+            purge: self.purge.len(),
+        }
+    }
+
+    /// Undoes the changes made after `sp`, newest first, keeping the row locks. On an error
+    /// the transaction's state is unknown and the caller must roll it back entirely (which
+    /// re-applies every undo entry, the restored ones included: restoring is idempotent).
+    pub fn rollback_to(&mut self, sp: Savepoint) -> Result<()> {
+        if sp.undo > self.undo.len() || sp.purge > self.purge.len() {
+            return Err(Error::Internal(
+                "rollback to a savepoint this transaction no longer has".into(),
+            ));
+        }
+        let Some(a) = self.active.clone() else {
+            return Ok(());
+        };
+        self.inner.apply_undo(a.id, &self.undo[sp.undo..])?;
+        self.undo.truncate(sp.undo);
+        self.purge.truncate(sp.purge);
+        Ok(())
     }
 
     pub fn commit(&mut self) -> Result<()> {
         let Some(a) = self.active.clone() else {
             return Ok(());
         };
+        if !self.logged {
+            // Only locks were taken (locking reads): nothing to make durable.
+            self.inner.counters.commits.fetch_add(1, Ordering::Relaxed);
+            self.finish();
+            return Ok(());
+        }
         let payload = tierdb_btree::redo::encode_txn_end(a.id, true);
         let end = match self.inner.store.wal.append(&payload, |_, _| {}) {
             Ok(e) => e,
@@ -417,6 +477,14 @@ impl TxnState {
         let Some(a) = self.active.clone() else {
             return Ok(());
         };
+        if !self.logged {
+            self.inner
+                .counters
+                .rollbacks
+                .fetch_add(1, Ordering::Relaxed);
+            self.finish();
+            return Ok(());
+        }
         let undo = std::mem::take(&mut self.undo);
         let r = self.inner.apply_undo(a.id, &undo).and_then(|_| {
             let payload = tierdb_btree::redo::encode_txn_end(a.id, false);
@@ -618,5 +686,338 @@ impl TxnState {
                 Cursor::new_secondary(self.inner.clone(), t.clone(), self.id(), i, lo, hi)
             }
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    //! Savepoints: a rollback to a savepoint undoes exactly the later changes (rows, index
+    //! entries, delete-marks, key moves), keeps the row locks, nests, and a transaction that
+    //! only locked rows writes nothing to the redo log.
+
+    use super::*;
+    use crate::{ColumnDef, ColumnType, Engine, EngineConfig, IndexDef, TableDef, Txn};
+    use std::collections::{BTreeMap, BTreeSet};
+
+    fn col(name: &str, ty: ColumnType) -> ColumnDef {
+        ColumnDef {
+            name: name.into(),
+            ty,
+            nullable: false,
+            auto_increment: false,
+            default: None,
+        }
+    }
+
+    /// `(id INT PRIMARY KEY, k INT, pad VARCHAR(200), v INT, KEY k_idx (k))`.
+    fn table_def() -> TableDef {
+        let int = ColumnType::Int {
+            bytes: 8,
+            unsigned: false,
+        };
+        TableDef {
+            name: "t".into(),
+            columns: vec![
+                col("id", int.clone()),
+                col("k", int.clone()),
+                col("pad", ColumnType::VarChar(200)),
+                col("v", int),
+            ],
+            primary_key: vec![0],
+            indexes: vec![IndexDef {
+                name: "k_idx".into(),
+                columns: vec![1],
+                unique: false,
+            }],
+        }
+    }
+
+    fn row(id: i64, k: i64, v: i64) -> Row {
+        let pad = vec![b'a' + (id + v).rem_euclid(26) as u8; 120 + v.rem_euclid(60) as usize];
+        vec![
+            Value::Int(id),
+            Value::Int(k),
+            Value::Bytes(pad),
+            Value::Int(v),
+        ]
+    }
+
+    fn pk(id: i64) -> Vec<Value> {
+        vec![Value::Int(id)]
+    }
+
+    fn open(dir: &std::path::Path) -> (Arc<Engine>, Arc<Table>) {
+        let mut cfg = EngineConfig::under(dir);
+        cfg.buffer_pool_size_bytes = 2 << 20;
+        cfg.flush_log_at_trx_commit = 2;
+        cfg.lock_wait_timeout = Duration::from_millis(200);
+        let e = Engine::open(cfg).expect("open");
+        e.create_database("d").expect("database");
+        e.create_table("d", table_def()).expect("table");
+        let t = e.table("d", "t").expect("table");
+        (e, t)
+    }
+
+    type Model = BTreeMap<i64, Row>;
+
+    fn put(tx: &mut Txn, t: &Arc<Table>, m: &mut Model, r: Row) {
+        let id = r[0].as_i64().expect("id");
+        tx.insert(t, r.clone()).expect("insert");
+        m.insert(id, r);
+    }
+
+    fn upd(tx: &mut Txn, t: &Arc<Table>, m: &mut Model, id: i64, r: Row) {
+        assert!(tx.update(t, &pk(id), r.clone()).expect("update"));
+        m.remove(&id);
+        m.insert(r[0].as_i64().expect("id"), r);
+    }
+
+    fn del(tx: &mut Txn, t: &Arc<Table>, m: &mut Model, id: i64) {
+        assert!(tx.delete(t, &pk(id)).expect("delete"));
+        m.remove(&id);
+    }
+
+    fn scan(tx: &mut Txn, t: &Arc<Table>) -> Model {
+        tx.scan(t, Bound::Unbounded, Bound::Unbounded)
+            .expect("scan")
+            .map(|r| {
+                let r = r.expect("row");
+                (r[0].as_i64().expect("id"), r)
+            })
+            .collect()
+    }
+
+    /// After commit (purge done): the rows equal the model, the primary tree holds no
+    /// delete-marked entry, the secondary tree holds exactly one entry per row, and index
+    /// scans agree with the rows.
+    fn assert_consistent(e: &Engine, t: &Arc<Table>, m: &Model) {
+        let mut tx = e.begin();
+        assert!(scan(&mut tx, t) == *m, "the rows differ from the model");
+        let store = &e.inner.store;
+        let mut primary = 0usize;
+        t.primary
+            .scan(store, Bound::Unbounded, |_, v| {
+                assert!(header(v).is_some_and(|(f, _)| f & FLAG_DELETED == 0));
+                primary += 1;
+                true
+            })
+            .expect("primary scan");
+        assert_eq!(primary, m.len(), "primary entries");
+        let mut stored: BTreeSet<Vec<u8>> = BTreeSet::new();
+        t.secondary[0]
+            .scan(store, Bound::Unbounded, |k, _| {
+                stored.insert(k.to_vec());
+                true
+            })
+            .expect("secondary scan");
+        let want: BTreeSet<Vec<u8>> = m
+            .values()
+            .map(|r| index_key(&t.def, &t.def.indexes[0], r))
+            .collect();
+        assert!(stored == want, "the secondary index differs from the rows");
+        for k in 0..10 {
+            let got: Vec<Row> = tx
+                .index_scan(
+                    t,
+                    0,
+                    Bound::Included(vec![Value::Int(k)]),
+                    Bound::Included(vec![Value::Int(k)]),
+                )
+                .expect("index scan")
+                .map(|r| r.expect("row"))
+                .collect();
+            let want: Vec<Row> = m
+                .values()
+                .filter(|r| r[1] == Value::Int(k))
+                .cloned()
+                .collect();
+            assert!(got == want, "index scan of k = {k}");
+        }
+        tx.commit().expect("commit");
+    }
+
+    fn base(e: &Engine, t: &Arc<Table>, n: i64) -> Model {
+        let mut m = Model::new();
+        let mut tx = e.begin();
+        for id in 0..n {
+            put(&mut tx, t, &mut m, row(id, id % 10, 0));
+        }
+        tx.commit().expect("base commit");
+        m
+    }
+
+    #[test]
+    fn rollback_to_savepoint_keeps_exactly_the_first_part() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let (e, t) = open(dir.path());
+        let committed = base(&e, &t, 300);
+        let mut m = committed.clone();
+        let mut tx = e.begin();
+        // Part 1: kept.
+        for id in 1000..1050 {
+            put(&mut tx, &t, &mut m, row(id, id % 10, 1));
+        }
+        for id in 0..30 {
+            upd(&mut tx, &t, &mut m, id, row(id, (id + 1) % 10, 1));
+        }
+        for id in 50..60 {
+            del(&mut tx, &t, &mut m, id);
+        }
+        upd(&mut tx, &t, &mut m, 60, row(2060, 3, 1));
+        let kept = m.clone();
+        let sp = tx.savepoint();
+        // Part 2: undone. Enough inserts to split leaves; rows of part 1 changed again.
+        for id in 3000..3400 {
+            put(&mut tx, &t, &mut m, row(id, id % 10, 2));
+        }
+        for id in 0..10 {
+            upd(&mut tx, &t, &mut m, id, row(id, (id + 2) % 10, 2));
+        }
+        for id in 100..150 {
+            upd(&mut tx, &t, &mut m, id, row(id, (id + 5) % 10, 2));
+        }
+        for id in 150..200 {
+            del(&mut tx, &t, &mut m, id);
+        }
+        for id in 1000..1010 {
+            del(&mut tx, &t, &mut m, id);
+        }
+        upd(&mut tx, &t, &mut m, 2060, row(4060, 4, 2));
+        upd(&mut tx, &t, &mut m, 200, row(5200, 5, 2));
+        put(&mut tx, &t, &mut m, row(50, 7, 2)); // deleted in part 1
+        assert!(scan(&mut tx, &t) == m, "the transaction sees part 2");
+        tx.rollback_to_savepoint(sp).expect("rollback to savepoint");
+        let mut m = kept;
+        assert!(scan(&mut tx, &t) == m, "only part 1 is left");
+        {
+            let mut other = e.begin();
+            assert!(
+                scan(&mut other, &t) == committed,
+                "others see the committed rows"
+            );
+        }
+        // Part 3: the transaction goes on after the partial rollback.
+        upd(&mut tx, &t, &mut m, 0, row(0, 9, 3));
+        upd(&mut tx, &t, &mut m, 120, row(120, 8, 3));
+        put(&mut tx, &t, &mut m, row(3000, 1, 3));
+        tx.commit().expect("commit");
+        assert_consistent(&e, &t, &m);
+    }
+
+    #[test]
+    fn savepoints_nest_and_a_full_rollback_still_restores_everything() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let (e, t) = open(dir.path());
+        let committed = base(&e, &t, 50);
+        let mut m = committed.clone();
+        let mut tx = e.begin();
+        let sp1 = tx.savepoint();
+        upd(&mut tx, &t, &mut m, 1, row(1, 5, 1));
+        put(&mut tx, &t, &mut m, row(100, 5, 1));
+        let after_first = m.clone();
+        let sp2 = tx.savepoint();
+        del(&mut tx, &t, &mut m, 2);
+        upd(&mut tx, &t, &mut m, 1, row(1, 6, 2));
+        tx.rollback_to_savepoint(sp2).expect("to sp2");
+        assert!(scan(&mut tx, &t) == after_first);
+        // Rolling back to the same savepoint twice is fine.
+        tx.rollback_to_savepoint(sp2).expect("to sp2 again");
+        tx.rollback_to_savepoint(sp1).expect("to sp1");
+        assert!(scan(&mut tx, &t) == committed);
+        // sp2 lies past the end now.
+        assert!(matches!(
+            tx.rollback_to_savepoint(sp2),
+            Err(Error::Internal(_))
+        ));
+        let mut m = committed.clone();
+        upd(&mut tx, &t, &mut m, 3, row(3, 1, 3));
+        del(&mut tx, &t, &mut m, 4);
+        let sp3 = tx.savepoint();
+        put(&mut tx, &t, &mut m, row(4, 2, 3));
+        tx.rollback_to_savepoint(sp3).expect("to sp3");
+        // A full rollback after partial ones restores the committed rows.
+        tx.rollback().expect("rollback");
+        assert_consistent(&e, &t, &committed);
+    }
+
+    #[test]
+    fn rollback_to_savepoint_keeps_the_row_locks() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let (e, t) = open(dir.path());
+        base(&e, &t, 10);
+        let mut a = e.begin();
+        let sp = a.savepoint();
+        assert!(a.update(&t, &pk(1), row(1, 1, 5)).expect("update"));
+        a.rollback_to_savepoint(sp).expect("rollback to savepoint");
+        assert_eq!(a.get(&t, &pk(1)).expect("get"), Some(row(1, 1, 0)));
+        let mut b = e.begin();
+        assert!(matches!(
+            b.update(&t, &pk(1), row(1, 1, 7)),
+            Err(Error::LockWaitTimeout)
+        ));
+        // A failed lock wait leaves b usable; after a's commit the row is free.
+        a.commit().expect("commit a");
+        assert!(b.update(&t, &pk(1), row(1, 1, 7)).expect("update b"));
+        b.commit().expect("commit b");
+        assert_eq!(e.begin().get(&t, &pk(1)).expect("get"), Some(row(1, 1, 7)));
+    }
+
+    #[test]
+    fn a_locking_read_only_transaction_logs_nothing_and_releases_its_locks() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let (e, t) = open(dir.path());
+        base(&e, &t, 10);
+        let end = e.inner.store.wal.end_lsn();
+        let mut a = e.begin();
+        assert_eq!(a.lock_row(&t, &pk(3)).expect("lock"), Some(row(3, 3, 0)));
+        assert_eq!(a.lock_row(&t, &pk(99)).expect("lock absent"), None);
+        assert!(!a.has_writes());
+        let mut b = e.begin();
+        assert!(matches!(
+            b.lock_row(&t, &pk(3)),
+            Err(Error::LockWaitTimeout)
+        ));
+        assert!(matches!(
+            b.insert(&t, row(99, 9, 0)),
+            Err(Error::LockWaitTimeout)
+        ));
+        a.commit().expect("commit");
+        assert_eq!(
+            e.inner.store.wal.end_lsn(),
+            end,
+            "no redo for a locking read"
+        );
+        assert_eq!(b.lock_row(&t, &pk(3)).expect("lock"), Some(row(3, 3, 0)));
+        b.rollback().expect("rollback");
+        assert_eq!(e.inner.store.wal.end_lsn(), end);
+        assert_eq!(e.inner.locks.held(), 0);
+    }
+
+    #[test]
+    fn a_locking_read_returns_the_version_committed_while_it_waited() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let (e, t) = open(dir.path());
+        base(&e, &t, 10);
+        let mut w = e.begin();
+        assert!(w.update(&t, &pk(2), row(2, 4, 9)).expect("update"));
+        let (e2, t2) = (e.clone(), t.clone());
+        let reader = std::thread::spawn(move || {
+            let mut r = e2.begin();
+            // A plain read sees the committed version; the locking read waits for w.
+            assert_eq!(r.get(&t2, &pk(2)).expect("get"), Some(row(2, 2, 0)));
+            let mut res = r.lock_row(&t2, &pk(2));
+            for _ in 0..20 {
+                if !matches!(res, Err(Error::LockWaitTimeout)) {
+                    break;
+                }
+                res = r.lock_row(&t2, &pk(2));
+            }
+            let got = res.expect("locking read");
+            r.commit().expect("commit");
+            got
+        });
+        std::thread::sleep(Duration::from_millis(100));
+        w.commit().expect("commit");
+        assert_eq!(reader.join().expect("reader"), Some(row(2, 4, 9)));
     }
 }

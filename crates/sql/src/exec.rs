@@ -3,11 +3,18 @@
 //! Rows stream from the access path through filter → (aggregate) → project → (sort,
 //! distinct) → limit; without ORDER BY (or when the access path already yields the order)
 //! the scan stops as soon as LIMIT is satisfied. Writes collect their target rows first and
-//! then change them (no row is visited twice). In an explicit transaction, multi-row writes
-//! record inverse operations so a failing statement can be undone on its own.
+//! then change them (no row is visited twice); each target is locked and re-read first
+//! (`lock_target`). A locking read (`SELECT ... FOR UPDATE / FOR SHARE / LOCK IN SHARE
+//! MODE`) locks each base-table row that matches the WHERE on the unlocked scan — an
+//! exclusive lock in every form, tierdb has no shared row locks — and passes on the re-read
+//! newest committed version if it still matches; a full primary key is locked directly, even
+//! when no row has it (the plan sorts again when the rows come through a secondary index in
+//! ORDER BY order: a re-read row's order column may have moved). Like UPDATE, a locking read
+//! does not see a row whose committed version did not match the WHERE when scanned, even if
+//! another transaction is changing it to match.
 //!
-//! Must never: commit or roll back the transaction (the session owns that), or keep a cursor
-//! open while writing.
+//! Must never: commit or roll back the transaction, or undo a failed statement (the session
+//! owns that, through an engine savepoint), or keep a cursor open while writing.
 
 use crate::access::{concrete_ranges, Access, AccessPlan};
 use crate::coerce::{self, sort_cmp, to_f64, to_i64, to_text, OrdRow};
@@ -22,32 +29,6 @@ use std::ops::Bound;
 use std::sync::Arc;
 use tierdb_engine::{ColumnType, Row, Table, Txn, Value};
 
-/// An inverse operation for statement-level rollback inside an explicit transaction.
-pub enum UndoOp {
-    Inserted { pk: Vec<Value> },
-    Updated { cur_pk: Vec<Value>, old: Row },
-    Deleted { old: Row },
-}
-
-/// Applies recorded inverse operations (newest first). An error here leaves the transaction
-/// in an unknown state; the caller then rolls the whole transaction back.
-pub fn undo_statement(txn: &mut Txn, t: &Arc<Table>, ops: Vec<UndoOp>) -> Result<(), SqlError> {
-    for op in ops.into_iter().rev() {
-        match op {
-            UndoOp::Inserted { pk } => {
-                txn.delete(t, &pk)?;
-            }
-            UndoOp::Updated { cur_pk, old } => {
-                txn.update(t, &cur_pk, old)?;
-            }
-            UndoOp::Deleted { old } => {
-                txn.insert(t, old)?;
-            }
-        }
-    }
-    Ok(())
-}
-
 fn pk_of(t: &Table, row: &[Value]) -> Vec<Value> {
     t.def
         .primary_key
@@ -58,18 +39,72 @@ fn pk_of(t: &Table, row: &[Value]) -> Vec<Value> {
 
 type RowFn<'f> = dyn FnMut(Row) -> Result<bool, SqlError> + 'f;
 
-/// Feeds every row of `t` reachable through `access` (a superset of the WHERE) to `f`
-/// until it returns false.
+/// A locking read: rows are locked only when they match `filter` (the WHERE), both on the
+/// unlocked scan and after the lock.
+#[derive(Clone, Copy)]
+struct Locking<'a> {
+    filter: Option<&'a Expr>,
+}
+
+/// A row found by an unlocked scan, on its way to `f`: a locking read locks it and passes on
+/// the re-read version if it still matches.
+fn visit(
+    t: &Arc<Table>,
+    lock: Option<Locking>,
+    row: Row,
+    txn: &mut Txn,
+    cx: &EvalCx,
+    f: &mut RowFn,
+) -> Result<bool, SqlError> {
+    let Some(Locking { filter }) = lock else {
+        return f(row);
+    };
+    if let Some(x) = filter {
+        if !x.matches(&row, cx)? {
+            return Ok(true);
+        }
+    }
+    match lock_target(t, filter, &row, txn, cx)? {
+        Some(locked) => f(locked),
+        None => Ok(true),
+    }
+}
+
+/// The row with full primary key `pk`: a plain read, or (locking) lock the key and read.
+fn point(
+    t: &Arc<Table>,
+    lock: Option<Locking>,
+    pk: &[Value],
+    txn: &mut Txn,
+    cx: &EvalCx,
+) -> Result<Option<Row>, SqlError> {
+    let Some(Locking { filter }) = lock else {
+        return Ok(txn.get(t, pk)?);
+    };
+    let Some(row) = txn.lock_row(t, pk)? else {
+        return Ok(None);
+    };
+    if let Some(x) = filter {
+        if !x.matches(&row, cx)? {
+            return Ok(None);
+        }
+    }
+    Ok(Some(row))
+}
+
+/// Feeds every row of `t` reachable through `access` (a superset of the WHERE; with `lock`,
+/// only locked rows matching it) to `f` until it returns false.
 fn table_rows(
     t: &Arc<Table>,
     access: &AccessPlan,
+    lock: Option<Locking>,
     txn: &mut Txn,
     cx: &EvalCx,
     f: &mut RowFn,
 ) -> Result<(), SqlError> {
     let scan_all = |txn: &mut Txn, f: &mut RowFn| -> Result<(), SqlError> {
         for r in txn.scan(t, Bound::Unbounded, Bound::Unbounded)? {
-            if !f(r?)? {
+            if !visit(t, lock, r?, txn, cx, f)? {
                 break;
             }
         }
@@ -79,7 +114,7 @@ fn table_rows(
         Access::Full => scan_all(txn, f),
         Access::FullIndex(i) => {
             for r in txn.index_scan(t, *i, Bound::Unbounded, Bound::Unbounded)? {
-                if !f(r?)? {
+                if !visit(t, lock, r?, txn, cx, f)? {
                     break;
                 }
             }
@@ -92,7 +127,7 @@ fn table_rows(
                     return scan_all(txn, f);
                 };
                 if let Some(r) = cr.into_iter().next() {
-                    if let Some(row) = txn.get(t, &r.eq)? {
+                    if let Some(row) = point(t, lock, &r.eq, txn, cx)? {
                         f(row)?;
                     }
                 }
@@ -106,7 +141,7 @@ fn table_rows(
                 if r.eq.len() == n_pk
                     && matches!((&r.lo, &r.hi), (Bound::Unbounded, Bound::Unbounded))
                 {
-                    if let Some(row) = txn.get(t, &r.eq)? {
+                    if let Some(row) = point(t, lock, &r.eq, txn, cx)? {
                         if !f(row)? {
                             return Ok(());
                         }
@@ -115,7 +150,7 @@ fn table_rows(
                 }
                 let (lo, hi) = r.scan_bounds();
                 for row in txn.scan(t, lo, hi)? {
-                    if !f(row?)? {
+                    if !visit(t, lock, row?, txn, cx, f)? {
                         return Ok(());
                     }
                 }
@@ -129,7 +164,7 @@ fn table_rows(
             for r in cr {
                 let (lo, hi) = r.scan_bounds();
                 for row in txn.index_scan(t, *index, lo, hi)? {
-                    if !f(row?)? {
+                    if !visit(t, lock, row?, txn, cx, f)? {
                         return Ok(());
                     }
                 }
@@ -139,13 +174,24 @@ fn table_rows(
     }
 }
 
-fn source_rows(src: &Source, txn: &mut Txn, cx: &EvalCx, f: &mut RowFn) -> Result<(), SqlError> {
-    match src {
+/// The rows of `plan`'s FROM (before its WHERE; a locking read already applied it).
+fn source_rows(
+    plan: &SelectPlan,
+    txn: &mut Txn,
+    cx: &EvalCx,
+    f: &mut RowFn,
+) -> Result<(), SqlError> {
+    match &plan.source {
         Source::Dual => {
             f(Vec::new())?;
             Ok(())
         }
-        Source::Table { table, access } => table_rows(table, access, txn, cx, f),
+        Source::Table { table, access } => {
+            let lock = plan.lock.map(|_| Locking {
+                filter: plan.filter.as_ref(),
+            });
+            table_rows(table, access, lock, txn, cx, f)
+        }
         Source::Derived { plan, .. } => select_into(plan, txn, cx, f),
     }
 }
@@ -247,7 +293,7 @@ fn select_into(
         let mut emitted = 0u64;
         let mut seen: BTreeSet<OrdRow> = BTreeSet::new();
         let mut err = None;
-        source_rows(&plan.source, txn, cx, &mut |row| {
+        source_rows(plan, txn, cx, &mut |row| {
             if let Some(f) = &plan.filter {
                 if !f.matches(&row, cx)? {
                     return Ok(true);
@@ -288,7 +334,7 @@ fn select_into(
     let mut pre: Vec<Vec<Value>> = Vec::new();
     match &plan.agg {
         None => {
-            source_rows(&plan.source, txn, cx, &mut |row| {
+            source_rows(plan, txn, cx, &mut |row| {
                 if let Some(f) = &plan.filter {
                     if !f.matches(&row, cx)? {
                         return Ok(true);
@@ -311,7 +357,7 @@ fn select_into(
             } else {
                 None
             };
-            source_rows(&plan.source, txn, cx, &mut |row| {
+            source_rows(plan, txn, cx, &mut |row| {
                 if let Some(f) = &plan.filter {
                     if !f.matches(&row, cx)? {
                         return Ok(true);
@@ -598,12 +644,7 @@ fn not_null(col: &str) -> SqlError {
     SqlError::new(1048, "23000", format!("Column '{col}' cannot be null"))
 }
 
-pub fn run_insert(
-    plan: &InsertPlan,
-    txn: &mut Txn,
-    cx: &EvalCx,
-    mut undo: Option<&mut Vec<UndoOp>>,
-) -> Result<WriteResult, SqlError> {
+pub fn run_insert(plan: &InsertPlan, txn: &mut Txn, cx: &EvalCx) -> Result<WriteResult, SqlError> {
     let t = &plan.table;
     let cols = &t.def.columns;
     let mut first_auto = None;
@@ -633,27 +674,10 @@ pub fn run_insert(
             }
             row.push(v);
         }
-        let mut pk = if undo.is_some() {
-            pk_of(t, &row)
-        } else {
-            Vec::new()
-        };
         let auto = txn.insert(t, row)?;
         affected += 1;
-        if let Some(id) = auto {
-            if first_auto.is_none() {
-                first_auto = Some(id);
-            }
-            if let Some(u) = undo.as_deref_mut() {
-                for (k, &pc) in t.def.primary_key.iter().enumerate() {
-                    if cols[pc].auto_increment {
-                        pk[k] = Value::Int(id);
-                    }
-                }
-                u.push(UndoOp::Inserted { pk });
-            }
-        } else if let Some(u) = undo.as_deref_mut() {
-            u.push(UndoOp::Inserted { pk });
+        if first_auto.is_none() {
+            first_auto = auto;
         }
     }
     Ok(WriteResult {
@@ -675,7 +699,7 @@ fn collect_targets(
     if limit == Some(0) {
         return Ok(rows);
     }
-    table_rows(t, access, txn, cx, &mut |row| {
+    table_rows(t, access, None, txn, cx, &mut |row| {
         if let Some(f) = filter {
             if !f.matches(&row, cx)? {
                 return Ok(true);
@@ -691,7 +715,7 @@ fn collect_targets(
 /// changed it since. Returns the locked version when it still matches the WHERE.
 fn lock_target(
     t: &Arc<Table>,
-    filter: &Option<Expr>,
+    filter: Option<&Expr>,
     seen: &Row,
     txn: &mut Txn,
     cx: &EvalCx,
@@ -707,12 +731,7 @@ fn lock_target(
     Ok(Some(row))
 }
 
-pub fn run_update(
-    plan: &UpdatePlan,
-    txn: &mut Txn,
-    cx: &EvalCx,
-    mut undo: Option<&mut Vec<UndoOp>>,
-) -> Result<WriteResult, SqlError> {
+pub fn run_update(plan: &UpdatePlan, txn: &mut Txn, cx: &EvalCx) -> Result<WriteResult, SqlError> {
     let t = &plan.table;
     if t.def.primary_key.is_empty() {
         return Err(SqlError::unsupported(
@@ -724,7 +743,7 @@ pub fn run_update(
     let mut matched = 0;
     let mut changed = 0;
     for (ri, seen) in targets.into_iter().enumerate() {
-        let Some(old) = lock_target(t, &plan.filter, &seen, txn, cx)? else {
+        let Some(old) = lock_target(t, plan.filter.as_ref(), &seen, txn, cx)? else {
             continue;
         };
         matched += 1;
@@ -741,14 +760,7 @@ pub fn run_update(
         if new == old {
             continue;
         }
-        let pk = pk_of(t, &old);
-        if let Some(u) = undo.as_deref_mut() {
-            let cur_pk = pk_of(t, &new);
-            txn.update(t, &pk, new)?;
-            u.push(UndoOp::Updated { cur_pk, old });
-        } else {
-            txn.update(t, &pk, new)?;
-        }
+        txn.update(t, &pk_of(t, &old), new)?;
         changed += 1;
     }
     Ok(WriteResult {
@@ -758,12 +770,7 @@ pub fn run_update(
     })
 }
 
-pub fn run_delete(
-    plan: &DeletePlan,
-    txn: &mut Txn,
-    cx: &EvalCx,
-    mut undo: Option<&mut Vec<UndoOp>>,
-) -> Result<WriteResult, SqlError> {
+pub fn run_delete(plan: &DeletePlan, txn: &mut Txn, cx: &EvalCx) -> Result<WriteResult, SqlError> {
     let t = &plan.table;
     if t.def.primary_key.is_empty() {
         return Err(SqlError::unsupported(
@@ -774,15 +781,11 @@ pub fn run_delete(
     let targets = collect_targets(t, &plan.access, &plan.filter, limit, txn, cx)?;
     let mut n = 0;
     for seen in targets {
-        let Some(old) = lock_target(t, &plan.filter, &seen, txn, cx)? else {
+        let Some(old) = lock_target(t, plan.filter.as_ref(), &seen, txn, cx)? else {
             continue;
         };
-        let pk = pk_of(t, &old);
-        if txn.delete(t, &pk)? {
+        if txn.delete(t, &pk_of(t, &old))? {
             n += 1;
-            if let Some(u) = undo.as_deref_mut() {
-                u.push(UndoOp::Deleted { old });
-            }
         }
     }
     Ok(WriteResult {

@@ -1,11 +1,13 @@
 //! SQL text → one sqlparser `Statement` plus the locations of its `?` markers.
 //!
 //! Owns: the MySQL dialect choice, the recursion limit (sqlparser's default, kept on), the
-//! one-statement-per-call rule, and the 1064/1065 error texts.
+//! one-statement-per-call rule, the 1064/1065 error texts, and the one syntax sqlparser lacks:
+//! a trailing `LOCK IN SHARE MODE` is cut from the tokens and handed on as a `FOR SHARE`
+//! locking clause of the query (anywhere else it is refused with 1235).
 //! Must never: panic on any input; it only tokenizes and parses.
 
 use crate::result::SqlError;
-use sqlparser::ast::Statement;
+use sqlparser::ast::{LockClause, LockType, Query, Statement};
 use sqlparser::dialect::MySqlDialect;
 use sqlparser::parser::Parser;
 use sqlparser::tokenizer::{Location, Token, Tokenizer};
@@ -26,15 +28,53 @@ fn syntax(msg: impl std::fmt::Display) -> SqlError {
     ))
 }
 
+/// The query a trailing `LOCK IN SHARE MODE` belongs to (also under EXPLAIN).
+fn locked_query(stmt: &mut Statement) -> Option<&mut Query> {
+    match stmt {
+        Statement::Query(q) => Some(q),
+        Statement::Explain { statement, .. } => locked_query(statement),
+        _ => None,
+    }
+}
+
+const SHARE_MODE: [&str; 4] = ["LOCK", "IN", "SHARE", "MODE"];
+
+/// Positions in `tokens` of the first `LOCK IN SHARE MODE` run of unquoted words (consecutive
+/// but for whitespace), if any.
+fn share_mode_run(tokens: &[sqlparser::tokenizer::TokenWithSpan]) -> Option<[usize; 4]> {
+    let mut run = [0usize; 4];
+    let mut n = 0usize;
+    for (i, t) in tokens.iter().enumerate() {
+        match &t.token {
+            Token::Whitespace(_) => {}
+            Token::Word(w) if w.quote_style.is_none() => {
+                // LOCK is none of the later words, so a mismatch can only restart at LOCK.
+                if !w.value.eq_ignore_ascii_case(SHARE_MODE[n]) {
+                    n = 0;
+                    if !w.value.eq_ignore_ascii_case(SHARE_MODE[0]) {
+                        continue;
+                    }
+                }
+                run[n] = i;
+                n += 1;
+                if n == SHARE_MODE.len() {
+                    return Some(run);
+                }
+            }
+            _ => n = 0,
+        }
+    }
+    None
+}
+
 pub fn parse(sql: &str) -> Result<Parsed, SqlError> {
     let dialect = MySqlDialect {};
-    let tokens = Tokenizer::new(&dialect, sql)
+    let mut tokens = Tokenizer::new(&dialect, sql)
         .tokenize_with_location()
         .map_err(syntax)?;
     let mut placeholders = Vec::new();
     let mut meaningful = 0usize;
     let mut run = 0usize;
-    let mut words: Vec<String> = Vec::new();
     for t in &tokens {
         match &t.token {
             Token::Whitespace(_) | Token::SemiColon | Token::EOF => {}
@@ -71,23 +111,19 @@ pub fn parse(sql: &str) -> Result<Parsed, SqlError> {
                             ));
                         }
                     }
-                    Token::Word(w) if w.quote_style.is_none() => {
-                        let u = w.value.to_ascii_uppercase();
-                        if matches!(u.as_str(), "AND" | "OR" | "XOR") {
-                            run += 1;
-                            if run > MAX_OPERATOR_RUN {
-                                return Err(SqlError::new(
-                                    1436,
-                                    "HY000",
-                                    "expression too long: too many chained operators",
-                                ));
-                            }
-                        }
-                        if words.len() < 8 {
-                            words.push(u);
-                        } else {
-                            words.remove(0);
-                            words.push(u);
+                    Token::Word(w)
+                        if w.quote_style.is_none()
+                            && ["AND", "OR", "XOR"]
+                                .iter()
+                                .any(|k| w.value.eq_ignore_ascii_case(k)) =>
+                    {
+                        run += 1;
+                        if run > MAX_OPERATOR_RUN {
+                            return Err(SqlError::new(
+                                1436,
+                                "HY000",
+                                "expression too long: too many chained operators",
+                            ));
                         }
                     }
                     _ => {}
@@ -98,9 +134,22 @@ pub fn parse(sql: &str) -> Result<Parsed, SqlError> {
     if meaningful == 0 {
         return Err(SqlError::new(1065, "42000", "Query was empty"));
     }
-    let tail: Vec<&str> = words.iter().map(|s| s.as_str()).collect();
-    if tail.ends_with(&["LOCK", "IN", "SHARE", "MODE"]) {
-        return Err(SqlError::unsupported("locking reads (LOCK IN SHARE MODE)"));
+    // `... LOCK IN SHARE MODE [;]`: cut the words, add the clause after parsing.
+    let mut share_mode = false;
+    if let Some(run) = share_mode_run(&tokens) {
+        let at_end = tokens[run[3] + 1..].iter().all(|t| {
+            matches!(
+                t.token,
+                Token::Whitespace(_) | Token::SemiColon | Token::EOF
+            )
+        });
+        if !at_end {
+            return Err(SqlError::unsupported(
+                "LOCK IN SHARE MODE anywhere but at the end of the statement",
+            ));
+        }
+        tokens.drain(run[0]..=run[3]);
+        share_mode = true;
     }
     let mut parser = Parser::new(&dialect).with_tokens_with_locations(tokens);
     let mut stmts = parser.parse_statements().map_err(syntax)?;
@@ -109,9 +158,22 @@ pub fn parse(sql: &str) -> Result<Parsed, SqlError> {
             "multi-statement queries are not supported: send one statement per query (found several statements separated by ';')",
         ));
     }
-    let stmt = stmts
-        .pop()
-        .ok_or_else(|| SqlError::new(1065, "42000", "Query was empty"))?;
+    let not_a_select = || syntax("LOCK IN SHARE MODE belongs to a SELECT");
+    let mut stmt = stmts.pop().ok_or_else(|| {
+        if share_mode {
+            not_a_select()
+        } else {
+            SqlError::new(1065, "42000", "Query was empty")
+        }
+    })?;
+    if share_mode {
+        let q = locked_query(&mut stmt).ok_or_else(not_a_select)?;
+        q.locks.push(LockClause {
+            lock_type: LockType::Share,
+            of: None,
+            nonblock: None,
+        });
+    }
     placeholders.sort_by_key(|l| (l.line, l.column));
     Ok(Parsed { stmt, placeholders })
 }

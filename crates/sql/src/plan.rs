@@ -6,7 +6,7 @@
 //! naming the construct) and result-set metadata.
 //! Must never: read or write rows (that is `exec.rs`), or change the catalog.
 
-use crate::access::{self, AccessPlan, Hints};
+use crate::access::{self, Access, AccessPlan, Hints};
 use crate::compile::{
     column_name_of, contains_aggregate, object_name_parts, AggBuilder, AggFunc, AggSpec, Compiler,
     Scope, ScopeCol,
@@ -94,6 +94,28 @@ pub struct SelectPlan {
     pub limit: Option<Expr>,
     pub offset: Option<Expr>,
     pub columns: Vec<Column>,
+    /// A locking read (only with a base-table or no source): the rows read from the table
+    /// are locked and re-read (see `exec`).
+    pub lock: Option<LockingRead>,
+}
+
+/// The locking clause of a SELECT. tierdb has exclusive row locks only, so both kinds take
+/// exclusive locks; the kind is kept for error texts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LockingRead {
+    /// `FOR UPDATE`.
+    Update,
+    /// `FOR SHARE` / `LOCK IN SHARE MODE` (exclusive in tierdb).
+    Share,
+}
+
+impl LockingRead {
+    pub fn sql(self) -> &'static str {
+        match self {
+            LockingRead::Update => "FOR UPDATE",
+            LockingRead::Share => "FOR SHARE",
+        }
+    }
 }
 
 #[derive(Clone, Debug)]
@@ -895,16 +917,15 @@ pub fn select(q: &ast::Query, cx: &PlanCx) -> Result<SelectPlan, SqlError> {
     if q.fetch.is_some() || q.for_clause.is_some() || !q.pipe_operators.is_empty() {
         return Err(SqlError::unsupported("FETCH/FOR clauses"));
     }
-    if let Some(l) = q.locks.first() {
-        return Err(SqlError::unsupported(format!(
-            "locking reads (FOR {})",
-            l.lock_type
-        )));
-    }
+    let lock = locking_read(&q.locks)?;
     let s = match &*q.body {
         ast::SetExpr::Select(s) => s,
         ast::SetExpr::Query(inner) if q.order_by.is_none() && q.limit_clause.is_none() => {
-            return select(inner, cx)
+            let mut p = select(inner, cx)?;
+            if let Some(l) = lock {
+                set_lock(&mut p, l, &q.locks, None)?;
+            }
+            return Ok(p);
         }
         ast::SetExpr::SetOperation { op, .. } => {
             return Err(SqlError::unsupported(format!("{op}")))
@@ -1276,7 +1297,7 @@ pub fn select(q: &ast::Query, cx: &PlanCx) -> Result<SelectPlan, SqlError> {
             Source::Table { access, .. } => order_matches(&order, &project, access),
             _ => false,
         };
-    Ok(SelectPlan {
+    let mut plan = SelectPlan {
         source,
         filter,
         agg,
@@ -1290,7 +1311,88 @@ pub fn select(q: &ast::Query, cx: &PlanCx) -> Result<SelectPlan, SqlError> {
         limit,
         offset,
         columns,
-    })
+        lock: None,
+    };
+    if let Some(l) = lock {
+        let names = scope.cols.first().map(|c| c.qualifiers.as_slice());
+        set_lock(&mut plan, l, &q.locks, names)?;
+    }
+    Ok(plan)
+}
+
+/// The kind of a query's locking clauses (the strongest; None without any). NOWAIT and SKIP
+/// LOCKED are refused.
+fn locking_read(locks: &[ast::LockClause]) -> Result<Option<LockingRead>, SqlError> {
+    let mut kind = None;
+    for l in locks {
+        if let Some(nb) = &l.nonblock {
+            return Err(SqlError::unsupported(format!("locking reads with {nb}")));
+        }
+        kind = Some(match (kind, &l.lock_type) {
+            (Some(LockingRead::Update), _) | (_, ast::LockType::Update) => LockingRead::Update,
+            _ => LockingRead::Share,
+        });
+    }
+    Ok(kind)
+}
+
+/// Makes `p` a locking read: only a single base table (or no table) can be locked, and an
+/// `OF name` must name that table: one of `names` (its alias, or its plain and qualified
+/// names), or without them its plain or qualified name.
+fn set_lock(
+    p: &mut SelectPlan,
+    l: LockingRead,
+    locks: &[ast::LockClause],
+    names: Option<&[String]>,
+) -> Result<(), SqlError> {
+    let unresolved = |name: String| {
+        SqlError::new(
+            3568,
+            "HY000",
+            format!("Unresolved name '{name}' for locking clause."),
+        )
+    };
+    match &p.source {
+        Source::Dual => {
+            if let Some(of) = locks.iter().find_map(|c| c.of.as_ref()) {
+                return Err(unresolved(object_name_parts(of)?.join(".")));
+            }
+        }
+        Source::Table { table, access } => {
+            // Rows are re-read after their lock: through a secondary index, the ORDER BY
+            // column of a row changed meanwhile may have moved, so sort again (a primary key
+            // cannot move: the re-read is by that key).
+            if matches!(access.access, Access::Index { .. } | Access::FullIndex(_)) {
+                p.sorted_by_access = false;
+            }
+            if table.def.primary_key.is_empty() {
+                return Err(SqlError::unsupported(format!(
+                    "locking reads ({}) on a table without a PRIMARY KEY",
+                    l.sql()
+                )));
+            }
+            for of in locks.iter().filter_map(|c| c.of.as_ref()) {
+                let name = object_name_parts(of)?.join(".");
+                let named = match names {
+                    Some(n) => n.contains(&name),
+                    None => {
+                        name == table.def.name || name == format!("{}.{}", table.db, table.def.name)
+                    }
+                };
+                if !named {
+                    return Err(unresolved(name));
+                }
+            }
+        }
+        Source::Derived { .. } => {
+            return Err(SqlError::unsupported(format!(
+                "locking reads ({}) of a derived table",
+                l.sql()
+            )))
+        }
+    }
+    p.lock = Some(l);
+    Ok(())
 }
 
 enum SourceKind {

@@ -4,16 +4,17 @@
 //! Transactions: with autocommit on and no BEGIN, each statement runs in its own engine
 //! `Txn` (begin → run → commit; rollback on error). `BEGIN`/`START TRANSACTION` or
 //! `autocommit=0` keep a `Txn` open in the session until COMMIT/ROLLBACK. DDL commits an
-//! open transaction first. On Deadlock (1213) *and* LockWaitTimeout (1205) inside an open
-//! transaction the whole transaction is rolled back (MySQL rolls back only the statement on a
-//! lock wait timeout; the engine has no savepoints yet). Any other error inside an open
-//! transaction undoes just the failed statement, using inverse operations recorded while it
-//! ran (see `exec::UndoOp`).
+//! open transaction first. Inside an open transaction every statement starts at an engine
+//! savepoint. A deadlock (1213) rolls the whole transaction back; any other error — a lock
+//! wait timeout (1205, like InnoDB with `innodb_rollback_on_timeout=OFF`), a duplicate key
+//! (1062) half-way through a multi-row INSERT, a bad value — rolls back only the failed
+//! statement's changes, keeps the row locks it took and leaves the transaction open (if that
+//! partial rollback itself fails, the whole transaction is rolled back).
 //!
 //! Must never: hold a shared lock while running a statement, leave a `Txn` open after
 //! `end()`, or re-parse a prepared statement.
 
-use crate::exec::{self, UndoOp, WriteResult};
+use crate::exec::{self, WriteResult};
 use crate::expr::{Env, EvalCx};
 use crate::parse::{parse, Parsed};
 use crate::plan::{self, no_db, Plan, PlanCx, SetItem, SetTarget, Utility};
@@ -382,8 +383,9 @@ impl Drop for Session {
     }
 }
 
+/// Errors after which MySQL rolls back the whole transaction, not just the statement.
 fn is_txn_abort(e: &SqlError) -> bool {
-    e.code == 1213 || e.code == 1205
+    e.code == 1213
 }
 
 impl Core {
@@ -443,7 +445,7 @@ impl Core {
                 params,
                 env: &self.st,
             };
-            let r = run_dml(plan, &mut txn, &cx, None);
+            let r = run_dml(plan, &mut txn, &cx);
             return match r {
                 Ok((res, auto)) => {
                     txn.commit()?;
@@ -464,9 +466,8 @@ impl Core {
             params,
             env: &self.st,
         };
-        let mut undo: Vec<UndoOp> = Vec::new();
-        let record = multi_row_write(plan);
-        let r = run_dml(plan, txn, &cx, if record { Some(&mut undo) } else { None });
+        let sp = txn.savepoint();
+        let r = run_dml(plan, txn, &cx);
         match r {
             Ok((res, auto)) => {
                 if let Some(id) = auto {
@@ -476,26 +477,11 @@ impl Core {
             }
             Err(e) => {
                 count_abort(&shared, &e);
-                if is_txn_abort(&e) {
-                    // Drop = rollback of the whole transaction (see module doc).
+                let whole = is_txn_abort(&e) || txn.rollback_to_savepoint(sp).is_err();
+                if whole {
+                    // See the module doc: the transaction ends here.
                     if let Some(t) = self.txn.take() {
                         let _ = t.rollback();
-                    }
-                } else if !undo.is_empty() {
-                    let table = match plan {
-                        Plan::Insert(p) => Some(p.table.clone()),
-                        Plan::Update(p) => Some(p.table.clone()),
-                        Plan::Delete(p) => Some(p.table.clone()),
-                        _ => None,
-                    };
-                    let undone = match (self.txn.as_mut(), table) {
-                        (Some(t), Some(tab)) => exec::undo_statement(t, &tab, undo).is_ok(),
-                        _ => false,
-                    };
-                    if !undone {
-                        if let Some(t) = self.txn.take() {
-                            let _ = t.rollback();
-                        }
                     }
                 }
                 Err(e)
@@ -866,25 +852,10 @@ fn count_abort(shared: &Shared, e: &SqlError) {
     }
 }
 
-/// True when a failing statement may leave some of its row changes behind.
-fn multi_row_write(plan: &Plan) -> bool {
-    match plan {
-        Plan::Insert(p) => p.rows.len() > 1,
-        Plan::Update(p) => {
-            !matches!(&p.access.access, crate::access::Access::Pk { ranges, points: true } if ranges.len() == 1)
-        }
-        Plan::Delete(p) => {
-            !matches!(&p.access.access, crate::access::Access::Pk { ranges, points: true } if ranges.len() == 1)
-        }
-        _ => false,
-    }
-}
-
 fn run_dml(
     plan: &Plan,
     txn: &mut Txn,
     cx: &EvalCx,
-    undo: Option<&mut Vec<UndoOp>>,
 ) -> Result<(QueryResult, Option<i64>), SqlError> {
     match plan {
         Plan::Select(p) => {
@@ -902,7 +873,7 @@ fn run_dml(
                 affected,
                 first_auto_id,
                 ..
-            } = exec::run_insert(p, txn, cx, undo)?;
+            } = exec::run_insert(p, txn, cx)?;
             let info = if p.rows.len() > 1 {
                 format!("Records: {affected}  Duplicates: 0  Warnings: 0")
             } else {
@@ -916,7 +887,7 @@ fn run_dml(
         Plan::Update(p) => {
             let WriteResult {
                 affected, matched, ..
-            } = exec::run_update(p, txn, cx, undo)?;
+            } = exec::run_update(p, txn, cx)?;
             Ok((
                 ok(
                     affected,
@@ -927,7 +898,7 @@ fn run_dml(
             ))
         }
         Plan::Delete(p) => {
-            let WriteResult { affected, .. } = exec::run_delete(p, txn, cx, undo)?;
+            let WriteResult { affected, .. } = exec::run_delete(p, txn, cx)?;
             Ok((ok(affected, 0, String::new()), None))
         }
         _ => Err(SqlError::syntax("internal: not a DML plan")),

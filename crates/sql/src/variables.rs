@@ -105,6 +105,8 @@ pub static VARS: &[VarDef] = &[
     v!("hostname", Global, VarKind::ReadOnly),
     v!("identity", Session, VarKind::Int { min: 0, max: BIG }),
     v!("init_connect", Global, VarKind::Str),
+    // tierdb rolls back only the statement on a lock wait timeout (fixed).
+    v!("innodb_rollback_on_timeout", Global, VarKind::ReadOnly),
     v!(
         "interactive_timeout",
         Both,
@@ -307,6 +309,7 @@ pub fn defaults(
             "license" => s("Apache-2.0"),
             "lock_wait_timeout" => Value::Int(86_400),
             "log_bin" | "performance_schema" | "skip_networking" => s("OFF"),
+            "innodb_rollback_on_timeout" => s("OFF"),
             "lower_case_table_names" => Value::Int(0),
             "max_allowed_packet" => Value::Int(64 << 20),
             "max_connections" => Value::Int(151),

@@ -56,11 +56,11 @@ fn each_error_has_its_code() {
         1235
     );
     assert_eq!(
-        code(&mut s, "SELECT * FROM t WHERE id = 1 FOR UPDATE"),
+        code(&mut s, "SELECT * FROM t WHERE id = 1 FOR UPDATE NOWAIT"),
         1235
     );
     assert_eq!(
-        code(&mut s, "SELECT * FROM t WHERE id = 1 LOCK IN SHARE MODE"),
+        code(&mut s, "SELECT * FROM t WHERE id = 1 FOR SHARE SKIP LOCKED"),
         1235
     );
     assert_eq!(code(&mut s, "SELECT 1 UNION SELECT 2"), 1235);
