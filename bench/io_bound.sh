@@ -6,11 +6,12 @@
 # For kernel-throttled tiers and MariaDB side by side, use `tierdb-lab run` (crates/lab).
 #
 # Usage: bench/io_bound.sh [out_dir]
-#   env: TABLES ROWS POOL SECONDS_RUN THREADS DATA_IOPS DATA_LAT_US BPE_IOPS
+#   env: TABLES ROWS POOL SECONDS_RUN THREADS DATA_IOPS DATA_LAT_US BPE_IOPS WORKLOADS
 set -euo pipefail
 cd "$(dirname "$0")/.."
 TABLES=${TABLES:-8} ROWS=${ROWS:-100000} POOL=${POOL:-16M} RUN=${SECONDS_RUN:-60} THREADS=${THREADS:-64}
 DATA_IOPS=${DATA_IOPS:-1000} DATA_LAT_US=${DATA_LAT_US:-1000} BPE_IOPS=${BPE_IOPS:-8000}
+WORKLOADS=${WORKLOADS:-oltp_read_only oltp_write_only oltp_read_write}
 OUT=${1:-bench/runs/$(date +%F)-io-bound}
 WORK=${WORK:-/tmp/tierdb-iobench}
 PORT=3417
@@ -54,7 +55,7 @@ start "$WORK/ssd0/bpe.cache"
 q "CREATE DATABASE sbtest"
 /usr/bin/time -f "%e" -o "$OUT/prepare.seconds" sysbench oltp_read_write "${SBARGS[@]}" --threads=8 prepare > "$OUT/prepare.log" 2>&1
 du -sh "$WORK/tierdb-data/data" > "$OUT/data-size.txt"
-for w in oltp_read_only oltp_write_only oltp_read_write; do
+for w in $WORKLOADS; do
   q "SET GLOBAL bpe_enabled = OFF"
   sysbench "$w" "${SBARGS[@]}" --threads="$THREADS" --time=10 run > /dev/null 2>&1 || true
   measure bpe_off "$w"
@@ -68,7 +69,7 @@ stop
 rm -rf "$WORK/ssd0" "$WORK/ssd1"
 start "$WORK/ssd0/bpe.cache" "$WORK/ssd1/bpe.cache"
 sysbench oltp_read_only "${SBARGS[@]}" --threads="$THREADS" --time=60 run > /dev/null 2>&1 || true
-for w in oltp_read_only oltp_write_only oltp_read_write; do
+for w in $WORKLOADS; do
   sysbench "$w" "${SBARGS[@]}" --threads="$THREADS" --time=20 run > /dev/null 2>&1 || true
   measure bpe_on_2dev "$w"
 done
@@ -79,14 +80,14 @@ stop
   echo "throttling: in-process (tierdb Throttled devices): data file ${DATA_IOPS} IOPS + ${DATA_LAT_US} us; each BPE device ${BPE_IOPS} IOPS"
   echo "data: $TABLES tables x $ROWS rows ($(cut -f1 "$OUT/data-size.txt")); pool $POOL; BPE 4x pool; $THREADS threads; ${RUN}s per run"
   echo "QPS gain from the BPE (on / off), 1 device and 2 devices:"
-  for w in oltp_read_only oltp_write_only oltp_read_write; do
+  for w in $WORKLOADS; do
     off=$(awk -F, -v w=$w '$1=="bpe_off" && $2==w {print $4}' "$OUT/results.csv")
     on1=$(awk -F, -v w=$w '$1=="bpe_on_1dev" && $2==w {print $4}' "$OUT/results.csv")
     on2=$(awk -F, -v w=$w '$1=="bpe_on_2dev" && $2==w {print $4}' "$OUT/results.csv")
     echo "  $w: off $off, on(1) $on1 (x$(echo "scale=2; $on1/$off" | bc)), on(2) $on2 (x$(echo "scale=2; $on2/$off" | bc))"
   done
   echo "BPE device reads per second (BPE hits / run seconds), 1 device vs 2 devices:"
-  for w in oltp_read_only oltp_read_write; do
+  for w in $WORKLOADS; do
     h1=$(awk -F, -v w=$w '$1=="bpe_on_1dev" && $2==w {print $7}' "$OUT/results.csv")
     h2=$(awk -F, -v w=$w '$1=="bpe_on_2dev" && $2==w {print $7}' "$OUT/results.csv")
     echo "  $w: 1 device $((h1 / RUN))/s, 2 devices $((h2 / RUN))/s (x$(echo "scale=2; $h2/$h1" | bc))"
