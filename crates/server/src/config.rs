@@ -236,8 +236,9 @@ settings! {
     bpe_size: ByteSize = ByteSize(0);
     /// BPE device files, comma-separated on the command line (put each on a different fast disk); empty = one file `bpe/bpe0.cache` next to data_dir.
     bpe_devices: Vec<PathBuf> [value_delimiter = ','] = Vec::new();
-    /// BPE region size: the unit written sequentially and evicted FIFO (bytes or K/M/G, 1M..32M).
-    bpe_region_size: ByteSize = ByteSize(16 << 20);
+    /// BPE region size: the unit written sequentially and evicted FIFO (bytes or K/M/G, 1M..32M;
+    /// 0 = automatic: 16M, or bpe_size / 64 (at least 1M) for a BPE smaller than 1G).
+    bpe_region_size: ByteSize = ByteSize(0);
     /// BPE admission policy: always (every clean page leaving DRAM) or second_touch (only pages evicted before, resists one-off scans).
     bpe_admission: String = String::from("always");
     /// In-process emulation of a slow cloud data disk: read IOPS cap of the data file (0 = none). For labs without kernel throttling.
@@ -335,12 +336,12 @@ impl Config {
         if let Err(e) = self.bpe_admission.parse::<tierdb_engine::BpeAdmission>() {
             return bad(format!("bpe_admission: {e}"));
         }
-        if self.bpe_region_size.0 < 1 << 20
+        if self.bpe_region_size.0 != 0 && self.bpe_region_size.0 < 1 << 20
             || self.bpe_region_size.0 > 32 << 20
             || !self.bpe_region_size.0.is_multiple_of(16 << 10)
         {
             return bad(format!(
-                "bpe_region_size = {}: must be a multiple of 16K between 1M and 32M",
+                "bpe_region_size = {}: must be 0 (automatic) or a multiple of 16K between 1M and 32M",
                 self.bpe_region_size
             ));
         }
@@ -402,7 +403,10 @@ impl Config {
             enabled: self.bpe_enabled,
             size_bytes: bpe_size,
             devices,
-            region_size_bytes: effective_region_size(self.bpe_region_size.0, bpe_size),
+            region_size_bytes: match self.bpe_region_size.0 {
+                0 => effective_region_size(DEFAULT_REGION_SIZE, bpe_size),
+                explicit => explicit,
+            },
             admission: self.bpe_admission.parse().unwrap_or_default(),
             throttle: throttle(self.bpe_read_iops, self.bpe_write_iops, 0),
             ..tierdb_engine::BpeConfig::default()
@@ -411,7 +415,10 @@ impl Config {
     }
 }
 
-/// The region size the BPE uses: `bpe_region_size`, made smaller for a BPE of fewer than
+/// Region size of `bpe_region_size = 0` (automatic) for a BPE of at least 1G.
+pub const DEFAULT_REGION_SIZE: u64 = 16 << 20;
+
+/// The automatic region size: `configured`, made smaller for a BPE of fewer than
 /// [`MIN_BPE_REGIONS`] regions (size / 64, a multiple of 16K, at least 1M). FIFO eviction
 /// drops a whole region and two regions are kept free, so a BPE of a handful of huge regions
 /// would hold far fewer pages than its size (and buffer two regions in DRAM).

@@ -73,7 +73,8 @@ fn defaults_and_bpe_started_off() {
     assert_eq!(v.text("bpe_enabled"), "OFF");
     // bpe_size = 0 (the default) means 4 x buffer_pool_size.
     assert_eq!(v.u64("bpe_size"), 16 << 20);
-    assert_eq!(v.u64("bpe_region_size"), 16 << 20);
+    // bpe_region_size = 0 (the default) means automatic: a 16 MiB BPE gets 1 MiB regions.
+    assert_eq!(v.u64("bpe_region_size"), 1 << 20);
     assert_eq!(v.text("bpe_admission"), "always");
     let default_device = server.dir.path().join("bpe").join("bpe0.cache");
     assert_eq!(v.text("bpe_devices"), default_device.display().to_string());
