@@ -7,10 +7,17 @@
 #
 # Usage: bench/io_bound.sh [out_dir]
 #   env: TABLES ROWS POOL SECONDS_RUN THREADS DATA_IOPS DATA_LAT_US BPE_IOPS WORKLOADS
+#        DATA_CAP=separate (DATA_IOPS reads + DATA_IOPS writes, as the kernel lab) | shared
+#        (DATA_IOPS shared by reads and writes, as most cloud disks sell IOPS)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 TABLES=${TABLES:-8} ROWS=${ROWS:-100000} POOL=${POOL:-16M} RUN=${SECONDS_RUN:-60} THREADS=${THREADS:-64}
 DATA_IOPS=${DATA_IOPS:-1000} DATA_LAT_US=${DATA_LAT_US:-1000} BPE_IOPS=${BPE_IOPS:-8000}
+case ${DATA_CAP:-separate} in
+  separate) DATA_FLAGS=(--data-read-iops "$DATA_IOPS" --data-write-iops "$DATA_IOPS") ;;
+  shared) DATA_FLAGS=(--data-iops "$DATA_IOPS") ;;
+  *) echo "DATA_CAP must be separate or shared" >&2; exit 2 ;;
+esac
 WORKLOADS=${WORKLOADS:-oltp_read_only oltp_write_only oltp_read_write}
 OUT=${1:-bench/runs/$(date +%F)-io-bound}
 WORK=${WORK:-/tmp/tierdb-iobench}
@@ -27,7 +34,7 @@ stat() { q "SHOW GLOBAL STATUS LIKE '$1'" | awk '{print $2}'; }
 start() { # devices...
   local devs; devs=$(IFS=,; echo "$*")
   ( cd "$WORK" && exec "$BIN" serve --port $PORT --buffer-pool-size "$POOL" \
-      --data-read-iops "$DATA_IOPS" --data-write-iops "$DATA_IOPS" --data-latency-us "$DATA_LAT_US" \
+      "${DATA_FLAGS[@]}" --data-latency-us "$DATA_LAT_US" \
       --bpe-read-iops "$BPE_IOPS" --bpe-write-iops "$BPE_IOPS" --bpe-devices "$devs" >> server.log 2>&1 ) &
   SPID=$!
   for _ in $(seq 100); do q 'select 1' >/dev/null 2>&1 && return; sleep 0.2; done
@@ -77,7 +84,7 @@ q "SHOW GLOBAL STATUS LIKE 'Tierdb_bpe%'" > "$OUT/bpe-status-end.txt"
 stop
 {
   echo "machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), $(free -g | awk '/Mem/{print $2}') GiB, kernel $(uname -r)"
-  echo "throttling: in-process (tierdb Throttled devices): data file ${DATA_IOPS} IOPS + ${DATA_LAT_US} us; each BPE device ${BPE_IOPS} IOPS"
+  echo "throttling: in-process (tierdb Throttled devices): data file ${DATA_IOPS} IOPS (${DATA_CAP:-separate} read/write caps) + ${DATA_LAT_US} us; each BPE device ${BPE_IOPS} IOPS"
   echo "data: $TABLES tables x $ROWS rows ($(cut -f1 "$OUT/data-size.txt")); pool $POOL; BPE 4x pool; $THREADS threads; ${RUN}s per run"
   echo "QPS gain from the BPE (on / off), 1 device and 2 devices:"
   for w in $WORKLOADS; do

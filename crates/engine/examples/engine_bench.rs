@@ -537,7 +537,7 @@ fn main() {
         read_iops: 1000,
         write_iops: 1000,
         latency_us: 1000,
-        jitter_us: 0,
+        ..ThrottleConfig::default()
     };
     let dev_reads = Arc::new(AtomicU64::new(0));
     let mut cfg = engine_cfg(&dir_c, args.big_pool_mib << 20, 1);

@@ -378,12 +378,15 @@ impl Drop for Engine {
 
 /// The in-process device emulation settings, as `SHOW VARIABLES` rows (0 = none).
 fn throttle_vars(prefix: &str, t: Option<&ThrottleConfig>) -> Vec<(String, String)> {
-    let (r, w, l) = t.map_or((0, 0, 0), |t| (t.read_iops, t.write_iops, t.latency_us));
+    let (r, w, total, l) = t.map_or((0, 0, 0, 0), |t| {
+        (t.read_iops, t.write_iops, t.total_iops, t.latency_us)
+    });
     let mut v = vec![
         (format!("{prefix}_read_iops"), r.to_string()),
         (format!("{prefix}_write_iops"), w.to_string()),
     ];
     if prefix == "data" {
+        v.push((format!("{prefix}_iops"), total.to_string()));
         v.push((format!("{prefix}_latency_us"), l.to_string()));
     }
     v

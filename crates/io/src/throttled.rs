@@ -1,10 +1,11 @@
 //! `Throttled`: wraps a `Device` to behave like a slow networked cloud disk, in process:
-//! separate read and write IOPS caps, a fixed added latency per I/O and optional uniform
-//! jitter.
+//! separate read and write IOPS caps, an optional cap shared by reads and writes (how most
+//! cloud disks sell IOPS), a fixed added latency per I/O and optional uniform jitter.
 //!
 //! How it works: each I/O takes the scheduler mutex just long enough to claim the next free
-//! start slot for its direction (slots are `1 s / iops` apart, no burst credit is saved up
-//! while idle), then releases it and sleeps until `slot + latency + jitter` before issuing
+//! start slot for its direction and, with a shared cap, the next shared slot (slots are
+//! `1 s / iops` apart, no burst credit is saved up while idle; the I/O starts at the later of
+//! the two), then releases it and sleeps until `slot + latency + jitter` before issuing
 //! the inner I/O. Sleeping happens outside the lock, so concurrent I/Os overlap their
 //! latency exactly as queued I/Os on a real disk do; only the IOPS cap serialises them.
 //!
@@ -30,6 +31,8 @@ pub struct ThrottleConfig {
     pub read_iops: u32,
     /// Write operations (including syncs) per second; 0 = unlimited.
     pub write_iops: u32,
+    /// Operations per second shared by reads and writes; 0 = no shared cap.
+    pub total_iops: u32,
     /// Fixed latency added to every read, write and sync, in microseconds.
     pub latency_us: u32,
     /// Extra latency drawn uniformly from `0..=jitter_us` per I/O, in microseconds.
@@ -66,6 +69,7 @@ struct Schedule {
     /// claim.
     next_read: Instant,
     next_write: Instant,
+    next_any: Instant,
 }
 
 #[derive(Default)]
@@ -101,6 +105,7 @@ impl<D: Device> Throttled<D> {
                 config,
                 next_read: now,
                 next_write: now,
+                next_any: now,
             }),
             counters: Counters::default(),
             jitter_state: AtomicU64::new(seed),
@@ -151,17 +156,22 @@ impl<D: Device> Throttled<D> {
             };
             let delay = Duration::from_micros(u64::from(s.config.latency_us))
                 + Duration::from_micros(self.jitter_us(s.config.jitter_us));
-            let start = if iops == 0 {
-                arrived
-            } else {
+            let total = s.config.total_iops;
+            let mut start = arrived;
+            if total > 0 {
+                start = start.max(s.next_any);
+            }
+            if iops > 0 {
                 let next = match dir {
                     Direction::Read => &mut s.next_read,
                     Direction::Write => &mut s.next_write,
                 };
-                let start = (*next).max(arrived);
+                start = start.max(*next);
                 *next = start + Duration::from_nanos(1_000_000_000 / u64::from(iops));
-                start
-            };
+            }
+            if total > 0 {
+                s.next_any = start + Duration::from_nanos(1_000_000_000 / u64::from(total));
+            }
             start + delay
         };
         let now = Instant::now();

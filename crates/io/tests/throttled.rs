@@ -161,3 +161,41 @@ fn throttled_config_can_change_at_runtime() {
     dev.read_at(&mut buf, 0).expect("read");
     assert!(start.elapsed() < Duration::from_millis(500));
 }
+
+#[test]
+fn throttled_shared_cap_is_spent_by_reads_and_writes_together() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let separate = ThrottleConfig {
+        read_iops: 20,
+        write_iops: 20,
+        ..ThrottleConfig::default()
+    };
+    let shared = ThrottleConfig {
+        total_iops: 20,
+        ..ThrottleConfig::default()
+    };
+    // 5 reads and 5 writes interleaved: with separate caps of 20/s each direction's fifth
+    // I/O starts 200 ms after its first; with one shared cap of 20/s the tenth I/O starts
+    // 450 ms after the first.
+    let run = |config: ThrottleConfig| {
+        let dev = Throttled::new(small_file(&dir), config);
+        let mut buf = [0u8; 16];
+        let start = Instant::now();
+        for i in 0..5u64 {
+            dev.read_at(&mut buf, 0).expect("read");
+            dev.write_at(b"y", i).expect("write");
+        }
+        start.elapsed()
+    };
+    let apart = run(separate);
+    let together = run(shared);
+    assert!(
+        apart >= Duration::from_millis(190) && apart < Duration::from_millis(400),
+        "separate caps: {apart:?}"
+    );
+    assert!(
+        together >= Duration::from_millis(440),
+        "shared cap not applied: {together:?}"
+    );
+    assert!(together < Duration::from_millis(2000), "too slow: {together:?}");
+}

@@ -245,6 +245,8 @@ settings! {
     data_read_iops: u32 = 0;
     /// In-process emulation: write IOPS cap of the data file (0 = none).
     data_write_iops: u32 = 0;
+    /// In-process emulation: IOPS cap of the data file shared by reads and writes, as most cloud disks sell IOPS (0 = none).
+    data_iops: u32 = 0;
     /// In-process emulation: added latency per data-file I/O in microseconds (0 = none).
     data_latency_us: u32 = 0;
     /// In-process emulation of the fast devices: read IOPS cap of each BPE device (0 = none).
@@ -375,10 +377,11 @@ impl Config {
         e.buffer_pool_size_bytes = self.buffer_pool_size.0;
         e.flush_log_at_trx_commit = self.flush_log_at_trx_commit;
         e.lock_wait_timeout = std::time::Duration::from_secs(self.lock_wait_timeout);
-        let throttle = |r: u32, w: u32, lat: u32| {
-            (r > 0 || w > 0 || lat > 0).then_some(tierdb_engine::ThrottleConfig {
+        let throttle = |r: u32, w: u32, total: u32, lat: u32| {
+            (r > 0 || w > 0 || total > 0 || lat > 0).then_some(tierdb_engine::ThrottleConfig {
                 read_iops: r,
                 write_iops: w,
+                total_iops: total,
                 latency_us: lat,
                 jitter_us: 0,
             })
@@ -386,6 +389,7 @@ impl Config {
         e.data_throttle = throttle(
             self.data_read_iops,
             self.data_write_iops,
+            self.data_iops,
             self.data_latency_us,
         );
         let devices = if self.bpe_devices.is_empty() {
@@ -408,7 +412,7 @@ impl Config {
                 explicit => explicit,
             },
             admission: self.bpe_admission.parse().unwrap_or_default(),
-            throttle: throttle(self.bpe_read_iops, self.bpe_write_iops, 0),
+            throttle: throttle(self.bpe_read_iops, self.bpe_write_iops, 0, 0),
             ..tierdb_engine::BpeConfig::default()
         });
         e
