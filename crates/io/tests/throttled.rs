@@ -197,5 +197,8 @@ fn throttled_shared_cap_is_spent_by_reads_and_writes_together() {
         together >= Duration::from_millis(440),
         "shared cap not applied: {together:?}"
     );
-    assert!(together < Duration::from_millis(2000), "too slow: {together:?}");
+    assert!(
+        together < Duration::from_millis(2000),
+        "too slow: {together:?}"
+    );
 }
