@@ -18,19 +18,7 @@ use tierdb_engine::Value;
 use tierdb_sql::{QueryResult, Session};
 
 fn setup() -> Env {
-    let e = env();
-    let mut s = e.session(1);
-    exec(
-        &mut s,
-        "CREATE TABLE t (id INT PRIMARY KEY, k INT NOT NULL, v INT NOT NULL)",
-    );
-    exec(&mut s, "CREATE INDEX k_idx ON t (k)");
-    exec(
-        &mut s,
-        "INSERT INTO t VALUES (1, 10, 0), (2, 20, 0), (3, 30, 0), (4, 40, 0), (5, 50, 0)",
-    );
-    exec(&mut s, "SET GLOBAL innodb_lock_wait_timeout = 1");
-    e
+    env_with_small_table(5)
 }
 
 /// Runs `sql` expecting a lock wait timeout, and checks that it waited.

@@ -78,3 +78,24 @@ pub fn text(v: &Value) -> String {
         other => other.to_string(),
     }
 }
+
+/// An env with `t (id INT PRIMARY KEY, k INT NOT NULL, v INT NOT NULL)`, index `k_idx` on
+/// `k`, rows `(i, 10 * i, 0)` for `i` in `1..=rows`, and a 1 s lock wait timeout.
+pub fn env_with_small_table(rows: i64) -> Env {
+    let e = env();
+    let mut s = e.session(1);
+    exec(
+        &mut s,
+        "CREATE TABLE t (id INT PRIMARY KEY, k INT NOT NULL, v INT NOT NULL)",
+    );
+    exec(&mut s, "CREATE INDEX k_idx ON t (k)");
+    let values: Vec<String> = (1..=rows)
+        .map(|i| format!("({i}, {}, 0)", 10 * i))
+        .collect();
+    exec(
+        &mut s,
+        &format!("INSERT INTO t VALUES {}", values.join(", ")),
+    );
+    exec(&mut s, "SET GLOBAL innodb_lock_wait_timeout = 1");
+    e
+}
