@@ -472,8 +472,8 @@ impl BufferPool {
                 if rec < below {
                     batch.push((rec, i as FrameIdx));
                 } else if pressed {
-                    let key = f.mod_lsn.load(Ordering::Relaxed).max(rec);
-                    batch.push((key | CHANGE_ORDER, i as FrameIdx));
+                    let changed = f.mod_lsn.load(Ordering::Relaxed);
+                    batch.push((changed | CHANGE_ORDER, i as FrameIdx));
                 }
             }
         }

@@ -19,70 +19,27 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::sync::Arc;
 use std::time::Duration;
-use tierdb_engine::{
-    ColumnDef, ColumnType, Engine, EngineConfig, IndexDef, Row, Table, TableDef, Txn, Value,
-};
+use tierdb_engine::{Engine, EngineConfig, Row, Table, Txn};
+
+mod common;
+use common::{key, kv_row, kv_table, small_cfg, status};
 
 const BASE_ROWS: i64 = 400;
 const MARKER_ID: i64 = 900_000;
 
+/// Every commit durable (the crash must not lose the marker commit).
 fn cfg(dir: &Path) -> EngineConfig {
-    let mut c = EngineConfig::under(dir);
-    c.buffer_pool_size_bytes = 1 << 20;
+    let mut c = small_cfg(dir, 1 << 20);
     c.flush_log_at_trx_commit = 1;
     c
-}
-
-fn col(name: &str, ty: ColumnType) -> ColumnDef {
-    ColumnDef {
-        name: name.into(),
-        ty,
-        nullable: false,
-        auto_increment: false,
-        default: None,
-    }
-}
-
-fn table_def() -> TableDef {
-    let int = ColumnType::Int {
-        bytes: 8,
-        unsigned: false,
-    };
-    TableDef {
-        name: "t".into(),
-        columns: vec![
-            col("id", int.clone()),
-            col("k", int.clone()),
-            col("pad", ColumnType::VarChar(255)),
-            col("v", int),
-        ],
-        primary_key: vec![0],
-        indexes: vec![IndexDef {
-            name: "k_idx".into(),
-            columns: vec![1],
-            unique: false,
-        }],
-    }
-}
-
-fn row(id: i64, k: i64, v: i64) -> Row {
-    let pad = vec![b'a' + (id + v).rem_euclid(26) as u8; 150 + v.rem_euclid(80) as usize];
-    vec![
-        Value::Int(id),
-        Value::Int(k),
-        Value::Bytes(pad),
-        Value::Int(v),
-    ]
-}
-
-fn pk(id: i64) -> Vec<Value> {
-    vec![Value::Int(id)]
 }
 
 type Model = BTreeMap<i64, Row>;
 
 fn base() -> Model {
-    (0..BASE_ROWS).map(|id| (id, row(id, id % 13, 0))).collect()
+    (0..BASE_ROWS)
+        .map(|id| (id, kv_row(id, id % 13, 0)))
+        .collect()
 }
 
 enum Op {
@@ -98,8 +55,8 @@ fn apply(tx: &mut Txn, t: &Arc<Table>, ops: &[Op]) {
             Op::Insert(r) => {
                 tx.insert(t, r.clone()).expect("insert");
             }
-            Op::Update(id, r) => assert!(tx.update(t, &pk(*id), r.clone()).expect("update")),
-            Op::Delete(id) => assert!(tx.delete(t, &pk(*id)).expect("delete")),
+            Op::Update(id, r) => assert!(tx.update(t, &key(*id), r.clone()).expect("update")),
+            Op::Delete(id) => assert!(tx.delete(t, &key(*id)).expect("delete")),
         }
     }
 }
@@ -124,8 +81,8 @@ fn apply_to_model(m: &mut Model, ops: &[Op]) {
 /// Kept: index keys move, inserts, deletes.
 fn part1() -> Vec<Op> {
     let mut ops = Vec::new();
-    ops.extend((0..40).map(|id| Op::Update(id, row(id, (id + 3) % 13, 1))));
-    ops.extend((10_000..10_060).map(|id| Op::Insert(row(id, id % 13, 1))));
+    ops.extend((0..40).map(|id| Op::Update(id, kv_row(id, (id + 3) % 13, 1))));
+    ops.extend((10_000..10_060).map(|id| Op::Insert(kv_row(id, id % 13, 1))));
     ops.extend((100..120).map(Op::Delete));
     ops
 }
@@ -134,12 +91,12 @@ fn part1() -> Vec<Op> {
 /// (of base and of part-1 rows) and a key move.
 fn part2() -> Vec<Op> {
     let mut ops = Vec::new();
-    ops.extend((20_000..25_000).map(|id| Op::Insert(row(id, id % 13, 2))));
-    ops.extend((0..20).map(|id| Op::Update(id, row(id, (id + 7) % 13, 2))));
-    ops.extend((200..260).map(|id| Op::Update(id, row(id, (id + 5) % 13, 2))));
+    ops.extend((20_000..25_000).map(|id| Op::Insert(kv_row(id, id % 13, 2))));
+    ops.extend((0..20).map(|id| Op::Update(id, kv_row(id, (id + 7) % 13, 2))));
+    ops.extend((200..260).map(|id| Op::Update(id, kv_row(id, (id + 5) % 13, 2))));
     ops.extend((260..300).map(Op::Delete));
     ops.extend((10_000..10_020).map(Op::Delete));
-    ops.push(Op::Update(300, row(30_300, 1, 2)));
+    ops.push(Op::Update(300, kv_row(30_300, 1, 2)));
     ops
 }
 
@@ -147,9 +104,9 @@ fn part2() -> Vec<Op> {
 fn part3() -> Vec<Op> {
     let mut ops: Vec<Op> = [5, 210, 270]
         .into_iter()
-        .map(|id| Op::Update(id, row(id, 12, 3)))
+        .map(|id| Op::Update(id, kv_row(id, 12, 3)))
         .collect();
-    ops.push(Op::Insert(row(20_000, 4, 3)));
+    ops.push(Op::Insert(kv_row(20_000, 4, 3)));
     ops
 }
 
@@ -163,7 +120,7 @@ fn say(line: &str) {
 fn child(dir: &Path, phase: &str) {
     let e = Engine::open(cfg(dir)).expect("child open");
     e.create_database("r").expect("create database");
-    e.create_table("r", table_def()).expect("create table");
+    e.create_table("r", kv_table("t")).expect("create table");
     let t = e.table("r", "t").expect("table");
     let mut tx = e.begin();
     for (_, r) in base() {
@@ -187,7 +144,7 @@ fn child(dir: &Path, phase: &str) {
     // One more durable commit: the log is durable past every record before it.
     let mut marker = e.begin();
     marker
-        .insert(&t, row(MARKER_ID, 0, 0))
+        .insert(&t, kv_row(MARKER_ID, 0, 0))
         .expect("marker insert");
     marker.commit().expect("marker commit");
     say("READY");
@@ -245,14 +202,6 @@ fn run_child_and_kill(dir: &Path, phase: &str) {
     c.wait().expect("wait");
 }
 
-fn status(e: &Engine, name: &str) -> u64 {
-    e.status()
-        .into_iter()
-        .find(|(n, _)| n == name)
-        .and_then(|(_, v)| v.parse().ok())
-        .unwrap_or_else(|| panic!("no status counter {name}"))
-}
-
 /// Reopens `dir` (recovery) and checks the rows, the index and the number of transactions
 /// recovery rolled back.
 fn verify(dir: &Path, want: &Model, rolled_back: u64) {
@@ -298,7 +247,7 @@ fn verify(dir: &Path, want: &Model, rolled_back: u64) {
 
 #[test]
 fn rollback_to_savepoint_then_kill_recovers() {
-    let marker = (MARKER_ID, row(MARKER_ID, 0, 0));
+    let marker = (MARKER_ID, kv_row(MARKER_ID, 0, 0));
     // Unfinished: everything of the big transaction is rolled back.
     let dir = tempfile::tempdir().expect("tempdir");
     run_child_and_kill(dir.path(), "open");
