@@ -543,6 +543,7 @@ impl Inner {
             0,
             std::ops::Bound::Unbounded,
             std::ops::Bound::Unbounded,
+            None,
         );
         let mut n = 0u64;
         while let Some(row) = cur.next_row()? {

@@ -399,12 +399,27 @@ pub struct Txn {
 }
 
 /// Rows of a scan, in key order. Owns what it needs; holds no latch between calls.
+/// Which columns of a row a reader needs, by column position (`true` = materialise).
+/// Unmarked columns are returned as NULL, columns past the mask's end are materialised; the
+/// row is still fully parsed (corruption is detected the same way).
+pub type ColumnMask = Arc<[bool]>;
+
 pub type RowCursor = Box<dyn Iterator<Item = Result<Row>> + Send>;
 
 impl Txn {
     /// Point lookup by full primary key.
     pub fn get(&mut self, t: &Table, pk: &[Value]) -> Result<Option<Row>> {
         self.st.get(t, pk)
+    }
+    /// `get` that materialises only the columns `want` marks: the others come back as
+    /// NULL (cheaper when a query reads a few columns of wide rows; see `ColumnMask`).
+    pub fn get_columns(
+        &mut self,
+        t: &Table,
+        pk: &[Value],
+        want: Option<&ColumnMask>,
+    ) -> Result<Option<Row>> {
+        self.st.get_columns(t, pk, want.map(|w| &w[..]))
     }
     /// Locking read by full primary key: waits for the row lock (kept until commit or
     /// rollback; errors Deadlock / LockWaitTimeout), then returns the newest committed (or own)
@@ -421,7 +436,19 @@ impl Txn {
         lo: Bound<Vec<Value>>,
         hi: Bound<Vec<Value>>,
     ) -> Result<RowCursor> {
-        Ok(Box::new(self.st.cursor(t, None, lo, hi)?))
+        Ok(Box::new(self.st.cursor(t, None, lo, hi, None)?))
+    }
+    /// `scan` (index `None`) or `index_scan` (index `Some(i)`) materialising only the
+    /// columns `want` marks; the others come back as NULL.
+    pub fn scan_columns(
+        &mut self,
+        t: &Arc<Table>,
+        index: Option<usize>,
+        lo: Bound<Vec<Value>>,
+        hi: Bound<Vec<Value>>,
+        want: Option<&ColumnMask>,
+    ) -> Result<RowCursor> {
+        Ok(Box::new(self.st.cursor(t, index, lo, hi, want.cloned())?))
     }
     /// Rows through secondary index number `index` (position in `TableDef::indexes`), in index
     /// order (ties in primary key order). Bounds as in `scan`, on the index columns.
@@ -432,7 +459,7 @@ impl Txn {
         lo: Bound<Vec<Value>>,
         hi: Bound<Vec<Value>>,
     ) -> Result<RowCursor> {
-        Ok(Box::new(self.st.cursor(t, Some(index), lo, hi)?))
+        Ok(Box::new(self.st.cursor(t, Some(index), lo, hi, None)?))
     }
     /// Inserts a row. An AUTO_INCREMENT column given as NULL (or 0) gets the next value,
     /// which is returned. Errors: DuplicateKey, NotNull, RowTooLarge, Deadlock, LockWaitTimeout.

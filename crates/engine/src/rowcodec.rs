@@ -63,6 +63,14 @@ pub fn with_header(b: &[u8], flags: u8, txn: u64) -> Vec<u8> {
 }
 
 pub fn decode_row(b: &[u8]) -> Option<Vec<Value>> {
+    decode_row_cols(b, None)
+}
+
+/// Decodes a stored row, materialising only the columns `want` marks (all when `None`;
+/// columns past the end of `want` are materialised too). Skipped columns come back as
+/// `Value::Null`, so a caller must only look at the columns it asked for. The whole row is
+/// still parsed, so corrupt bytes are detected whatever the mask.
+pub fn decode_row_cols(b: &[u8], want: Option<&[bool]>) -> Option<Vec<Value>> {
     let n = u16::from_le_bytes([*b.get(9)?, *b.get(10)?]) as usize;
     let bm = b.get(11..11 + n.div_ceil(8))?;
     let mut p = 11 + n.div_ceil(8);
@@ -72,6 +80,7 @@ pub fn decode_row(b: &[u8]) -> Option<Vec<Value>> {
             out.push(Value::Null);
             continue;
         }
+        let keep = want.is_none_or(|w| w.get(i).copied().unwrap_or(true));
         let tag = *b.get(p)?;
         p += 1;
         match tag {
@@ -79,7 +88,9 @@ pub fn decode_row(b: &[u8]) -> Option<Vec<Value>> {
                 let mut a = [0u8; 8];
                 a.copy_from_slice(b.get(p..p + 8)?);
                 p += 8;
-                out.push(if tag == T_INT {
+                out.push(if !keep {
+                    Value::Null
+                } else if tag == T_INT {
                     Value::Int(i64::from_le_bytes(a))
                 } else {
                     Value::Double(f64::from_le_bytes(a))
@@ -88,7 +99,12 @@ pub fn decode_row(b: &[u8]) -> Option<Vec<Value>> {
             T_BYTES => {
                 let l = u16::from_le_bytes([*b.get(p)?, *b.get(p + 1)?]) as usize;
                 p += 2;
-                out.push(Value::Bytes(b.get(p..p + l)?.to_vec()));
+                let bytes = b.get(p..p + l)?;
+                out.push(if keep {
+                    Value::Bytes(bytes.to_vec())
+                } else {
+                    Value::Null
+                });
                 p += l;
             }
             _ => return None,
@@ -182,8 +198,32 @@ mod tests {
         }
 
         #[test]
+        fn masked_decode_keeps_exactly_the_wanted_columns(
+            row in proptest::collection::vec(val(), 0..20),
+            want in proptest::collection::vec(any::<bool>(), 0..24),
+        ) {
+            let mut b = Vec::new();
+            encode_row(&mut b, 0, 7, &row);
+            let got = decode_row_cols(&b, Some(&want)).unwrap();
+            prop_assert_eq!(got.len(), row.len());
+            for (i, (g, r)) in got.iter().zip(&row).enumerate() {
+                if want.get(i).copied().unwrap_or(true) {
+                    prop_assert_eq!(g, r);
+                } else {
+                    prop_assert_eq!(g, &Value::Null);
+                }
+            }
+            // A truncated row fails whatever the mask.
+            if b.len() > 11 {
+                let cut = &b[..b.len() - 1];
+                prop_assert_eq!(decode_row_cols(cut, Some(&want)).is_none(), decode_row(cut).is_none());
+            }
+        }
+
+        #[test]
         fn row_and_undo_decoders_never_panic(bytes in proptest::collection::vec(any::<u8>(), 0..80)) {
             let _ = decode_row(&bytes);
+            let _ = decode_row_cols(&bytes, Some(&[false, true, false]));
             let _ = Undo::decode(&bytes);
         }
     }

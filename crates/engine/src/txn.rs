@@ -27,7 +27,9 @@
 
 use crate::inner::Inner;
 use crate::keys::{decode_key, encode_key, lower_bound, upper_bound};
-use crate::rowcodec::{decode_row, encode_row, header, with_header, Undo, FLAG_DELETED};
+use crate::rowcodec::{
+    decode_row, decode_row_cols, encode_row, header, with_header, Undo, FLAG_DELETED,
+};
 use crate::txns::{ActiveTxn, Visible};
 use crate::types::{IndexDef, Row, TableDef, Value};
 use crate::{Error, Result, Table};
@@ -85,11 +87,18 @@ fn corrupt(t: &Table) -> Error {
     Error::Corrupt(format!("undecodable row in table {}.{}", t.db, t.def.name))
 }
 
-/// The version of row `key` of `t` that transaction `me` sees.
-fn read_row(inner: &Inner, me: u64, t: &Table, key: &[u8]) -> Result<Option<Row>> {
+/// The version of row `key` of `t` that transaction `me` sees (only the `want` columns
+/// materialised; see `decode_row_cols`).
+fn read_row(
+    inner: &Inner,
+    me: u64,
+    t: &Table,
+    key: &[u8],
+    want: Option<&[bool]>,
+) -> Result<Option<Row>> {
     let r = t.primary.get(&inner.store, key, |v| match v {
         None => Ok(None),
-        Some(stored) => visible_row(inner, me, t.primary.root.0, key, stored),
+        Some(stored) => visible_row(inner, me, t.primary.root.0, key, stored, want),
     })?;
     r.map_err(|_| corrupt(t))
 }
@@ -101,11 +110,12 @@ fn visible_row(
     tree: u64,
     key: &[u8],
     stored: &[u8],
+    want: Option<&[bool]>,
 ) -> std::result::Result<Option<Row>, ()> {
     match inner.active.visible(me, tree, key, stored) {
         Visible::None => Ok(None),
-        Visible::Stored(b) => decode_row(b).map(Some).ok_or(()),
-        Visible::Owned(b) => decode_row(&b).map(Some).ok_or(()),
+        Visible::Stored(b) => decode_row_cols(b, want).map(Some).ok_or(()),
+        Visible::Owned(b) => decode_row_cols(&b, want).map(Some).ok_or(()),
         Visible::Corrupt => Err(()),
     }
 }
@@ -193,8 +203,18 @@ impl TxnState {
     }
 
     pub fn get(&mut self, t: &Table, pk: &[Value]) -> Result<Option<Row>> {
+        self.get_columns(t, pk, None)
+    }
+
+    /// `get` materialising only the `want` columns (others come back as NULL).
+    pub fn get_columns(
+        &mut self,
+        t: &Table,
+        pk: &[Value],
+        want: Option<&[bool]>,
+    ) -> Result<Option<Row>> {
         let key = encode_key(pk);
-        self.get_key(t, &key)
+        self.get_key(t, &key, want)
     }
 
     /// Locking read: takes the row lock (held to the end of the transaction), then reads the
@@ -202,15 +222,15 @@ impl TxnState {
     pub fn lock_row(&mut self, t: &Table, pk: &[Value]) -> Result<Option<Row>> {
         let key = encode_key(pk);
         self.lock(t, &key)?;
-        self.get_key(t, &key)
+        self.get_key(t, &key, None)
     }
 
-    fn get_key(&self, t: &Table, key: &[u8]) -> Result<Option<Row>> {
+    fn get_key(&self, t: &Table, key: &[u8], want: Option<&[bool]>) -> Result<Option<Row>> {
         self.inner
             .counters
             .rows_read
             .fetch_add(1, Ordering::Relaxed);
-        read_row(&self.inner, self.id(), t, key)
+        read_row(&self.inner, self.id(), t, key, want)
     }
 
     pub fn insert(&mut self, t: &Table, mut row: Row) -> Result<Option<i64>> {
@@ -454,7 +474,7 @@ impl TxnState {
                 skey,
                 pk,
             } => {
-                if let Some(row) = self.get_key(&table, &pk)? {
+                if let Some(row) = self.get_key(&table, &pk, None)? {
                     if index_key(&table.def, &table.def.indexes[index], &row) == skey {
                         return Ok(());
                     }
@@ -518,6 +538,9 @@ pub(crate) struct Cursor {
     source: Source,
     next: Bound<Vec<u8>>,
     hi: Bound<Vec<u8>>,
+    /// Columns to materialise (None = all); for a secondary scan it includes the index
+    /// columns, which the cursor compares against the index entry.
+    want: Option<Arc<[bool]>>,
     buf: VecDeque<Row>,
     done: bool,
 }
@@ -531,6 +554,7 @@ impl Cursor {
         me: u64,
         lo: Bound<Vec<Value>>,
         hi: Bound<Vec<Value>>,
+        want: Option<Arc<[bool]>>,
     ) -> Cursor {
         Cursor {
             inner,
@@ -539,6 +563,7 @@ impl Cursor {
             source: Source::Primary,
             next: lower_bound(&lo),
             hi: upper_bound(&hi),
+            want,
             buf: VecDeque::new(),
             done: false,
         }
@@ -551,7 +576,17 @@ impl Cursor {
         index: usize,
         lo: Bound<Vec<Value>>,
         hi: Bound<Vec<Value>>,
+        want: Option<Arc<[bool]>>,
     ) -> Cursor {
+        let want = want.map(|w| {
+            let mut w = w.to_vec();
+            for &c in &table.def.indexes[index].columns {
+                if let Some(x) = w.get_mut(c) {
+                    *x = true;
+                }
+            }
+            Arc::from(w)
+        });
         Cursor {
             inner,
             table,
@@ -559,6 +594,7 @@ impl Cursor {
             source: Source::Secondary { index },
             next: lower_bound(&lo),
             hi: upper_bound(&hi),
+            want,
             buf: VecDeque::new(),
             done: false,
         }
@@ -570,11 +606,13 @@ impl Cursor {
             Bound::Included(k) => Bound::Included(k.as_slice()),
             Bound::Excluded(k) => Bound::Excluded(k.as_slice()),
         };
-        let mut last: Option<Vec<u8>> = None;
+        // The last key seen, copied into one reused buffer (not one allocation per row).
+        let mut last: Vec<u8> = Vec::new();
         let mut n = 0usize;
         let mut hit_end = true;
         let mut bad = false;
         let (inner, me, table) = (&self.inner, self.me, &self.table);
+        let want = self.want.as_deref();
         let mut rows: Vec<Row> = Vec::new();
         let mut skeys: Vec<Vec<u8>> = Vec::new();
         let hi = &self.hi;
@@ -596,9 +634,10 @@ impl Cursor {
                 return false;
             }
             n += 1;
-            last = Some(k.to_vec());
+            last.clear();
+            last.extend_from_slice(k);
             match self.source {
-                Source::Primary => match visible_row(inner, me, tree.root.0, k, v) {
+                Source::Primary => match visible_row(inner, me, tree.root.0, k, v, want) {
                     Ok(Some(r)) => rows.push(r),
                     Ok(None) => {}
                     Err(()) => {
@@ -622,7 +661,7 @@ impl Cursor {
                     return Err(corrupt(table));
                 }
                 let pk = encode_key(&vals[idx.columns.len()..]);
-                if let Some(row) = read_row(inner, me, table, &pk)? {
+                if let Some(row) = read_row(inner, me, table, &pk, want)? {
                     if idx.columns.iter().zip(&vals).all(|(&c, v)| &row[c] == v) {
                         rows.push(row);
                     }
@@ -634,9 +673,10 @@ impl Cursor {
             .rows_read
             .fetch_add(rows.len() as u64, Ordering::Relaxed);
         self.buf.extend(rows);
-        match last {
-            Some(k) if !hit_end => self.next = Bound::Excluded(k),
-            _ => self.done = true,
+        if !hit_end {
+            self.next = Bound::Excluded(last);
+        } else {
+            self.done = true;
         }
         Ok(())
     }
@@ -676,14 +716,15 @@ impl TxnState {
         index: Option<usize>,
         lo: Bound<Vec<Value>>,
         hi: Bound<Vec<Value>>,
+        want: Option<Arc<[bool]>>,
     ) -> Result<Cursor> {
         Ok(match index {
-            None => Cursor::new_primary(self.inner.clone(), t.clone(), self.id(), lo, hi),
+            None => Cursor::new_primary(self.inner.clone(), t.clone(), self.id(), lo, hi, want),
             Some(i) => {
                 if i >= t.secondary.len() {
                     return Err(Error::Internal(format!("index {i} out of range")));
                 }
-                Cursor::new_secondary(self.inner.clone(), t.clone(), self.id(), i, lo, hi)
+                Cursor::new_secondary(self.inner.clone(), t.clone(), self.id(), i, lo, hi, want)
             }
         })
     }

@@ -27,7 +27,7 @@ use std::cmp::Ordering;
 use std::collections::{BTreeMap, BTreeSet};
 use std::ops::Bound;
 use std::sync::Arc;
-use tierdb_engine::{ColumnType, Row, Table, Txn, Value};
+use tierdb_engine::{ColumnMask, ColumnType, Row, Table, Txn, Value};
 
 fn pk_of(t: &Table, row: &[Value]) -> Vec<Value> {
     t.def
@@ -70,16 +70,18 @@ fn visit(
     }
 }
 
-/// The row with full primary key `pk`: a plain read, or (locking) lock the key and read.
+/// The row with full primary key `pk`: a plain read (of the `want` columns), or (locking)
+/// lock the key and read the whole row.
 fn point(
     t: &Arc<Table>,
     lock: Option<Locking>,
+    want: Option<&ColumnMask>,
     pk: &[Value],
     txn: &mut Txn,
     cx: &EvalCx,
 ) -> Result<Option<Row>, SqlError> {
     let Some(Locking { filter }) = lock else {
-        return Ok(txn.get(t, pk)?);
+        return Ok(txn.get_columns(t, pk, want)?);
     };
     let Some(row) = txn.lock_row(t, pk)? else {
         return Ok(None);
@@ -93,17 +95,20 @@ fn point(
 }
 
 /// Feeds every row of `t` reachable through `access` (a superset of the WHERE; with `lock`,
-/// only locked rows matching it) to `f` until it returns false.
+/// only locked rows matching it) to `f` until it returns false. Without `lock`, only the
+/// `want` columns are decoded (the others are NULL); a locking read always reads whole rows.
 fn table_rows(
     t: &Arc<Table>,
     access: &AccessPlan,
     lock: Option<Locking>,
+    want: Option<&ColumnMask>,
     txn: &mut Txn,
     cx: &EvalCx,
     f: &mut RowFn,
 ) -> Result<(), SqlError> {
+    let want = if lock.is_some() { None } else { want };
     let scan_all = |txn: &mut Txn, f: &mut RowFn| -> Result<(), SqlError> {
-        for r in txn.scan(t, Bound::Unbounded, Bound::Unbounded)? {
+        for r in txn.scan_columns(t, None, Bound::Unbounded, Bound::Unbounded, want)? {
             if !visit(t, lock, r?, txn, cx, f)? {
                 break;
             }
@@ -113,7 +118,7 @@ fn table_rows(
     match &access.access {
         Access::Full => scan_all(txn, f),
         Access::FullIndex(i) => {
-            for r in txn.index_scan(t, *i, Bound::Unbounded, Bound::Unbounded)? {
+            for r in txn.scan_columns(t, Some(*i), Bound::Unbounded, Bound::Unbounded, want)? {
                 if !visit(t, lock, r?, txn, cx, f)? {
                     break;
                 }
@@ -127,7 +132,7 @@ fn table_rows(
                     return scan_all(txn, f);
                 };
                 if let Some(r) = cr.into_iter().next() {
-                    if let Some(row) = point(t, lock, &r.eq, txn, cx)? {
+                    if let Some(row) = point(t, lock, want, &r.eq, txn, cx)? {
                         f(row)?;
                     }
                 }
@@ -141,7 +146,7 @@ fn table_rows(
                 if r.eq.len() == n_pk
                     && matches!((&r.lo, &r.hi), (Bound::Unbounded, Bound::Unbounded))
                 {
-                    if let Some(row) = point(t, lock, &r.eq, txn, cx)? {
+                    if let Some(row) = point(t, lock, want, &r.eq, txn, cx)? {
                         if !f(row)? {
                             return Ok(());
                         }
@@ -149,7 +154,7 @@ fn table_rows(
                     continue;
                 }
                 let (lo, hi) = r.scan_bounds();
-                for row in txn.scan(t, lo, hi)? {
+                for row in txn.scan_columns(t, None, lo, hi, want)? {
                     if !visit(t, lock, row?, txn, cx, f)? {
                         return Ok(());
                     }
@@ -163,7 +168,7 @@ fn table_rows(
             };
             for r in cr {
                 let (lo, hi) = r.scan_bounds();
-                for row in txn.index_scan(t, *index, lo, hi)? {
+                for row in txn.scan_columns(t, Some(*index), lo, hi, want)? {
                     if !visit(t, lock, row?, txn, cx, f)? {
                         return Ok(());
                     }
@@ -190,7 +195,7 @@ fn source_rows(
             let lock = plan.lock.map(|_| Locking {
                 filter: plan.filter.as_ref(),
             });
-            table_rows(table, access, lock, txn, cx, f)
+            table_rows(table, access, lock, plan.read_cols.as_ref(), txn, cx, f)
         }
         Source::Derived { plan, .. } => select_into(plan, txn, cx, f),
     }
@@ -262,10 +267,16 @@ pub fn run_select(
     Ok(out)
 }
 
-fn project(plan: &SelectPlan, row: &[Value], cx: &EvalCx) -> Result<Vec<Value>, SqlError> {
+/// The projection of `row` (consumed: bare columns used once are moved out, not copied).
+fn project(plan: &SelectPlan, mut row: Vec<Value>, cx: &EvalCx) -> Result<Vec<Value>, SqlError> {
     let mut out = Vec::with_capacity(plan.project.len());
     for (i, e) in plan.project.iter().enumerate() {
-        let v = e.eval(row, cx)?.into_owned();
+        let v = match e {
+            Expr::Col(c) if plan.project_moves.get(i) == Some(&true) && *c < row.len() => {
+                std::mem::replace(&mut row[*c], Value::Null)
+            }
+            _ => e.eval(&row, cx)?.into_owned(),
+        };
         out.push(match plan.conform.get(i).copied().flatten() {
             Some(k) => conform(v, k),
             None => v,
@@ -304,7 +315,7 @@ fn select_into(
                     return Ok(true);
                 }
             }
-            let mut out = project(plan, &row, cx)?;
+            let mut out = project(plan, row, cx)?;
             out.truncate(n_out);
             if plan.distinct && !seen.insert(OrdRow(out.clone())) {
                 return Ok(true);
@@ -345,7 +356,7 @@ fn select_into(
                         return Ok(true);
                     }
                 }
-                pre.push(project(plan, &row, cx)?);
+                pre.push(project(plan, row, cx)?);
                 Ok(true)
             })?;
         }
@@ -391,7 +402,7 @@ fn select_into(
                         return Ok(());
                     }
                 }
-                pre.push(project(plan, &arow, cx)?);
+                pre.push(project(plan, arow, cx)?);
                 Ok(())
             };
             match single {
@@ -699,7 +710,7 @@ fn collect_targets(
     if limit == Some(0) {
         return Ok(rows);
     }
-    table_rows(t, access, None, txn, cx, &mut |row| {
+    table_rows(t, access, None, None, txn, cx, &mut |row| {
         if let Some(f) = filter {
             if !f.matches(&row, cx)? {
                 return Ok(true);

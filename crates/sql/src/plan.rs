@@ -18,7 +18,7 @@ use crate::variables;
 use sqlparser::ast;
 use sqlparser::tokenizer::Location;
 use std::sync::Arc;
-use tierdb_engine::{ColumnDef, ColumnType, Engine, Table, TableDef, Value};
+use tierdb_engine::{ColumnDef, ColumnMask, ColumnType, Engine, Table, TableDef, Value};
 
 pub struct PlanCx<'a> {
     pub engine: &'a Engine,
@@ -97,6 +97,73 @@ pub struct SelectPlan {
     /// A locking read (only with a base-table or no source): the rows read from the table
     /// are locked and re-read (see `exec`).
     pub lock: Option<LockingRead>,
+    /// The table columns the query reads (None = all): the others are not decoded. Set by
+    /// `SelectPlan::finish` from every expression evaluated on the source row.
+    pub read_cols: Option<ColumnMask>,
+    /// Per `project` entry: a bare column referenced by no other entry, so `exec` may move
+    /// the value out of the (discarded) source row instead of copying it.
+    pub project_moves: Vec<bool>,
+}
+
+impl SelectPlan {
+    /// Derives `read_cols` and `project_moves` from the finished plan. Must run after every
+    /// change to the expressions, the source or the locking clause.
+    pub fn finish(&mut self) {
+        self.read_cols = self.columns_read();
+        self.project_moves =
+            (0..self.project.len())
+                .map(|i| match &self.project[i] {
+                    Expr::Col(c) => !self.project.iter().enumerate().any(|(j, e)| {
+                        j != i && e.any(&mut |x| matches!(x, Expr::Col(d) if d == c))
+                    }),
+                    _ => false,
+                })
+                .collect();
+    }
+
+    /// The source-table columns any expression evaluated on a source row refers to: WHERE,
+    /// and either GROUP BY plus the aggregate arguments (the projection and HAVING then see
+    /// the aggregate row) or HAVING plus the projection. None (decode everything) for locking
+    /// reads (rows are re-read and re-checked whole), when every column is needed, or when an
+    /// expression names a position the table does not have.
+    fn columns_read(&self) -> Option<ColumnMask> {
+        let Source::Table { table, .. } = &self.source else {
+            return None;
+        };
+        if self.lock.is_some() {
+            return None;
+        }
+        let n = table.def.columns.len();
+        let mut want = vec![false; n];
+        let mut exprs: Vec<&Expr> = self.filter.iter().collect();
+        match &self.agg {
+            Some(a) => {
+                exprs.extend(a.group.iter());
+                exprs.extend(a.specs.iter().filter_map(|s| s.arg.as_ref()));
+            }
+            None => {
+                exprs.extend(self.having.iter());
+                exprs.extend(self.project.iter());
+            }
+        }
+        for e in exprs {
+            let out_of_range = e.any(&mut |x| match x {
+                Expr::Col(c) if *c < n => {
+                    want[*c] = true;
+                    false
+                }
+                Expr::Col(_) => true,
+                _ => false,
+            });
+            if out_of_range {
+                return None;
+            }
+        }
+        if want.iter().all(|&w| w) {
+            return None;
+        }
+        Some(Arc::from(want))
+    }
 }
 
 /// The locking clause of a SELECT. tierdb has exclusive row locks only, so both kinds take
@@ -1312,11 +1379,14 @@ pub fn select(q: &ast::Query, cx: &PlanCx) -> Result<SelectPlan, SqlError> {
         offset,
         columns,
         lock: None,
+        read_cols: None,
+        project_moves: Vec::new(),
     };
     if let Some(l) = lock {
         let names = scope.cols.first().map(|c| c.qualifiers.as_slice());
         set_lock(&mut plan, l, &q.locks, names)?;
     }
+    plan.finish();
     Ok(plan)
 }
 
