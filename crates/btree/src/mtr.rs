@@ -115,23 +115,29 @@ impl<'a> Mtr<'a> {
             return Ok(None);
         }
         let mut payload = Vec::with_capacity(256);
-        let changed: Vec<usize> = (0..self.pages.len())
-            .filter(|&i| {
-                let e = &self.pages[i];
-                e.modified && e.before.as_deref().is_none_or(|b| b != &e.guard[..])
-            })
-            .collect();
-        redo::begin_mtr(&mut payload, self.txn, changed.len() as u16);
-        for &i in &changed {
+        // The count is patched in below: a page latched for change whose bytes came out the
+        // same (an empty diff) is not logged, and its bytes are taken back out.
+        redo::begin_mtr(&mut payload, self.txn, 0);
+        let mut changed: Vec<usize> = Vec::with_capacity(self.pages.len());
+        for i in 0..self.pages.len() {
             let e = &mut self.pages[i];
+            if !e.modified {
+                continue;
+            }
             debug_assert_eq!(e.guard.len(), PAGE_SIZE);
-            redo::encode_change(
+            let mark = payload.len();
+            if redo::encode_change(
                 &mut payload,
                 e.guard.id(),
                 e.before.as_deref_mut(),
                 &e.guard[..],
-            );
+            ) {
+                changed.push(i);
+            } else {
+                payload.truncate(mark);
+            }
         }
+        redo::set_mtr_change_count(&mut payload, changed.len() as u16);
         redo::finish_mtr(&mut payload, &self.logical);
         let pages = &mut self.pages;
         let end = self.store.wal.append(&payload, |start, end| {

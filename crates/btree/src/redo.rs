@@ -161,8 +161,14 @@ fn encode_run(
 
 /// Encodes page `after` relative to `before` (None → full image) into `out`. `before` is
 /// scratch: its CRC and LSN fields are overwritten (they are never logged; redo stamps the
-/// LSN and the pool seals the CRC).
-pub fn encode_change(out: &mut Vec<u8>, id: PageId, before: Option<&mut [u8]>, after: &[u8]) {
+/// LSN and the pool seals the CRC). Returns false when the diff is empty (the page is
+/// unchanged apart from those fields): the caller then drops the bytes it appended.
+pub fn encode_change(
+    out: &mut Vec<u8>,
+    id: PageId,
+    before: Option<&mut [u8]>,
+    after: &[u8],
+) -> bool {
     out.extend_from_slice(&id.0.to_le_bytes());
     let Some(b) = before else {
         // Full image, minus its longest run of zero bytes (a node's free gap).
@@ -172,7 +178,7 @@ pub fn encode_change(out: &mut Vec<u8>, id: PageId, before: Option<&mut [u8]>, a
         out.extend_from_slice(&((ze - zs) as u16).to_le_bytes());
         out.extend_from_slice(&after[..zs]);
         out.extend_from_slice(&after[ze..]);
-        return;
+        return true;
     };
     b[off::CRC..off::CRC + 4].copy_from_slice(&after[off::CRC..off::CRC + 4]);
     b[off::LSN..off::LSN + 8].copy_from_slice(&after[off::LSN..off::LSN + 8]);
@@ -207,6 +213,7 @@ pub fn encode_change(out: &mut Vec<u8>, id: PageId, before: Option<&mut [u8]>, a
         i = end;
     }
     out[count_at..count_at + 2].copy_from_slice(&n.to_le_bytes());
+    n > 0
 }
 
 /// Starts an mtr payload; append `n_changes` changes with `encode_change`, then `finish_mtr`.
@@ -214,6 +221,11 @@ pub fn begin_mtr(out: &mut Vec<u8>, txn: u64, n_changes: u16) {
     out.push(KIND_MTR);
     out.extend_from_slice(&txn.to_le_bytes());
     out.extend_from_slice(&n_changes.to_le_bytes());
+}
+/// Rewrites the change count of an mtr payload started with `begin_mtr` at the start of `out`.
+pub fn set_mtr_change_count(out: &mut [u8], n_changes: u16) {
+    debug_assert_eq!(out[0], KIND_MTR);
+    out[9..11].copy_from_slice(&n_changes.to_le_bytes());
 }
 pub fn finish_mtr(out: &mut Vec<u8>, logical: &[u8]) {
     out.extend_from_slice(&(logical.len() as u32).to_le_bytes());

@@ -136,6 +136,12 @@ pub(crate) fn open(cfg: &WalConfig, opener: DeviceOpener) -> Result<Shared, WalE
     let mut kept: Vec<Segment> = live[..keep].to_vec();
     let cut_files: Vec<&Segment> = live[keep..].iter().collect();
     let mut cut_bytes: u64 = cut_files.iter().map(|s| s.len).sum();
+    // The tail past the valid end is only the zeros written ahead of the log (see
+    // `writer.rs`): a normal crash or kill, not damage worth a warning.
+    let zero_tail = cut_files.is_empty()
+        && kept
+            .last()
+            .is_some_and(|last| last.end() > valid_end && all_zero(last, valid_end - last.base));
     if let Some(last) = kept.last_mut() {
         if last.end() > valid_end {
             let new_len = valid_end - last.base;
@@ -153,13 +159,20 @@ pub(crate) fn open(cfg: &WalConfig, opener: DeviceOpener) -> Result<Shared, WalE
                 .sync()
                 .map_err(|e| WalError::io(ctx("fsyncing truncated"), e))?;
             last.len = new_len;
+            last.file_len = new_len;
         }
     }
     for s in &cut_files {
         remove_segment_file(&s.path)?;
         dir_changed = true;
     }
-    if cut_bytes > 0 || stopped_at_garbage {
+    if zero_tail {
+        tracing::debug!(
+            valid_end,
+            cut_bytes,
+            "redo log: zeroed tail cut off at open"
+        );
+    } else if cut_bytes > 0 || stopped_at_garbage {
         tracing::warn!(
             valid_end,
             cut_bytes,
@@ -198,4 +211,19 @@ pub(crate) fn open(cfg: &WalConfig, opener: DeviceOpener) -> Result<Shared, WalE
         dir_dirty: false,
     };
     Ok(Shared::new(cfg, writer, valid_end, checkpoint))
+}
+
+/// True when every byte of `seg` from `from` (an offset in the file) to its end is zero
+/// (a read error counts as "not zero": the caller then just warns).
+fn all_zero(seg: &Segment, from: u64) -> bool {
+    let mut buf = vec![0u8; 64 << 10];
+    let mut at = from;
+    while at < seg.len {
+        let n = (seg.len - at).min(buf.len() as u64) as usize;
+        if seg.dev.read_at(&mut buf[..n], at).is_err() || buf[..n].iter().any(|&b| b != 0) {
+            return false;
+        }
+        at += n as u64;
+    }
+    true
 }

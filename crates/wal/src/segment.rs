@@ -16,11 +16,16 @@ use crate::error::WalError;
 use crate::format::{parse_segment_file_name, segment_file_name};
 use crate::DeviceOpener;
 
-/// One segment file: the stream bytes `[base, base + len)`.
+/// One segment file: the stream bytes `[base, base + len)`, followed in the active segment
+/// by zero bytes up to `file_len` (written ahead so that a commit's fdatasync overwrites
+/// allocated blocks instead of growing the file, which on ext4 also commits the journal).
 #[derive(Clone)]
 pub(crate) struct Segment {
     pub base: u64,
     pub len: u64,
+    /// Bytes in the file: `len` plus the zeroed tail written ahead (never past the segment
+    /// size, so every segment but the last still ends exactly where the next begins).
+    pub file_len: u64,
     pub dev: Arc<dyn Device>,
     pub path: PathBuf,
 }
@@ -47,6 +52,7 @@ impl Segment {
         Ok(Segment {
             base,
             len,
+            file_len: len,
             dev,
             path,
         })
@@ -63,6 +69,7 @@ impl Segment {
         Ok(Segment {
             base,
             len: 0,
+            file_len: 0,
             dev,
             path,
         })

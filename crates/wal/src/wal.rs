@@ -264,6 +264,21 @@ impl Shared {
         Ok(())
     }
 
+    /// Cuts the active segment's zeroed tail and fsyncs it (clean close; the log is flushed).
+    fn trim_tail(&self) -> Result<(), WalError> {
+        let devs = {
+            let mut w = self.writer.lock();
+            self.write_out_locked(&mut w)?;
+            w.trim_tail().map_err(|e| self.poison(e))?;
+            std::mem::take(&mut w.unsynced)
+        };
+        for d in &devs {
+            d.sync()
+                .map_err(|e| self.poison(WalError::io(format!("fsyncing {}", d.name()), e)))?;
+        }
+        Ok(())
+    }
+
     pub fn flush_to(&self, lsn: u64) -> Result<(), WalError> {
         self.check_poison()?;
         let target = lsn.min(self.end());
@@ -525,7 +540,8 @@ impl Wal {
         self.shared.closed.store(true, Ordering::Release);
         self.stop_flusher();
         let end = self.shared.end();
-        self.shared.flush_to(end)
+        self.shared.flush_to(end)?;
+        self.shared.trim_tail()
     }
 
     /// Test support: models `kill -9`. Stops the flusher and drops the handle without writing

@@ -52,10 +52,19 @@ fn write_at_commit_writes_without_fsync() {
     assert!(wal.durable_lsn() < lsn, "not fsynced at commit");
     assert_eq!(devs.total_syncs(), 0);
     let files = segment_files(dir.path());
+    let bytes = std::fs::read(&files[0].1).unwrap();
+    assert!(
+        bytes.len() as u64 > lsn.0,
+        "the file is zero-filled ahead of the log"
+    );
     assert_eq!(
-        std::fs::metadata(&files[0].1).unwrap().len(),
-        lsn.0,
+        &bytes[8..lsn.0 as usize],
+        b"write at commit",
         "bytes are in the file"
+    );
+    assert!(
+        bytes[lsn.0 as usize..].iter().all(|&b| b == 0),
+        "zeros after the log"
     );
     // A process crash (the OS keeps its page cache) loses nothing.
     wal.simulate_crash();
