@@ -248,6 +248,12 @@ pub enum Utility {
     Begin,
     Commit,
     Rollback,
+    /// `SAVEPOINT name`.
+    Savepoint(String),
+    /// `ROLLBACK [WORK] TO [SAVEPOINT] name`.
+    RollbackToSavepoint(String),
+    /// `RELEASE SAVEPOINT name`.
+    ReleaseSavepoint(String),
     Use(String),
     Set(Vec<SetItem>),
     ShowDatabases(ShowFilter),
@@ -401,6 +407,12 @@ pub fn build(stmt: &ast::Statement, cx: &PlanCx) -> Result<Plan, SqlError> {
             chain: false,
             savepoint: None,
         } => util(Utility::Rollback),
+        S::Rollback {
+            chain: false,
+            savepoint: Some(name),
+        } => util(Utility::RollbackToSavepoint(name.value.clone())),
+        S::Savepoint { name } => util(Utility::Savepoint(name.value.clone())),
+        S::ReleaseSavepoint { name } => util(Utility::ReleaseSavepoint(name.value.clone())),
         S::Use(u) => {
             let name = match u {
                 ast::Use::Object(n) | ast::Use::Database(n) | ast::Use::Schema(n) => {

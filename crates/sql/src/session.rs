@@ -28,7 +28,7 @@ use sqlparser::tokenizer::Location;
 use std::collections::HashMap;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
-use tierdb_engine::{Error as EngineError, Txn, Value};
+use tierdb_engine::{Error as EngineError, Savepoint, Txn, Value};
 
 /// Per-session state visible to expression evaluation (`@@vars`, `DATABASE()`, ...).
 pub(crate) struct SessionState {
@@ -118,6 +118,9 @@ struct Prepared {
 struct Core {
     st: SessionState,
     txn: Option<Txn>,
+    /// Named savepoints of the open transaction (SQL `SAVEPOINT`), oldest first. Emptied
+    /// whenever the transaction ends (`Core::take_txn`), so a name never outlives it.
+    savepoints: Vec<(String, Savepoint)>,
     conn: Option<Arc<ConnInfo>>,
     /// SQL text of the running statement (for SHOW PROCESSLIST of this connection).
     current_sql: String,
@@ -141,6 +144,9 @@ fn counter_for(plan: &Plan) -> Counter {
             Utility::Begin => Counter::ComBegin,
             Utility::Commit => Counter::ComCommit,
             Utility::Rollback => Counter::ComRollback,
+            Utility::Savepoint(_) => Counter::ComSavepoint,
+            Utility::RollbackToSavepoint(_) => Counter::ComRollbackToSavepoint,
+            Utility::ReleaseSavepoint(_) => Counter::ComReleaseSavepoint,
             Utility::Use(_) => Counter::ComChangeDb,
             Utility::Set(_) => Counter::ComSet,
             Utility::CreateDatabase { .. } => Counter::ComCreateDb,
@@ -206,6 +212,7 @@ impl Session {
                     last_insert_id: 0,
                 },
                 txn: None,
+                savepoints: Vec::new(),
                 conn,
                 current_sql: String::new(),
             },
@@ -366,7 +373,7 @@ impl Session {
             return;
         }
         self.ended = true;
-        if let Some(t) = self.core.txn.take() {
+        if let Some(t) = self.core.take_txn() {
             let _ = t.rollback();
         }
         self.stmts.clear();
@@ -420,8 +427,23 @@ impl Core {
         Ok(())
     }
 
+    /// Index of savepoint `name` (case-insensitive, as MySQL) or error 1305.
+    fn savepoint_position(&self, name: &str) -> Result<usize, SqlError> {
+        self.savepoints
+            .iter()
+            .rposition(|(n, _)| n.eq_ignore_ascii_case(name))
+            .ok_or_else(|| no_savepoint(name))
+    }
+
+    /// Ends the session's hold on its transaction (the caller commits or rolls it back);
+    /// its savepoints go with it.
+    fn take_txn(&mut self) -> Option<Txn> {
+        self.savepoints.clear();
+        self.txn.take()
+    }
+
     fn commit_open(&mut self) -> Result<(), SqlError> {
-        if let Some(t) = self.txn.take() {
+        if let Some(t) = self.take_txn() {
             self.st.shared.counters.inc(Counter::HandlerCommit);
             t.commit()?;
         }
@@ -480,7 +502,7 @@ impl Core {
                 let whole = is_txn_abort(&e) || txn.rollback_to_savepoint(sp).is_err();
                 if whole {
                     // See the module doc: the transaction ends here.
-                    if let Some(t) = self.txn.take() {
+                    if let Some(t) = self.take_txn() {
                         let _ = t.rollback();
                     }
                 }
@@ -507,10 +529,49 @@ impl Core {
                 Ok(QueryResult::ok())
             }
             Utility::Rollback => {
-                if let Some(t) = self.txn.take() {
+                if let Some(t) = self.take_txn() {
                     shared.counters.inc(Counter::HandlerRollback);
                     t.rollback()?;
                 }
+                Ok(QueryResult::ok())
+            }
+            Utility::Savepoint(name) => {
+                // With autocommit on and no transaction open, MySQL accepts the statement
+                // and the savepoint ends with the (empty) implicit transaction at once.
+                if self.txn.is_none() && self.st.autocommit {
+                    return Ok(QueryResult::ok());
+                }
+                let txn = self.txn.get_or_insert_with(|| engine.begin());
+                let sp = txn.savepoint();
+                shared.counters.inc(Counter::HandlerSavepoint);
+                // A savepoint of the same name is replaced (MySQL semantics).
+                self.savepoints
+                    .retain(|(n, _)| !n.eq_ignore_ascii_case(name));
+                self.savepoints.push((name.clone(), sp));
+                Ok(QueryResult::ok())
+            }
+            Utility::RollbackToSavepoint(name) => {
+                let at = self.savepoint_position(name)?;
+                let sp = self.savepoints[at].1;
+                // Later savepoints are gone; this one stays (it can be rolled back to again).
+                self.savepoints.truncate(at + 1);
+                let Some(txn) = self.txn.as_mut() else {
+                    return Err(no_savepoint(name));
+                };
+                shared.counters.inc(Counter::HandlerSavepointRollback);
+                if let Err(e) = txn.rollback_to_savepoint(sp) {
+                    // The engine's contract: after a failed partial rollback the whole
+                    // transaction must be rolled back.
+                    if let Some(t) = self.take_txn() {
+                        let _ = t.rollback();
+                    }
+                    return Err(e.into());
+                }
+                Ok(QueryResult::ok())
+            }
+            Utility::ReleaseSavepoint(name) => {
+                let at = self.savepoint_position(name)?;
+                self.savepoints.truncate(at);
                 Ok(QueryResult::ok())
             }
             Utility::Use(db) => {
@@ -903,4 +964,9 @@ fn run_dml(
         }
         _ => Err(SqlError::syntax("internal: not a DML plan")),
     }
+}
+
+/// MySQL error 1305 for a savepoint name the transaction does not have.
+fn no_savepoint(name: &str) -> SqlError {
+    SqlError::new(1305, "42000", format!("SAVEPOINT {name} does not exist"))
 }
