@@ -6,13 +6,6 @@
 mod common;
 use common::*;
 
-fn ids(s: &mut tierdb_sql::Session) -> Vec<i64> {
-    q(s, "SELECT id FROM t ORDER BY id")
-        .iter()
-        .map(|r| int(&r[0]))
-        .collect()
-}
-
 #[test]
 fn rollback_to_savepoint_undoes_only_later_changes() {
     let e = env_with_small_table(3);

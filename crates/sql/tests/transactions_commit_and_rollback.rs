@@ -5,13 +5,6 @@ mod common;
 use common::*;
 use tierdb_engine::Value;
 
-fn ids(s: &mut tierdb_sql::Session) -> Vec<i64> {
-    q(s, "SELECT id FROM t ORDER BY id")
-        .iter()
-        .map(|r| int(&r[0]))
-        .collect()
-}
-
 #[test]
 fn commit_and_rollback() {
     let e = env();

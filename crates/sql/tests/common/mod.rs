@@ -44,6 +44,14 @@ pub fn q(s: &mut Session, sql: &str) -> Vec<Vec<Value>> {
     rows(s.query(sql).unwrap_or_else(|e| panic!("{sql}: {e}")))
 }
 
+/// The ids of table `t`, ascending.
+pub fn ids(s: &mut Session) -> Vec<i64> {
+    q(s, "SELECT id FROM t ORDER BY id")
+        .iter()
+        .map(|r| int(&r[0]))
+        .collect()
+}
+
 pub fn exec(s: &mut Session, sql: &str) -> QueryResult {
     s.query(sql).unwrap_or_else(|e| panic!("{sql}: {e}"))
 }
