@@ -18,6 +18,7 @@ mod txns;
 pub mod types;
 
 pub use error::{Error, Result};
+pub use tierdb_txn::LockMode;
 pub use txn::Savepoint;
 pub use types::{ColumnDef, ColumnType, IndexDef, Row, TableDef, Value};
 
@@ -427,6 +428,17 @@ impl Txn {
     /// concurrent changes are not lost. The key is locked even when no row has it.
     pub fn lock_row(&mut self, t: &Table, pk: &[Value]) -> Result<Option<Row>> {
         self.st.lock_row(t, pk)
+    }
+    /// `lock_row` in `mode`: `Shared` (`SELECT ... FOR SHARE`) lets other shared lockers in
+    /// and keeps writers out until this transaction ends; a later write by this transaction
+    /// upgrades it to exclusive (waiting for the other shared holders).
+    pub fn lock_row_mode(
+        &mut self,
+        t: &Table,
+        pk: &[Value],
+        mode: LockMode,
+    ) -> Result<Option<Row>> {
+        self.st.lock_row_mode(t, pk, mode)
     }
     /// Rows whose primary key lies within the bounds. Bounds are on a key prefix: `n` values
     /// compare against the first `n` primary key columns.

@@ -39,7 +39,7 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Duration;
 use tierdb_btree::{BTree, Modify, Mtr};
-use tierdb_txn::{LockError, LockKey};
+use tierdb_txn::{LockError, LockKey, LockMode};
 
 enum Purge {
     /// Remove the delete-marked primary entry.
@@ -153,6 +153,10 @@ impl TxnState {
     }
 
     fn lock(&mut self, t: &Table, key: &[u8]) -> Result<()> {
+        self.lock_mode(t, key, LockMode::Exclusive)
+    }
+
+    fn lock_mode(&mut self, t: &Table, key: &[u8], mode: LockMode) -> Result<()> {
         let id = self.ensure_active()?.id;
         let lk = LockKey {
             table: t.id,
@@ -160,7 +164,7 @@ impl TxnState {
         };
         let timeout =
             Duration::from_millis(self.inner.lock_wait_timeout_ms.load(Ordering::Relaxed));
-        match self.inner.locks.lock(id, &lk, timeout) {
+        match self.inner.locks.lock_mode(id, &lk, mode, timeout) {
             Ok(true) => {
                 self.locks.push(lk);
                 Ok(())
@@ -220,8 +224,19 @@ impl TxnState {
     /// Locking read: takes the row lock (held to the end of the transaction), then reads the
     /// newest version — committed or this transaction's own. The base of read-modify-write.
     pub fn lock_row(&mut self, t: &Table, pk: &[Value]) -> Result<Option<Row>> {
+        self.lock_row_mode(t, pk, LockMode::Exclusive)
+    }
+
+    /// `lock_row` taking the lock in `mode` (shared: other shared readers may hold the row
+    /// too; writers wait for all of them).
+    pub fn lock_row_mode(
+        &mut self,
+        t: &Table,
+        pk: &[Value],
+        mode: LockMode,
+    ) -> Result<Option<Row>> {
         let key = encode_key(pk);
-        self.lock(t, &key)?;
+        self.lock_mode(t, &key, mode)?;
         self.get_key(t, &key, None)
     }
 

@@ -3,7 +3,7 @@
 //!
 //! - session A's `SELECT ... FOR UPDATE` inside BEGIN makes session B's UPDATE of that row
 //!   wait and fail with 1205 (short `innodb_lock_wait_timeout`); after A commits it succeeds.
-//!   `FOR SHARE` and `LOCK IN SHARE MODE` lock the same way (tierdb's row locks are exclusive);
+//!   `FOR SHARE` and `LOCK IN SHARE MODE` (shared locks) keep the writer out the same way;
 //! - N threads each run BEGIN; `SELECT v ... FOR UPDATE`; `UPDATE t SET v = ?`; COMMIT in a
 //!   loop (prepared statements): no increment is lost;
 //! - a lock wait timeout rolls back only the statement: in a transaction, update row 1, then

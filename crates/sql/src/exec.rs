@@ -5,8 +5,8 @@
 //! the scan stops as soon as LIMIT is satisfied. Writes collect their target rows first and
 //! then change them (no row is visited twice); each target is locked and re-read first
 //! (`lock_target`). A locking read (`SELECT ... FOR UPDATE / FOR SHARE / LOCK IN SHARE
-//! MODE`) locks each base-table row that matches the WHERE on the unlocked scan — an
-//! exclusive lock in every form, tierdb has no shared row locks — and passes on the re-read
+//! MODE`) locks each base-table row that matches the WHERE on the unlocked scan — exclusive
+//! for FOR UPDATE, shared for the other two — and passes on the re-read
 //! newest committed version if it still matches; a full primary key is locked directly, even
 //! when no row has it (the plan sorts again when the rows come through a secondary index in
 //! ORDER BY order: a re-read row's order column may have moved). Like UPDATE, a locking read
@@ -21,13 +21,13 @@ use crate::coerce::{self, sort_cmp, to_f64, to_i64, to_text, OrdRow};
 use crate::compile::{AggFunc, AggSpec};
 use crate::ddl;
 use crate::expr::{EvalCx, Expr};
-use crate::plan::{DeletePlan, InsertPlan, SelectPlan, Source, UpdatePlan};
+use crate::plan::{DeletePlan, InsertPlan, LockingRead, SelectPlan, Source, UpdatePlan};
 use crate::result::{ColumnKind, SqlError};
 use std::cmp::Ordering;
 use std::collections::{BTreeMap, BTreeSet};
 use std::ops::Bound;
 use std::sync::Arc;
-use tierdb_engine::{ColumnMask, ColumnType, Row, Table, Txn, Value};
+use tierdb_engine::{ColumnMask, ColumnType, LockMode, Row, Table, Txn, Value};
 
 fn pk_of(t: &Table, row: &[Value]) -> Vec<Value> {
     t.def
@@ -44,6 +44,7 @@ type RowFn<'f> = dyn FnMut(Row) -> Result<bool, SqlError> + 'f;
 #[derive(Clone, Copy)]
 struct Locking<'a> {
     filter: Option<&'a Expr>,
+    mode: LockMode,
 }
 
 /// A row found by an unlocked scan, on its way to `f`: a locking read locks it and passes on
@@ -56,7 +57,7 @@ fn visit(
     cx: &EvalCx,
     f: &mut RowFn,
 ) -> Result<bool, SqlError> {
-    let Some(Locking { filter }) = lock else {
+    let Some(Locking { filter, mode }) = lock else {
         return f(row);
     };
     if let Some(x) = filter {
@@ -64,7 +65,7 @@ fn visit(
             return Ok(true);
         }
     }
-    match lock_target(t, filter, &row, txn, cx)? {
+    match lock_target(t, filter, mode, &row, txn, cx)? {
         Some(locked) => f(locked),
         None => Ok(true),
     }
@@ -80,10 +81,10 @@ fn point(
     txn: &mut Txn,
     cx: &EvalCx,
 ) -> Result<Option<Row>, SqlError> {
-    let Some(Locking { filter }) = lock else {
+    let Some(Locking { filter, mode }) = lock else {
         return Ok(txn.get_columns(t, pk, want)?);
     };
-    let Some(row) = txn.lock_row(t, pk)? else {
+    let Some(row) = txn.lock_row_mode(t, pk, mode)? else {
         return Ok(None);
     };
     if let Some(x) = filter {
@@ -192,8 +193,12 @@ fn source_rows(
             Ok(())
         }
         Source::Table { table, access } => {
-            let lock = plan.lock.map(|_| Locking {
+            let lock = plan.lock.map(|l| Locking {
                 filter: plan.filter.as_ref(),
+                mode: match l {
+                    LockingRead::Update => LockMode::Exclusive,
+                    LockingRead::Share => LockMode::Shared,
+                },
             });
             table_rows(table, access, lock, plan.read_cols.as_ref(), txn, cx, f)
         }
@@ -727,11 +732,12 @@ fn collect_targets(
 fn lock_target(
     t: &Arc<Table>,
     filter: Option<&Expr>,
+    mode: LockMode,
     seen: &Row,
     txn: &mut Txn,
     cx: &EvalCx,
 ) -> Result<Option<Row>, SqlError> {
-    let Some(row) = txn.lock_row(t, &pk_of(t, seen))? else {
+    let Some(row) = txn.lock_row_mode(t, &pk_of(t, seen), mode)? else {
         return Ok(None);
     };
     if let Some(f) = filter {
@@ -754,7 +760,8 @@ pub fn run_update(plan: &UpdatePlan, txn: &mut Txn, cx: &EvalCx) -> Result<Write
     let mut matched = 0;
     let mut changed = 0;
     for (ri, seen) in targets.into_iter().enumerate() {
-        let Some(old) = lock_target(t, plan.filter.as_ref(), &seen, txn, cx)? else {
+        let Some(old) = lock_target(t, plan.filter.as_ref(), LockMode::Exclusive, &seen, txn, cx)?
+        else {
             continue;
         };
         matched += 1;
@@ -792,7 +799,8 @@ pub fn run_delete(plan: &DeletePlan, txn: &mut Txn, cx: &EvalCx) -> Result<Write
     let targets = collect_targets(t, &plan.access, &plan.filter, limit, txn, cx)?;
     let mut n = 0;
     for seen in targets {
-        let Some(old) = lock_target(t, plan.filter.as_ref(), &seen, txn, cx)? else {
+        let Some(old) = lock_target(t, plan.filter.as_ref(), LockMode::Exclusive, &seen, txn, cx)?
+        else {
             continue;
         };
         if txn.delete(t, &pk_of(t, &old))? {

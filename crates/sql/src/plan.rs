@@ -166,13 +166,13 @@ impl SelectPlan {
     }
 }
 
-/// The locking clause of a SELECT. tierdb has exclusive row locks only, so both kinds take
-/// exclusive locks; the kind is kept for error texts.
+/// The locking clause of a SELECT: exclusive row locks for FOR UPDATE, shared ones for
+/// FOR SHARE / LOCK IN SHARE MODE.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum LockingRead {
     /// `FOR UPDATE`.
     Update,
-    /// `FOR SHARE` / `LOCK IN SHARE MODE` (exclusive in tierdb).
+    /// `FOR SHARE` / `LOCK IN SHARE MODE` (shared row locks).
     Share,
 }
 

@@ -1,11 +1,15 @@
 //! Locking reads: `SELECT ... FOR UPDATE`, `FOR SHARE` and `LOCK IN SHARE MODE` lock every
-//! returned row (exclusively, in every form) until the transaction ends, and return the newest
+//! returned row (exclusively for FOR UPDATE, shared for the others) until the transaction
+//! ends, and return the newest
 //! committed version — not the version the unlocked scan saw — re-checking the WHERE on it.
 //!
 //! - the forms parse (text and prepared, under EXPLAIN too); NOWAIT / SKIP LOCKED, derived
 //!   tables, joins and an unknown `OF` name are refused;
-//! - a row locked by FOR UPDATE / FOR SHARE / LOCK IN SHARE MODE makes a writer and another
-//!   locking reader wait (1205 after `innodb_lock_wait_timeout`), never a plain reader;
+//! - a row locked by FOR UPDATE / FOR SHARE / LOCK IN SHARE MODE makes a writer and a
+//!   FOR UPDATE reader wait (1205 after `innodb_lock_wait_timeout`), never a plain reader;
+//!   share-mode readers wait only for FOR UPDATE, and share the row with each other;
+//! - a share-mode reader that then writes the row upgrades its lock: it waits for the other
+//!   share-mode readers, and two of them doing so is a deadlock (1213);
 //! - range, index and aggregate locking reads lock exactly the rows that match;
 //! - a locking read waiting for a writer returns the writer's committed version, and drops a
 //!   row that no longer matches the WHERE;
@@ -115,8 +119,16 @@ fn a_locked_row_blocks_writers_and_locking_readers_not_plain_readers() {
         );
         times_out(&mut b, "UPDATE t SET v = v + 1 WHERE id = 1");
         times_out(&mut b, "DELETE FROM t WHERE id = 1");
-        times_out(&mut b, "SELECT v FROM t WHERE id = 1 FOR SHARE");
-        times_out(&mut b, "SELECT v FROM t WHERE id = 1 LOCK IN SHARE MODE");
+        times_out(&mut b, "SELECT v FROM t WHERE id = 1 FOR UPDATE");
+        for share in ["FOR SHARE", "LOCK IN SHARE MODE"] {
+            let sql = format!("SELECT v FROM t WHERE id = 1 {share}");
+            if lock == "FOR UPDATE" {
+                times_out(&mut b, &sql);
+            } else {
+                // Shared with shared: no wait.
+                assert_eq!(ints(q(&mut b, &sql)), vec![vec![0]], "{lock} then {share}");
+            }
+        }
         // Plain reads never wait; other rows are free.
         assert_eq!(
             ints(q(&mut b, "SELECT v FROM t WHERE id = 1")),
@@ -265,4 +277,59 @@ fn autocommit_locking_reads_release_their_locks_at_once() {
         Ok(QueryResult::Rows { rows, .. }) => assert_eq!(ints(rows), vec![vec![2]]),
         other => panic!("{other:?}"),
     }
+}
+
+#[test]
+fn share_mode_readers_share_and_an_upgrade_waits_for_the_others() {
+    let e = setup();
+    let mut a = e.session(2);
+    let mut b = e.session(3);
+    exec(&mut a, "BEGIN");
+    exec(&mut b, "BEGIN");
+    assert_eq!(
+        ints(q(&mut a, "SELECT v FROM t WHERE id = 1 FOR SHARE")),
+        vec![vec![0]]
+    );
+    assert_eq!(
+        ints(q(&mut b, "SELECT v FROM t WHERE id = 1 LOCK IN SHARE MODE")),
+        vec![vec![0]]
+    );
+    // A writes the row it read: it must wait for B's shared lock (statement rollback only).
+    times_out(&mut a, "UPDATE t SET v = 5 WHERE id = 1");
+    exec(&mut b, "COMMIT");
+    assert_eq!(
+        affected(&exec(&mut a, "UPDATE t SET v = 5 WHERE id = 1")),
+        1
+    );
+    // Now A holds it exclusively: share-mode readers wait.
+    times_out(&mut b, "SELECT v FROM t WHERE id = 1 FOR SHARE");
+    exec(&mut a, "COMMIT");
+    assert_eq!(
+        ints(q(&mut b, "SELECT v FROM t WHERE id = 1 FOR SHARE")),
+        vec![vec![5]]
+    );
+    exec(&mut b, "COMMIT");
+
+    // Two share-mode readers that both write the row: the second to wait closes the cycle
+    // and gets 1213 (its transaction is rolled back), the first then goes through.
+    // (A's wait lasts at most the 1 s lock wait timeout: B closes the cycle after 200 ms.)
+    exec(&mut a, "BEGIN");
+    exec(&mut b, "BEGIN");
+    q(&mut a, "SELECT v FROM t WHERE id = 2 FOR SHARE");
+    q(&mut b, "SELECT v FROM t WHERE id = 2 FOR SHARE");
+    let waiter = std::thread::spawn(move || {
+        let r = a
+            .query("UPDATE t SET v = 1 WHERE id = 2")
+            .map(|r| affected(&r));
+        let c = a.query("COMMIT").map(|_| ());
+        (r.map_err(|e| e.code), c.map_err(|e| e.code))
+    });
+    std::thread::sleep(Duration::from_millis(200));
+    assert_eq!(err(&mut b, "UPDATE t SET v = 2 WHERE id = 2").code, 1213);
+    assert!(!b.in_transaction(), "a deadlock ends the whole transaction");
+    assert_eq!(waiter.join().unwrap(), (Ok(1), Ok(())));
+    assert_eq!(
+        ints(q(&mut b, "SELECT v FROM t WHERE id = 2")),
+        vec![vec![1]]
+    );
 }

@@ -1,8 +1,16 @@
 //! tierdb-txn: row locks for transactions.
 //!
-//! Owns: the lock table (exclusive row locks keyed by (table id, encoded primary key), held
-//! to commit or rollback), lock waits with a timeout (MySQL 1205), and deadlock detection on
-//! the wait-for graph (the requester that closes a cycle is the victim: MySQL 1213).
+//! Owns: the lock table (row locks keyed by (table id, encoded primary key), shared or
+//! exclusive, held to commit or rollback), lock waits with a timeout (MySQL 1205), and
+//! deadlock detection on the wait-for graph (the requester that closes a cycle is the victim:
+//! MySQL 1213).
+//!
+//! Modes: any number of transactions may hold a row in `Shared` mode (`SELECT ... FOR SHARE`);
+//! `Exclusive` (writes, `FOR UPDATE`) excludes every other holder. A holder of `Shared` asks
+//! for `Exclusive` to upgrade: it waits for the other shared holders to leave (two holders
+//! both upgrading is a deadlock, one of them the victim). Waiters are not queued in order: a
+//! shared request is granted while only shared holders are there, even if an exclusive
+//! request waits (it is retried at every release and fails at its timeout at the latest).
 //!
 //! Lock order inside this crate: a shard mutex, then the wait-for graph mutex; never the other
 //! way round. Must never: block while holding the wait-for mutex; let a waiter sleep without
@@ -25,6 +33,15 @@ pub enum LockError {
     Timeout,
 }
 
+/// How a row is locked.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LockMode {
+    /// Readers that must see the row unchanged until they end (`FOR SHARE`).
+    Shared,
+    /// Writers and `FOR UPDATE`.
+    Exclusive,
+}
+
 /// A lockable row: table id and encoded key.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct LockKey {
@@ -32,8 +49,36 @@ pub struct LockKey {
     pub key: Vec<u8>,
 }
 
+/// Who holds one row: one exclusive holder, or one or more shared holders.
+#[derive(Debug)]
+enum Holders {
+    Exclusive(TxnId),
+    Shared(Vec<TxnId>),
+}
+
+impl Holders {
+    /// The holders `txn` must wait for to get `mode` (empty: it can have it now).
+    fn blockers(&self, txn: TxnId, mode: LockMode) -> Vec<TxnId> {
+        match (self, mode) {
+            (Holders::Exclusive(o), _) if *o == txn => Vec::new(),
+            (Holders::Exclusive(o), _) => vec![*o],
+            (Holders::Shared(_), LockMode::Shared) => Vec::new(),
+            (Holders::Shared(v), LockMode::Exclusive) => {
+                v.iter().copied().filter(|&o| o != txn).collect()
+            }
+        }
+    }
+
+    fn holds(&self, txn: TxnId) -> bool {
+        match self {
+            Holders::Exclusive(o) => *o == txn,
+            Holders::Shared(v) => v.contains(&txn),
+        }
+    }
+}
+
 struct Shard {
-    owners: Mutex<HashMap<LockKey, TxnId>>,
+    owners: Mutex<HashMap<LockKey, Holders>>,
     released: Condvar,
 }
 
@@ -43,8 +88,8 @@ const RECHECK: Duration = Duration::from_millis(50);
 
 pub struct LockManager {
     shards: Vec<Shard>,
-    /// txn → the txn it waits for.
-    waits_for: Mutex<HashMap<TxnId, TxnId>>,
+    /// txn → the txns it waits for.
+    waits_for: Mutex<HashMap<TxnId, Vec<TxnId>>>,
     hasher: std::collections::hash_map::RandomState,
     stats: LockStats,
 }
@@ -85,50 +130,93 @@ impl LockManager {
         &self.shards[(self.hasher.hash_one(k) as usize) % SHARDS]
     }
 
-    /// True when waiting for `owner` would close a cycle back to `me`.
-    fn closes_cycle(graph: &HashMap<TxnId, TxnId>, me: TxnId, owner: TxnId) -> bool {
-        let mut cur = owner;
-        for _ in 0..graph.len() + 1 {
+    /// True when waiting for `owners` would close a cycle back to `me` (a depth-first walk
+    /// of the wait-for graph).
+    fn closes_cycle(graph: &HashMap<TxnId, Vec<TxnId>>, me: TxnId, owners: &[TxnId]) -> bool {
+        let mut stack: Vec<TxnId> = owners.to_vec();
+        let mut seen: Vec<TxnId> = Vec::new();
+        while let Some(cur) = stack.pop() {
             if cur == me {
                 return true;
             }
-            match graph.get(&cur) {
-                Some(&n) => cur = n,
-                None => return false,
+            if seen.contains(&cur) {
+                continue;
+            }
+            seen.push(cur);
+            if let Some(next) = graph.get(&cur) {
+                stack.extend_from_slice(next);
             }
         }
         false
     }
 
-    /// Takes the exclusive lock on `key` for `txn`. Returns true when newly acquired (the
-    /// caller remembers it for `release`), false when `txn` already held it.
+    /// Takes the exclusive lock on `key` for `txn` (see `lock_mode`).
     pub fn lock(&self, txn: TxnId, key: &LockKey, timeout: Duration) -> Result<bool, LockError> {
+        self.lock_mode(txn, key, LockMode::Exclusive, timeout)
+    }
+
+    /// Takes `key` in `mode` for `txn`, waiting up to `timeout`. Returns true when `txn` did
+    /// not hold the row before (the caller remembers the key for `release`), false when it
+    /// already held it (in any mode; a shared holder asking for `Exclusive` is upgraded).
+    pub fn lock_mode(
+        &self,
+        txn: TxnId,
+        key: &LockKey,
+        mode: LockMode,
+        timeout: Duration,
+    ) -> Result<bool, LockError> {
         let shard = self.shard(key);
         let deadline = Instant::now() + timeout;
         let mut owners = shard.owners.lock();
         let mut counted = false;
         loop {
-            let owner = match owners.get(key) {
+            let blockers = match owners.get_mut(key) {
                 None => {
-                    owners.insert(key.clone(), txn);
+                    owners.insert(
+                        key.clone(),
+                        match mode {
+                            LockMode::Exclusive => Holders::Exclusive(txn),
+                            LockMode::Shared => Holders::Shared(vec![txn]),
+                        },
+                    );
                     if counted {
                         self.waits_for.lock().remove(&txn);
                     }
                     return Ok(true);
                 }
-                Some(&o) if o == txn => return Ok(false),
-                Some(&o) => o,
+                Some(h) => {
+                    let blockers = h.blockers(txn, mode);
+                    if blockers.is_empty() {
+                        let had = h.holds(txn);
+                        match (h, mode) {
+                            (Holders::Shared(v), LockMode::Shared) => {
+                                if !had {
+                                    v.push(txn);
+                                }
+                            }
+                            (h @ Holders::Shared(_), LockMode::Exclusive) => {
+                                *h = Holders::Exclusive(txn);
+                            }
+                            (Holders::Exclusive(_), _) => {}
+                        }
+                        if counted {
+                            self.waits_for.lock().remove(&txn);
+                        }
+                        return Ok(!had);
+                    }
+                    blockers
+                }
             };
             {
                 let mut g = self.waits_for.lock();
-                if Self::closes_cycle(&g, txn, owner) {
+                if Self::closes_cycle(&g, txn, &blockers) {
                     g.remove(&txn);
                     self.stats
                         .deadlocks
                         .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                     return Err(LockError::Deadlock);
                 }
-                g.insert(txn, owner);
+                g.insert(txn, blockers);
             }
             if !counted {
                 counted = true;
@@ -154,14 +242,26 @@ impl LockManager {
         for k in keys {
             let shard = self.shard(k);
             let mut owners = shard.owners.lock();
-            if owners.get(k) == Some(&txn) {
+            let gone = match owners.get_mut(k) {
+                Some(Holders::Exclusive(o)) => *o == txn,
+                Some(Holders::Shared(v)) => {
+                    let before = v.len();
+                    v.retain(|&o| o != txn);
+                    if v.len() != before {
+                        shard.released.notify_all();
+                    }
+                    v.is_empty()
+                }
+                None => false,
+            };
+            if gone {
                 owners.remove(k);
                 shard.released.notify_all();
             }
         }
     }
 
-    /// Number of locks currently held (for status output and tests).
+    /// Number of rows currently locked (for status output and tests).
     pub fn held(&self) -> usize {
         self.shards.iter().map(|s| s.owners.lock().len()).sum()
     }
@@ -216,6 +316,92 @@ mod tests {
             lm.lock(2, &k(1), Duration::from_secs(5)),
             Err(LockError::Deadlock)
         );
+        lm.release(2, [&k(2)]);
+        assert_eq!(h.join().unwrap(), Ok(true));
+    }
+
+    #[test]
+    fn shared_holders_coexist_and_block_a_writer_until_all_leave() {
+        let lm = Arc::new(LockManager::new());
+        let sh = LockMode::Shared;
+        let t = Duration::from_secs(5);
+        assert!(lm.lock_mode(1, &k(1), sh, t).unwrap());
+        assert!(lm.lock_mode(2, &k(1), sh, t).unwrap());
+        assert!(!lm.lock_mode(2, &k(1), sh, t).unwrap(), "already held");
+        assert_eq!(
+            lm.lock(3, &k(1), Duration::from_millis(80)),
+            Err(LockError::Timeout),
+            "a writer waits for the readers"
+        );
+        let lm2 = lm.clone();
+        let h = std::thread::spawn(move || lm2.lock(3, &k(1), Duration::from_secs(5)));
+        std::thread::sleep(Duration::from_millis(50));
+        lm.release(1, [&k(1)]);
+        std::thread::sleep(Duration::from_millis(50));
+        assert!(!h.is_finished(), "one reader is still there");
+        lm.release(2, [&k(1)]);
+        assert_eq!(h.join().unwrap(), Ok(true));
+        // Now exclusive: a reader waits.
+        assert_eq!(
+            lm.lock_mode(1, &k(1), sh, Duration::from_millis(80)),
+            Err(LockError::Timeout)
+        );
+        // The exclusive holder asking for shared keeps its exclusive lock.
+        assert!(!lm.lock_mode(3, &k(1), sh, t).unwrap());
+        assert_eq!(
+            lm.lock_mode(1, &k(1), sh, Duration::from_millis(50)),
+            Err(LockError::Timeout)
+        );
+        lm.release(3, [&k(1)]);
+        assert_eq!(lm.held(), 0);
+    }
+
+    #[test]
+    fn sole_reader_upgrades_and_two_upgraders_deadlock() {
+        let lm = Arc::new(LockManager::new());
+        let sh = LockMode::Shared;
+        let t = Duration::from_secs(5);
+        lm.lock_mode(1, &k(1), sh, t).unwrap();
+        assert!(
+            !lm.lock(1, &k(1), t).unwrap(),
+            "sole shared holder upgrades at once"
+        );
+        assert_eq!(
+            lm.lock_mode(2, &k(1), sh, Duration::from_millis(50)),
+            Err(LockError::Timeout),
+            "the upgrade is exclusive"
+        );
+        lm.release(1, [&k(1)]);
+
+        lm.lock_mode(1, &k(2), sh, t).unwrap();
+        lm.lock_mode(2, &k(2), sh, t).unwrap();
+        let lm2 = lm.clone();
+        let h = std::thread::spawn(move || lm2.lock(1, &k(2), Duration::from_secs(5)));
+        std::thread::sleep(Duration::from_millis(50));
+        assert_eq!(lm.lock(2, &k(2), t), Err(LockError::Deadlock));
+        lm.release(2, [&k(2)]);
+        assert_eq!(
+            h.join().unwrap(),
+            Ok(false),
+            "1 held it shared: upgraded, not new"
+        );
+        lm.release(1, [&k(2)]);
+        assert_eq!(lm.held(), 0);
+    }
+
+    #[test]
+    fn deadlock_through_a_shared_holder_is_found() {
+        // 1 holds k1 shared with 3; 2 holds k2. 1 waits for k2 (held by 2); 2 asks for k1
+        // exclusively: it must wait for 1 and 3, and 1 waits for 2 → cycle.
+        let lm = Arc::new(LockManager::new());
+        let t = Duration::from_secs(5);
+        lm.lock_mode(1, &k(1), LockMode::Shared, t).unwrap();
+        lm.lock_mode(3, &k(1), LockMode::Shared, t).unwrap();
+        lm.lock(2, &k(2), t).unwrap();
+        let lm2 = lm.clone();
+        let h = std::thread::spawn(move || lm2.lock(1, &k(2), Duration::from_secs(5)));
+        std::thread::sleep(Duration::from_millis(50));
+        assert_eq!(lm.lock(2, &k(1), t), Err(LockError::Deadlock));
         lm.release(2, [&k(2)]);
         assert_eq!(h.join().unwrap(), Ok(true));
     }
