@@ -448,7 +448,7 @@ impl Txn {
         lo: Bound<Vec<Value>>,
         hi: Bound<Vec<Value>>,
     ) -> Result<RowCursor> {
-        Ok(Box::new(self.st.cursor(t, None, lo, hi, None)?))
+        self.scan_columns(t, None, lo, hi, None)
     }
     /// `scan` (index `None`) or `index_scan` (index `Some(i)`) materialising only the
     /// columns `want` marks; the others come back as NULL.
@@ -471,7 +471,7 @@ impl Txn {
         lo: Bound<Vec<Value>>,
         hi: Bound<Vec<Value>>,
     ) -> Result<RowCursor> {
-        Ok(Box::new(self.st.cursor(t, Some(index), lo, hi, None)?))
+        self.scan_columns(t, Some(index), lo, hi, None)
     }
     /// Inserts a row. An AUTO_INCREMENT column given as NULL (or 0) gets the next value,
     /// which is returned. Errors: DuplicateKey, NotNull, RowTooLarge, Deadlock, LockWaitTimeout.

@@ -242,22 +242,25 @@ impl LockManager {
         for k in keys {
             let shard = self.shard(k);
             let mut owners = shard.owners.lock();
-            let gone = match owners.get_mut(k) {
-                Some(Holders::Exclusive(o)) => *o == txn,
-                Some(Holders::Shared(v)) => {
+            let Some(h) = owners.get_mut(k) else {
+                continue;
+            };
+            let (held, now_free) = match h {
+                Holders::Exclusive(o) => (*o == txn, true),
+                Holders::Shared(v) => {
                     let before = v.len();
                     v.retain(|&o| o != txn);
-                    if v.len() != before {
-                        shard.released.notify_all();
-                    }
-                    v.is_empty()
+                    (v.len() != before, v.is_empty())
                 }
-                None => false,
             };
-            if gone {
-                owners.remove(k);
-                shard.released.notify_all();
+            if !held {
+                continue;
             }
+            if now_free {
+                owners.remove(k);
+            }
+            // Also when shared holders remain: an upgrader may be waiting for just this one.
+            shard.released.notify_all();
         }
     }
 
