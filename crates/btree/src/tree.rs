@@ -466,6 +466,102 @@ impl BTree {
         Ok(out)
     }
 
+    /// Frees up to `max_leaves` leaves of a tree that nobody uses any more (a dropped table or
+    /// index), taking them from the right end, in one mtr; internal nodes left without a child
+    /// are freed as well, and a root left without children becomes an empty leaf. Leaves are
+    /// freed without being read. After every step the tree is still a well-formed (smaller)
+    /// tree, so a crash between steps leaves less to do, never a dangling pointer. Returns
+    /// the number of pages freed, or None when the root is a leaf: the tree is then one page,
+    /// freed by `free_root`.
+    pub fn reclaim_step(&self, store: &Store, max_leaves: usize) -> Result<Option<u64>> {
+        let mut m = Mtr::new(store, 0);
+        let root = m.latch(self.root)?;
+        check_node(m.page(root), self.root)?;
+        if node::is_leaf(m.page(root)) {
+            m.commit()?;
+            return Ok(None);
+        }
+        // The rightmost path down to the level-1 node whose children are leaves.
+        let mut path = vec![root];
+        loop {
+            let top = m.page(*path.last().expect("path starts with the root"));
+            if node::level(top) == 1 {
+                break;
+            }
+            let n = node::nslots(top);
+            let c = if n > 0 {
+                node::child(top, n - 1)
+            } else {
+                node::leftmost(top)
+            };
+            let s = m.latch(c)?;
+            check_node(m.page(s), c)?;
+            if node::is_leaf(m.page(s)) {
+                return Err(Error::Corrupt(format!(
+                    "page {c}: a leaf above level 1 of tree {}",
+                    self.root
+                )));
+            }
+            path.push(s);
+        }
+        let l1 = *path.last().expect("path is not empty");
+        let max = max_leaves.max(1) as u64;
+        let mut freed = 0u64;
+        while freed < max {
+            let n = node::nslots(m.page(l1));
+            if n == 0 {
+                break;
+            }
+            let c = node::child(m.page(l1), n - 1);
+            node::remove_at(m.page_mut(l1), n - 1);
+            let s = m.create(c)?;
+            alloc::free(&mut m, s)?;
+            freed += 1;
+        }
+        if freed < max {
+            // Only the leftmost child is left: free it, then every node on the path that has
+            // no child left, bottom-up.
+            let c = node::leftmost(m.page(l1));
+            let s = m.create(c)?;
+            alloc::free(&mut m, s)?;
+            freed += 1;
+            let mut i = path.len() - 1;
+            loop {
+                if i == 0 {
+                    let p = m.page_mut(path[0]);
+                    p.fill(0);
+                    node::init(p, self.root, 0);
+                    break;
+                }
+                let parent = path[i - 1];
+                alloc::free(&mut m, path[i])?;
+                freed += 1;
+                let pn = node::nslots(m.page(parent));
+                if pn > 0 {
+                    node::remove_at(m.page_mut(parent), pn - 1);
+                    break;
+                }
+                i -= 1;
+            }
+        }
+        m.commit()?;
+        Ok(Some(freed))
+    }
+
+    /// Frees the root of a tree reduced to one page by `reclaim_step`, inside the caller's
+    /// mtr (so the caller can forget the tree in the same atomic change).
+    pub fn free_root(&self, mtr: &mut Mtr) -> Result<()> {
+        let s = mtr.latch(self.root)?;
+        check_node(mtr.page(s), self.root)?;
+        if !node::is_leaf(mtr.page(s)) {
+            return Err(Error::Corrupt(format!(
+                "tree {}: freeing a root that still has children",
+                self.root
+            )));
+        }
+        alloc::free(mtr, s)
+    }
+
     /// Depth and node counts, for tests and `SHOW` output.
     pub fn height(&self, store: &Store) -> Result<u8> {
         let g = store.pool.read(self.root)?;

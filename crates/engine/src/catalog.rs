@@ -174,6 +174,30 @@ fn get_value(r: &mut R) -> Result<Value> {
     })
 }
 
+/// Key of a dropped tree waiting for its pages to be freed: a first component no database
+/// name can have (identifiers cannot contain NUL), then the root page id.
+pub fn dropped_key(root: PageId) -> Vec<u8> {
+    encode_key(&[
+        Value::Bytes(vec![0]),
+        Value::Bytes(root.0.to_be_bytes().to_vec()),
+    ])
+}
+
+/// Value of a dropped tree's entry: `G` + root page id (u64 LE).
+pub fn encode_dropped(root: PageId) -> Vec<u8> {
+    let mut w = W(vec![b'G']);
+    w.u64(root.0);
+    w.0
+}
+
+pub fn decode_dropped(b: &[u8]) -> Result<PageId> {
+    let mut r = R(b);
+    if r.u8()? != b'G' {
+        return Err(Error::Corrupt("dropped-tree entry kind".into()));
+    }
+    Ok(PageId(r.u64()?))
+}
+
 pub fn encode_db() -> Vec<u8> {
     vec![b'D']
 }

@@ -13,7 +13,7 @@ use crate::{EngineConfig, Error, IndexDef, Result, Table, TableDef};
 use parking_lot::{Condvar, Mutex, RwLock};
 use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Weak};
 use std::time::{Duration, Instant};
 use tierdb_bpe::{Bpe, Trust};
 use tierdb_btree::redo::{self, PageChange, Record};
@@ -36,6 +36,20 @@ pub(crate) struct Counters {
     pub checkpoints: AtomicU64,
     pub recovered_redo_records: AtomicU64,
     pub recovered_rolled_back_txns: AtomicU64,
+    pub pages_reclaimed: AtomicU64,
+}
+
+/// A tree of a dropped table or index whose pages are not freed yet. Its catalog entry
+/// (`catalog::dropped_key`) is written before the table's entry is removed, and deleted in
+/// the same mtr that frees the tree's last page.
+pub(crate) struct Dropped {
+    pub root: PageId,
+    /// The handle that named the tree: cached plans and open cursors may still use it, so
+    /// nothing is freed while a strong reference is left.
+    pub handle: Weak<Table>,
+    /// Set when no handle is left: every transaction with a smaller id must have ended (one
+    /// of them may still roll a change back into the tree).
+    pub horizon: Option<u64>,
 }
 
 pub(crate) struct Inner {
@@ -55,6 +69,10 @@ pub(crate) struct Inner {
     stop_cv: Condvar,
     checkpoint_lock: Mutex<()>,
     pub closed: AtomicBool,
+    /// Trees waiting to be freed (see `reclaim_dropped`).
+    pub dropped: Mutex<Vec<Dropped>>,
+    /// One reclaimer at a time (the checkpointer, or a test).
+    reclaim_lock: Mutex<()>,
 }
 
 fn err_b(e: tierdb_btree::Error) -> Error {
@@ -302,6 +320,8 @@ impl Inner {
             stop_cv: Condvar::new(),
             checkpoint_lock: Mutex::new(()),
             closed: AtomicBool::new(false),
+            dropped: Mutex::new(Vec::new()),
+            reclaim_lock: Mutex::new(()),
         });
         inner
             .counters
@@ -350,6 +370,7 @@ impl Inner {
 
     fn load_catalog(&self) -> Result<()> {
         let mut dbs: BTreeMap<String, BTreeMap<String, Arc<Table>>> = BTreeMap::new();
+        let mut dropped: Vec<PageId> = Vec::new();
         let mut entries: Vec<(Vec<u8>, Vec<u8>)> = Vec::new();
         self.catalog_tree
             .scan(&self.store, std::ops::Bound::Unbounded, |k, v| {
@@ -375,9 +396,34 @@ impl Inner {
                     let t = self.table_from_entry(&db, e)?;
                     dbs.entry(db).or_default().insert(t.def.name.clone(), t);
                 }
+                Some(b'G') => dropped.push(catalog::decode_dropped(&v)?),
                 _ => return Err(Error::Corrupt("catalog entry kind".into())),
             }
         }
+        // A dropped-tree entry whose tree still belongs to a table: the DROP was cut short by
+        // a crash after the entry was written and before the table's entry was removed, so
+        // the table is still there and the entry is void.
+        let live: std::collections::HashSet<PageId> = dbs
+            .values()
+            .flat_map(|t| t.values())
+            .flat_map(|t| t.roots())
+            .collect();
+        let mut pending = Vec::new();
+        for root in dropped {
+            if live.contains(&root) {
+                self.catalog_put(&catalog::dropped_key(root), None)?;
+            } else {
+                pending.push(Dropped {
+                    root,
+                    handle: Weak::new(),
+                    horizon: Some(0),
+                });
+            }
+        }
+        if !pending.is_empty() {
+            tracing::info!(trees = pending.len(), "dropped trees still to be freed");
+        }
+        *self.dropped.lock() = pending;
         *self.catalog.write() = dbs;
         Ok(())
     }
@@ -452,7 +498,8 @@ impl Inner {
             .cloned()
             .collect();
         for t in tables {
-            self.catalog_put(&catalog::table_key(name, &t), None)?;
+            let handle = self.table(name, &t)?;
+            self.drop_table_entry(name, &handle)?;
         }
         self.catalog_put(&catalog::db_key(name), None)?;
         self.catalog.write().remove(name);
@@ -507,11 +554,89 @@ impl Inner {
 
     pub fn drop_table(&self, db: &str, name: &str) -> Result<()> {
         let _g = self.ddl.lock();
-        self.table(db, name)?;
-        self.catalog_put(&catalog::table_key(db, name), None)?;
-        // The table's pages are not reused yet: sessions may still hold its handle.
-        self.catalog.write().get_mut(db).map(|t| t.remove(name));
+        let t = self.table(db, name)?;
+        self.drop_table_entry(db, &t)?;
+        self.catalog.write().get_mut(db).map(|ts| ts.remove(name));
         Ok(())
+    }
+
+    /// Removes table `t`'s catalog entry and queues its trees for `reclaim_dropped`. The
+    /// dropped-tree entries are written first: a crash in between leaves the table in place
+    /// and `load_catalog` voids them.
+    fn drop_table_entry(&self, db: &str, t: &Arc<Table>) -> Result<()> {
+        for root in t.roots() {
+            self.queue_dropped_tree(root, Arc::downgrade(t))?;
+        }
+        self.catalog_put(&catalog::table_key(db, &t.def.name), None)
+    }
+
+    /// Persists a dropped-tree entry for `root` and queues it; `handle` is the handle whose
+    /// users must be gone before the pages are freed.
+    fn queue_dropped_tree(&self, root: PageId, handle: Weak<Table>) -> Result<()> {
+        self.catalog_put(
+            &catalog::dropped_key(root),
+            Some(catalog::encode_dropped(root)),
+        )?;
+        self.dropped.lock().push(Dropped {
+            root,
+            handle,
+            horizon: None,
+        });
+        Ok(())
+    }
+
+    /// Frees the pages of dropped tables and indexes whose trees nobody can reach any more:
+    /// no handle is left (no cached plan, no open cursor) and every transaction that was
+    /// running when the last handle went has ended. At most `max_steps` mtrs of up to 64
+    /// pages each; returns the pages freed. Run by the checkpointer every second.
+    pub fn reclaim_dropped(&self, max_steps: usize) -> Result<u64> {
+        let _g = self.reclaim_lock.lock();
+        let ready: Vec<PageId> = {
+            let mut d = self.dropped.lock();
+            if d.is_empty() {
+                return Ok(0);
+            }
+            let next = self.active.next_id();
+            let oldest = self.active.oldest_active();
+            d.iter_mut()
+                .filter_map(|e| {
+                    if e.handle.strong_count() > 0 {
+                        return None;
+                    }
+                    let h = *e.horizon.get_or_insert(next);
+                    (oldest >= h).then_some(e.root)
+                })
+                .collect()
+        };
+        let batch = (self.store.pool.frames() / 8).clamp(1, 64);
+        let mut steps = 0;
+        let mut freed = 0u64;
+        for root in ready {
+            let tree = BTree { root };
+            loop {
+                if steps >= max_steps {
+                    return Ok(freed);
+                }
+                steps += 1;
+                if let Some(n) = tree.reclaim_step(&self.store, batch)? {
+                    freed += n;
+                    continue;
+                }
+                let mut m = Mtr::new(&self.store, 0);
+                self.catalog_tree
+                    .modify(&mut m, &catalog::dropped_key(root), |_| Modify::Delete)?;
+                tree.free_root(&mut m)?;
+                m.commit()?;
+                freed += 1;
+                self.dropped.lock().retain(|e| e.root != root);
+                tracing::debug!(root = root.0, "dropped tree freed");
+                break;
+            }
+        }
+        self.counters
+            .pages_reclaimed
+            .fetch_add(freed, Ordering::Relaxed);
+        Ok(freed)
     }
 
     pub fn create_index(self: &Arc<Self>, db: &str, table: &str, index: IndexDef) -> Result<()> {
@@ -536,23 +661,35 @@ impl Inner {
         let mut m = Mtr::new(&self.store, 0);
         let tree = BTree::create(&mut m)?;
         m.commit()?;
-        // Fill from the committed rows.
-        let mut cur = crate::txn::Cursor::new_primary(
-            self.clone(),
-            t.clone(),
-            0,
-            std::ops::Bound::Unbounded,
-            std::ops::Bound::Unbounded,
-            None,
-        );
-        let mut n = 0u64;
-        while let Some(row) = cur.next_row()? {
-            let k = crate::txn::index_key(&t.def, &index, &row);
-            let mut m = Mtr::new(&self.store, 0);
-            tree.modify(&mut m, &k, |_| Modify::Put(Vec::new()))?;
-            m.commit()?;
-            n += 1;
-        }
+        // Fill from the committed rows. If that fails, the half-built tree is freed later.
+        let fill = || -> Result<u64> {
+            let mut cur = crate::txn::Cursor::new_primary(
+                self.clone(),
+                t.clone(),
+                0,
+                std::ops::Bound::Unbounded,
+                std::ops::Bound::Unbounded,
+                None,
+            );
+            let mut n = 0u64;
+            while let Some(row) = cur.next_row()? {
+                let k = crate::txn::index_key(&t.def, &index, &row);
+                let mut m = Mtr::new(&self.store, 0);
+                tree.modify(&mut m, &k, |_| Modify::Put(Vec::new()))?;
+                m.commit()?;
+                n += 1;
+            }
+            Ok(n)
+        };
+        let n = match fill() {
+            Ok(n) => n,
+            Err(e) => {
+                if let Err(q) = self.queue_dropped_tree(tree.root, Weak::new()) {
+                    tracing::warn!(error = %q, root = tree.root.0, "cannot queue a half-built index for freeing; its pages stay allocated");
+                }
+                return Err(e);
+            }
+        };
         let mut def = t.def.clone();
         def.indexes.push(index);
         let mut index_roots: Vec<PageId> = t.secondary.iter().map(|s| s.root).collect();
@@ -614,7 +751,8 @@ impl Inner {
         let mut def = t.def.clone();
         def.indexes.remove(pos);
         let mut index_roots: Vec<PageId> = t.secondary.iter().map(|s| s.root).collect();
-        index_roots.remove(pos);
+        let gone = index_roots.remove(pos);
+        self.queue_dropped_tree(gone, Arc::downgrade(&t))?;
         self.replace_table(db, table, &t, def, index_roots)?;
         Ok(())
     }
@@ -659,11 +797,13 @@ impl Inner {
         Ok(c)
     }
 
-    /// Background checkpointer. Every second it looks at the redo age (log written since the
+    /// Background checkpointer. Every second it frees some pages of dropped trees
+    /// (`reclaim_dropped`, at most 16 steps of up to 64 pages) and looks at the redo age (log written since the
     /// checkpoint): past half of `REDO_AGE_MAX` it asks the pool's flusher to write the pages
     /// dirtied in the oldest part of the log, and checkpoints; otherwise it checkpoints every
     /// 30 s. Pages stay dirty in DRAM in between, absorbing many changes per write.
     pub fn run_checkpointer(self: Arc<Self>) {
+        const RECLAIM_STEPS_PER_TICK: usize = 16;
         const REDO_AGE_MAX: u64 = 1 << 30;
         let mut last = Instant::now();
         loop {
@@ -683,6 +823,11 @@ impl Inner {
                 self.store
                     .pool
                     .set_flush_target(Lsn(end - REDO_AGE_MAX / 4));
+            }
+            // Freed pages are written back like any other change: a bounded number of pages
+            // per second keeps a large DROP from eating a slow disk's IOPS.
+            if let Err(e) = self.reclaim_dropped(RECLAIM_STEPS_PER_TICK) {
+                tracing::error!(error = %e, "freeing a dropped table's pages failed; will retry");
             }
             if age > REDO_AGE_MAX / 2 || (last.elapsed() > Duration::from_secs(30) && age > 0) {
                 if let Err(e) = self.checkpoint() {
@@ -782,4 +927,66 @@ pub(crate) fn parse_size(s: &str) -> Option<u64> {
         _ => (s, 1),
     };
     num.trim().parse::<u64>().ok()?.checked_mul(mul)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{ColumnDef, ColumnType, TableDef};
+
+    fn def() -> TableDef {
+        TableDef {
+            name: "t".into(),
+            columns: vec![ColumnDef {
+                name: "id".into(),
+                ty: ColumnType::Int {
+                    bytes: 8,
+                    unsigned: false,
+                },
+                nullable: false,
+                auto_increment: false,
+                default: None,
+            }],
+            primary_key: vec![0],
+            indexes: vec![],
+        }
+    }
+
+    /// A crash after DROP TABLE wrote the dropped-tree entry but before it removed the
+    /// table's entry: the table is still there, so the entry must be voided at open, not
+    /// acted on (freeing a live table's pages).
+    #[test]
+    fn a_dropped_tree_entry_for_a_live_table_is_voided_at_open() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let cfg = || {
+            let mut c = EngineConfig::under(dir.path());
+            c.buffer_pool_size_bytes = 1 << 20;
+            c
+        };
+        let root = {
+            let i = Inner::open(cfg()).expect("open");
+            i.create_database("db").expect("db");
+            i.create_table("db", def()).expect("table");
+            let t = i.table("db", "t").expect("handle");
+            let root = t.primary.root;
+            // The first half of drop_table only.
+            i.queue_dropped_tree(root, Weak::new()).expect("queue");
+            i.shutdown().expect("shutdown");
+            root
+        };
+        let i = Inner::open(cfg()).expect("reopen");
+        assert!(i.dropped.lock().is_empty(), "entry for a live tree kept");
+        assert_eq!(i.reclaim_dropped(usize::MAX).expect("reclaim"), 0);
+        let t = i.table("db", "t").expect("table survives");
+        assert_eq!(t.primary.root, root);
+        let mut found = false;
+        i.catalog_tree
+            .scan(&i.store, std::ops::Bound::Unbounded, |_, v| {
+                found |= v.first() == Some(&b'G');
+                true
+            })
+            .expect("scan catalog");
+        assert!(!found, "the void entry is still in the catalog");
+        i.shutdown().expect("shutdown");
+    }
 }

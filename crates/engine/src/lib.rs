@@ -118,6 +118,10 @@ pub struct Table {
 }
 
 impl Table {
+    /// Root pages of the table's trees: the primary tree, then each secondary index.
+    pub(crate) fn roots(&self) -> impl Iterator<Item = tierdb_page::PageId> + '_ {
+        std::iter::once(self.primary.root).chain(self.secondary.iter().map(|s| s.root))
+    }
     pub fn id(&self) -> u64 {
         self.id
     }
@@ -253,6 +257,11 @@ impl Engine {
             ("Innodb_log_writes".into(), w.appends.to_string()),
             ("Innodb_os_log_written".into(), w.appended_bytes.to_string()),
             ("Tierdb_commits".into(), ld(&c.commits)),
+            ("Tierdb_pages_reclaimed".into(), ld(&c.pages_reclaimed)),
+            (
+                "Tierdb_dropped_trees_pending".into(),
+                i.dropped.lock().len().to_string(),
+            ),
             ("Tierdb_rollbacks".into(), ld(&c.rollbacks)),
             ("Tierdb_checkpoints".into(), ld(&c.checkpoints)),
             (
@@ -354,6 +363,16 @@ impl Engine {
             }
             _ => Ok(false),
         }
+    }
+    /// Frees pages of dropped tables and indexes that nobody can reach any more (the
+    /// checkpointer does this every second); at most `max_steps` steps of up to 64 pages.
+    /// Returns the number of pages freed.
+    pub fn reclaim_dropped(&self, max_steps: usize) -> Result<u64> {
+        self.inner.reclaim_dropped(max_steps)
+    }
+    /// Pages ever allocated in the data file (its high-water mark, including freed pages).
+    pub fn data_pages_allocated(&self) -> Result<u64> {
+        Ok(tierdb_btree::alloc::pages_allocated(&self.inner.store)?)
     }
     /// Writes a checkpoint (dirty pages stay in DRAM; the redo start moves forward).
     pub fn checkpoint(&self) -> Result<()> {

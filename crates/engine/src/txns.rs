@@ -100,6 +100,16 @@ impl ActiveTxns {
         self.order.lock().1.values().min().copied()
     }
 
+    /// The id the next transaction will get: every transaction active now has a smaller one.
+    pub fn next_id(&self) -> u64 {
+        self.order.lock().0
+    }
+
+    /// Smallest id of an active transaction (`u64::MAX` when none is active).
+    pub fn oldest_active(&self) -> u64 {
+        self.oldest_active.load(Ordering::Acquire)
+    }
+
     pub fn count(&self) -> usize {
         self.order.lock().1.len()
     }

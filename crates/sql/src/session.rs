@@ -108,7 +108,8 @@ impl Env for SessionState {
 struct Prepared {
     stmt: Statement,
     placeholders: Vec<Location>,
-    plan: Plan,
+    /// None after a failed re-plan (e.g. the table was dropped): planned again next time.
+    plan: Option<Plan>,
     version: u64,
     db: Option<String>,
 }
@@ -285,7 +286,7 @@ impl Session {
             Prepared {
                 stmt,
                 placeholders,
-                plan,
+                plan: Some(plan),
                 version,
                 db: self.core.st.db.clone(),
             },
@@ -315,16 +316,26 @@ impl Session {
             ));
         }
         let version = shared.catalog_version();
-        if version != p.version {
+        if version != p.version || p.plan.is_none() {
+            // The old plan goes first: its table handles keep a dropped table's pages from
+            // being freed, also when the table is gone and re-planning fails.
+            p.plan = None;
             let cx = PlanCx {
                 engine: &shared.engine,
                 db: p.db.as_deref(),
                 placeholders: &p.placeholders,
             };
-            p.plan = plan::build(&p.stmt, &cx)?;
+            p.plan = Some(plan::build(&p.stmt, &cx)?);
             p.version = version;
         }
-        shared.counters.inc(counter_for(&p.plan));
+        let Some(plan) = p.plan.as_ref() else {
+            return Err(SqlError::new(
+                1105,
+                "HY000",
+                "prepared statement without a plan",
+            ));
+        };
+        shared.counters.inc(counter_for(plan));
         if self.core.conn.is_some() {
             let c = self.core.conn.as_ref();
             if let Some(c) = c {
@@ -332,7 +343,7 @@ impl Session {
                 c.since_ms.store(shared.now_ms(), Ordering::Relaxed);
             }
         }
-        let r = self.core.run(&p.plan, params);
+        let r = self.core.run(plan, params);
         self.core.end_busy();
         r
     }
