@@ -591,6 +591,9 @@ impl Inner {
     /// pages each; returns the pages freed. Run by the checkpointer every second.
     pub fn reclaim_dropped(&self, max_steps: usize) -> Result<u64> {
         let _g = self.reclaim_lock.lock();
+        if self.closed.load(Ordering::Acquire) {
+            return Ok(0);
+        }
         let ready: Vec<PageId> = {
             let mut d = self.dropped.lock();
             if d.is_empty() {
@@ -844,6 +847,8 @@ impl Inner {
         }
         *self.stop.lock() = true;
         self.stop_cv.notify_all();
+        // A reclaim step in progress finishes first; none starts after (`closed` is set).
+        let _reclaim = self.reclaim_lock.lock();
         self.store.pool.flush_all()?;
         self.checkpoint()?;
         let end = self.store.wal.end_lsn();
