@@ -8,9 +8,10 @@
 //! Modes: any number of transactions may hold a row in `Shared` mode (`SELECT ... FOR SHARE`);
 //! `Exclusive` (writes, `FOR UPDATE`) excludes every other holder. A holder of `Shared` asks
 //! for `Exclusive` to upgrade: it waits for the other shared holders to leave (two holders
-//! both upgrading is a deadlock, one of them the victim). Waiters are not queued in order: a
-//! shared request is granted while only shared holders are there, even if an exclusive
-//! request waits (it is retried at every release and fails at its timeout at the latest).
+//! both upgrading is a deadlock, one of them the victim). A new shared request waits while an
+//! exclusive request waits for the same row (it queues behind the writer, and the wait-for
+//! graph has that edge), so a stream of readers cannot starve a writer; waiters of the same
+//! mode are not ordered among themselves (each retries at every release).
 //!
 //! Lock order inside this crate: a shard mutex, then the wait-for graph mutex; never the other
 //! way round. Must never: block while holding the wait-for mutex; let a waiter sleep without
@@ -77,8 +78,26 @@ impl Holders {
     }
 }
 
+#[derive(Default)]
+struct ShardState {
+    owners: HashMap<LockKey, Holders>,
+    /// Rows with waiting exclusive requests, and who waits.
+    x_waiting: HashMap<LockKey, Vec<TxnId>>,
+}
+
+impl ShardState {
+    fn remove_x_waiter(&mut self, key: &LockKey, txn: TxnId) {
+        if let Some(v) = self.x_waiting.get_mut(key) {
+            v.retain(|&t| t != txn);
+            if v.is_empty() {
+                self.x_waiting.remove(key);
+            }
+        }
+    }
+}
+
 struct Shard {
-    owners: Mutex<HashMap<LockKey, Holders>>,
+    state: Mutex<ShardState>,
     released: Condvar,
 }
 
@@ -112,7 +131,7 @@ impl LockManager {
         LockManager {
             shards: (0..SHARDS)
                 .map(|_| Shard {
-                    owners: Mutex::new(HashMap::new()),
+                    state: Mutex::new(ShardState::default()),
                     released: Condvar::new(),
                 })
                 .collect(),
@@ -167,30 +186,47 @@ impl LockManager {
     ) -> Result<bool, LockError> {
         let shard = self.shard(key);
         let deadline = Instant::now() + timeout;
-        let mut owners = shard.owners.lock();
+        let mut st = shard.state.lock();
         let mut counted = false;
+        let mut queued = false;
+        // Leaving the wait (granted, deadlock or timeout): forget the wait-for edges and the
+        // queued exclusive request (whose leaving may unblock queued readers).
+        let leave = |st: &mut ShardState, queued: bool, counted: bool| {
+            if queued {
+                st.remove_x_waiter(key, txn);
+                shard.released.notify_all();
+            }
+            if counted {
+                self.waits_for.lock().remove(&txn);
+            }
+        };
         loop {
-            let blockers = match owners.get_mut(key) {
-                None => {
-                    owners.insert(
-                        key.clone(),
-                        match mode {
-                            LockMode::Exclusive => Holders::Exclusive(txn),
-                            LockMode::Shared => Holders::Shared(vec![txn]),
-                        },
-                    );
-                    if counted {
-                        self.waits_for.lock().remove(&txn);
-                    }
-                    return Ok(true);
+            let holds = st.owners.get(key).is_some_and(|h| h.holds(txn));
+            let mut blockers = st
+                .owners
+                .get(key)
+                .map_or_else(Vec::new, |h| h.blockers(txn, mode));
+            if mode == LockMode::Shared && !holds {
+                if let Some(w) = st.x_waiting.get(key) {
+                    blockers.extend(w.iter().copied().filter(|&t| t != txn));
                 }
-                Some(h) => {
-                    let blockers = h.blockers(txn, mode);
-                    if blockers.is_empty() {
-                        let had = h.holds(txn);
+            }
+            if blockers.is_empty() {
+                let granted = match st.owners.get_mut(key) {
+                    None => {
+                        st.owners.insert(
+                            key.clone(),
+                            match mode {
+                                LockMode::Exclusive => Holders::Exclusive(txn),
+                                LockMode::Shared => Holders::Shared(vec![txn]),
+                            },
+                        );
+                        true
+                    }
+                    Some(h) => {
                         match (h, mode) {
                             (Holders::Shared(v), LockMode::Shared) => {
-                                if !had {
+                                if !holds {
                                     v.push(txn);
                                 }
                             }
@@ -199,24 +235,28 @@ impl LockManager {
                             }
                             (Holders::Exclusive(_), _) => {}
                         }
-                        if counted {
-                            self.waits_for.lock().remove(&txn);
-                        }
-                        return Ok(!had);
+                        !holds
                     }
-                    blockers
-                }
-            };
+                };
+                leave(&mut st, queued, counted);
+                return Ok(granted);
+            }
             {
                 let mut g = self.waits_for.lock();
                 if Self::closes_cycle(&g, txn, &blockers) {
                     g.remove(&txn);
+                    drop(g);
                     self.stats
                         .deadlocks
                         .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    leave(&mut st, queued, false);
                     return Err(LockError::Deadlock);
                 }
                 g.insert(txn, blockers);
+            }
+            if mode == LockMode::Exclusive && !queued {
+                queued = true;
+                st.x_waiting.entry(key.clone()).or_default().push(txn);
             }
             if !counted {
                 counted = true;
@@ -226,14 +266,14 @@ impl LockManager {
             }
             let now = Instant::now();
             if now >= deadline {
-                self.waits_for.lock().remove(&txn);
                 self.stats
                     .timeouts
                     .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                leave(&mut st, queued, counted);
                 return Err(LockError::Timeout);
             }
             let wait = (deadline - now).min(RECHECK);
-            shard.released.wait_for(&mut owners, wait);
+            shard.released.wait_for(&mut st, wait);
         }
     }
 
@@ -241,8 +281,8 @@ impl LockManager {
     pub fn release<'a>(&self, txn: TxnId, keys: impl IntoIterator<Item = &'a LockKey>) {
         for k in keys {
             let shard = self.shard(k);
-            let mut owners = shard.owners.lock();
-            let Some(h) = owners.get_mut(k) else {
+            let mut st = shard.state.lock();
+            let Some(h) = st.owners.get_mut(k) else {
                 continue;
             };
             let (held, now_free) = match h {
@@ -257,7 +297,7 @@ impl LockManager {
                 continue;
             }
             if now_free {
-                owners.remove(k);
+                st.owners.remove(k);
             }
             // Also when shared holders remain: an upgrader may be waiting for just this one.
             shard.released.notify_all();
@@ -266,7 +306,10 @@ impl LockManager {
 
     /// Number of rows currently locked (for status output and tests).
     pub fn held(&self) -> usize {
-        self.shards.iter().map(|s| s.owners.lock().len()).sum()
+        self.shards
+            .iter()
+            .map(|s| s.state.lock().owners.len())
+            .sum()
     }
 }
 
@@ -407,5 +450,81 @@ mod tests {
         assert_eq!(lm.lock(2, &k(1), t), Err(LockError::Deadlock));
         lm.release(2, [&k(2)]);
         assert_eq!(h.join().unwrap(), Ok(true));
+    }
+
+    #[test]
+    fn a_waiting_writer_is_not_starved_by_new_readers() {
+        let lm = Arc::new(LockManager::new());
+        let sh = LockMode::Shared;
+        let t = Duration::from_secs(5);
+        lm.lock_mode(1, &k(1), sh, t).unwrap();
+        let lm2 = lm.clone();
+        let writer = std::thread::spawn(move || lm2.lock(2, &k(1), Duration::from_secs(5)));
+        std::thread::sleep(Duration::from_millis(50));
+        // A new reader queues behind the waiting writer instead of joining reader 1.
+        assert_eq!(
+            lm.lock_mode(3, &k(1), sh, Duration::from_millis(80)),
+            Err(LockError::Timeout)
+        );
+        let lm3 = lm.clone();
+        let reader = std::thread::spawn(move || lm3.lock_mode(3, &k(1), sh, t));
+        std::thread::sleep(Duration::from_millis(50));
+        // Reader 1 already holds the row: asking again does not wait.
+        assert!(!lm.lock_mode(1, &k(1), sh, t).unwrap());
+        lm.release(1, [&k(1)]);
+        assert_eq!(writer.join().unwrap(), Ok(true), "the writer goes first");
+        std::thread::sleep(Duration::from_millis(50));
+        assert!(
+            !reader.is_finished(),
+            "the reader waits for the writer to end"
+        );
+        lm.release(2, [&k(1)]);
+        assert_eq!(reader.join().unwrap(), Ok(true));
+        lm.release(3, [&k(1)]);
+        assert_eq!(lm.held(), 0);
+    }
+
+    #[test]
+    fn a_writer_that_gives_up_lets_queued_readers_in() {
+        let lm = Arc::new(LockManager::new());
+        let sh = LockMode::Shared;
+        lm.lock_mode(1, &k(1), sh, Duration::from_secs(5)).unwrap();
+        let lm2 = lm.clone();
+        let writer = std::thread::spawn(move || lm2.lock(2, &k(1), Duration::from_millis(150)));
+        std::thread::sleep(Duration::from_millis(50));
+        let lm3 = lm.clone();
+        let reader =
+            std::thread::spawn(move || lm3.lock_mode(3, &k(1), sh, Duration::from_secs(5)));
+        assert_eq!(writer.join().unwrap(), Err(LockError::Timeout));
+        assert_eq!(reader.join().unwrap(), Ok(true), "shares with reader 1");
+        lm.release(1, [&k(1)]);
+        lm.release(3, [&k(1)]);
+        assert_eq!(lm.held(), 0);
+    }
+
+    #[test]
+    fn a_reader_queued_behind_a_writer_is_part_of_the_wait_for_graph() {
+        // 1 holds k1 shared; 3 holds k2. Writer 2 waits for k1 (for 1). Reader 3 asks for k1
+        // shared: it queues behind 2. Then 1 asks for k2 (held by 3): 1 → 3 → 2 → 1 closes a
+        // cycle that only exists because 3 queues behind the writer.
+        let lm = Arc::new(LockManager::new());
+        let t = Duration::from_secs(5);
+        lm.lock_mode(1, &k(1), LockMode::Shared, t).unwrap();
+        lm.lock(3, &k(2), t).unwrap();
+        let lm2 = lm.clone();
+        let writer = std::thread::spawn(move || lm2.lock(2, &k(1), Duration::from_secs(5)));
+        std::thread::sleep(Duration::from_millis(50));
+        let lm3 = lm.clone();
+        let reader = std::thread::spawn(move || {
+            lm3.lock_mode(3, &k(1), LockMode::Shared, Duration::from_secs(5))
+        });
+        std::thread::sleep(Duration::from_millis(50));
+        assert_eq!(lm.lock(1, &k(2), t), Err(LockError::Deadlock));
+        lm.release(1, [&k(1)]);
+        assert_eq!(writer.join().unwrap(), Ok(true));
+        lm.release(2, [&k(1)]);
+        assert_eq!(reader.join().unwrap(), Ok(true));
+        lm.release(3, [&k(1), &k(2)]);
+        assert_eq!(lm.held(), 0);
     }
 }
