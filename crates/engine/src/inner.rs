@@ -440,6 +440,8 @@ impl Inner {
             primary,
             secondary: e.index_roots.iter().map(|&r| BTree { root: r }).collect(),
             auto_inc: Arc::new(AtomicI64::new(auto_inc)),
+            gate: Arc::default(),
+            version: 0,
         }))
     }
 
@@ -661,6 +663,17 @@ impl Inner {
         if index.columns.iter().any(|&c| c >= t.def.columns.len()) {
             return Err(Error::Internal("index column out of range".into()));
         }
+        // No writer of the table may run while the index is built (their changes would miss
+        // it): wait for those inside to end, keep new ones out until the new handle is there.
+        let timeout = Duration::from_millis(self.lock_wait_timeout_ms.load(Ordering::Relaxed));
+        let _closed = t.gate.close(timeout).map_err(|_| {
+            tracing::info!(
+                db,
+                table,
+                "CREATE INDEX gave up waiting for the table's writers"
+            );
+            Error::LockWaitTimeout
+        })?;
         let mut m = Mtr::new(&self.store, 0);
         let tree = BTree::create(&mut m)?;
         m.commit()?;
@@ -697,7 +710,12 @@ impl Inner {
         def.indexes.push(index);
         let mut index_roots: Vec<PageId> = t.secondary.iter().map(|s| s.root).collect();
         index_roots.push(tree.root);
-        self.replace_table(db, table, &t, def, index_roots)?;
+        if let Err(e) = self.replace_table(db, table, &t, def, index_roots) {
+            if let Err(q) = self.queue_dropped_tree(tree.root, Weak::new()) {
+                tracing::warn!(error = %q, root = tree.root.0, "cannot queue an unused index tree for freeing; its pages stay allocated");
+            }
+            return Err(e);
+        }
         tracing::info!(db, table, entries = n, "index built");
         Ok(())
     }
@@ -722,6 +740,8 @@ impl Inner {
             &catalog::table_key(db, table),
             Some(catalog::encode_table(&e)),
         )?;
+        // Writers holding an older handle move to this one at their next change.
+        t.gate.bump_version();
         let nt = Arc::new(Table {
             db: db.into(),
             def: e.def,
@@ -729,6 +749,8 @@ impl Inner {
             primary: t.primary,
             secondary: e.index_roots.iter().map(|&r| BTree { root: r }).collect(),
             auto_inc: t.auto_inc.clone(),
+            gate: t.gate.clone(),
+            version: t.gate.version(),
         });
         self.catalog
             .write()

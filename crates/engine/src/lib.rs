@@ -9,6 +9,7 @@
 
 mod catalog;
 pub mod error;
+mod gate;
 mod inner;
 pub mod keys;
 mod rowcodec;
@@ -115,6 +116,10 @@ pub struct Table {
     pub(crate) secondary: Vec<BTree>,
     /// Shared by every handle of the table (a new handle is made when an index is added).
     pub(crate) auto_inc: Arc<AtomicI64>,
+    /// Shared by every handle of the table: writers and index builds keep apart through it.
+    pub(crate) gate: Arc<gate::TableGate>,
+    /// The gate version this handle was made under (older than the gate's: stale handle).
+    pub(crate) version: u64,
 }
 
 impl Table {

@@ -60,6 +60,8 @@ pub(crate) struct TxnState {
     undo: Vec<Undo>,
     locks: Vec<LockKey>,
     purge: Vec<Purge>,
+    /// Gates of the tables this transaction writes, held until it ends (see `gate`).
+    gates: Vec<Arc<crate::gate::TableGate>>,
     /// Some change was written to the redo log (then commit and rollback append an end
     /// record; stays true after a rollback to a savepoint).
     logged: bool,
@@ -128,8 +130,28 @@ impl TxnState {
             undo: Vec::new(),
             locks: Vec::new(),
             purge: Vec::new(),
+            gates: Vec::new(),
             logged: false,
         }
+    }
+
+    /// Before a change to `t`: passes the table's gate once per transaction (waiting while an
+    /// index is built) and, when `t` is a stale handle (an index was added or dropped since
+    /// it was made), returns the current one, through which the change must be made.
+    fn enter(&mut self, t: &Table) -> Result<Option<Arc<Table>>> {
+        let id = self.ensure_active()?.id;
+        if !self.gates.iter().any(|g| Arc::ptr_eq(g, &t.gate)) {
+            let timeout =
+                Duration::from_millis(self.inner.lock_wait_timeout_ms.load(Ordering::Relaxed));
+            t.gate
+                .enter(id, timeout)
+                .map_err(|_| Error::LockWaitTimeout)?;
+            self.gates.push(t.gate.clone());
+        }
+        if t.version == t.gate.version() {
+            return Ok(None);
+        }
+        self.inner.table(&t.db, &t.def.name).map(Some)
     }
 
     fn id(&self) -> u64 {
@@ -249,6 +271,8 @@ impl TxnState {
     }
 
     pub fn insert(&mut self, t: &Table, mut row: Row) -> Result<Option<i64>> {
+        let current = self.enter(t)?;
+        let t = current.as_deref().unwrap_or(t);
         if row.len() != t.def.columns.len() {
             return Err(Error::Internal(format!(
                 "insert of {} values into {} columns",
@@ -311,6 +335,8 @@ impl TxnState {
     }
 
     pub fn update(&mut self, t: &Arc<Table>, pk: &[Value], new_row: Row) -> Result<bool> {
+        let current = self.enter(t)?;
+        let t = current.as_ref().unwrap_or(t);
         if new_row.len() != t.def.columns.len() {
             return Err(Error::Internal(
                 "update with a wrong number of values".into(),
@@ -369,6 +395,8 @@ impl TxnState {
     }
 
     pub fn delete(&mut self, t: &Arc<Table>, pk: &[Value]) -> Result<bool> {
+        let current = self.enter(t)?;
+        let t = current.as_ref().unwrap_or(t);
         let key = encode_key(pk);
         self.lock(t, &key)?;
         let id = self.id();
@@ -409,6 +437,9 @@ impl TxnState {
         if let Some(a) = self.active.take() {
             self.inner.active.end(a.id);
             self.inner.locks.release(a.id, self.locks.iter());
+            for g in self.gates.drain(..) {
+                g.leave(a.id);
+            }
         }
         self.locks.clear();
         self.undo.clear();
