@@ -1,24 +1,63 @@
-//! The per-table gate between writers and index builds (a metadata lock, in MySQL's terms).
+//! The per-table gate between writers, index builds and `LOCK TABLES` (a metadata lock, in
+//! MySQL's terms).
 //!
 //! Every transaction that writes a table holds its gate (shared, by transaction id) from its
-//! first write to its end; `CREATE INDEX` closes the gate, waits for the holders to end, builds
-//! the index and publishes the new table handle, then opens it again. So no change can be made
-//! — or be rolled back — through a handle that does not know the new index while it is built.
+//! first write to its end. `CREATE INDEX` closes the gate, waits for the holders to end, builds
+//! the index and publishes the new table handle, then opens it again: no change can be made —
+//! or be rolled back — through a handle that does not know the new index while it is built.
 //! Each handle carries the gate version it was made under; a writer holding an older handle is
 //! moved to the current one (`Txn` does this on every write).
 //!
-//! Must never: let a writer in while a build is running; let a build start while a writer that
-//! entered is still running; wait without a deadline.
+//! Table locks (`LOCK TABLES`) are held by an *owner* (a session): a READ lock keeps every
+//! writer out (several owners may hold READ together), a WRITE lock keeps out every writer but
+//! the owner's own transactions (and every other lock). Taking one waits until no other owner's
+//! transaction is inside. Plain reads never pass the gate.
+//!
+//! Must never: let a writer in while a build is running or another owner holds a table lock;
+//! let a build start or a lock be granted while a conflicting writer is inside; wait without a
+//! deadline.
 
 use parking_lot::{Condvar, Mutex};
-use std::collections::HashSet;
+use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
+/// A `LOCK TABLES` lock mode.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TableLockMode {
+    /// Nobody writes the table (the owner neither: the SQL layer refuses with 1099).
+    Read,
+    /// Only the owner writes the table.
+    Write,
+}
+
 #[derive(Default)]
 struct State {
-    writers: HashSet<u64>,
+    /// Writing transactions inside → their owner (0 = none).
+    writers: HashMap<u64, u64>,
     building: bool,
+    /// Table locks: owner → mode.
+    locks: HashMap<u64, TableLockMode>,
+}
+
+impl State {
+    /// May a transaction of `owner` start writing?
+    fn admits_writer(&self, owner: u64) -> bool {
+        !self.building
+            && self
+                .locks
+                .iter()
+                .all(|(&o, &m)| o == owner && owner != 0 && m == TableLockMode::Write)
+    }
+
+    /// May `owner` take a `mode` lock now?
+    fn admits_lock(&self, owner: u64, mode: TableLockMode) -> bool {
+        !self.building
+            && self.writers.values().all(|&o| o == owner)
+            && self.locks.iter().all(|(&o, &m)| {
+                o == owner || (mode == TableLockMode::Read && m == TableLockMode::Read)
+            })
+    }
 }
 
 #[derive(Default)]
@@ -35,6 +74,7 @@ impl std::fmt::Debug for TableGate {
         f.debug_struct("TableGate")
             .field("writers", &st.writers.len())
             .field("building", &st.building)
+            .field("locks", &st.locks.len())
             .field("version", &self.version())
             .finish()
     }
@@ -54,44 +94,82 @@ impl TableGate {
         self.version.fetch_add(1, Ordering::AcqRel);
     }
 
-    /// Transaction `txn` starts writing the table: waits while an index is being built.
-    pub(crate) fn enter(&self, txn: u64, timeout: Duration) -> Result<(), GateTimeout> {
-        let deadline = Instant::now() + timeout;
-        let mut st = self.state.lock();
-        while st.building {
-            if self.changed.wait_until(&mut st, deadline).timed_out() && st.building {
-                return Err(GateTimeout);
+    /// Waits on `changed` until `ok(state)` or the deadline. True if `ok` holds.
+    fn wait_until(
+        &self,
+        st: &mut parking_lot::MutexGuard<'_, State>,
+        deadline: Instant,
+        ok: impl Fn(&State) -> bool,
+    ) -> bool {
+        while !ok(st) {
+            if self.changed.wait_until(st, deadline).timed_out() {
+                return ok(st);
             }
         }
-        st.writers.insert(txn);
+        true
+    }
+
+    /// Transaction `txn` of `owner` (0 = a transaction of no session) starts writing the
+    /// table: waits while an index is built or another owner holds a table lock.
+    pub(crate) fn enter(&self, txn: u64, owner: u64, timeout: Duration) -> Result<(), GateTimeout> {
+        let deadline = Instant::now() + timeout;
+        let mut st = self.state.lock();
+        if !self.wait_until(&mut st, deadline, |s| s.admits_writer(owner)) {
+            return Err(GateTimeout);
+        }
+        st.writers.insert(txn, owner);
         Ok(())
     }
 
     /// Transaction `txn` has ended (committed or rolled back).
     pub(crate) fn leave(&self, txn: u64) {
         let mut st = self.state.lock();
-        if st.writers.remove(&txn) && st.writers.is_empty() && st.building {
+        if st.writers.remove(&txn).is_some() {
             self.changed.notify_all();
         }
     }
 
-    /// Closes the gate and waits until no writer is left. On a timeout the gate is open again.
+    /// `LOCK TABLES`: `owner` takes (or changes to) a `mode` lock, waiting for conflicting
+    /// writers and locks to go.
+    pub(crate) fn lock(
+        &self,
+        owner: u64,
+        mode: TableLockMode,
+        timeout: Duration,
+    ) -> Result<(), GateTimeout> {
+        let deadline = Instant::now() + timeout;
+        let mut st = self.state.lock();
+        if !self.wait_until(&mut st, deadline, |s| s.admits_lock(owner, mode)) {
+            return Err(GateTimeout);
+        }
+        st.locks.insert(owner, mode);
+        Ok(())
+    }
+
+    /// `UNLOCK TABLES` (or the owner's session ended).
+    pub(crate) fn unlock(&self, owner: u64) {
+        let mut st = self.state.lock();
+        if st.locks.remove(&owner).is_some() {
+            self.changed.notify_all();
+        }
+    }
+
+    /// Closes the gate and waits until no writer and no table lock is left. On a timeout
+    /// the gate is open again.
     pub(crate) fn close(&self, timeout: Duration) -> Result<BuildGuard<'_>, GateTimeout> {
         let deadline = Instant::now() + timeout;
         let mut st = self.state.lock();
-        while st.building {
-            // Another build of this table (DDL is serialised, so only briefly).
-            if self.changed.wait_until(&mut st, deadline).timed_out() && st.building {
-                return Err(GateTimeout);
-            }
+        // Another build of this table (DDL is serialised, so only briefly).
+        if !self.wait_until(&mut st, deadline, |s| !s.building) {
+            return Err(GateTimeout);
         }
         st.building = true;
-        while !st.writers.is_empty() {
-            if self.changed.wait_until(&mut st, deadline).timed_out() && !st.writers.is_empty() {
-                st.building = false;
-                self.changed.notify_all();
-                return Err(GateTimeout);
-            }
+        if !self.wait_until(&mut st, deadline, |s| {
+            s.writers.is_empty() && s.locks.is_empty()
+        }) {
+            st.building = false;
+            self.changed.notify_all();
+            return Err(GateTimeout);
         }
         Ok(BuildGuard { gate: self })
     }
@@ -107,5 +185,63 @@ impl Drop for BuildGuard<'_> {
         let mut st = self.gate.state.lock();
         st.building = false;
         self.gate.changed.notify_all();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const T: Duration = Duration::from_millis(60);
+
+    #[test]
+    fn read_locks_share_and_keep_every_writer_out() {
+        let g = TableGate::default();
+        g.lock(1, TableLockMode::Read, T).unwrap();
+        g.lock(2, TableLockMode::Read, T).unwrap();
+        assert_eq!(
+            g.enter(10, 1, T),
+            Err(GateTimeout),
+            "the owner of a READ lock"
+        );
+        assert_eq!(g.enter(11, 3, T), Err(GateTimeout));
+        assert_eq!(g.lock(3, TableLockMode::Write, T), Err(GateTimeout));
+        g.unlock(1);
+        g.unlock(2);
+        g.enter(11, 3, T).unwrap();
+        assert_eq!(
+            g.lock(1, TableLockMode::Read, T),
+            Err(GateTimeout),
+            "a writer is inside"
+        );
+        g.leave(11);
+        g.lock(1, TableLockMode::Read, T).unwrap();
+    }
+
+    #[test]
+    fn a_write_lock_admits_only_its_owners_writers() {
+        let g = TableGate::default();
+        g.lock(1, TableLockMode::Write, T).unwrap();
+        g.enter(10, 1, T).unwrap();
+        assert_eq!(g.enter(11, 2, T), Err(GateTimeout));
+        assert_eq!(
+            g.enter(12, 0, T),
+            Err(GateTimeout),
+            "no-owner transactions too"
+        );
+        assert_eq!(g.lock(2, TableLockMode::Read, T), Err(GateTimeout));
+        assert!(g.close(T).is_err(), "an index build waits for the lock");
+        g.leave(10);
+        g.unlock(1);
+        g.enter(11, 2, T).unwrap();
+        g.leave(11);
+        let b = g.close(T).unwrap();
+        assert_eq!(
+            g.enter(13, 2, T),
+            Err(GateTimeout),
+            "gate closed by the build"
+        );
+        drop(b);
+        g.enter(13, 2, T).unwrap();
     }
 }

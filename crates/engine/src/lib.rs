@@ -10,6 +10,7 @@
 mod catalog;
 pub mod error;
 mod gate;
+pub use gate::TableLockMode;
 mod inner;
 pub mod keys;
 mod rowcodec;
@@ -199,6 +200,28 @@ impl Engine {
             st: txn::TxnState::new(self.inner.clone()),
             done: false,
         }
+    }
+    /// A transaction of session `owner` (non-zero): it may write tables that session holds
+    /// WRITE-locked (`lock_table`).
+    pub fn begin_as(&self, owner: u64) -> Txn {
+        let mut t = self.begin();
+        t.st.owner = owner;
+        t
+    }
+    /// `LOCK TABLES`: session `owner` (non-zero) takes a `mode` lock on `t`, waiting up to
+    /// `innodb_lock_wait_timeout` for other sessions' writing transactions and conflicting
+    /// locks. READ: nobody writes the table; WRITE: only `owner`'s transactions write it.
+    /// Plain reads are never blocked. Errors: LockWaitTimeout.
+    pub fn lock_table(&self, t: &Table, owner: u64, mode: TableLockMode) -> Result<()> {
+        let timeout =
+            Duration::from_millis(self.inner.lock_wait_timeout_ms.load(Ordering::Relaxed));
+        t.gate
+            .lock(owner, mode, timeout)
+            .map_err(|_| Error::LockWaitTimeout)
+    }
+    /// `UNLOCK TABLES` for `t` (no effect when `owner` holds no lock on it).
+    pub fn unlock_table(&self, t: &Table, owner: u64) {
+        t.gate.unlock(owner);
     }
     /// Engine counters for `SHOW GLOBAL STATUS`, as (name, value) pairs.
     pub fn status(&self) -> Vec<(String, String)> {

@@ -62,6 +62,8 @@ pub(crate) struct TxnState {
     purge: Vec<Purge>,
     /// Gates of the tables this transaction writes, held until it ends (see `gate`).
     gates: Vec<Arc<crate::gate::TableGate>>,
+    /// The session this transaction belongs to, for table locks (0 = none).
+    pub owner: u64,
     /// Some change was written to the redo log (then commit and rollback append an end
     /// record; stays true after a rollback to a savepoint).
     logged: bool,
@@ -131,6 +133,7 @@ impl TxnState {
             locks: Vec::new(),
             purge: Vec::new(),
             gates: Vec::new(),
+            owner: 0,
             logged: false,
         }
     }
@@ -144,7 +147,7 @@ impl TxnState {
             let timeout =
                 Duration::from_millis(self.inner.lock_wait_timeout_ms.load(Ordering::Relaxed));
             t.gate
-                .enter(id, timeout)
+                .enter(id, self.owner, timeout)
                 .map_err(|_| Error::LockWaitTimeout)?;
             self.gates.push(t.gate.clone());
         }

@@ -3,7 +3,9 @@
 //! Owns: the MySQL dialect choice, the recursion limit (sqlparser's default, kept on), the
 //! one-statement-per-call rule, the 1064/1065 error texts, and the one syntax sqlparser lacks:
 //! a trailing `LOCK IN SHARE MODE` is cut from the tokens and handed on as a `FOR SHARE`
-//! locking clause of the query (anywhere else it is refused with 1235).
+//! locking clause of the query (anywhere else it is refused with 1235). Also
+//! `ALTER TABLE t DISABLE KEYS` / `ENABLE KEYS` (what mysqldump writes around its INSERTs;
+//! InnoDB ignores them) are read as `ALTER TABLE t ALGORITHM = DEFAULT`, a no-op too.
 //! Must never: panic on any input; it only tokenizes and parses.
 
 use crate::result::SqlError;
@@ -65,6 +67,39 @@ fn share_mode_run(tokens: &[sqlparser::tokenizer::TokenWithSpan]) -> Option<[usi
         }
     }
     None
+}
+
+/// `ALTER TABLE name {DISABLE | ENABLE} KEYS`: the last two words become `ALGORITHM =
+/// DEFAULT` (sqlparser knows no KEYS toggle; both are no-ops here, as in InnoDB).
+fn keys_toggle_as_noop(tokens: &mut Vec<sqlparser::tokenizer::TokenWithSpan>) {
+    let words: Vec<usize> = tokens
+        .iter()
+        .enumerate()
+        .filter(|(_, t)| {
+            !matches!(
+                t.token,
+                Token::Whitespace(_) | Token::SemiColon | Token::EOF
+            )
+        })
+        .map(|(i, _)| i)
+        .collect();
+    let word = |i: usize, w: &str| match &tokens[i].token {
+        Token::Word(x) => x.quote_style.is_none() && x.value.eq_ignore_ascii_case(w),
+        _ => false,
+    };
+    let n = words.len();
+    if n < 5
+        || !word(words[0], "ALTER")
+        || !word(words[1], "TABLE")
+        || !(word(words[n - 2], "DISABLE") || word(words[n - 2], "ENABLE"))
+        || !word(words[n - 1], "KEYS")
+    {
+        return;
+    }
+    let (a, b) = (words[n - 2], words[n - 1]);
+    tokens[a].token = Token::make_keyword("ALGORITHM");
+    tokens[b].token = Token::make_keyword("DEFAULT");
+    tokens.insert(b, sqlparser::tokenizer::TokenWithSpan::wrap(Token::Eq));
 }
 
 pub fn parse(sql: &str) -> Result<Parsed, SqlError> {
@@ -151,6 +186,7 @@ pub fn parse(sql: &str) -> Result<Parsed, SqlError> {
         tokens.drain(run[0]..=run[3]);
         share_mode = true;
     }
+    keys_toggle_as_noop(&mut tokens);
     let mut parser = Parser::new(&dialect).with_tokens_with_locations(tokens);
     let mut stmts = parser.parse_statements().map_err(syntax)?;
     if stmts.len() > 1 {

@@ -18,7 +18,9 @@ use crate::variables;
 use sqlparser::ast;
 use sqlparser::tokenizer::Location;
 use std::sync::Arc;
-use tierdb_engine::{ColumnDef, ColumnMask, ColumnType, Engine, Table, TableDef, Value};
+use tierdb_engine::{
+    ColumnDef, ColumnMask, ColumnType, Engine, Table, TableDef, TableLockMode, Value,
+};
 
 pub struct PlanCx<'a> {
     pub engine: &'a Engine,
@@ -327,6 +329,16 @@ pub enum Utility {
         db: String,
         table: String,
     },
+    /// `ALTER TABLE t` with nothing to change (`DISABLE KEYS`, `ALGORITHM = ...`, `LOCK = ...`).
+    AlterNoop {
+        db: String,
+        table: String,
+    },
+    /// `LOCK TABLES`: (db, table, mode) per table, a table named twice taking the stronger mode.
+    LockTables {
+        tables: Vec<(String, String, TableLockMode)>,
+    },
+    UnlockTables,
     Analyze {
         tables: Vec<(String, String)>,
     },
@@ -363,6 +375,27 @@ pub enum Plan {
 }
 
 impl Plan {
+    /// The tables the statement reads or writes, with true for written (for the
+    /// `LOCK TABLES` checks). EXPLAIN reads none.
+    pub fn tables(&self) -> Vec<(&Arc<Table>, bool)> {
+        fn select<'a>(s: &'a SelectPlan, out: &mut Vec<(&'a Arc<Table>, bool)>) {
+            match &s.source {
+                Source::Dual => {}
+                Source::Table { table, .. } => out.push((table, false)),
+                Source::Derived { plan, .. } => select(plan, out),
+            }
+        }
+        let mut out = Vec::new();
+        match self {
+            Plan::Select(s) => select(s, &mut out),
+            Plan::Insert(p) => out.push((&p.table, true)),
+            Plan::Update(p) => out.push((&p.table, true)),
+            Plan::Delete(p) => out.push((&p.table, true)),
+            Plan::Explain(_) | Plan::Utility(_) => {}
+        }
+        out
+    }
+
     /// Result columns known at prepare time.
     pub fn columns(&self) -> Vec<Column> {
         match self {
@@ -562,6 +595,24 @@ pub fn build(stmt: &ast::Statement, cx: &PlanCx) -> Result<Plan, SqlError> {
             }
             other => return Err(SqlError::unsupported(format!("DROP {other}"))),
         },
+        S::AlterTable(at) => alter_table(at, cx)?,
+        S::LockTables { tables } => {
+            let mut out: Vec<(String, String, TableLockMode)> = Vec::new();
+            for lt in tables {
+                let (db, table) = cx.qualify(&ast::ObjectName::from(vec![lt.table.clone()]))?;
+                let mode = match lt.lock_type {
+                    ast::LockTableType::Read { .. } => TableLockMode::Read,
+                    ast::LockTableType::Write { .. } => TableLockMode::Write,
+                };
+                match out.iter_mut().find(|(d, t, _)| *d == db && *t == table) {
+                    Some(e) if mode == TableLockMode::Write => e.2 = mode,
+                    Some(_) => {}
+                    None => out.push((db, table, mode)),
+                }
+            }
+            util(Utility::LockTables { tables: out })
+        }
+        S::UnlockTables => util(Utility::UnlockTables),
         S::Truncate(t) => {
             let [target] = t.table_names.as_slice() else {
                 return Err(SqlError::unsupported("TRUNCATE of several tables"));
@@ -587,6 +638,60 @@ pub fn build(stmt: &ast::Statement, cx: &PlanCx) -> Result<Plan, SqlError> {
             return Err(SqlError::unsupported(head));
         }
     })
+}
+
+/// `ALTER TABLE`: one `ADD INDEX`/`ADD KEY`, one `DROP INDEX`/`DROP KEY`, or only no-op
+/// options (`ALGORITHM`, `LOCK`, and `DISABLE KEYS`/`ENABLE KEYS` as `parse` rewrites them).
+fn alter_table(at: &ast::AlterTable, cx: &PlanCx) -> Result<Plan, SqlError> {
+    use ast::AlterTableOperation as Op;
+    let (db, table) = cx.qualify(&at.name)?;
+    let ops: Vec<&Op> = at
+        .operations
+        .iter()
+        .filter(|o| !matches!(o, Op::Algorithm { .. } | Op::Lock { .. }))
+        .collect();
+    match ops.as_slice() {
+        [] => Ok(util(Utility::AlterNoop { db, table })),
+        [Op::AddConstraint {
+            constraint: ast::TableConstraint::Index(ix),
+            ..
+        }] => {
+            let mut columns = Vec::new();
+            for c in &ix.columns {
+                match &c.column.expr {
+                    ast::Expr::Identifier(i) => columns.push(i.value.clone()),
+                    other => {
+                        return Err(SqlError::unsupported(format!(
+                            "index on expression {other}"
+                        )))
+                    }
+                }
+            }
+            let name = match &ix.name {
+                Some(n) => n.value.clone(),
+                None => columns.first().cloned().unwrap_or_default(),
+            };
+            Ok(util(Utility::CreateIndex {
+                db,
+                table,
+                name,
+                columns,
+            }))
+        }
+        [Op::AddConstraint {
+            constraint: ast::TableConstraint::Unique(_),
+            ..
+        }] => Err(SqlError::unsupported("UNIQUE secondary indexes")),
+        [Op::DropIndex { name }] => Ok(util(Utility::DropIndex {
+            db,
+            table,
+            name: name.value.clone(),
+        })),
+        [one] => Err(SqlError::unsupported(format!("ALTER TABLE ... {one}"))),
+        _ => Err(SqlError::unsupported(
+            "ALTER TABLE with several changes (give one per statement)",
+        )),
+    }
 }
 
 fn show_filter(o: &ast::ShowStatementOptions) -> ShowFilter {
@@ -615,8 +720,13 @@ fn show_words(words: &[ast::Ident], cx: &PlanCx) -> Result<Plan, SqlError> {
         let t = raw
             .get(i)
             .ok_or_else(|| SqlError::syntax("missing table name"))?;
+        // sqlparser hands `db.t` over as two words (the dot is dropped).
+        let qualified = w
+            .get(i + 1)
+            .is_some_and(|k| !["FROM", "IN", "WHERE", "LIKE"].contains(&k.as_str()));
         let (mut db, mut table) = match t.split_once('.') {
             Some((d, t)) => (Some(d.to_string()), t.to_string()),
+            None if qualified => (Some(t.to_string()), raw[i + 1].to_string()),
             None => (None, t.to_string()),
         };
         if let (Some(kw), Some(d)) = (w.get(i + 1), raw.get(i + 2)) {

@@ -28,7 +28,7 @@ use sqlparser::tokenizer::Location;
 use std::collections::HashMap;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
-use tierdb_engine::{Error as EngineError, Savepoint, Txn, Value};
+use tierdb_engine::{Error as EngineError, Savepoint, TableLockMode, Txn, Value};
 
 /// Per-session state visible to expression evaluation (`@@vars`, `DATABASE()`, ...).
 pub(crate) struct SessionState {
@@ -125,6 +125,16 @@ struct Core {
     conn: Option<Arc<ConnInfo>>,
     /// SQL text of the running statement (for SHOW PROCESSLIST of this connection).
     current_sql: String,
+    /// Tables this session holds with `LOCK TABLES` (empty: no table lock; every table may
+    /// be used). Released by `UNLOCK TABLES`, `BEGIN`, another `LOCK TABLES`, or the end.
+    table_locks: Vec<LockedTable>,
+}
+
+struct LockedTable {
+    db: String,
+    name: String,
+    table: Arc<tierdb_engine::Table>,
+    mode: TableLockMode,
 }
 
 pub struct Session {
@@ -158,6 +168,9 @@ fn counter_for(plan: &Plan) -> Counter {
             Utility::DropIndex { .. } => Counter::ComDropIndex,
             Utility::Truncate { .. } => Counter::ComTruncate,
             Utility::Analyze { .. } => Counter::ComAnalyze,
+            Utility::AlterNoop { .. } => Counter::ComAlterTable,
+            Utility::LockTables { .. } => Counter::ComLockTables,
+            Utility::UnlockTables => Counter::ComUnlockTables,
             _ => Counter::ComShow,
         },
     }
@@ -216,6 +229,7 @@ impl Session {
                 savepoints: Vec::new(),
                 conn,
                 current_sql: String::new(),
+                table_locks: Vec::new(),
             },
             stmts: HashMap::new(),
             next_stmt_id: 1,
@@ -387,6 +401,7 @@ impl Session {
         if let Some(t) = self.core.take_txn() {
             let _ = t.rollback();
         }
+        self.core.release_table_locks();
         self.stmts.clear();
         self.core
             .st
@@ -461,7 +476,52 @@ impl Core {
         Ok(())
     }
 
+    /// This session as the owner of table locks (never 0).
+    fn owner(&self) -> u64 {
+        u64::from(self.st.conn_id) + 1
+    }
+
+    fn release_table_locks(&mut self) {
+        let owner = self.owner();
+        for l in self.table_locks.drain(..) {
+            self.st.shared.engine.unlock_table(&l.table, owner);
+        }
+    }
+
+    /// Under `LOCK TABLES` a statement may use only the locked tables, and write only the
+    /// WRITE-locked ones (MySQL errors 1100 and 1099).
+    fn check_table_locks(&self, plan: &Plan) -> Result<(), SqlError> {
+        if self.table_locks.is_empty() {
+            return Ok(());
+        }
+        for (t, writes) in plan.tables() {
+            let Some(l) = self
+                .table_locks
+                .iter()
+                .find(|l| l.db == t.db && l.name == t.def.name)
+            else {
+                return Err(SqlError::new(
+                    1100,
+                    "HY000",
+                    format!("Table '{}' was not locked with LOCK TABLES", t.def.name),
+                ));
+            };
+            if writes && l.mode == TableLockMode::Read {
+                return Err(SqlError::new(
+                    1099,
+                    "HY000",
+                    format!(
+                        "Table '{}' was locked with a READ lock and can't be updated",
+                        t.def.name
+                    ),
+                ));
+            }
+        }
+        Ok(())
+    }
+
     fn run(&mut self, plan: &Plan, params: &[Value]) -> Result<QueryResult, SqlError> {
+        self.check_table_locks(plan)?;
         match plan {
             Plan::Utility(u) => self.utility(u, params),
             Plan::Explain(inner) => Ok(show::explain(inner)),
@@ -473,7 +533,7 @@ impl Core {
         let shared = self.st.shared.clone();
         let keep_open = self.txn.is_some() || !self.st.autocommit;
         if !keep_open {
-            let mut txn = shared.engine.begin();
+            let mut txn = shared.engine.begin_as(self.owner());
             let cx = EvalCx {
                 params,
                 env: &self.st,
@@ -494,7 +554,10 @@ impl Core {
                 }
             };
         }
-        let txn = self.txn.get_or_insert_with(|| shared.engine.begin());
+        let owner = self.owner();
+        let txn = self
+            .txn
+            .get_or_insert_with(|| shared.engine.begin_as(owner));
         let cx = EvalCx {
             params,
             env: &self.st,
@@ -526,13 +589,22 @@ impl Core {
         let shared = self.st.shared.clone();
         let engine = &shared.engine;
         let plan_is_ddl = u.is_ddl();
+        if plan_is_ddl && !self.table_locks.is_empty() {
+            return Err(SqlError::new(
+                1192,
+                "HY000",
+                "Can't execute the given command because you have active locked tables or an active transaction",
+            ));
+        }
         if plan_is_ddl {
             self.commit_open()?;
         }
         let r = match u {
             Utility::Begin => {
                 self.commit_open()?;
-                self.txn = Some(engine.begin());
+                // As in MySQL, starting a transaction releases the session's table locks.
+                self.release_table_locks();
+                self.txn = Some(engine.begin_as(self.owner()));
                 Ok(QueryResult::ok())
             }
             Utility::Commit => {
@@ -552,7 +624,8 @@ impl Core {
                 if self.txn.is_none() && self.st.autocommit {
                     return Ok(QueryResult::ok());
                 }
-                let txn = self.txn.get_or_insert_with(|| engine.begin());
+                let owner = self.owner();
+                let txn = self.txn.get_or_insert_with(|| engine.begin_as(owner));
                 let sp = txn.savepoint();
                 shared.counters.inc(Counter::HandlerSavepoint);
                 // A savepoint of the same name is replaced (MySQL semantics).
@@ -739,6 +812,61 @@ impl Core {
                     ));
                 }
                 engine.drop_index(db, table, name)?;
+                Ok(QueryResult::ok())
+            }
+            Utility::AlterNoop { db, table } => {
+                self.commit_open()?;
+                let t = engine.table(db, table)?;
+                if !self.table_locks.is_empty()
+                    && !self
+                        .table_locks
+                        .iter()
+                        .any(|l| l.db == t.db && l.name == t.def.name)
+                {
+                    return Err(SqlError::new(
+                        1100,
+                        "HY000",
+                        format!("Table '{table}' was not locked with LOCK TABLES"),
+                    ));
+                }
+                Ok(QueryResult::ok())
+            }
+            Utility::LockTables { tables } => {
+                self.commit_open()?;
+                self.release_table_locks();
+                let owner = self.owner();
+                let mut held = Vec::with_capacity(tables.len());
+                let mut failed = None;
+                for (db, name, mode) in tables {
+                    let got = engine
+                        .table(db, name)
+                        .and_then(|t| engine.lock_table(&t, owner, *mode).map(|()| t));
+                    match got {
+                        Ok(table) => held.push(LockedTable {
+                            db: db.clone(),
+                            name: name.clone(),
+                            table,
+                            mode: *mode,
+                        }),
+                        Err(e) => {
+                            failed = Some(e);
+                            break;
+                        }
+                    }
+                }
+                self.table_locks = held;
+                if let Some(e) = failed {
+                    // All or nothing.
+                    self.release_table_locks();
+                    return Err(e.into());
+                }
+                Ok(QueryResult::ok())
+            }
+            Utility::UnlockTables => {
+                if !self.table_locks.is_empty() {
+                    self.commit_open()?;
+                    self.release_table_locks();
+                }
                 Ok(QueryResult::ok())
             }
             Utility::Truncate { db, table } => {
