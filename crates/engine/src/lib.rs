@@ -131,6 +131,11 @@ impl Table {
     pub fn id(&self) -> u64 {
         self.id
     }
+    /// The value the next AUTO_INCREMENT insert would get (SHOW TABLE STATUS,
+    /// INFORMATION_SCHEMA.TABLES).
+    pub fn next_auto_increment(&self) -> u64 {
+        (self.auto_inc.load(Ordering::Relaxed).max(0) as u64) + 1
+    }
 }
 
 /// The storage engine. Cheap to share (`Arc<Engine>`); every method is thread-safe.

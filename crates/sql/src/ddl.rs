@@ -399,8 +399,9 @@ pub fn default_text(col: &ColumnDef) -> Option<String> {
     }
 }
 
-/// SHOW CREATE TABLE text.
-pub fn render_create_table(def: &TableDef) -> String {
+/// SHOW CREATE TABLE text. `next_auto_increment`: the table option `AUTO_INCREMENT=n`
+/// shown when above 1 (rows were inserted), as MariaDB does.
+pub fn render_create_table(def: &TableDef, next_auto_increment: Option<u64>) -> String {
     let mut lines = Vec::new();
     for c in &def.columns {
         let mut l = format!("  {} {}", quote_ident(&c.name), type_name(&c.ty));
@@ -413,6 +414,18 @@ pub fn render_create_table(def: &TableDef) -> String {
                     && matches!(c.ty, ColumnType::DateTime | ColumnType::Timestamp) =>
             {
                 l.push_str(" DEFAULT current_timestamp()")
+            }
+            // Numbers unquoted (DECIMAL defaults are kept as text), as MariaDB shows them.
+            Some(Value::Bytes(b))
+                if matches!(
+                    c.ty,
+                    ColumnType::Decimal { .. }
+                        | ColumnType::Int { .. }
+                        | ColumnType::Float
+                        | ColumnType::Double
+                ) && std::str::from_utf8(b).is_ok_and(|t| t.parse::<f64>().is_ok()) =>
+            {
+                l.push_str(&format!(" DEFAULT {}", String::from_utf8_lossy(b)))
             }
             Some(Value::Bytes(b)) => l.push_str(&format!(" DEFAULT {}", quote_str(b))),
             Some(v) => l.push_str(&format!(" DEFAULT {v}")),
@@ -441,8 +454,14 @@ pub fn render_create_table(def: &TableDef) -> String {
             cols(&ix.columns)
         ));
     }
+    let auto = match next_auto_increment {
+        Some(n) if n > 1 && def.columns.iter().any(|c| c.auto_increment) => {
+            format!(" AUTO_INCREMENT={n}")
+        }
+        _ => String::new(),
+    };
     format!(
-        "CREATE TABLE {} (\n{}\n) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_general_ci",
+        "CREATE TABLE {} (\n{}\n) ENGINE=InnoDB{auto} DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_general_ci",
         quote_ident(&def.name),
         lines.join(",\n")
     )

@@ -203,6 +203,14 @@ fn source_rows(
             table_rows(table, access, lock, plan.read_cols.as_ref(), txn, cx, f)
         }
         Source::Derived { plan, .. } => select_into(plan, txn, cx, f),
+        Source::Virtual(info) => {
+            for row in crate::infoschema::rows(info)? {
+                if !f(row)? {
+                    break;
+                }
+            }
+            Ok(())
+        }
     }
 }
 

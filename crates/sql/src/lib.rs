@@ -4,7 +4,8 @@
 //! dispatch) → `parse` (sqlparser, MySQL dialect) → `plan` (+ `compile` for expressions,
 //! `access` for key ranges, `ddl` for table definitions) → `exec` (row pipeline on an
 //! engine `Txn`) and `show` (SHOW / EXPLAIN result sets). `shared`, `variables` and
-//! `status` hold server-wide state. `result` is the seam to the wire protocol.
+//! `status` hold server-wide state; `infoschema` makes INFORMATION_SCHEMA's virtual tables.
+//! `result` is the seam to the wire protocol.
 //!
 //! Must never: reach storage except through `tierdb_engine`, or panic on client input.
 
@@ -14,6 +15,7 @@ pub mod compile;
 pub mod ddl;
 pub mod exec;
 pub mod expr;
+pub mod infoschema;
 pub mod parse;
 pub mod plan;
 pub mod result;

@@ -5,7 +5,9 @@
 //! a trailing `LOCK IN SHARE MODE` is cut from the tokens and handed on as a `FOR SHARE`
 //! locking clause of the query (anywhere else it is refused with 1235). Also
 //! `ALTER TABLE t DISABLE KEYS` / `ENABLE KEYS` (what mysqldump writes around its INSERTs;
-//! InnoDB ignores them) are read as `ALTER TABLE t ALGORITHM = DEFAULT`, a no-op too.
+//! InnoDB ignores them) are read as `ALTER TABLE t ALGORITHM = DEFAULT`, a no-op too;
+//! MariaDB's `/*M!NNNNNN ... */` comments are executed like MySQL's `/*!NNNNN ... */`; and
+//! `SHOW CREATE DATABASE [IF NOT EXISTS] x` is handed on as words of a `SHOW`.
 //! Must never: panic on any input; it only tokenizes and parses.
 
 use crate::result::SqlError;
@@ -69,6 +71,109 @@ fn share_mode_run(tokens: &[sqlparser::tokenizer::TokenWithSpan]) -> Option<[usi
     None
 }
 
+/// The MariaDB version tierdb speaks for (10.11), as in `/*M!NNNNNN ... */` comments.
+const MARIADB_VERSION_ID: u64 = 101_100;
+
+/// MariaDB's executable comments `/*M!NNNNNN text */` (and `/*M! text */`) run `text` when
+/// NNNNNN is not above our version, as MariaDB does (sqlparser handles MySQL's
+/// `/*!NNNNN ... */` itself).
+fn mariadb_comments(
+    dialect: &MySqlDialect,
+    tokens: &mut Vec<sqlparser::tokenizer::TokenWithSpan>,
+) -> Result<(), SqlError> {
+    use sqlparser::tokenizer::Whitespace;
+    let mut i = 0;
+    while i < tokens.len() {
+        let body = match &tokens[i].token {
+            Token::Whitespace(Whitespace::MultiLineComment(c)) => {
+                c.strip_prefix("M!").and_then(|r| {
+                    let digits =
+                        r.len() - r.trim_start_matches(|ch: char| ch.is_ascii_digit()).len();
+                    // Only for server versions up to ours (10.11.x): e.g. mariadb-dump's
+                    // `/*M!999999\- enable the sandbox mode */` stays a comment.
+                    let applies = digits == 0
+                        || r[..digits]
+                            .parse::<u64>()
+                            .is_ok_and(|v| v <= MARIADB_VERSION_ID);
+                    applies.then(|| r[digits..].to_string())
+                })
+            }
+            _ => None,
+        };
+        let Some(body) = body else {
+            i += 1;
+            continue;
+        };
+        let span = tokens[i].span;
+        let inner: Vec<_> = Tokenizer::new(dialect, &body)
+            .tokenize_with_location()
+            .map_err(syntax)?
+            .into_iter()
+            .filter(|t| t.token != Token::EOF)
+            .map(|t| sqlparser::tokenizer::TokenWithSpan {
+                token: t.token,
+                span,
+            })
+            .collect();
+        let n = inner.len();
+        tokens.splice(i..=i, inner);
+        i += n;
+    }
+    Ok(())
+}
+
+/// `START TRANSACTION ... WITH CONSISTENT SNAPSHOT`: tierdb has no snapshots to offer.
+fn consistent_snapshot(tokens: &[sqlparser::tokenizer::TokenWithSpan]) -> bool {
+    let words: Vec<String> = tokens
+        .iter()
+        .filter_map(|t| match &t.token {
+            Token::Word(w) if w.quote_style.is_none() => Some(w.value.to_ascii_uppercase()),
+            _ => None,
+        })
+        .collect();
+    words.first().is_some_and(|w| w == "START")
+        && words
+            .windows(3)
+            .any(|w| w[0] == "WITH" && w[1] == "CONSISTENT" && w[2] == "SNAPSHOT")
+}
+
+/// `SHOW CREATE {DATABASE | SCHEMA} [IF NOT EXISTS] name`, which sqlparser does not parse:
+/// handed on as the words `CREATE DATABASE [IF NOT EXISTS] name` of a `SHOW`.
+fn show_create_database(tokens: &[sqlparser::tokenizer::TokenWithSpan]) -> Option<Statement> {
+    let words: Vec<&sqlparser::tokenizer::Word> = tokens
+        .iter()
+        .filter(|t| {
+            !matches!(
+                t.token,
+                Token::Whitespace(_) | Token::SemiColon | Token::EOF
+            )
+        })
+        .map(|t| match &t.token {
+            Token::Word(w) => Some(w),
+            _ => None,
+        })
+        .collect::<Option<Vec<_>>>()?;
+    let kw = |i: usize, k: &str| {
+        words
+            .get(i)
+            .is_some_and(|w| w.quote_style.is_none() && w.value.eq_ignore_ascii_case(k))
+    };
+    if !(kw(0, "SHOW") && kw(1, "CREATE") && (kw(2, "DATABASE") || kw(2, "SCHEMA"))) {
+        return None;
+    }
+    let if_not_exists = kw(3, "IF") && kw(4, "NOT") && kw(5, "EXISTS");
+    let name_at = if if_not_exists { 6 } else { 3 };
+    if words.len() != name_at + 1 {
+        return None;
+    }
+    let mut variable: Vec<sqlparser::ast::Ident> = vec!["CREATE".into(), "DATABASE".into()];
+    if if_not_exists {
+        variable.extend(["IF".into(), "NOT".into(), "EXISTS".into()]);
+    }
+    variable.push(sqlparser::ast::Ident::new(words[name_at].value.clone()));
+    Some(Statement::ShowVariable { variable })
+}
+
 /// `ALTER TABLE name {DISABLE | ENABLE} KEYS`: the last two words become `ALGORITHM =
 /// DEFAULT` (sqlparser knows no KEYS toggle; both are no-ops here, as in InnoDB).
 fn keys_toggle_as_noop(tokens: &mut Vec<sqlparser::tokenizer::TokenWithSpan>) {
@@ -107,6 +212,18 @@ pub fn parse(sql: &str) -> Result<Parsed, SqlError> {
     let mut tokens = Tokenizer::new(&dialect, sql)
         .tokenize_with_location()
         .map_err(syntax)?;
+    mariadb_comments(&dialect, &mut tokens)?;
+    if consistent_snapshot(&tokens) {
+        return Err(SqlError::unsupported(
+            "START TRANSACTION WITH CONSISTENT SNAPSHOT (reads are READ COMMITTED; for a consistent mariadb-dump keep its default --lock-tables instead of --single-transaction)",
+        ));
+    }
+    if let Some(stmt) = show_create_database(&tokens) {
+        return Ok(Parsed {
+            stmt,
+            placeholders: Vec::new(),
+        });
+    }
     let mut placeholders = Vec::new();
     let mut meaningful = 0usize;
     let mut run = 0usize;

@@ -13,6 +13,7 @@ use crate::compile::{
 };
 use crate::ddl;
 use crate::expr::{Expr, SqlType};
+use crate::infoschema;
 use crate::result::{Column, ColumnKind, SqlError};
 use crate::variables;
 use sqlparser::ast;
@@ -23,7 +24,7 @@ use tierdb_engine::{
 };
 
 pub struct PlanCx<'a> {
-    pub engine: &'a Engine,
+    pub engine: &'a Arc<Engine>,
     pub db: Option<&'a str>,
     pub placeholders: &'a [Location],
 }
@@ -45,6 +46,25 @@ impl PlanCx<'_> {
         let (db, t) = self.qualify(name)?;
         Ok(self.engine.table(&db, &t)?)
     }
+    /// The INFORMATION_SCHEMA table `name` names, if it names one.
+    fn info_table(
+        &self,
+        name: &ast::ObjectName,
+    ) -> Result<Option<infoschema::InfoTable>, SqlError> {
+        let parts = object_name_parts(name)?;
+        let (db, t) = match parts.as_slice() {
+            [t] => match self.db {
+                Some(d) => (d, t.as_str()),
+                None => return Ok(None),
+            },
+            [d, t] => (d.as_str(), t.as_str()),
+            _ => return Ok(None),
+        };
+        if !infoschema::is_schema(db) {
+            return Ok(None);
+        }
+        infoschema::table(self.engine, t).map(Some)
+    }
 }
 
 pub fn no_db() -> SqlError {
@@ -62,6 +82,8 @@ pub enum Source {
         plan: Box<SelectPlan>,
         alias: String,
     },
+    /// An INFORMATION_SCHEMA table: rows generated from the catalog at execution.
+    Virtual(Box<crate::infoschema::InfoTable>),
 }
 
 #[derive(Clone, Debug)]
@@ -278,7 +300,10 @@ pub enum Utility {
         db: String,
         table: String,
     },
-    ShowCreateDatabase(String),
+    ShowCreateDatabase {
+        name: String,
+        if_not_exists: bool,
+    },
     ShowVariables {
         global: bool,
         filter: ShowFilter,
@@ -383,6 +408,7 @@ impl Plan {
                 Source::Dual => {}
                 Source::Table { table, .. } => out.push((table, false)),
                 Source::Derived { plan, .. } => select(plan, out),
+                Source::Virtual(_) => {}
             }
         }
         let mut out = Vec::new();
@@ -764,11 +790,15 @@ fn show_words(words: &[ast::Ident], cx: &PlanCx) -> Result<Plan, SqlError> {
             };
             Utility::ShowTableStatus { db, filter }
         }
-        ["CREATE", "DATABASE" | "SCHEMA", ..] => {
+        ["CREATE", "DATABASE" | "SCHEMA", rest @ ..] => {
+            let if_not_exists = matches!(rest, ["IF", "NOT", "EXISTS", _]);
             let n = raw
-                .get(2)
+                .get(if if_not_exists { 5 } else { 2 })
                 .ok_or_else(|| SqlError::syntax("SHOW CREATE DATABASE needs a name"))?;
-            Utility::ShowCreateDatabase(n.to_string())
+            Utility::ShowCreateDatabase {
+                name: n.to_string(),
+                if_not_exists,
+            }
         }
         _ => return Err(SqlError::unsupported(format!("SHOW {}", raw.join(" ")))),
     }))
@@ -1002,10 +1032,13 @@ pub fn computed_column(name: String, t: SqlType) -> Column {
 }
 
 pub fn table_scope(t: &Table, alias: Option<&str>) -> Scope {
-    let def = &t.def;
+    def_scope(&t.def, &t.db, alias)
+}
+
+fn def_scope(def: &TableDef, db: &str, alias: Option<&str>) -> Scope {
     let quals: Vec<String> = match alias {
         Some(a) => vec![a.to_string()],
-        None => vec![def.name.clone(), format!("{}.{}", t.db, def.name)],
+        None => vec![def.name.clone(), format!("{}.{}", db, def.name)],
     };
     Scope {
         cols: def
@@ -1016,7 +1049,7 @@ pub fn table_scope(t: &Table, alias: Option<&str>) -> Scope {
                 name: c.name.clone(),
                 qualifiers: quals.clone(),
                 ty: sql_type_of(&c.ty),
-                meta: column_meta(c, &def.name, &t.db, def.primary_key.contains(&i)),
+                meta: column_meta(c, &def.name, db, def.primary_key.contains(&i)),
             })
             .collect(),
     }
@@ -1152,12 +1185,18 @@ pub fn select(q: &ast::Query, cx: &PlanCx) -> Result<SelectPlan, SqlError> {
                     args: None,
                     ..
                 } => {
-                    let t = cx.table(name)?;
-                    let hints = hints_of(index_directives)?;
-                    check_hint_names(&hints, &t.def)?;
-                    let alias_name = alias.as_ref().map(|a| a.name.value.clone());
-                    let scope = table_scope(&t, alias_name.as_deref());
-                    (SourceKind::Table(t, hints), scope)
+                    if let Some(info) = cx.info_table(name)? {
+                        let alias_name = alias.as_ref().map(|a| a.name.value.clone());
+                        let scope = def_scope(&info.def, infoschema::SCHEMA, alias_name.as_deref());
+                        (SourceKind::Virtual(Box::new(info)), scope)
+                    } else {
+                        let t = cx.table(name)?;
+                        let hints = hints_of(index_directives)?;
+                        check_hint_names(&hints, &t.def)?;
+                        let alias_name = alias.as_ref().map(|a| a.name.value.clone());
+                        let scope = table_scope(&t, alias_name.as_deref());
+                        (SourceKind::Table(t, hints), scope)
+                    }
                 }
                 ast::TableFactor::Derived {
                     subquery,
@@ -1479,6 +1518,7 @@ pub fn select(q: &ast::Query, cx: &PlanCx) -> Result<SelectPlan, SqlError> {
             Source::Table { table: t, access }
         }
         SourceKind::Derived(p, a) => Source::Derived { plan: p, alias: a },
+        SourceKind::Virtual(v) => Source::Virtual(v),
     };
     let sorted_by_access = !order.is_empty()
         && agg.is_none()
@@ -1582,6 +1622,12 @@ fn set_lock(
                 l.sql()
             )))
         }
+        Source::Virtual(_) => {
+            return Err(SqlError::unsupported(format!(
+                "locking reads ({}) of INFORMATION_SCHEMA",
+                l.sql()
+            )))
+        }
     }
     p.lock = Some(l);
     Ok(())
@@ -1591,6 +1637,7 @@ enum SourceKind {
     Dual,
     Table(Arc<Table>, Hints),
     Derived(Box<SelectPlan>, String),
+    Virtual(Box<crate::infoschema::InfoTable>),
 }
 
 #[derive(Clone)]

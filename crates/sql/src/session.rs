@@ -439,7 +439,12 @@ impl Core {
     }
 
     fn init_db(&mut self, db: &str) -> Result<(), SqlError> {
-        if !self.st.shared.engine.database_exists(db) {
+        let db = if crate::infoschema::is_schema(db) {
+            crate::infoschema::SCHEMA
+        } else {
+            db
+        };
+        if db != crate::infoschema::SCHEMA && !self.st.shared.engine.database_exists(db) {
             return Err(SqlError::new(
                 1049,
                 "42000",
@@ -689,7 +694,10 @@ impl Core {
             Utility::ShowCreateTable { db, table } => {
                 Ok(show::create_table(&*engine.table(db, table)?))
             }
-            Utility::ShowCreateDatabase(name) => show::create_database(engine, name),
+            Utility::ShowCreateDatabase {
+                name,
+                if_not_exists,
+            } => show::create_database(engine, name, *if_not_exists),
             Utility::ShowVariables { global, filter } => {
                 let st = &self.st;
                 show::variables(&shared, *global, &|n| st.session_value(n), filter, st)
@@ -711,6 +719,11 @@ impl Core {
                 show::table_status(engine, &db, filter, &self.st)
             }
             Utility::Analyze { tables } => Ok(show::analyze(engine, tables)),
+            Utility::CreateDatabase { name, .. } | Utility::DropDatabase { name, .. }
+                if crate::infoschema::is_schema(name) =>
+            {
+                Err(crate::infoschema::read_only(&self.st.user))
+            }
             Utility::CreateDatabase {
                 name,
                 if_not_exists,

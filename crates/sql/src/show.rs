@@ -83,7 +83,10 @@ pub fn databases(
     env: &dyn Env,
 ) -> Result<QueryResult, SqlError> {
     let columns = text_cols(&["Database"]);
-    let rows = engine.databases().into_iter().map(|n| vec![s(n)]).collect();
+    let rows = std::iter::once(crate::infoschema::SCHEMA.to_string())
+        .chain(engine.databases())
+        .map(|n| vec![s(n)])
+        .collect();
     let rows = filter_rows(&columns, rows, filter, 0, env)?;
     Ok(QueryResult::Rows { columns, rows })
 }
@@ -99,13 +102,24 @@ pub fn tables(
     if full {
         columns.push(Column::text("Table_type"));
     }
-    let rows = engine
-        .tables(db)?
+    let names = if crate::infoschema::is_schema(db) {
+        crate::infoschema::TABLES
+            .iter()
+            .map(|t| t.to_string())
+            .collect()
+    } else {
+        engine.tables(db)?
+    };
+    let rows = names
         .into_iter()
         .map(|t| {
             let mut r = vec![s(t)];
             if full {
-                r.push(s("BASE TABLE"));
+                r.push(s(if crate::infoschema::is_schema(db) {
+                    "SYSTEM VIEW"
+                } else {
+                    "BASE TABLE"
+                }));
             }
             r
         })
@@ -240,11 +254,21 @@ pub fn index(t: &Table) -> QueryResult {
 pub fn create_table(t: &Table) -> QueryResult {
     QueryResult::Rows {
         columns: text_cols(&["Table", "Create Table"]),
-        rows: vec![vec![s(&t.def.name), s(ddl::render_create_table(&t.def))]],
+        rows: vec![vec![
+            s(&t.def.name),
+            s(ddl::render_create_table(
+                &t.def,
+                Some(t.next_auto_increment()),
+            )),
+        ]],
     }
 }
 
-pub fn create_database(engine: &Engine, name: &str) -> Result<QueryResult, SqlError> {
+pub fn create_database(
+    engine: &Engine,
+    name: &str,
+    if_not_exists: bool,
+) -> Result<QueryResult, SqlError> {
     if !engine.database_exists(name) {
         return Err(SqlError::new(
             1049,
@@ -256,7 +280,10 @@ pub fn create_database(engine: &Engine, name: &str) -> Result<QueryResult, SqlEr
         columns: text_cols(&["Database", "Create Database"]),
         rows: vec![vec![
             s(name),
-            s(format!("CREATE DATABASE `{name}` /*!40100 DEFAULT CHARACTER SET utf8mb4 COLLATE utf8mb4_general_ci */")),
+            s(format!(
+                "CREATE DATABASE {}`{name}` /*!40100 DEFAULT CHARACTER SET utf8mb4 COLLATE utf8mb4_general_ci */",
+                if if_not_exists { "/*!32312 IF NOT EXISTS*/ " } else { "" }
+            )),
         ]],
     })
 }
@@ -554,6 +581,27 @@ fn explain_select(
                 a.explain.using_where = true;
             }
             rows.push(access_row(id, select_type, &table.def.name, &a, extra));
+        }
+        Source::Virtual(info) => {
+            if p.filter.is_some() {
+                extra.insert(0, "Using where");
+            }
+            rows.push(vec![
+                Value::Int(id),
+                s(select_type),
+                s(&info.def.name),
+                s("ALL"),
+                Value::Null,
+                Value::Null,
+                Value::Null,
+                Value::Null,
+                Value::Null,
+                if extra.is_empty() {
+                    Value::Null
+                } else {
+                    s(extra.join("; "))
+                },
+            ]);
         }
         Source::Derived { plan, .. } => {
             *next_id += 1;

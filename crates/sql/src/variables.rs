@@ -196,6 +196,8 @@ pub static VARS: &[VarDef] = &[
             max: 31_536_000
         }
     ),
+    // Accepted and shown back (mariadb-dump sets it); the planner has no such switches.
+    v!("optimizer_switch", Both, VarKind::Str),
     v!("performance_schema", Global, VarKind::ReadOnly),
     v!("port", Global, VarKind::ReadOnly),
     v!("protocol_version", Global, VarKind::ReadOnly),
@@ -318,6 +320,7 @@ pub fn defaults(
             "net_buffer_length" => Value::Int(16384),
             "net_read_timeout" => Value::Int(30),
             "net_write_timeout" => Value::Int(60),
+            "optimizer_switch" => s("index_merge=on,index_merge_union=on,index_merge_sort_union=on,index_merge_intersection=on,semijoin=on"),
             "port" => Value::Int(i64::from(port)),
             "protocol_version" => Value::Int(10),
             "query_cache_size" => Value::Int(0),

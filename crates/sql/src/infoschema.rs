@@ -1,0 +1,430 @@
+//! `INFORMATION_SCHEMA`: read-only virtual tables made from the catalog when a statement
+//! reads them — SCHEMATA, TABLES, COLUMNS, STATISTICS, and the always-empty TRIGGERS, VIEWS,
+//! ROUTINES and KEY_COLUMN_USAGE (tierdb has none of those objects). Queried like any table
+//! (WHERE, ORDER BY, aggregates, LIMIT run on the generated rows), which is what mariadb-dump,
+//! GUI clients and ORMs do.
+//!
+//! Owns: each virtual table's columns and how its rows are derived from the engine catalog.
+//! Must never: change anything, or show a row for a table the catalog does not hold.
+
+use crate::ddl;
+use crate::result::SqlError;
+use std::sync::Arc;
+use tierdb_engine::{ColumnDef, ColumnType, Engine, Row, TableDef, Value};
+
+/// The schema name (compared case-insensitively).
+pub const SCHEMA: &str = "information_schema";
+
+pub fn is_schema(db: &str) -> bool {
+    db.eq_ignore_ascii_case(SCHEMA)
+}
+
+/// The virtual tables, in the order `SHOW TABLES FROM information_schema` lists them.
+pub const TABLES: &[&str] = &[
+    "COLUMNS",
+    "KEY_COLUMN_USAGE",
+    "ROUTINES",
+    "SCHEMATA",
+    "STATISTICS",
+    "TABLES",
+    "TRIGGERS",
+    "VIEWS",
+];
+
+/// Error 1044 for creating or dropping the schema (as MySQL answers).
+pub fn read_only(user: &str) -> SqlError {
+    SqlError::new(
+        1044,
+        "42000",
+        format!("Access denied for user '{user}' to database '{SCHEMA}'"),
+    )
+}
+
+/// A virtual table as a plan holds it: its definition and the engine it describes.
+#[derive(Clone)]
+pub struct InfoTable {
+    pub def: TableDef,
+    pub engine: Arc<Engine>,
+}
+
+impl std::fmt::Debug for InfoTable {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{SCHEMA}.{}", self.def.name)
+    }
+}
+
+fn col(name: &str, ty: ColumnType) -> ColumnDef {
+    ColumnDef {
+        name: name.into(),
+        ty,
+        nullable: true,
+        auto_increment: false,
+        default: None,
+    }
+}
+
+fn text(name: &str) -> ColumnDef {
+    col(name, ColumnType::VarChar(512))
+}
+
+fn int(name: &str) -> ColumnDef {
+    col(
+        name,
+        ColumnType::Int {
+            bytes: 8,
+            unsigned: true,
+        },
+    )
+}
+
+/// The definition of virtual table `name` (case-insensitive), or error 1109.
+pub fn table(engine: &Arc<Engine>, name: &str) -> Result<InfoTable, SqlError> {
+    let upper = name.to_ascii_uppercase();
+    let cols: Vec<ColumnDef> = match upper.as_str() {
+        "SCHEMATA" => vec![
+            text("CATALOG_NAME"),
+            text("SCHEMA_NAME"),
+            text("DEFAULT_CHARACTER_SET_NAME"),
+            text("DEFAULT_COLLATION_NAME"),
+            text("SQL_PATH"),
+            text("SCHEMA_COMMENT"),
+        ],
+        "TABLES" => vec![
+            text("TABLE_CATALOG"),
+            text("TABLE_SCHEMA"),
+            text("TABLE_NAME"),
+            text("TABLE_TYPE"),
+            text("ENGINE"),
+            int("VERSION"),
+            text("ROW_FORMAT"),
+            int("TABLE_ROWS"),
+            int("AVG_ROW_LENGTH"),
+            int("DATA_LENGTH"),
+            int("MAX_DATA_LENGTH"),
+            int("INDEX_LENGTH"),
+            int("DATA_FREE"),
+            int("AUTO_INCREMENT"),
+            text("CREATE_TIME"),
+            text("UPDATE_TIME"),
+            text("CHECK_TIME"),
+            text("TABLE_COLLATION"),
+            int("CHECKSUM"),
+            text("CREATE_OPTIONS"),
+            text("TABLE_COMMENT"),
+        ],
+        "COLUMNS" => vec![
+            text("TABLE_CATALOG"),
+            text("TABLE_SCHEMA"),
+            text("TABLE_NAME"),
+            text("COLUMN_NAME"),
+            int("ORDINAL_POSITION"),
+            text("COLUMN_DEFAULT"),
+            text("IS_NULLABLE"),
+            text("DATA_TYPE"),
+            int("CHARACTER_MAXIMUM_LENGTH"),
+            int("CHARACTER_OCTET_LENGTH"),
+            int("NUMERIC_PRECISION"),
+            int("NUMERIC_SCALE"),
+            int("DATETIME_PRECISION"),
+            text("CHARACTER_SET_NAME"),
+            text("COLLATION_NAME"),
+            text("COLUMN_TYPE"),
+            text("COLUMN_KEY"),
+            text("EXTRA"),
+            text("PRIVILEGES"),
+            text("COLUMN_COMMENT"),
+            text("IS_GENERATED"),
+            text("GENERATION_EXPRESSION"),
+        ],
+        "STATISTICS" => vec![
+            text("TABLE_CATALOG"),
+            text("TABLE_SCHEMA"),
+            text("TABLE_NAME"),
+            int("NON_UNIQUE"),
+            text("INDEX_SCHEMA"),
+            text("INDEX_NAME"),
+            int("SEQ_IN_INDEX"),
+            text("COLUMN_NAME"),
+            text("COLLATION"),
+            int("CARDINALITY"),
+            int("SUB_PART"),
+            text("PACKED"),
+            text("NULLABLE"),
+            text("INDEX_TYPE"),
+            text("COMMENT"),
+            text("INDEX_COMMENT"),
+        ],
+        "TRIGGERS" => vec![
+            text("TRIGGER_CATALOG"),
+            text("TRIGGER_SCHEMA"),
+            text("TRIGGER_NAME"),
+            text("EVENT_MANIPULATION"),
+            text("EVENT_OBJECT_CATALOG"),
+            text("EVENT_OBJECT_SCHEMA"),
+            text("EVENT_OBJECT_TABLE"),
+            int("ACTION_ORDER"),
+            text("ACTION_STATEMENT"),
+            text("ACTION_TIMING"),
+            text("DEFINER"),
+        ],
+        "VIEWS" => vec![
+            text("TABLE_CATALOG"),
+            text("TABLE_SCHEMA"),
+            text("TABLE_NAME"),
+            text("VIEW_DEFINITION"),
+            text("CHECK_OPTION"),
+            text("IS_UPDATABLE"),
+            text("DEFINER"),
+            text("SECURITY_TYPE"),
+        ],
+        "ROUTINES" => vec![
+            text("SPECIFIC_NAME"),
+            text("ROUTINE_CATALOG"),
+            text("ROUTINE_SCHEMA"),
+            text("ROUTINE_NAME"),
+            text("ROUTINE_TYPE"),
+            text("DATA_TYPE"),
+            text("ROUTINE_DEFINITION"),
+            text("DEFINER"),
+        ],
+        "KEY_COLUMN_USAGE" => vec![
+            text("CONSTRAINT_CATALOG"),
+            text("CONSTRAINT_SCHEMA"),
+            text("CONSTRAINT_NAME"),
+            text("TABLE_CATALOG"),
+            text("TABLE_SCHEMA"),
+            text("TABLE_NAME"),
+            text("COLUMN_NAME"),
+            int("ORDINAL_POSITION"),
+            int("POSITION_IN_UNIQUE_CONSTRAINT"),
+            text("REFERENCED_TABLE_SCHEMA"),
+            text("REFERENCED_TABLE_NAME"),
+            text("REFERENCED_COLUMN_NAME"),
+        ],
+        _ => {
+            return Err(SqlError::new(
+                1109,
+                "42S02",
+                format!("Unknown table '{name}' in {SCHEMA}"),
+            ))
+        }
+    };
+    Ok(InfoTable {
+        def: TableDef {
+            name: upper,
+            columns: cols,
+            primary_key: vec![],
+            indexes: vec![],
+        },
+        engine: engine.clone(),
+    })
+}
+
+fn s(x: impl AsRef<str>) -> Value {
+    Value::Bytes(x.as_ref().as_bytes().to_vec())
+}
+
+fn n(x: u64) -> Value {
+    Value::Int(x as i64)
+}
+
+/// The type name without its size (COLUMNS.DATA_TYPE).
+fn data_type(t: &ColumnType) -> String {
+    let full = ddl::type_name(t);
+    full.split(['(', ' ']).next().unwrap_or("").to_string()
+}
+
+/// (character max length, numeric precision, numeric scale, datetime precision).
+fn sizes(t: &ColumnType) -> (Value, Value, Value, Value) {
+    let null = Value::Null;
+    match t {
+        ColumnType::Char(len) | ColumnType::VarChar(len) => {
+            (n(u64::from(*len)), null.clone(), null.clone(), null)
+        }
+        ColumnType::Text | ColumnType::Blob => (n(65_535), null.clone(), null.clone(), null),
+        ColumnType::Int { bytes, unsigned } => {
+            let digits: u64 = match (bytes, unsigned) {
+                (1, _) => 3,
+                (2, _) => 5,
+                (3, false) => 7,
+                (3, true) => 8,
+                (4, _) => 10,
+                (_, false) => 19,
+                (_, true) => 20,
+            };
+            (null.clone(), n(digits), n(0), null)
+        }
+        ColumnType::Float => (null.clone(), n(12), null.clone(), null),
+        ColumnType::Double => (null.clone(), n(22), null.clone(), null),
+        ColumnType::Decimal { precision, scale } => (
+            null.clone(),
+            n(u64::from(*precision)),
+            n(u64::from(*scale)),
+            null,
+        ),
+        ColumnType::Date => (null.clone(), null.clone(), null.clone(), null),
+        ColumnType::DateTime | ColumnType::Timestamp => (null.clone(), null.clone(), null, n(0)),
+    }
+}
+
+/// The rows of `t`, generated now from the catalog.
+pub fn rows(t: &InfoTable) -> Result<Vec<Row>, SqlError> {
+    let e = &t.engine;
+    let mut out = Vec::new();
+    let tables = |db: &str| -> Result<Vec<Arc<tierdb_engine::Table>>, SqlError> {
+        let mut v = Vec::new();
+        for name in e.tables(db)? {
+            // A table dropped between the listing and here is simply not shown.
+            if let Ok(h) = e.table(db, &name) {
+                v.push(h);
+            }
+        }
+        Ok(v)
+    };
+    match t.def.name.as_str() {
+        "SCHEMATA" => {
+            out.push(vec![
+                s("def"),
+                s(SCHEMA),
+                s("utf8"),
+                s("utf8_general_ci"),
+                Value::Null,
+                s(""),
+            ]);
+            for db in e.databases() {
+                out.push(vec![
+                    s("def"),
+                    s(db),
+                    s("utf8mb4"),
+                    s("utf8mb4_general_ci"),
+                    Value::Null,
+                    s(""),
+                ]);
+            }
+        }
+        "TABLES" => {
+            for db in e.databases() {
+                for h in tables(&db)? {
+                    let auto = if h.def.columns.iter().any(|c| c.auto_increment) {
+                        n(h.next_auto_increment())
+                    } else {
+                        Value::Null
+                    };
+                    out.push(vec![
+                        s("def"),
+                        s(&db),
+                        s(&h.def.name),
+                        s("BASE TABLE"),
+                        s("InnoDB"),
+                        n(10),
+                        s("Dynamic"),
+                        Value::Null,
+                        Value::Null,
+                        Value::Null,
+                        Value::Null,
+                        Value::Null,
+                        Value::Null,
+                        auto,
+                        Value::Null,
+                        Value::Null,
+                        Value::Null,
+                        s("utf8mb4_general_ci"),
+                        Value::Null,
+                        s(""),
+                        s(""),
+                    ]);
+                }
+            }
+        }
+        "COLUMNS" => {
+            for db in e.databases() {
+                for h in tables(&db)? {
+                    for (ci, c) in h.def.columns.iter().enumerate() {
+                        let (chars, prec, scale, dt) = sizes(&c.ty);
+                        let textual = crate::exec::is_text_type(&c.ty);
+                        let key = if h.def.primary_key.contains(&ci) {
+                            "PRI"
+                        } else if h.def.indexes.iter().any(|i| i.columns.first() == Some(&ci)) {
+                            "MUL"
+                        } else {
+                            ""
+                        };
+                        out.push(vec![
+                            s("def"),
+                            s(&db),
+                            s(&h.def.name),
+                            s(&c.name),
+                            n(ci as u64 + 1),
+                            ddl::default_text(c).map(s).unwrap_or(Value::Null),
+                            s(if c.nullable { "YES" } else { "NO" }),
+                            s(data_type(&c.ty)),
+                            chars.clone(),
+                            match chars {
+                                Value::Int(x) if textual => n(x as u64 * 4),
+                                other => other,
+                            },
+                            prec,
+                            scale,
+                            dt,
+                            if textual { s("utf8mb4") } else { Value::Null },
+                            if textual {
+                                s("utf8mb4_general_ci")
+                            } else {
+                                Value::Null
+                            },
+                            s(ddl::type_name(&c.ty)),
+                            s(key),
+                            s(if c.auto_increment {
+                                "auto_increment"
+                            } else {
+                                ""
+                            }),
+                            s("select,insert,update,references"),
+                            s(""),
+                            s("NEVER"),
+                            Value::Null,
+                        ]);
+                    }
+                }
+            }
+        }
+        "STATISTICS" => {
+            for db in e.databases() {
+                for h in tables(&db)? {
+                    let mut index = |non_unique: u64, name: &str, cols: &[usize]| {
+                        for (seq, &ci) in cols.iter().enumerate() {
+                            let c = &h.def.columns[ci];
+                            out.push(vec![
+                                s("def"),
+                                s(&db),
+                                s(&h.def.name),
+                                n(non_unique),
+                                s(&db),
+                                s(name),
+                                n(seq as u64 + 1),
+                                s(&c.name),
+                                s("A"),
+                                Value::Null,
+                                Value::Null,
+                                Value::Null,
+                                s(if c.nullable { "YES" } else { "" }),
+                                s("BTREE"),
+                                s(""),
+                                s(""),
+                            ]);
+                        }
+                    };
+                    if !h.def.primary_key.is_empty() {
+                        index(0, "PRIMARY", &h.def.primary_key);
+                    }
+                    for i in &h.def.indexes {
+                        index(u64::from(!i.unique), &i.name, &i.columns);
+                    }
+                }
+            }
+        }
+        // No triggers, views, routines or foreign keys exist.
+        _ => {}
+    }
+    Ok(out)
+}
