@@ -139,6 +139,10 @@ sql = [
     "CREATE TABLE u (a INT PRIMARY KEY, b CHAR(3) DEFAULT 'x')\nINSERT INTO u SELECT id, c FROM t\nDROP TABLE u",
     "SELECT CASE WHEN k IS NULL THEN 'n' ELSE CONCAT(c, 'z') END, CAST(k AS SIGNED) FROM t",
     "SELECT 9223372036854775807 + 1\nSELECT 1 / 0\nSELECT 0x41 LIKE 'a%'",
+    "LOCK TABLES t READ /*!32311 LOCAL */, t WRITE\nINSERT INTO t VALUES (5, 5, 'e')\nUNLOCK TABLES",
+    "/*!40000 ALTER TABLE `t` DISABLE KEYS */\nALTER TABLE t ADD INDEX k2 (k, c)\nALTER TABLE t DROP INDEX k2",
+    "/*M!100100 SET WAIT_TIMEOUT=DEFAULT */\nSHOW CREATE DATABASE IF NOT EXISTS `db`\n/*M!999999\\- x */ SELECT 1",
+    "SELECT column_name, data_type FROM information_schema.columns WHERE table_schema=database() ORDER BY ordinal_position\nSELECT * FROM INFORMATION_SCHEMA.TABLES",
 ]
 for i, s in enumerate(sql):
     write("sql_text", "stmt%02d" % i, s.encode())

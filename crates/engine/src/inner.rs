@@ -39,14 +39,35 @@ pub(crate) struct Counters {
     pub pages_reclaimed: AtomicU64,
 }
 
+/// What keeps a dropped tree reachable.
+pub(crate) enum Holder {
+    /// A dropped table: its gate, shared by every handle of the table (whatever its version:
+    /// cached plans, open cursors, LOCK TABLES) and held by every transaction writing it.
+    Table(Weak<crate::gate::TableGate>),
+    /// A dropped index: the handle that still listed it (older handles are re-planned
+    /// before they are used again).
+    Handle(Weak<Table>),
+    /// Nobody (found at start-up, or an index build that failed).
+    Nobody,
+}
+
+impl Holder {
+    fn in_use(&self) -> bool {
+        match self {
+            Holder::Table(w) => w.strong_count() > 0,
+            Holder::Handle(w) => w.strong_count() > 0,
+            Holder::Nobody => false,
+        }
+    }
+}
+
 /// A tree of a dropped table or index whose pages are not freed yet. Its catalog entry
 /// (`catalog::dropped_key`) is written before the table's entry is removed, and deleted in
 /// the same mtr that frees the tree's last page.
 pub(crate) struct Dropped {
     pub root: PageId,
-    /// The handle that named the tree: cached plans and open cursors may still use it, so
-    /// nothing is freed while a strong reference is left.
-    pub handle: Weak<Table>,
+    /// Who may still reach the tree: nothing is freed while it is in use.
+    pub holder: Holder,
     /// Set when no handle is left: every transaction with a smaller id must have ended (one
     /// of them may still roll a change back into the tree).
     pub horizon: Option<u64>,
@@ -415,7 +436,7 @@ impl Inner {
             } else {
                 pending.push(Dropped {
                     root,
-                    handle: Weak::new(),
+                    holder: Holder::Nobody,
                     horizon: Some(0),
                 });
             }
@@ -567,21 +588,21 @@ impl Inner {
     /// and `load_catalog` voids them.
     fn drop_table_entry(&self, db: &str, t: &Arc<Table>) -> Result<()> {
         for root in t.roots() {
-            self.queue_dropped_tree(root, Arc::downgrade(t))?;
+            self.queue_dropped_tree(root, Holder::Table(Arc::downgrade(&t.gate)))?;
         }
         self.catalog_put(&catalog::table_key(db, &t.def.name), None)
     }
 
-    /// Persists a dropped-tree entry for `root` and queues it; `handle` is the handle whose
-    /// users must be gone before the pages are freed.
-    fn queue_dropped_tree(&self, root: PageId, handle: Weak<Table>) -> Result<()> {
+    /// Persists a dropped-tree entry for `root` and queues it; `holder` tells who must be
+    /// gone before the pages are freed.
+    fn queue_dropped_tree(&self, root: PageId, holder: Holder) -> Result<()> {
         self.catalog_put(
             &catalog::dropped_key(root),
             Some(catalog::encode_dropped(root)),
         )?;
         self.dropped.lock().push(Dropped {
             root,
-            handle,
+            holder,
             horizon: None,
         });
         Ok(())
@@ -605,7 +626,7 @@ impl Inner {
             let oldest = self.active.oldest_active();
             d.iter_mut()
                 .filter_map(|e| {
-                    if e.handle.strong_count() > 0 {
+                    if e.holder.in_use() {
                         return None;
                     }
                     let h = *e.horizon.get_or_insert(next);
@@ -700,7 +721,7 @@ impl Inner {
         let n = match fill() {
             Ok(n) => n,
             Err(e) => {
-                if let Err(q) = self.queue_dropped_tree(tree.root, Weak::new()) {
+                if let Err(q) = self.queue_dropped_tree(tree.root, Holder::Nobody) {
                     tracing::warn!(error = %q, root = tree.root.0, "cannot queue a half-built index for freeing; its pages stay allocated");
                 }
                 return Err(e);
@@ -711,7 +732,7 @@ impl Inner {
         let mut index_roots: Vec<PageId> = t.secondary.iter().map(|s| s.root).collect();
         index_roots.push(tree.root);
         if let Err(e) = self.replace_table(db, table, &t, def, index_roots) {
-            if let Err(q) = self.queue_dropped_tree(tree.root, Weak::new()) {
+            if let Err(q) = self.queue_dropped_tree(tree.root, Holder::Nobody) {
                 tracing::warn!(error = %q, root = tree.root.0, "cannot queue an unused index tree for freeing; its pages stay allocated");
             }
             return Err(e);
@@ -777,7 +798,7 @@ impl Inner {
         def.indexes.remove(pos);
         let mut index_roots: Vec<PageId> = t.secondary.iter().map(|s| s.root).collect();
         let gone = index_roots.remove(pos);
-        self.queue_dropped_tree(gone, Arc::downgrade(&t))?;
+        self.queue_dropped_tree(gone, Holder::Handle(Arc::downgrade(&t)))?;
         self.replace_table(db, table, &t, def, index_roots)?;
         Ok(())
     }
@@ -997,7 +1018,7 @@ mod tests {
             let t = i.table("db", "t").expect("handle");
             let root = t.primary.root;
             // The first half of drop_table only.
-            i.queue_dropped_tree(root, Weak::new()).expect("queue");
+            i.queue_dropped_tree(root, Holder::Nobody).expect("queue");
             i.shutdown().expect("shutdown");
             root
         };
