@@ -14,21 +14,10 @@ mod common;
 
 use std::time::Duration;
 
-use common::{run_program, TestServer};
-
-const MARIADB: &str = "/usr/bin/mariadb";
+use common::{run_program, TestServer, MARIADB};
 
 fn mariadb(server: &TestServer, args: &[&str], sql: &str) -> (bool, String, String) {
-    let mut all = vec![
-        "-h127.0.0.1".to_string(),
-        format!("-P{}", server.port),
-        "-uroot".into(),
-        "--batch".into(),
-    ];
-    all.extend(args.iter().map(|s| s.to_string()));
-    all.push("-e".into());
-    all.push(sql.into());
-    run_program(MARIADB, &all, Duration::from_secs(60))
+    common::mariadb_batch(server, args, sql)
 }
 
 const QUERIES: &str =

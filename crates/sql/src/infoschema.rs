@@ -391,34 +391,25 @@ pub fn rows(t: &InfoTable) -> Result<Vec<Row>, SqlError> {
         "STATISTICS" => {
             for db in e.databases() {
                 for h in tables(&db)? {
-                    let mut index = |non_unique: u64, name: &str, cols: &[usize]| {
-                        for (seq, &ci) in cols.iter().enumerate() {
-                            let c = &h.def.columns[ci];
-                            out.push(vec![
-                                s("def"),
-                                s(&db),
-                                s(&h.def.name),
-                                n(non_unique),
-                                s(&db),
-                                s(name),
-                                n(seq as u64 + 1),
-                                s(&c.name),
-                                s("A"),
-                                Value::Null,
-                                Value::Null,
-                                Value::Null,
-                                s(if c.nullable { "YES" } else { "" }),
-                                s("BTREE"),
-                                s(""),
-                                s(""),
-                            ]);
-                        }
-                    };
-                    if !h.def.primary_key.is_empty() {
-                        index(0, "PRIMARY", &h.def.primary_key);
-                    }
-                    for i in &h.def.indexes {
-                        index(u64::from(!i.unique), &i.name, &i.columns);
+                    for p in crate::show::index_parts(&h.def) {
+                        out.push(vec![
+                            s("def"),
+                            s(&db),
+                            s(&h.def.name),
+                            n(u64::from(!p.unique)),
+                            s(&db),
+                            s(p.index),
+                            n(p.seq as u64),
+                            s(&p.column.name),
+                            s("A"),
+                            Value::Null,
+                            Value::Null,
+                            Value::Null,
+                            s(if p.column.nullable { "YES" } else { "" }),
+                            s("BTREE"),
+                            s(""),
+                            s(""),
+                        ]);
                     }
                 }
             }

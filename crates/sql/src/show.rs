@@ -197,6 +197,37 @@ pub fn field_list(t: &Table) -> Vec<Column> {
         .collect()
 }
 
+/// One column of one index (the primary key first), as SHOW INDEX and
+/// INFORMATION_SCHEMA.STATISTICS list them.
+pub(crate) struct IndexPart<'a> {
+    pub index: &'a str,
+    pub unique: bool,
+    /// 1-based position in the index.
+    pub seq: usize,
+    pub column: &'a tierdb_engine::ColumnDef,
+}
+
+pub(crate) fn index_parts(def: &tierdb_engine::TableDef) -> Vec<IndexPart<'_>> {
+    let pk = (!def.primary_key.is_empty()).then_some(("PRIMARY", true, &def.primary_key));
+    pk.into_iter()
+        .chain(
+            def.indexes
+                .iter()
+                .map(|i| (i.name.as_str(), i.unique, &i.columns)),
+        )
+        .flat_map(|(index, unique, cols)| {
+            cols.iter().enumerate().filter_map(move |(k, &ci)| {
+                def.columns.get(ci).map(|column| IndexPart {
+                    index,
+                    unique,
+                    seq: k + 1,
+                    column,
+                })
+            })
+        })
+        .collect()
+}
+
 pub fn index(t: &Table) -> QueryResult {
     let mut columns = text_cols(&[
         "Table",
@@ -218,36 +249,27 @@ pub fn index(t: &Table) -> QueryResult {
         "Index_comment",
         "Ignored",
     ]));
-    let mut rows = Vec::new();
-    let mut add = |name: &str, cols: &[usize], unique: bool| {
-        for (seq, &ci) in cols.iter().enumerate() {
-            let Some(c) = t.def.columns.get(ci) else {
-                continue;
-            };
-            rows.push(vec![
+    let rows = index_parts(&t.def)
+        .into_iter()
+        .map(|p| {
+            vec![
                 s(&t.def.name),
-                Value::Int(i64::from(!unique)),
-                s(name),
-                Value::Int(seq as i64 + 1),
-                s(&c.name),
+                Value::Int(i64::from(!p.unique)),
+                s(p.index),
+                Value::Int(p.seq as i64),
+                s(&p.column.name),
                 s("A"),
                 Value::Null,
                 Value::Null,
                 Value::Null,
-                s(if c.nullable { "YES" } else { "" }),
+                s(if p.column.nullable { "YES" } else { "" }),
                 s("BTREE"),
                 s(""),
                 s(""),
                 s("NO"),
-            ]);
-        }
-    };
-    if !t.def.primary_key.is_empty() {
-        add("PRIMARY", &t.def.primary_key, true);
-    }
-    for ix in &t.def.indexes {
-        add(&ix.name, &ix.columns, ix.unique);
-    }
+            ]
+        })
+        .collect();
     QueryResult::Rows { columns, rows }
 }
 
@@ -582,53 +604,49 @@ fn explain_select(
             }
             rows.push(access_row(id, select_type, &table.def.name, &a, extra));
         }
-        Source::Virtual(info) => {
-            if p.filter.is_some() {
-                extra.insert(0, "Using where");
-            }
-            rows.push(vec![
-                Value::Int(id),
-                s(select_type),
-                s(&info.def.name),
-                s("ALL"),
-                Value::Null,
-                Value::Null,
-                Value::Null,
-                Value::Null,
-                Value::Null,
-                if extra.is_empty() {
-                    Value::Null
-                } else {
-                    s(extra.join("; "))
-                },
-            ]);
-        }
+        Source::Virtual(info) => rows.push(scan_row(id, select_type, &info.def.name, p, extra)),
         Source::Derived { plan, .. } => {
             *next_id += 1;
             let child = *next_id;
-            let mut r = vec![
-                Value::Int(id),
-                s(select_type),
-                s(format!("<derived{child}>")),
-                s("ALL"),
-                Value::Null,
-                Value::Null,
-                Value::Null,
-                Value::Null,
-                Value::Null,
-            ];
-            if p.filter.is_some() {
-                extra.insert(0, "Using where");
-            }
-            r.push(if extra.is_empty() {
-                Value::Null
-            } else {
-                s(extra.join("; "))
-            });
-            rows.push(r);
+            rows.push(scan_row(
+                id,
+                select_type,
+                &format!("<derived{child}>"),
+                p,
+                extra,
+            ));
             explain_select(plan, child, "DERIVED", rows, next_id);
         }
     }
+}
+
+/// An EXPLAIN row for a source read whole (a derived table, an INFORMATION_SCHEMA table).
+fn scan_row(
+    id: i64,
+    select_type: &str,
+    table: &str,
+    p: &SelectPlan,
+    mut extra: Vec<&str>,
+) -> Vec<Value> {
+    if p.filter.is_some() {
+        extra.insert(0, "Using where");
+    }
+    vec![
+        Value::Int(id),
+        s(select_type),
+        s(table),
+        s("ALL"),
+        Value::Null,
+        Value::Null,
+        Value::Null,
+        Value::Null,
+        Value::Null,
+        if extra.is_empty() {
+            Value::Null
+        } else {
+            s(extra.join("; "))
+        },
+    ]
 }
 
 pub fn explain(plan: &Plan) -> QueryResult {

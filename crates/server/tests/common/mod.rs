@@ -137,6 +137,24 @@ pub fn stop_child(mut child: std::process::Child, timeout: Duration) -> Option<E
     None
 }
 
+/// The real `mariadb` client.
+pub const MARIADB: &str = "/usr/bin/mariadb";
+
+/// Runs the `mariadb` client in batch mode against `server` with extra `args` and `-e sql`:
+/// (exit success, stdout, stderr).
+pub fn mariadb_batch(server: &TestServer, args: &[&str], sql: &str) -> (bool, String, String) {
+    let mut all = vec![
+        "-h127.0.0.1".to_string(),
+        format!("-P{}", server.port),
+        "-uroot".into(),
+        "--batch".into(),
+    ];
+    all.extend(args.iter().map(|s| s.to_string()));
+    all.push("-e".into());
+    all.push(sql.into());
+    run_program(MARIADB, &all, Duration::from_secs(60))
+}
+
 /// Runs a program, returning (exit success, stdout, stderr); panics if it cannot start or
 /// runs past `timeout`.
 pub fn run_program(program: &str, args: &[String], timeout: Duration) -> (bool, String, String) {
