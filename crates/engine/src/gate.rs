@@ -13,6 +13,10 @@
 //! the owner's own transactions (and every other lock). Taking one waits until no other owner's
 //! transaction is inside. Plain reads never pass the gate.
 //!
+//! `DROP TABLE` closes the gate like a build (waiting for writers and table locks: a metadata
+//! lock's wait) and leaves it closed for good: a writer or locker holding an older handle then
+//! learns the table is gone.
+//!
 //! Must never: let a writer in while a build is running or another owner holds a table lock;
 //! let a build start or a lock be granted while a conflicting writer is inside; wait without a
 //! deadline.
@@ -38,6 +42,8 @@ struct State {
     building: bool,
     /// Table locks: owner → mode.
     locks: HashMap<u64, TableLockMode>,
+    /// The table was dropped: nobody gets in any more.
+    dropped: bool,
 }
 
 impl State {
@@ -80,9 +86,14 @@ impl std::fmt::Debug for TableGate {
     }
 }
 
-/// Why the gate could not be passed in time.
+/// Why the gate could not be passed.
 #[derive(Debug, PartialEq, Eq)]
-pub(crate) struct GateTimeout;
+pub(crate) enum GateError {
+    /// Not in time (the caller's lock wait timeout).
+    Timeout,
+    /// The table was dropped (the caller held a handle made before).
+    Dropped,
+}
 
 impl TableGate {
     pub(crate) fn version(&self) -> u64 {
@@ -111,11 +122,14 @@ impl TableGate {
 
     /// Transaction `txn` of `owner` (0 = a transaction of no session) starts writing the
     /// table: waits while an index is built or another owner holds a table lock.
-    pub(crate) fn enter(&self, txn: u64, owner: u64, timeout: Duration) -> Result<(), GateTimeout> {
+    pub(crate) fn enter(&self, txn: u64, owner: u64, timeout: Duration) -> Result<(), GateError> {
         let deadline = Instant::now() + timeout;
         let mut st = self.state.lock();
-        if !self.wait_until(&mut st, deadline, |s| s.admits_writer(owner)) {
-            return Err(GateTimeout);
+        if !self.wait_until(&mut st, deadline, |s| s.dropped || s.admits_writer(owner)) {
+            return Err(GateError::Timeout);
+        }
+        if st.dropped {
+            return Err(GateError::Dropped);
         }
         st.writers.insert(txn, owner);
         Ok(())
@@ -136,11 +150,16 @@ impl TableGate {
         owner: u64,
         mode: TableLockMode,
         timeout: Duration,
-    ) -> Result<(), GateTimeout> {
+    ) -> Result<(), GateError> {
         let deadline = Instant::now() + timeout;
         let mut st = self.state.lock();
-        if !self.wait_until(&mut st, deadline, |s| s.admits_lock(owner, mode)) {
-            return Err(GateTimeout);
+        if !self.wait_until(&mut st, deadline, |s| {
+            s.dropped || s.admits_lock(owner, mode)
+        }) {
+            return Err(GateError::Timeout);
+        }
+        if st.dropped {
+            return Err(GateError::Dropped);
         }
         st.locks.insert(owner, mode);
         Ok(())
@@ -156,12 +175,15 @@ impl TableGate {
 
     /// Closes the gate and waits until no writer and no table lock is left. On a timeout
     /// the gate is open again.
-    pub(crate) fn close(&self, timeout: Duration) -> Result<BuildGuard<'_>, GateTimeout> {
+    pub(crate) fn close(&self, timeout: Duration) -> Result<BuildGuard<'_>, GateError> {
         let deadline = Instant::now() + timeout;
         let mut st = self.state.lock();
         // Another build of this table (DDL is serialised, so only briefly).
         if !self.wait_until(&mut st, deadline, |s| !s.building) {
-            return Err(GateTimeout);
+            return Err(GateError::Timeout);
+        }
+        if st.dropped {
+            return Err(GateError::Dropped);
         }
         st.building = true;
         if !self.wait_until(&mut st, deadline, |s| {
@@ -169,15 +191,23 @@ impl TableGate {
         }) {
             st.building = false;
             self.changed.notify_all();
-            return Err(GateTimeout);
+            return Err(GateError::Timeout);
         }
         Ok(BuildGuard { gate: self })
     }
 }
 
-/// The gate is closed while this lives; dropping it opens the gate.
+/// The gate is closed while this lives; dropping it opens the gate (unless the table was
+/// dropped meanwhile: then it stays closed for good).
 pub(crate) struct BuildGuard<'a> {
     gate: &'a TableGate,
+}
+
+impl BuildGuard<'_> {
+    /// DROP TABLE: whoever still holds a handle is told the table is gone.
+    pub(crate) fn mark_dropped(&self) {
+        self.gate.state.lock().dropped = true;
+    }
 }
 
 impl Drop for BuildGuard<'_> {
@@ -201,17 +231,17 @@ mod tests {
         g.lock(2, TableLockMode::Read, T).unwrap();
         assert_eq!(
             g.enter(10, 1, T),
-            Err(GateTimeout),
+            Err(GateError::Timeout),
             "the owner of a READ lock"
         );
-        assert_eq!(g.enter(11, 3, T), Err(GateTimeout));
-        assert_eq!(g.lock(3, TableLockMode::Write, T), Err(GateTimeout));
+        assert_eq!(g.enter(11, 3, T), Err(GateError::Timeout));
+        assert_eq!(g.lock(3, TableLockMode::Write, T), Err(GateError::Timeout));
         g.unlock(1);
         g.unlock(2);
         g.enter(11, 3, T).unwrap();
         assert_eq!(
             g.lock(1, TableLockMode::Read, T),
-            Err(GateTimeout),
+            Err(GateError::Timeout),
             "a writer is inside"
         );
         g.leave(11);
@@ -219,17 +249,31 @@ mod tests {
     }
 
     #[test]
+    fn a_dropped_table_turns_everyone_away() {
+        let g = TableGate::default();
+        g.enter(10, 0, T).unwrap();
+        assert!(g.close(T).is_err(), "a drop waits for the writer inside");
+        g.leave(10);
+        let closed = g.close(T).unwrap();
+        closed.mark_dropped();
+        drop(closed);
+        assert_eq!(g.enter(11, 0, T), Err(GateError::Dropped));
+        assert_eq!(g.lock(1, TableLockMode::Read, T), Err(GateError::Dropped));
+        assert!(matches!(g.close(T), Err(GateError::Dropped)));
+    }
+
+    #[test]
     fn a_write_lock_admits_only_its_owners_writers() {
         let g = TableGate::default();
         g.lock(1, TableLockMode::Write, T).unwrap();
         g.enter(10, 1, T).unwrap();
-        assert_eq!(g.enter(11, 2, T), Err(GateTimeout));
+        assert_eq!(g.enter(11, 2, T), Err(GateError::Timeout));
         assert_eq!(
             g.enter(12, 0, T),
-            Err(GateTimeout),
+            Err(GateError::Timeout),
             "no-owner transactions too"
         );
-        assert_eq!(g.lock(2, TableLockMode::Read, T), Err(GateTimeout));
+        assert_eq!(g.lock(2, TableLockMode::Read, T), Err(GateError::Timeout));
         assert!(g.close(T).is_err(), "an index build waits for the lock");
         g.leave(10);
         g.unlock(1);
@@ -238,7 +282,7 @@ mod tests {
         let b = g.close(T).unwrap();
         assert_eq!(
             g.enter(13, 2, T),
-            Err(GateTimeout),
+            Err(GateError::Timeout),
             "gate closed by the build"
         );
         drop(b);

@@ -583,14 +583,24 @@ impl Inner {
         Ok(())
     }
 
-    /// Removes table `t`'s catalog entry and queues its trees for `reclaim_dropped`. The
-    /// dropped-tree entries are written first: a crash in between leaves the table in place
-    /// and `load_catalog` voids them.
+    /// Removes table `t`'s catalog entry and queues its trees for `reclaim_dropped`, after the
+    /// transactions writing it and its LOCK TABLES holders are gone (LockWaitTimeout after
+    /// `innodb_lock_wait_timeout`). The dropped-tree entries are written first: a crash in
+    /// between leaves the table in place and `load_catalog` voids them.
     fn drop_table_entry(&self, db: &str, t: &Arc<Table>) -> Result<()> {
+        // Like MySQL's metadata lock: wait for the transactions writing the table and for
+        // LOCK TABLES holders; afterwards the gate turns every older handle away.
+        let timeout = Duration::from_millis(self.lock_wait_timeout_ms.load(Ordering::Relaxed));
+        let closed = t.gate.close(timeout).map_err(|e| {
+            tracing::info!(db, table = %t.def.name, "DROP gave up waiting for the table's writers");
+            t.gate_error(e)
+        })?;
         for root in t.roots() {
             self.queue_dropped_tree(root, Holder::Table(Arc::downgrade(&t.gate)))?;
         }
-        self.catalog_put(&catalog::table_key(db, &t.def.name), None)
+        self.catalog_put(&catalog::table_key(db, &t.def.name), None)?;
+        closed.mark_dropped();
+        Ok(())
     }
 
     /// Persists a dropped-tree entry for `root` and queues it; `holder` tells who must be
@@ -687,13 +697,13 @@ impl Inner {
         // No writer of the table may run while the index is built (their changes would miss
         // it): wait for those inside to end, keep new ones out until the new handle is there.
         let timeout = Duration::from_millis(self.lock_wait_timeout_ms.load(Ordering::Relaxed));
-        let _closed = t.gate.close(timeout).map_err(|_| {
+        let _closed = t.gate.close(timeout).map_err(|e| {
             tracing::info!(
                 db,
                 table,
                 "CREATE INDEX gave up waiting for the table's writers"
             );
-            Error::LockWaitTimeout
+            t.gate_error(e)
         })?;
         let mut m = Mtr::new(&self.store, 0);
         let tree = BTree::create(&mut m)?;

@@ -131,6 +131,16 @@ impl Table {
     pub fn id(&self) -> u64 {
         self.id
     }
+    /// The engine error for a gate that could not be passed.
+    pub(crate) fn gate_error(&self, e: gate::GateError) -> Error {
+        match e {
+            gate::GateError::Timeout => Error::LockWaitTimeout,
+            gate::GateError::Dropped => Error::NoSuchTable {
+                db: self.db.clone(),
+                table: self.def.name.clone(),
+            },
+        }
+    }
     /// The value the next AUTO_INCREMENT insert would get (SHOW TABLE STATUS,
     /// INFORMATION_SCHEMA.TABLES).
     pub fn next_auto_increment(&self) -> u64 {
@@ -222,7 +232,7 @@ impl Engine {
             Duration::from_millis(self.inner.lock_wait_timeout_ms.load(Ordering::Relaxed));
         t.gate
             .lock(owner, mode, timeout)
-            .map_err(|_| Error::LockWaitTimeout)
+            .map_err(|e| t.gate_error(e))
     }
     /// `UNLOCK TABLES` for `t` (no effect when `owner` holds no lock on it).
     pub fn unlock_table(&self, t: &Table, owner: u64) {

@@ -148,7 +148,7 @@ impl TxnState {
                 Duration::from_millis(self.inner.lock_wait_timeout_ms.load(Ordering::Relaxed));
             t.gate
                 .enter(id, self.owner, timeout)
-                .map_err(|_| Error::LockWaitTimeout)?;
+                .map_err(|e| t.gate_error(e))?;
             self.gates.push(t.gate.clone());
         }
         if t.version == t.gate.version() {
