@@ -541,12 +541,6 @@ impl Inner {
         if def.primary_key.is_empty() {
             return Err(Error::NotSupported("tables without a PRIMARY KEY".into()));
         }
-        if let Some(i) = def.indexes.iter().find(|i| i.unique) {
-            return Err(Error::NotSupported(format!(
-                "UNIQUE secondary index '{}'",
-                i.name
-            )));
-        }
         let id = alloc::meta_slot(&self.store, SLOT_NEXT_TABLE_ID)?;
         let mut m = Mtr::new(&self.store, 0);
         let primary = BTree::create(&mut m)?;
@@ -685,12 +679,6 @@ impl Inner {
         {
             return Err(Error::IndexExists(index.name));
         }
-        if index.unique {
-            return Err(Error::NotSupported(format!(
-                "UNIQUE secondary index '{}'",
-                index.name
-            )));
-        }
         if index.columns.iter().any(|&c| c >= t.def.columns.len()) {
             return Err(Error::Internal("index column out of range".into()));
         }
@@ -721,6 +709,20 @@ impl Inner {
             let mut n = 0u64;
             while let Some(row) = cur.next_row()? {
                 let k = crate::txn::index_key(&t.def, &index, &row);
+                // Writers are shut out, so an entry already holding this unique value
+                // belongs to another committed row: a duplicate.
+                let value = index
+                    .unique
+                    .then(|| crate::txn::unique_value(&index, &row))
+                    .flatten();
+                if let Some(v) = value {
+                    if crate::txn::has_key_prefix(&self.store, tree, &v)? {
+                        return Err(Error::DuplicateKey {
+                            key: crate::txn::shown_columns(&index, &row),
+                            index: index.name.clone(),
+                        });
+                    }
+                }
                 let mut m = Mtr::new(&self.store, 0);
                 tree.modify(&mut m, &k, |_| Modify::Put(Vec::new()))?;
                 m.commit()?;

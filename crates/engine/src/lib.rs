@@ -131,6 +131,10 @@ impl Table {
     pub fn id(&self) -> u64 {
         self.id
     }
+    /// The table has a UNIQUE secondary index (its writes then take unique-value locks).
+    pub(crate) fn has_unique(&self) -> bool {
+        self.def.indexes.iter().any(|i| i.unique)
+    }
     /// The engine error for a gate that could not be passed.
     pub(crate) fn gate_error(&self, e: gate::GateError) -> Error {
         match e {
@@ -539,6 +543,28 @@ impl Txn {
     /// which is returned. Errors: DuplicateKey, NotNull, RowTooLarge, Deadlock, LockWaitTimeout.
     pub fn insert(&mut self, t: &Table, row: Row) -> Result<Option<i64>> {
         self.st.insert(t, row)
+    }
+    /// Fills the AUTO_INCREMENT column of `row` now when it is NULL or 0 (returning the
+    /// value), so a statement that may retry the insert (REPLACE, upserts) keeps one value.
+    pub fn assign_auto_increment(&mut self, t: &Table, row: &mut [Value]) -> Option<i64> {
+        txn::assign_auto_increment(t, row)
+    }
+    /// Gives back value `v` from `assign_auto_increment` when nothing used it (INSERT IGNORE
+    /// skipped the row) and no later value was handed out, as MariaDB does.
+    pub fn give_back_auto_increment(&mut self, t: &Table, v: i64) {
+        let _ = t
+            .auto_inc
+            .compare_exchange(v, v - 1, Ordering::Relaxed, Ordering::Relaxed);
+    }
+    /// After `insert(row)` failed with `Error::DuplicateKey { index, .. }`: locks and returns
+    /// the live row holding that key (None when it is gone since; then retry the insert).
+    pub fn locked_duplicate(
+        &mut self,
+        t: &Table,
+        row: &[Value],
+        index: &str,
+    ) -> Result<Option<Row>> {
+        self.st.locked_duplicate(t, row, index)
     }
     /// Replaces the row with primary key `pk` by `new_row` (which may change the key).
     /// Returns false when no such row exists.

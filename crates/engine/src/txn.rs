@@ -87,6 +87,71 @@ fn pk_values(def: &TableDef, row: &[Value]) -> Vec<Value> {
     def.primary_key.iter().map(|&c| row[c].clone()).collect()
 }
 
+/// Gives the AUTO_INCREMENT column of `row` the next value when it is NULL or 0 (returned),
+/// or moves the table's counter past an explicit value.
+pub(crate) fn assign_auto_increment(t: &Table, row: &mut [Value]) -> Option<i64> {
+    let mut assigned = None;
+    for (i, c) in t.def.columns.iter().enumerate() {
+        if c.auto_increment {
+            match row.get(i) {
+                Some(Value::Null | Value::Int(0)) => {
+                    let v = t.auto_inc.fetch_add(1, Ordering::Relaxed) + 1;
+                    row[i] = Value::Int(v);
+                    assigned = Some(v);
+                }
+                Some(Value::Int(v)) => {
+                    t.auto_inc.fetch_max(*v, Ordering::Relaxed);
+                }
+                _ => {}
+            }
+        }
+    }
+    assigned
+}
+
+/// The unique value of row `row` in unique index `idx` (its columns encoded without the primary
+/// key), or None when one of them is NULL: NULLs never collide, as in MySQL.
+pub(crate) fn unique_value(idx: &IndexDef, row: &[Value]) -> Option<Vec<u8>> {
+    let vals: Vec<Value> = idx.columns.iter().map(|&c| row[c].clone()).collect();
+    (!vals.iter().any(Value::is_null)).then(|| encode_key(&vals))
+}
+
+/// The lock that serialises every change to or from one value of unique index `index` of
+/// table `t`. Its `table` field is outside the table-id space (ids are small counters), so it
+/// never meets a row lock.
+fn unique_lock(t: &Table, index: usize, value: Vec<u8>) -> LockKey {
+    LockKey {
+        table: t.id | ((index as u64 + 1) << 48),
+        key: value,
+    }
+}
+
+/// A key as MySQL shows it in "Duplicate entry": the values joined by '-'.
+fn shown(vals: &[Value]) -> String {
+    let v: Vec<String> = vals.iter().map(|v| v.to_string()).collect();
+    v.join("-")
+}
+
+/// `shown` for the columns of index `idx` in `row`.
+pub(crate) fn shown_columns(idx: &IndexDef, row: &[Value]) -> String {
+    let vals: Vec<Value> = idx.columns.iter().map(|&c| row[c].clone()).collect();
+    shown(&vals)
+}
+
+/// Whether `tree` holds a key starting with `prefix`.
+pub(crate) fn has_key_prefix(
+    store: &tierdb_btree::Store,
+    tree: BTree,
+    prefix: &[u8],
+) -> Result<bool> {
+    let mut found = false;
+    tree.scan(store, Bound::Included(prefix), |k, _| {
+        found = k.starts_with(prefix);
+        false
+    })?;
+    Ok(found)
+}
+
 fn corrupt(t: &Table) -> Error {
     Error::Corrupt(format!("undecodable row in table {}.{}", t.db, t.def.name))
 }
@@ -182,11 +247,15 @@ impl TxnState {
     }
 
     fn lock_mode(&mut self, t: &Table, key: &[u8], mode: LockMode) -> Result<()> {
-        let id = self.ensure_active()?.id;
         let lk = LockKey {
             table: t.id,
             key: key.to_vec(),
         };
+        self.lock_key(lk, mode)
+    }
+
+    fn lock_key(&mut self, lk: LockKey, mode: LockMode) -> Result<()> {
+        let id = self.ensure_active()?.id;
         let timeout =
             Duration::from_millis(self.inner.lock_wait_timeout_ms.load(Ordering::Relaxed));
         match self.inner.locks.lock_mode(id, &lk, mode, timeout) {
@@ -229,6 +298,131 @@ impl TxnState {
         }
         m.commit()?;
         Ok(old)
+    }
+
+    /// The newest stored version of row `key` (committed or written by a transaction that
+    /// holds its lock), None when absent or delete-marked. Only for callers holding the lock
+    /// that keeps the part they look at stable.
+    fn newest_row(&self, t: &Table, key: &[u8]) -> Result<Option<Row>> {
+        let r = t.primary.get(&self.inner.store, key, |v| {
+            match v.map(|s| (header(s), s)) {
+                None => Ok(None),
+                Some((Some((f, _)), _)) if f & FLAG_DELETED != 0 => Ok(None),
+                Some((Some(_), s)) => decode_row(s).map(Some).ok_or(()),
+                Some((None, _)) => Err(()),
+            }
+        })?;
+        r.map_err(|_| corrupt(t))
+    }
+
+    /// The primary key of another live row holding `value` in unique index `index`. The
+    /// caller holds that value's unique lock, so no other transaction is moving a row to or
+    /// from it: the entries' newest row versions are the truth (stale entries — rows since
+    /// changed or deleted, not yet purged — are skipped).
+    fn unique_holder(
+        &self,
+        t: &Table,
+        index: usize,
+        value: &[u8],
+        own_pk: &[u8],
+    ) -> Result<Option<Vec<u8>>> {
+        let mut pks: Vec<Vec<u8>> = Vec::new();
+        t.secondary[index].scan(&self.inner.store, Bound::Included(value), |k, _| {
+            if !k.starts_with(value) {
+                return false;
+            }
+            pks.push(k[value.len()..].to_vec());
+            true
+        })?;
+        let idx = &t.def.indexes[index];
+        for pk in pks {
+            if pk == own_pk {
+                continue;
+            }
+            if let Some(row) = self.newest_row(t, &pk)? {
+                if unique_value(idx, &row).as_deref() == Some(value) {
+                    return Ok(Some(pk));
+                }
+            }
+        }
+        Ok(None)
+    }
+
+    /// Before row `pk` (primary key `key`) changes from `old` to `new` (either may be absent):
+    /// takes the unique lock of every unique value the row leaves or enters — a value left
+    /// stays locked so nobody takes it while this change may still roll back — and refuses a
+    /// value another live row holds (DuplicateKey naming the index).
+    fn claim_unique(
+        &mut self,
+        t: &Table,
+        key: &[u8],
+        old: Option<&[Value]>,
+        new: Option<&[Value]>,
+    ) -> Result<()> {
+        for (i, idx) in t.def.indexes.iter().enumerate() {
+            if !idx.unique {
+                continue;
+            }
+            let ov = old.and_then(|r| unique_value(idx, r));
+            let nv = new.and_then(|r| unique_value(idx, r));
+            if ov == nv {
+                continue;
+            }
+            if let Some(ov) = ov {
+                self.lock_key(unique_lock(t, i, ov), LockMode::Exclusive)?;
+            }
+            if let Some(nv) = nv {
+                self.lock_key(unique_lock(t, i, nv.clone()), LockMode::Exclusive)?;
+                if self.unique_holder(t, i, &nv, key)?.is_some() {
+                    return Err(Error::DuplicateKey {
+                        key: shown_columns(idx, new.unwrap_or_default()),
+                        index: idx.name.clone(),
+                    });
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// After `insert` of `row` failed with DuplicateKey on `index` ("PRIMARY" or a unique
+    /// index's name): locks and returns the live row holding that key (the base of INSERT
+    /// ... ON DUPLICATE KEY UPDATE, REPLACE and INSERT IGNORE). None when it has gone since.
+    pub fn locked_duplicate(
+        &mut self,
+        t: &Table,
+        row: &[Value],
+        index: &str,
+    ) -> Result<Option<Row>> {
+        let current = self.enter(t)?;
+        let t = current.as_deref().unwrap_or(t);
+        if row.len() != t.def.columns.len() {
+            return Err(Error::Internal(
+                "duplicate lookup with a wrong number of values".into(),
+            ));
+        }
+        let key = if index == "PRIMARY" {
+            encode_key(&pk_values(&t.def, row))
+        } else {
+            let Some(i) = t
+                .def
+                .indexes
+                .iter()
+                .position(|x| x.unique && x.name == index)
+            else {
+                return Ok(None);
+            };
+            let Some(v) = unique_value(&t.def.indexes[i], row) else {
+                return Ok(None);
+            };
+            // Held already by the failed insert; taken again in case the caller did not insert.
+            self.lock_key(unique_lock(t, i, v.clone()), LockMode::Exclusive)?;
+            match self.unique_holder(t, i, &v, &[])? {
+                Some(pk) => pk,
+                None => return Ok(None),
+            }
+        };
+        self.lock(t, &key)?;
+        self.newest_row(t, &key)
     }
 
     pub fn get(&mut self, t: &Table, pk: &[Value]) -> Result<Option<Row>> {
@@ -283,21 +477,8 @@ impl TxnState {
                 t.def.columns.len()
             )));
         }
-        let mut assigned = None;
+        let assigned = assign_auto_increment(t, &mut row);
         for (i, c) in t.def.columns.iter().enumerate() {
-            if c.auto_increment {
-                match row[i] {
-                    Value::Null | Value::Int(0) => {
-                        let v = t.auto_inc.fetch_add(1, Ordering::Relaxed) + 1;
-                        row[i] = Value::Int(v);
-                        assigned = Some(v);
-                    }
-                    Value::Int(v) => {
-                        t.auto_inc.fetch_max(v, Ordering::Relaxed);
-                    }
-                    _ => {}
-                }
-            }
             if row[i].is_null() && !c.nullable {
                 return Err(Error::NotNull(c.name.clone()));
             }
@@ -305,6 +486,16 @@ impl TxnState {
         let pk = pk_values(&t.def, &row);
         let key = encode_key(&pk);
         self.lock(t, &key)?;
+        if t.has_unique() {
+            // The primary key is checked first (as InnoDB does), then the unique values.
+            if self.newest_row(t, &key)?.is_some() {
+                return Err(Error::DuplicateKey {
+                    key: shown(&pk),
+                    index: "PRIMARY".into(),
+                });
+            }
+            self.claim_unique(t, &key, None, Some(&row))?;
+        }
         let id = self.id();
         let mut enc = Vec::with_capacity(64);
         encode_row(&mut enc, 0, id, &row);
@@ -320,9 +511,8 @@ impl TxnState {
             }
         })?;
         if dup {
-            let shown: Vec<String> = pk.iter().map(|v| v.to_string()).collect();
             return Err(Error::DuplicateKey {
-                key: shown.join("-"),
+                key: shown(&pk),
                 index: "PRIMARY".into(),
             });
         }
@@ -365,6 +555,12 @@ impl TxnState {
         }
         let key = encode_key(pk);
         self.lock(t, &key)?;
+        if t.has_unique() {
+            let Some(cur) = self.newest_row(t, &key)? else {
+                return Ok(false);
+            };
+            self.claim_unique(t, &key, Some(&cur), Some(&new_row))?;
+        }
         let id = self.id();
         let mut enc = Vec::with_capacity(64);
         encode_row(&mut enc, 0, id, &new_row);
@@ -402,6 +598,12 @@ impl TxnState {
         let t = current.as_ref().unwrap_or(t);
         let key = encode_key(pk);
         self.lock(t, &key)?;
+        if t.has_unique() {
+            let Some(cur) = self.newest_row(t, &key)? else {
+                return Ok(false);
+            };
+            self.claim_unique(t, &key, Some(&cur), None)?;
+        }
         let id = self.id();
         let old = self.change(t.primary, &key, |cur| {
             match cur.and_then(|c| header(c).map(|h| (h, c))) {

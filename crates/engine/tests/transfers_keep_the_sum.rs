@@ -53,19 +53,6 @@ fn acct(id: i64, bal: i64, tag: i64) -> Row {
     vec![Value::Int(id), Value::Int(bal), Value::Int(tag)]
 }
 
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
-}
-
 /// Panics when a row shows a version that was never committed.
 fn check_row(r: &Row, seen_by: &str) {
     let bal = r[1].as_i64().expect("bal");

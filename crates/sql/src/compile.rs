@@ -112,6 +112,9 @@ pub struct Compiler<'a> {
     /// Projection aliases usable in ORDER BY and HAVING.
     pub aliases: &'a [(String, Expr)],
     pub clause: &'static str,
+    /// In `ON DUPLICATE KEY UPDATE`: `VALUES(col)` is the value the statement tried to
+    /// insert, found at this offset + the column's position in the evaluated row.
+    pub values_offset: Option<usize>,
     depth: usize,
 }
 
@@ -309,6 +312,7 @@ impl<'a> Compiler<'a> {
             agg: None,
             aliases: &[],
             clause: "field list",
+            values_offset: None,
             depth: 0,
         }
     }
@@ -710,6 +714,18 @@ impl<'a> Compiler<'a> {
             return Err(SqlError::unsupported("window functions"));
         }
         let raw = function_args(f);
+        if name == "VALUES" {
+            return match (self.values_offset, raw.as_slice()) {
+                (Some(off), [FArg::Expr(ast::Expr::Identifier(id))]) => self
+                    .scope
+                    .resolve(&[&id.value])
+                    .map(|ci| Expr::Col(off + ci))
+                    .map_err(|_| unknown_column(&id.value, self.clause)),
+                (Some(_), _) => Err(SqlError::syntax("VALUES() takes one column name")),
+                // Outside ON DUPLICATE KEY UPDATE, MariaDB's VALUES(col) is NULL.
+                (None, _) => Ok(Expr::Const(Value::Null)),
+            };
+        }
         let n_declared = match &f.args {
             ast::FunctionArguments::List(l) => l.args.len(),
             _ => 0,

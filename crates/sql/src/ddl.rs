@@ -2,7 +2,7 @@
 //! SHOW COLUMNS / SHOW CREATE TABLE, and column defaults.
 //!
 //! Owns: the mapping of MySQL column types onto engine storage classes and which table
-//! features are refused (UNIQUE secondary keys, foreign keys, CHECK, ENUM/SET/JSON, ...).
+//! features are refused (foreign keys, CHECK, ENUM/SET/JSON, ...).
 //! Must never: talk to the engine (the session runs the DDL), or accept a definition it
 //! would later store or show differently.
 
@@ -223,6 +223,77 @@ fn index_columns(cols: &[ast::IndexColumn], def: &TableDef) -> Result<Vec<usize>
         .collect()
 }
 
+/// The secondary indexes in the order MariaDB lists them (SHOW CREATE TABLE, SHOW INDEX):
+/// unique ones over NOT NULL columns, other unique ones, then the rest, each group in
+/// definition order.
+pub fn display_order(def: &TableDef) -> Vec<&IndexDef> {
+    let mut v: Vec<&IndexDef> = def.indexes.iter().collect();
+    v.sort_by_key(|i| match i.unique {
+        true if i
+            .columns
+            .iter()
+            .all(|&c| def.columns.get(c).is_some_and(|c| !c.nullable)) =>
+        {
+            0
+        }
+        true => 1,
+        false => 2,
+    });
+    v
+}
+
+/// Adds an index to `def`, named as MySQL names it: the given name, else the first column's
+/// name (`col_2`, `col_3`, ... when taken). 1061 for a name already used.
+fn add_index(
+    def: &mut TableDef,
+    name: Option<String>,
+    columns: Vec<usize>,
+    unique: bool,
+) -> Result<(), SqlError> {
+    let taken =
+        |def: &TableDef, n: &str| def.indexes.iter().any(|i| i.name.eq_ignore_ascii_case(n));
+    if columns.is_empty() {
+        return Err(SqlError::new(
+            1064,
+            "42000",
+            "An index needs at least one column",
+        ));
+    }
+    let name = match name {
+        Some(n) if n.eq_ignore_ascii_case("PRIMARY") => {
+            return Err(SqlError::new(
+                1280,
+                "42000",
+                format!("Incorrect index name '{n}'"),
+            ))
+        }
+        Some(n) if taken(def, &n) => {
+            return Err(SqlError::new(
+                1061,
+                "42000",
+                format!("Duplicate key name '{n}'"),
+            ))
+        }
+        Some(n) => n,
+        None => {
+            let base = def.columns[columns[0]].name.clone();
+            let mut name = base.clone();
+            let mut k = 2;
+            while taken(def, &name) || name.eq_ignore_ascii_case("PRIMARY") {
+                name = format!("{base}_{k}");
+                k += 1;
+            }
+            name
+        }
+    };
+    def.indexes.push(IndexDef {
+        name,
+        columns,
+        unique,
+    });
+    Ok(())
+}
+
 /// CREATE TABLE → engine table definition.
 pub fn table_def(ct: &ast::CreateTable) -> Result<TableDef, SqlError> {
     if ct.query.is_some() {
@@ -249,6 +320,9 @@ pub fn table_def(ct: &ast::CreateTable) -> Result<TableDef, SqlError> {
         indexes: Vec::new(),
     };
     let mut pending_defaults: Vec<(usize, ast::Expr)> = Vec::new();
+    // Columns declared `UNIQUE` inline: each gets a unique index named after it (MySQL's
+    // order: after the indexes of the table constraints).
+    let mut unique_columns: Vec<usize> = Vec::new();
     for (ci, c) in ct.columns.iter().enumerate() {
         if def.column_index(&c.name.value).is_some() {
             return Err(SqlError::new(
@@ -283,9 +357,7 @@ pub fn table_def(ct: &ast::CreateTable) -> Result<TableDef, SqlError> {
                     }
                     def.primary_key = vec![ci];
                 }
-                ast::ColumnOption::Unique(_) => {
-                    return Err(SqlError::unsupported("UNIQUE secondary indexes"))
-                }
+                ast::ColumnOption::Unique(_) => unique_columns.push(ci),
                 ast::ColumnOption::Comment(_)
                 | ast::ColumnOption::CharacterSet(_)
                 | ast::ColumnOption::Collation(_) => {}
@@ -318,41 +390,13 @@ pub fn table_def(ct: &ast::CreateTable) -> Result<TableDef, SqlError> {
             }
             ast::TableConstraint::Index(ix) => {
                 let columns = index_columns(&ix.columns, &def)?;
-                let mut name = match &ix.name {
-                    Some(n) => n.value.clone(),
-                    None => def.columns[columns[0]].name.clone(),
-                };
-                if ix.name.is_none() {
-                    let base = name.clone();
-                    let mut k = 2;
-                    while def
-                        .indexes
-                        .iter()
-                        .any(|i| i.name.eq_ignore_ascii_case(&name))
-                    {
-                        name = format!("{base}_{k}");
-                        k += 1;
-                    }
-                }
-                if def
-                    .indexes
-                    .iter()
-                    .any(|i| i.name.eq_ignore_ascii_case(&name))
-                {
-                    return Err(SqlError::new(
-                        1061,
-                        "42000",
-                        format!("Duplicate key name '{name}'"),
-                    ));
-                }
-                def.indexes.push(IndexDef {
-                    name,
-                    columns,
-                    unique: false,
-                });
+                let name = ix.name.as_ref().map(|n| n.value.clone());
+                add_index(&mut def, name, columns, false)?;
             }
-            ast::TableConstraint::Unique(_) => {
-                return Err(SqlError::unsupported("UNIQUE secondary indexes"))
+            ast::TableConstraint::Unique(u) => {
+                let columns = index_columns(&u.columns, &def)?;
+                let name = u.index_name.as_ref().or(u.name.as_ref());
+                add_index(&mut def, name.map(|n| n.value.clone()), columns, true)?;
             }
             ast::TableConstraint::ForeignKey(_) => {
                 return Err(SqlError::unsupported("FOREIGN KEY"))
@@ -362,6 +406,9 @@ pub fn table_def(ct: &ast::CreateTable) -> Result<TableDef, SqlError> {
             }
             other => return Err(SqlError::unsupported(format!("table constraint {other}"))),
         }
+    }
+    for ci in unique_columns {
+        add_index(&mut def, None, vec![ci], true)?;
     }
     for &p in &def.primary_key {
         def.columns[p].nullable = false;
@@ -447,9 +494,10 @@ pub fn render_create_table(def: &TableDef, next_auto_increment: Option<u64>) -> 
     if !def.primary_key.is_empty() {
         lines.push(format!("  PRIMARY KEY ({})", cols(&def.primary_key)));
     }
-    for ix in &def.indexes {
+    for ix in display_order(def) {
         lines.push(format!(
-            "  KEY {} ({})",
+            "  {}KEY {} ({})",
+            if ix.unique { "UNIQUE " } else { "" },
             quote_ident(&ix.name),
             cols(&ix.columns)
         ));

@@ -21,13 +21,17 @@ use crate::coerce::{self, sort_cmp, to_f64, to_i64, to_text, OrdRow};
 use crate::compile::{AggFunc, AggSpec};
 use crate::ddl;
 use crate::expr::{EvalCx, Expr};
-use crate::plan::{DeletePlan, InsertPlan, LockingRead, SelectPlan, Source, UpdatePlan};
-use crate::result::{ColumnKind, SqlError};
+use crate::plan::{
+    DeletePlan, InsertPlan, LockingRead, OnDuplicate, SelectPlan, Source, UpdatePlan,
+};
+use crate::result::{ColumnKind, SqlError, Warning};
 use std::cmp::Ordering;
 use std::collections::{BTreeMap, BTreeSet};
 use std::ops::Bound;
 use std::sync::Arc;
-use tierdb_engine::{ColumnMask, ColumnType, LockMode, Row, Table, Txn, Value};
+use tierdb_engine::{
+    ColumnMask, ColumnType, Error as EngineError, LockMode, Row, Table, Txn, Value,
+};
 
 fn pk_of(t: &Table, row: &[Value]) -> Vec<Value> {
     t.def
@@ -662,6 +666,10 @@ pub struct WriteResult {
     pub affected: u64,
     pub matched: u64,
     pub first_auto_id: Option<i64>,
+    /// Rows whose key was taken (INSERT IGNORE, REPLACE, ON DUPLICATE KEY UPDATE).
+    pub duplicates: u64,
+    /// Warnings for SHOW WARNINGS: (code, message).
+    pub warnings: Vec<Warning>,
 }
 
 fn not_null(col: &str) -> SqlError {
@@ -673,6 +681,8 @@ pub fn run_insert(plan: &InsertPlan, txn: &mut Txn, cx: &EvalCx) -> Result<Write
     let cols = &t.def.columns;
     let mut first_auto = None;
     let mut affected = 0;
+    let mut duplicates = 0;
+    let mut warnings = Vec::new();
     for (ri, vals) in plan.rows.iter().enumerate() {
         let mut row: Row = Vec::with_capacity(cols.len());
         for (ci, col) in cols.iter().enumerate() {
@@ -698,8 +708,34 @@ pub fn run_insert(plan: &InsertPlan, txn: &mut Txn, cx: &EvalCx) -> Result<Write
             }
             row.push(v);
         }
-        let auto = txn.insert(t, row)?;
-        affected += 1;
+        let auto = match &plan.on_duplicate {
+            OnDuplicate::Fail => {
+                affected += 1;
+                txn.insert(t, row)?
+            }
+            on_dup => {
+                let auto = txn.assign_auto_increment(t, &mut row);
+                match upsert(t, row, on_dup, txn, cx)? {
+                    Upserted::Inserted { deleted } => {
+                        affected += 1 + deleted;
+                        duplicates += (deleted > 0) as u64;
+                    }
+                    Upserted::Updated { changed } => {
+                        affected += if changed { 2 } else { 0 };
+                        duplicates += 1;
+                    }
+                    Upserted::Skipped(msg) => {
+                        if let Some(v) = auto {
+                            txn.give_back_auto_increment(t, v);
+                        }
+                        duplicates += 1;
+                        warnings.push(Warning::warn(1062, msg));
+                        continue;
+                    }
+                }
+                auto
+            }
+        };
         if first_auto.is_none() {
             first_auto = auto;
         }
@@ -708,7 +744,86 @@ pub fn run_insert(plan: &InsertPlan, txn: &mut Txn, cx: &EvalCx) -> Result<Write
         affected,
         matched: affected,
         first_auto_id: first_auto,
+        duplicates,
+        warnings,
     })
+}
+
+enum Upserted {
+    /// Inserted, after deleting `deleted` rows that held its keys (REPLACE).
+    Inserted { deleted: u64 },
+    /// The row holding the key was updated (ON DUPLICATE KEY UPDATE); `changed`: it differs.
+    Updated { changed: bool },
+    /// INSERT IGNORE skipped the row; the duplicate-key message.
+    Skipped(String),
+}
+
+/// Inserts `row` under an IGNORE / REPLACE / ON DUPLICATE KEY UPDATE rule. Keys are checked
+/// as InnoDB does: the primary key first, then each unique index; the row holding a taken key
+/// is locked before it is updated or deleted.
+fn upsert(
+    t: &Arc<Table>,
+    row: Row,
+    on_dup: &OnDuplicate,
+    txn: &mut Txn,
+    cx: &EvalCx,
+) -> Result<Upserted, SqlError> {
+    let mut deleted = 0;
+    // Each round removes one holder (REPLACE) or ends; a holder gone meanwhile is retried.
+    for _ in 0..=t.def.indexes.len() + 2 {
+        let (key_shown, index) = match txn.insert(t, row.clone()) {
+            Ok(_) => return Ok(Upserted::Inserted { deleted }),
+            Err(EngineError::DuplicateKey { key, index }) => (key, index),
+            Err(e) => return Err(e.into()),
+        };
+        let Some(holder) = txn.locked_duplicate(t, &row, &index)? else {
+            continue;
+        };
+        match on_dup {
+            OnDuplicate::Fail => {
+                return Err(EngineError::DuplicateKey {
+                    key: key_shown,
+                    index,
+                }
+                .into())
+            }
+            OnDuplicate::Ignore => {
+                return Ok(Upserted::Skipped(format!(
+                    "Duplicate entry '{key_shown}' for key '{index}'"
+                )))
+            }
+            OnDuplicate::Replace => {
+                if txn.delete(t, &pk_of(t, &holder))? {
+                    deleted += 1;
+                }
+            }
+            OnDuplicate::Update(sets) => {
+                let n = holder.len();
+                let mut joined = holder.clone();
+                joined.extend(row.iter().cloned());
+                for (ci, e) in sets {
+                    let col = &t.def.columns[*ci];
+                    let v = e.eval(&joined, cx)?.into_owned();
+                    let v = coerce::coerce_to_column(v, col, 1)?;
+                    if v.is_null() && !col.nullable {
+                        return Err(not_null(&col.name));
+                    }
+                    joined[*ci] = v;
+                }
+                joined.truncate(n);
+                if joined == holder {
+                    return Ok(Upserted::Updated { changed: false });
+                }
+                txn.update(t, &pk_of(t, &holder), joined)?;
+                return Ok(Upserted::Updated { changed: true });
+            }
+        }
+    }
+    Err(SqlError::new(
+        1213,
+        "40001",
+        "Deadlock found when trying to get lock; try restarting transaction (keys kept changing under an upsert)",
+    ))
 }
 
 fn collect_targets(
@@ -793,6 +908,8 @@ pub fn run_update(plan: &UpdatePlan, txn: &mut Txn, cx: &EvalCx) -> Result<Write
         affected: changed,
         matched,
         first_auto_id: None,
+        duplicates: 0,
+        warnings: Vec::new(),
     })
 }
 
@@ -819,6 +936,8 @@ pub fn run_delete(plan: &DeletePlan, txn: &mut Txn, cx: &EvalCx) -> Result<Write
         affected: n,
         matched: n,
         first_auto_id: None,
+        duplicates: 0,
+        warnings: Vec::new(),
     })
 }
 

@@ -342,13 +342,7 @@ pub fn rows(t: &InfoTable) -> Result<Vec<Row>, SqlError> {
                     for (ci, c) in h.def.columns.iter().enumerate() {
                         let (chars, prec, scale, dt) = sizes(&c.ty);
                         let textual = crate::exec::is_text_type(&c.ty);
-                        let key = if h.def.primary_key.contains(&ci) {
-                            "PRI"
-                        } else if h.def.indexes.iter().any(|i| i.columns.first() == Some(&ci)) {
-                            "MUL"
-                        } else {
-                            ""
-                        };
+                        let key = crate::show::column_key(&h.def, ci);
                         out.push(vec![
                             s("def"),
                             s(&db),

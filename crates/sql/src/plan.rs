@@ -216,6 +216,23 @@ pub struct InsertPlan {
     pub rows: Vec<Vec<Option<Expr>>>,
     /// For each table column, its position in a values row (or None: default).
     pub col_map: Vec<Option<usize>>,
+    /// What a row whose primary or unique key is taken does.
+    pub on_duplicate: OnDuplicate,
+}
+
+/// The duplicate-key handling of an INSERT.
+#[derive(Clone, Debug)]
+pub enum OnDuplicate {
+    /// Plain INSERT: error 1062.
+    Fail,
+    /// INSERT IGNORE: the row is skipped with a warning.
+    Ignore,
+    /// REPLACE: the rows holding the keys are deleted, then the row is inserted.
+    Replace,
+    /// ON DUPLICATE KEY UPDATE: these assignments update the row holding the key; each is
+    /// evaluated against that row (earlier assignments applied) followed by the row the
+    /// statement tried to insert (`VALUES(col)`).
+    Update(Vec<(usize, Expr)>),
 }
 
 #[derive(Clone, Debug)]
@@ -344,6 +361,7 @@ pub enum Utility {
         table: String,
         name: String,
         columns: Vec<String>,
+        unique: bool,
     },
     DropIndex {
         db: String,
@@ -554,21 +572,8 @@ pub fn build(stmt: &ast::Statement, cx: &PlanCx) -> Result<Plan, SqlError> {
             })
         }
         S::CreateIndex(ci) => {
-            if ci.unique {
-                return Err(SqlError::unsupported("UNIQUE secondary indexes"));
-            }
             let (db, table) = cx.qualify(&ci.table_name)?;
-            let mut columns = Vec::new();
-            for c in &ci.columns {
-                match &c.column.expr {
-                    ast::Expr::Identifier(i) => columns.push(i.value.clone()),
-                    other => {
-                        return Err(SqlError::unsupported(format!(
-                            "index on expression {other}"
-                        )))
-                    }
-                }
-            }
+            let columns = index_column_names(&ci.columns)?;
             let name = match &ci.name {
                 Some(n) => object_name_parts(n)?.join("."),
                 None => columns.first().cloned().unwrap_or_default(),
@@ -578,6 +583,7 @@ pub fn build(stmt: &ast::Statement, cx: &PlanCx) -> Result<Plan, SqlError> {
                 table,
                 name,
                 columns,
+                unique: ci.unique,
             })
         }
         S::Drop {
@@ -666,7 +672,19 @@ pub fn build(stmt: &ast::Statement, cx: &PlanCx) -> Result<Plan, SqlError> {
     })
 }
 
-/// `ALTER TABLE`: one `ADD INDEX`/`ADD KEY`, one `DROP INDEX`/`DROP KEY`, or only no-op
+/// The column names of an index definition (plain columns only).
+fn index_column_names(cols: &[ast::IndexColumn]) -> Result<Vec<String>, SqlError> {
+    cols.iter()
+        .map(|c| match &c.column.expr {
+            ast::Expr::Identifier(i) => Ok(i.value.clone()),
+            other => Err(SqlError::unsupported(format!(
+                "index on expression {other}"
+            ))),
+        })
+        .collect()
+}
+
+/// `ALTER TABLE`: one `ADD [UNIQUE] INDEX`/`ADD [UNIQUE] KEY`, one `DROP INDEX`/`DROP KEY`, or only no-op
 /// options (`ALGORITHM`, `LOCK`, and `DISABLE KEYS`/`ENABLE KEYS` as `parse` rewrites them).
 fn alter_table(at: &ast::AlterTable, cx: &PlanCx) -> Result<Plan, SqlError> {
     use ast::AlterTableOperation as Op;
@@ -682,17 +700,7 @@ fn alter_table(at: &ast::AlterTable, cx: &PlanCx) -> Result<Plan, SqlError> {
             constraint: ast::TableConstraint::Index(ix),
             ..
         }] => {
-            let mut columns = Vec::new();
-            for c in &ix.columns {
-                match &c.column.expr {
-                    ast::Expr::Identifier(i) => columns.push(i.value.clone()),
-                    other => {
-                        return Err(SqlError::unsupported(format!(
-                            "index on expression {other}"
-                        )))
-                    }
-                }
-            }
+            let columns = index_column_names(&ix.columns)?;
             let name = match &ix.name {
                 Some(n) => n.value.clone(),
                 None => columns.first().cloned().unwrap_or_default(),
@@ -702,12 +710,26 @@ fn alter_table(at: &ast::AlterTable, cx: &PlanCx) -> Result<Plan, SqlError> {
                 table,
                 name,
                 columns,
+                unique: false,
             }))
         }
         [Op::AddConstraint {
-            constraint: ast::TableConstraint::Unique(_),
+            constraint: ast::TableConstraint::Unique(u),
             ..
-        }] => Err(SqlError::unsupported("UNIQUE secondary indexes")),
+        }] => {
+            let columns = index_column_names(&u.columns)?;
+            let name = match u.index_name.as_ref().or(u.name.as_ref()) {
+                Some(n) => n.value.clone(),
+                None => columns.first().cloned().unwrap_or_default(),
+            };
+            Ok(util(Utility::CreateIndex {
+                db,
+                table,
+                name,
+                columns,
+                unique: true,
+            }))
+        }
         [Op::DropIndex { name }] => Ok(util(Utility::DropIndex {
             db,
             table,
@@ -1495,11 +1517,17 @@ pub fn select(q: &ast::Query, cx: &PlanCx) -> Result<SelectPlan, SqlError> {
             None => {
                 let mut t = e.sql_type(&row_type);
                 if let Expr::SysVar(n, _) = e {
+                    let counter = matches!(
+                        n.as_str(),
+                        "warning_count" | "error_count" | "last_insert_id" | "identity"
+                    );
                     if let Some(d) = variables::lookup(n) {
-                        if matches!(
-                            d.kind,
-                            variables::VarKind::Bool | variables::VarKind::Int { .. }
-                        ) {
+                        if counter
+                            || matches!(
+                                d.kind,
+                                variables::VarKind::Bool | variables::VarKind::Int { .. }
+                            )
+                        {
                             t = SqlType::Int;
                         }
                     }
@@ -1718,15 +1746,6 @@ fn order_matches(order: &[OrderKey], project: &[Expr], access: &AccessPlan) -> b
 // INSERT / UPDATE / DELETE
 
 fn insert(ins: &ast::Insert, cx: &PlanCx) -> Result<InsertPlan, SqlError> {
-    if ins.replace_into {
-        return Err(SqlError::unsupported("REPLACE"));
-    }
-    if ins.ignore {
-        return Err(SqlError::unsupported("INSERT IGNORE"));
-    }
-    if ins.on.is_some() {
-        return Err(SqlError::unsupported("INSERT ... ON DUPLICATE KEY UPDATE"));
-    }
     if ins.returning.is_some() || ins.partitioned.is_some() {
         return Err(SqlError::unsupported("this INSERT clause"));
     }
@@ -1811,10 +1830,36 @@ fn insert(ins: &ast::Insert, cx: &PlanCx) -> Result<InsertPlan, SqlError> {
             col_map[ci] = Some(j);
         }
     }
+    let on_duplicate = match (&ins.on, ins.replace_into, ins.ignore) {
+        (Some(_), true, _) => return Err(SqlError::syntax("REPLACE ... ON DUPLICATE KEY UPDATE")),
+        (Some(ast::OnInsert::DuplicateKeyUpdate(sets)), false, _) => {
+            // IGNORE with ON DUPLICATE KEY UPDATE: the update wins, as in MySQL.
+            let scope = table_scope(&table, None);
+            let mut c = Compiler::new(&scope, cx.placeholders);
+            c.values_offset = Some(def.columns.len());
+            let mut out = Vec::with_capacity(sets.len());
+            for a in sets {
+                let ast::AssignmentTarget::ColumnName(n) = &a.target else {
+                    return Err(SqlError::unsupported("tuple assignment"));
+                };
+                let name = crate::compile::object_name_last(n);
+                let ci = def
+                    .column_index(&name)
+                    .ok_or_else(|| crate::compile::unknown_column(&name, "field list"))?;
+                out.push((ci, c.compile(&a.value)?));
+            }
+            OnDuplicate::Update(out)
+        }
+        (Some(other), _, _) => return Err(SqlError::unsupported(format!("INSERT ... {other}"))),
+        (None, true, _) => OnDuplicate::Replace,
+        (None, false, true) => OnDuplicate::Ignore,
+        (None, false, false) => OnDuplicate::Fail,
+    };
     Ok(InsertPlan {
         table,
         rows,
         col_map,
+        on_duplicate,
     })
 }
 

@@ -72,6 +72,32 @@ impl Column {
 }
 
 /// The result of one statement.
+/// One entry of SHOW WARNINGS.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Warning {
+    /// "Note" or "Warning".
+    pub level: &'static str,
+    pub code: u16,
+    pub message: String,
+}
+
+impl Warning {
+    pub fn warn(code: u16, message: impl Into<String>) -> Warning {
+        Warning {
+            level: "Warning",
+            code,
+            message: message.into(),
+        }
+    }
+    pub fn note(code: u16, message: impl Into<String>) -> Warning {
+        Warning {
+            level: "Note",
+            code,
+            message: message.into(),
+        }
+    }
+}
+
 #[derive(Clone, Debug, PartialEq)]
 pub enum QueryResult {
     /// OK packet.

@@ -18,7 +18,7 @@ use crate::exec::{self, WriteResult};
 use crate::expr::{Env, EvalCx};
 use crate::parse::{parse, Parsed};
 use crate::plan::{self, no_db, Plan, PlanCx, SetItem, SetTarget, Utility};
-use crate::result::{Column, PreparedInfo, QueryResult, SqlError};
+use crate::result::{Column, PreparedInfo, QueryResult, SqlError, Warning};
 use crate::shared::{ConnInfo, Shared};
 use crate::show;
 use crate::status::Counter;
@@ -41,6 +41,8 @@ pub(crate) struct SessionState {
     vars: HashMap<&'static str, Value>,
     user_vars: HashMap<String, Value>,
     last_insert_id: u64,
+    /// Warnings of the last statement that used a table (SHOW WARNINGS): (code, message).
+    warnings: Vec<Warning>,
 }
 
 impl SessionState {
@@ -48,7 +50,8 @@ impl SessionState {
         match name {
             "autocommit" => Some(Value::Int(i64::from(self.autocommit))),
             "last_insert_id" | "identity" => Some(Value::Int(self.last_insert_id as i64)),
-            "warning_count" | "error_count" => Some(Value::Int(0)),
+            "warning_count" => Some(Value::Int(self.warnings.len() as i64)),
+            "error_count" => Some(Value::Int(0)),
             _ => self.vars.get(name).cloned(),
         }
     }
@@ -147,6 +150,9 @@ pub struct Session {
 fn counter_for(plan: &Plan) -> Counter {
     match plan {
         Plan::Select(_) => Counter::ComSelect,
+        Plan::Insert(p) if matches!(p.on_duplicate, crate::plan::OnDuplicate::Replace) => {
+            Counter::ComReplace
+        }
         Plan::Insert(_) => Counter::ComInsert,
         Plan::Update(_) => Counter::ComUpdate,
         Plan::Delete(_) => Counter::ComDelete,
@@ -173,6 +179,16 @@ fn counter_for(plan: &Plan) -> Counter {
             Utility::UnlockTables => Counter::ComUnlockTables,
             _ => Counter::ComShow,
         },
+    }
+}
+
+/// The OK of an index change, with the info line MariaDB sends for ALTER TABLE.
+fn alter_ok(warnings: usize) -> QueryResult {
+    QueryResult::Ok {
+        affected_rows: 0,
+        last_insert_id: 0,
+        warnings: warnings.min(usize::from(u16::MAX)) as u16,
+        info: format!("Records: 0  Duplicates: 0  Warnings: {warnings}"),
     }
 }
 
@@ -224,6 +240,7 @@ impl Session {
                     vars: HashMap::new(),
                     user_vars: HashMap::new(),
                     last_insert_id: 0,
+                    warnings: Vec::new(),
                 },
                 txn: None,
                 savepoints: Vec::new(),
@@ -526,6 +543,16 @@ impl Core {
     }
 
     fn run(&mut self, plan: &Plan, params: &[Value]) -> Result<QueryResult, SqlError> {
+        // As in MySQL, a statement that uses a table starts a new warning list (so SHOW
+        // WARNINGS and `SELECT @@warning_count` still see the previous statement's).
+        let keeps_warnings = match plan {
+            Plan::Select(p) => matches!(p.source, crate::plan::Source::Dual),
+            Plan::Utility(u) => matches!(**u, Utility::ShowWarnings | Utility::ShowErrors),
+            _ => false,
+        };
+        if !keeps_warnings {
+            self.st.warnings.clear();
+        }
         self.check_table_locks(plan)?;
         match plan {
             Plan::Utility(u) => self.utility(u, params),
@@ -545,11 +572,12 @@ impl Core {
             };
             let r = run_dml(plan, &mut txn, &cx);
             return match r {
-                Ok((res, auto)) => {
+                Ok((res, auto, warnings)) => {
                     txn.commit()?;
                     if let Some(id) = auto {
                         self.st.last_insert_id = id as u64;
                     }
+                    self.st.warnings = warnings;
                     Ok(res)
                 }
                 Err(e) => {
@@ -570,10 +598,11 @@ impl Core {
         let sp = txn.savepoint();
         let r = run_dml(plan, txn, &cx);
         match r {
-            Ok((res, auto)) => {
+            Ok((res, auto, warnings)) => {
                 if let Some(id) = auto {
                     self.st.last_insert_id = id as u64;
                 }
+                self.st.warnings = warnings;
                 Ok(res)
             }
             Err(e) => {
@@ -709,7 +738,8 @@ impl Core {
                 &self.current_sql,
                 *full,
             )),
-            Utility::ShowWarnings | Utility::ShowErrors => Ok(show::warnings()),
+            Utility::ShowWarnings => Ok(show::warnings(&self.st.warnings)),
+            Utility::ShowErrors => Ok(show::warnings(&[])),
             Utility::ShowEngines => Ok(show::engines()),
             Utility::ShowTableStatus { db, filter } => {
                 let db = match db {
@@ -790,6 +820,7 @@ impl Core {
                 table,
                 name,
                 columns,
+                unique,
             } => {
                 let t = engine.table(db, table)?;
                 let cols = columns
@@ -804,16 +835,28 @@ impl Core {
                         })
                     })
                     .collect::<Result<Vec<_>, _>>()?;
+                // MariaDB notes an index of the same kind over the same columns as an existing one.
+                let same = t
+                    .def
+                    .indexes
+                    .iter()
+                    .any(|i| i.columns == cols && i.unique == *unique);
                 engine.create_index(
                     db,
                     table,
                     tierdb_engine::IndexDef {
                         name: name.clone(),
                         columns: cols,
-                        unique: false,
+                        unique: *unique,
                     },
                 )?;
-                Ok(QueryResult::ok())
+                if same {
+                    self.st.warnings.push(Warning::note(
+                        1831,
+                        format!("Duplicate index `{name}`. This is deprecated and will be disallowed in a future release"),
+                    ));
+                }
+                Ok(alter_ok(self.st.warnings.len()))
             }
             Utility::DropIndex { db, table, name } => {
                 let t = engine.table(db, table)?;
@@ -825,7 +868,7 @@ impl Core {
                     ));
                 }
                 engine.drop_index(db, table, name)?;
-                Ok(QueryResult::ok())
+                Ok(alter_ok(0))
             }
             Utility::AlterNoop { db, table } => {
                 self.commit_open()?;
@@ -1065,11 +1108,10 @@ fn count_abort(shared: &Shared, e: &SqlError) {
     }
 }
 
-fn run_dml(
-    plan: &Plan,
-    txn: &mut Txn,
-    cx: &EvalCx,
-) -> Result<(QueryResult, Option<i64>), SqlError> {
+/// A DML statement's result, the AUTO_INCREMENT value it generated first, and its warnings.
+type DmlOutcome = (QueryResult, Option<i64>, Vec<Warning>);
+
+fn run_dml(plan: &Plan, txn: &mut Txn, cx: &EvalCx) -> Result<DmlOutcome, SqlError> {
     match plan {
         Plan::Select(p) => {
             let rows = exec::run_select(p, txn, cx)?;
@@ -1079,23 +1121,31 @@ fn run_dml(
                     rows,
                 },
                 None,
+                Vec::new(),
             ))
         }
         Plan::Insert(p) => {
             let WriteResult {
                 affected,
                 first_auto_id,
+                duplicates,
+                warnings,
                 ..
             } = exec::run_insert(p, txn, cx)?;
             let info = if p.rows.len() > 1 {
-                format!("Records: {affected}  Duplicates: 0  Warnings: 0")
+                format!(
+                    "Records: {}  Duplicates: {duplicates}  Warnings: {}",
+                    p.rows.len(),
+                    warnings.len()
+                )
             } else {
                 String::new()
             };
-            Ok((
-                ok(affected, first_auto_id.unwrap_or(0).max(0) as u64, info),
-                first_auto_id,
-            ))
+            let mut res = ok(affected, first_auto_id.unwrap_or(0).max(0) as u64, info);
+            if let QueryResult::Ok { warnings: w, .. } = &mut res {
+                *w = warnings.len().min(usize::from(u16::MAX)) as u16;
+            }
+            Ok((res, first_auto_id, warnings))
         }
         Plan::Update(p) => {
             let WriteResult {
@@ -1108,11 +1158,12 @@ fn run_dml(
                     format!("Rows matched: {matched}  Changed: {affected}  Warnings: 0"),
                 ),
                 None,
+                Vec::new(),
             ))
         }
         Plan::Delete(p) => {
             let WriteResult { affected, .. } = exec::run_delete(p, txn, cx)?;
-            Ok((ok(affected, 0, String::new()), None))
+            Ok((ok(affected, 0, String::new()), None, Vec::new()))
         }
         _ => Err(SqlError::syntax("internal: not a DML plan")),
     }

@@ -128,10 +128,21 @@ pub fn tables(
     Ok(QueryResult::Rows { columns, rows })
 }
 
-fn key_flag(t: &Table, ci: usize) -> &'static str {
-    if t.def.primary_key.first() == Some(&ci) {
+/// The `Key` of SHOW COLUMNS / `COLUMN_KEY` of INFORMATION_SCHEMA.COLUMNS, as MySQL sets it:
+/// PRI for a primary key column, UNI for the first column of a one-column unique index, MUL
+/// for the first column of any other index.
+pub(crate) fn column_key(def: &tierdb_engine::TableDef, ci: usize) -> &'static str {
+    let first = |i: &&tierdb_engine::IndexDef| i.columns.first() == Some(&ci);
+    if def.primary_key.contains(&ci) {
         "PRI"
-    } else if t.def.indexes.iter().any(|i| i.columns.first() == Some(&ci)) {
+    } else if def
+        .indexes
+        .iter()
+        .filter(first)
+        .any(|i| i.unique && i.columns.len() == 1)
+    {
+        "UNI"
+    } else if def.indexes.iter().any(|i| first(&i)) {
         "MUL"
     } else {
         ""
@@ -159,7 +170,11 @@ pub fn columns(
     } else {
         &["Field", "Type", "Null", "Key", "Default", "Extra"]
     };
-    let columns = text_cols(names);
+    // Every column but Default is NOT NULL, as in MariaDB (clients size columns by it).
+    let mut columns = text_cols(names);
+    for c in columns.iter_mut().filter(|c| c.name != "Default") {
+        c.not_null = true;
+    }
     let mut rows = Vec::new();
     for (ci, c) in t.def.columns.iter().enumerate() {
         let mut r = vec![s(&c.name), s(ddl::type_name(&c.ty))];
@@ -171,7 +186,7 @@ pub fn columns(
             });
         }
         r.push(s(if c.nullable { "YES" } else { "NO" }));
-        r.push(s(key_flag(t, ci)));
+        r.push(s(column_key(&t.def, ci)));
         r.push(opt(ddl::default_text(c)));
         r.push(s(if c.auto_increment {
             "auto_increment"
@@ -211,8 +226,8 @@ pub(crate) fn index_parts(def: &tierdb_engine::TableDef) -> Vec<IndexPart<'_>> {
     let pk = (!def.primary_key.is_empty()).then_some(("PRIMARY", true, &def.primary_key));
     pk.into_iter()
         .chain(
-            def.indexes
-                .iter()
+            crate::ddl::display_order(def)
+                .into_iter()
                 .map(|i| (i.name.as_str(), i.unique, &i.columns)),
         )
         .flat_map(|(index, unique, cols)| {
@@ -420,7 +435,8 @@ pub fn processlist(shared: &Shared, me: u32, my_info: &str, full: bool) -> Query
     QueryResult::Rows { columns, rows }
 }
 
-pub fn warnings() -> QueryResult {
+/// SHOW WARNINGS: the last statement's warnings, as (code, message).
+pub fn warnings(list: &[crate::result::Warning]) -> QueryResult {
     let mut columns = text_cols(&["Level"]);
     columns.push(Column {
         kind: crate::result::ColumnKind::Long,
@@ -429,10 +445,17 @@ pub fn warnings() -> QueryResult {
         ..Column::text("Code")
     });
     columns.push(Column::text("Message"));
-    QueryResult::Rows {
-        columns,
-        rows: Vec::new(),
-    }
+    let rows = list
+        .iter()
+        .map(|w| {
+            vec![
+                Value::Bytes(w.level.as_bytes().to_vec()),
+                Value::Int(i64::from(w.code)),
+                Value::Bytes(w.message.as_bytes().to_vec()),
+            ]
+        })
+        .collect();
+    QueryResult::Rows { columns, rows }
 }
 
 pub fn engines() -> QueryResult {

@@ -146,7 +146,3 @@ fn alter_table_adds_and_drops_indexes() {
         1235
     );
 }
-
-fn int_value(v: i64) -> tierdb_engine::Value {
-    tierdb_engine::Value::Int(v)
-}

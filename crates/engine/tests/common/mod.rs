@@ -175,3 +175,17 @@ pub fn copy_engine_dir(from: &Path, to: &Path) {
         }
     }
 }
+
+/// A small xorshift generator for randomised workloads (seed must not be 0).
+pub struct Rng(pub u64);
+impl Rng {
+    pub fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+    pub fn below(&mut self, n: u64) -> u64 {
+        self.next() % n
+    }
+}

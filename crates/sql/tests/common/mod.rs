@@ -107,3 +107,7 @@ pub fn env_with_small_table(rows: i64) -> Env {
     exec(&mut s, "SET GLOBAL innodb_lock_wait_timeout = 1");
     e
 }
+
+pub fn int_value(v: i64) -> Value {
+    Value::Int(v)
+}

@@ -1,0 +1,101 @@
+//! UNIQUE keys and the statements built on them, against what MariaDB 10.11 prints.
+//!
+//! `fixtures/upserts_and_unique_keys.sql` (inline `UNIQUE` columns, `UNIQUE KEY` constraints,
+//! `CREATE UNIQUE INDEX`, `ALTER TABLE ... ADD UNIQUE KEY` over duplicates and over distinct
+//! values, duplicate-entry errors on INSERT and UPDATE, NULLs in unique keys, a value freed by a
+//! rolled-back DELETE, `INSERT ... ON DUPLICATE KEY UPDATE` with `VALUES()` and assignments
+//! seeing earlier ones, `INSERT IGNORE` with SHOW WARNINGS and `@@warning_count`, `REPLACE`
+//! deleting the rows of several keys, affected-row counts and info lines, SHOW CREATE TABLE,
+//! SHOW COLUMNS, INFORMATION_SCHEMA.STATISTICS) is piped into the real `mariadb` client in
+//! batch mode with `--force -vvv`, as it was into a MariaDB 10.11 server to record
+//! `fixtures/upserts_and_unique_keys.mariadb_10_11.{out,err}`. tierdb's output (timings
+//! removed) and its error lines must be exactly MariaDB's.
+
+mod common;
+
+use common::{TestServer, MARIADB};
+use std::io::Read;
+use std::path::Path;
+use std::process::{Command, Stdio};
+
+fn fixture(name: &str) -> std::path::PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures")
+        .join(name)
+}
+
+/// Removes the " (0.001 sec)" timings the client appends to result lines.
+fn without_timings(s: &str) -> String {
+    s.lines()
+        .map(|l| match (l.rfind(" ("), l.ends_with(" sec)")) {
+            (Some(i), true) => &l[..i],
+            _ => l,
+        })
+        .map(|l| format!("{l}\n"))
+        .collect()
+}
+
+#[test]
+fn unique_keys_and_upserts_print_what_mariadb_printed() {
+    assert!(
+        common::exists(MARIADB),
+        "the mariadb client is not installed at {MARIADB}"
+    );
+    let script = std::fs::File::open(fixture("upserts_and_unique_keys.sql")).expect("script");
+    let server = TestServer::start();
+    let mut child = Command::new(MARIADB)
+        .args([
+            "-h127.0.0.1",
+            &format!("-P{}", server.port),
+            "-uroot",
+            "--batch",
+            "--force",
+            "-vvv",
+        ])
+        .stdin(Stdio::from(script))
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run mariadb");
+    let mut out = String::new();
+    let mut err = String::new();
+    child
+        .stdout
+        .take()
+        .expect("stdout")
+        .read_to_string(&mut out)
+        .expect("read stdout");
+    child
+        .stderr
+        .take()
+        .expect("stderr")
+        .read_to_string(&mut err)
+        .expect("read stderr");
+    child.wait().expect("mariadb exits");
+    let want_out = std::fs::read_to_string(fixture("upserts_and_unique_keys.mariadb_10_11.out"))
+        .expect("expected stdout");
+    let want_err = std::fs::read_to_string(fixture("upserts_and_unique_keys.mariadb_10_11.err"))
+        .expect("expected stderr");
+    let got = without_timings(&out);
+    if got != want_out {
+        let first = got
+            .lines()
+            .zip(want_out.lines())
+            .position(|(a, b)| a != b)
+            .unwrap_or(got.lines().count().min(want_out.lines().count()));
+        let context = |s: &str| -> String {
+            s.lines()
+                .skip(first.saturating_sub(8))
+                .take(16)
+                .collect::<Vec<_>>()
+                .join("\n")
+        };
+        panic!(
+            "output differs from MariaDB's at line {}:\n--- tierdb ---\n{}\n--- MariaDB ---\n{}",
+            first + 1,
+            context(&got),
+            context(&want_out)
+        );
+    }
+    assert_eq!(err, want_err, "error lines differ from MariaDB's");
+}
