@@ -74,6 +74,22 @@ impl BTree {
         }
     }
 
+    /// The last key of the rightmost leaf (down the rightmost child of every level). None when
+    /// that leaf is empty, which an emptied right end of a non-empty tree can be: a caller
+    /// needing the largest key must then scan.
+    pub fn rightmost_key(&self, store: &Store) -> Result<Option<Vec<u8>>> {
+        let mut g = store.pool.read(self.root)?;
+        loop {
+            check_node(&g, g.id())?;
+            let n = node::nslots(&g);
+            if node::is_leaf(&g) {
+                return Ok(n.checked_sub(1).map(|i| node::key(&g, i).to_vec()));
+            }
+            let next = store.pool.read(node::child_at(&g, n as isize - 1))?;
+            g = next;
+        }
+    }
+
     /// Point lookup; `f` sees the value while the leaf is share-latched.
     pub fn get<R>(
         &self,

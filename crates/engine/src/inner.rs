@@ -453,32 +453,57 @@ impl Inner {
         let primary = BTree {
             root: e.primary_root,
         };
-        let auto_inc = self.max_auto_inc(&e.def, &primary)?;
+        let secondary: Vec<BTree> = e.index_roots.iter().map(|&r| BTree { root: r }).collect();
+        let auto_inc = self.max_auto_inc(&e.def, &primary, &secondary)?;
+        let row_id = if e.def.has_hidden_key() {
+            self.max_leading_key(&primary)?
+        } else {
+            0
+        };
         Ok(Arc::new(Table {
             db: db.to_string(),
             def: e.def,
             id: e.id,
             primary,
-            secondary: e.index_roots.iter().map(|&r| BTree { root: r }).collect(),
+            secondary,
             auto_inc: Arc::new(AtomicI64::new(auto_inc)),
+            row_id: Arc::new(AtomicI64::new(row_id)),
             gate: Arc::default(),
             version: 0,
         }))
     }
 
-    /// Largest value of the AUTO_INCREMENT column (when it leads the primary key).
-    fn max_auto_inc(&self, def: &TableDef, primary: &BTree) -> Result<i64> {
+    /// Largest value of the AUTO_INCREMENT column, from the primary key or the secondary
+    /// index it leads (the SQL layer requires one of them).
+    fn max_auto_inc(&self, def: &TableDef, primary: &BTree, secondary: &[BTree]) -> Result<i64> {
         let Some(ai) = def.columns.iter().position(|c| c.auto_increment) else {
             return Ok(0);
         };
-        if def.primary_key.first() != Some(&ai) {
-            return Ok(0);
+        if def.primary_key.first() == Some(&ai) {
+            return self.max_leading_key(primary);
+        }
+        match def
+            .indexes
+            .iter()
+            .position(|i| i.columns.first() == Some(&ai))
+            .and_then(|i| secondary.get(i))
+        {
+            Some(tree) => self.max_leading_key(tree),
+            None => Ok(0),
+        }
+    }
+
+    /// Largest integer leading a key of `tree` (0 when none): from the rightmost leaf, or a
+    /// scan when that leaf is empty.
+    fn max_leading_key(&self, tree: &BTree) -> Result<i64> {
+        let first =
+            |k: &[u8]| crate::keys::decode_key(k).and_then(|v| v.first().and_then(|x| x.as_i64()));
+        if let Some(k) = tree.rightmost_key(&self.store)? {
+            return Ok(first(&k).unwrap_or(0).max(0));
         }
         let mut max = 0i64;
-        primary.scan(&self.store, std::ops::Bound::Unbounded, |k, _| {
-            if let Some(v) =
-                crate::keys::decode_key(k).and_then(|v| v.first().and_then(|x| x.as_i64()))
-            {
+        tree.scan(&self.store, std::ops::Bound::Unbounded, |k, _| {
+            if let Some(v) = first(k) {
                 max = max.max(v);
             }
             true
@@ -537,9 +562,6 @@ impl Inner {
             if tabs.contains_key(&def.name) {
                 return Err(Error::TableExists(def.name.clone()));
             }
-        }
-        if def.primary_key.is_empty() {
-            return Err(Error::NotSupported("tables without a PRIMARY KEY".into()));
         }
         let id = alloc::meta_slot(&self.store, SLOT_NEXT_TABLE_ID)?;
         let mut m = Mtr::new(&self.store, 0);
@@ -782,6 +804,7 @@ impl Inner {
             primary: t.primary,
             secondary: e.index_roots.iter().map(|&r| BTree { root: r }).collect(),
             auto_inc: t.auto_inc.clone(),
+            row_id: t.row_id.clone(),
             gate: t.gate.clone(),
             version: t.gate.version(),
         });

@@ -117,6 +117,8 @@ pub struct Table {
     pub(crate) secondary: Vec<BTree>,
     /// Shared by every handle of the table (a new handle is made when an index is added).
     pub(crate) auto_inc: Arc<AtomicI64>,
+    /// The last hidden row id handed out (tables without a primary key); shared by handles.
+    pub(crate) row_id: Arc<AtomicI64>,
     /// Shared by every handle of the table: writers and index builds keep apart through it.
     pub(crate) gate: Arc<gate::TableGate>,
     /// The gate version this handle was made under (older than the gate's: stale handle).

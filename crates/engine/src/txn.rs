@@ -79,12 +79,12 @@ pub struct Savepoint {
 
 pub(crate) fn index_key(def: &TableDef, idx: &IndexDef, row: &[Value]) -> Vec<u8> {
     let mut vals: Vec<Value> = idx.columns.iter().map(|&c| row[c].clone()).collect();
-    vals.extend(def.primary_key.iter().map(|&c| row[c].clone()));
+    vals.extend(def.key_columns().iter().map(|&c| row[c].clone()));
     encode_key(&vals)
 }
 
 fn pk_values(def: &TableDef, row: &[Value]) -> Vec<Value> {
-    def.primary_key.iter().map(|&c| row[c].clone()).collect()
+    def.key_columns().iter().map(|&c| row[c].clone()).collect()
 }
 
 /// Gives the AUTO_INCREMENT column of `row` the next value when it is NULL or 0 (returned),
@@ -477,6 +477,9 @@ impl TxnState {
                 t.def.columns.len()
             )));
         }
+        if t.def.has_hidden_key() {
+            row.push(Value::Int(t.row_id.fetch_add(1, Ordering::Relaxed) + 1));
+        }
         let assigned = assign_auto_increment(t, &mut row);
         for (i, c) in t.def.columns.iter().enumerate() {
             if row[i].is_null() && !c.nullable {
@@ -530,7 +533,8 @@ impl TxnState {
     pub fn update(&mut self, t: &Arc<Table>, pk: &[Value], new_row: Row) -> Result<bool> {
         let current = self.enter(t)?;
         let t = current.as_ref().unwrap_or(t);
-        if new_row.len() != t.def.columns.len() {
+        // A row of a table without a primary key carries its hidden row id at the end.
+        if new_row.len() != t.def.stored_width() {
             return Err(Error::Internal(
                 "update with a wrong number of values".into(),
             ));
@@ -905,7 +909,7 @@ impl Cursor {
         }
         if let Source::Secondary { index } = self.source {
             let idx = &table.def.indexes[index];
-            let npk = table.def.primary_key.len();
+            let npk = table.def.key_columns().len();
             for sk in skeys {
                 let vals = decode_key(&sk).ok_or_else(|| corrupt(table))?;
                 if vals.len() != idx.columns.len() + npk {

@@ -112,11 +112,30 @@ pub struct TableDef {
     pub columns: Vec<ColumnDef>,
     /// Column positions of the primary key. Empty = the engine adds a hidden row id.
     pub primary_key: Vec<usize>,
-    /// Secondary indexes (non-unique supported; unique ones are refused by the engine).
+    /// Secondary indexes (unique ones also keep their values unique).
     pub indexes: Vec<IndexDef>,
 }
 
 impl TableDef {
+    /// Positions in a stored row of the values that form its key in the primary tree: the
+    /// primary key's columns or, for a table without one, the hidden row id stored after the
+    /// last column (rows of such a table are one value wider than `columns`).
+    pub fn key_columns(&self) -> std::borrow::Cow<'_, [usize]> {
+        if self.primary_key.is_empty() {
+            std::borrow::Cow::Owned(vec![self.columns.len()])
+        } else {
+            std::borrow::Cow::Borrowed(&self.primary_key)
+        }
+    }
+    /// The table has no primary key: the engine keys its rows by a hidden row id.
+    pub fn has_hidden_key(&self) -> bool {
+        self.primary_key.is_empty()
+    }
+    /// Values in a stored row: the columns, plus the hidden row id when there is one.
+    pub fn stored_width(&self) -> usize {
+        self.columns.len() + usize::from(self.has_hidden_key())
+    }
+
     pub fn column_index(&self, name: &str) -> Option<usize> {
         self.columns
             .iter()

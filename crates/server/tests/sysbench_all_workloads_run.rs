@@ -1,11 +1,17 @@
 //! All eleven sysbench 1.0.20 workloads (prepare, run, cleanup) run against tierdb with no
 //! errors other than ignored deadlocks / lock wait timeouts. Adding a workload is one entry
 //! in `ALL_WORKLOADS`.
+//!
+//! `oltp_read_write --secondary=on` (tables without a primary key: `id` AUTO_INCREMENT is a
+//! secondary key) runs the same way, and afterwards every table still has `table_size` rows
+//! with distinct ids, both indexes listing each of them.
 
 mod common;
 
-use common::sysbench::{create_sbtest, Sysbench, ALL_WORKLOADS, SYSBENCH};
+use common::sysbench::{create_sbtest, Sysbench, Workload, ALL_WORKLOADS, SYSBENCH};
 use common::TestServer;
+use mysql::prelude::Queryable;
+use std::time::Duration;
 
 #[test]
 fn sysbench_all_workloads_run() {
@@ -47,4 +53,58 @@ fn sysbench_all_workloads_run() {
         "failing workloads:\n{}",
         failures.join("\n")
     );
+}
+
+#[test]
+fn oltp_read_write_runs_on_tables_without_a_primary_key() {
+    assert!(
+        common::exists(SYSBENCH),
+        "sysbench is not installed at {SYSBENCH}"
+    );
+    let server = TestServer::start();
+    create_sbtest(&server);
+    let sb = Sysbench {
+        server: &server,
+        tables: 2,
+        table_size: 1000,
+    };
+    let w = Workload {
+        name: "oltp_read_write",
+        tables: None,
+    };
+    let long = Duration::from_secs(300);
+    let args = |extra: &[&str]| -> Vec<String> {
+        ["--secondary=on", "--threads=8"]
+            .iter()
+            .chain(extra)
+            .map(|s| s.to_string())
+            .collect()
+    };
+    let prep = sb.phase(&w, "prepare", &args(&[]), long);
+    assert!(prep.ok, "prepare: {}", prep.describe());
+    let run = sb.phase(&w, "run", &args(&["--time=3", "--report-interval=0"]), long);
+    assert!(run.ok, "run: {}", run.describe());
+    assert!(run.error_lines().is_empty(), "{:?}", run.error_lines());
+    assert!(run.counter("transactions").unwrap_or(0) > 0);
+    let mut c = mysql::Conn::new(mysql::Opts::from_url(&server.url(Some("sbtest"))).expect("url"))
+        .expect("connect");
+    for (t, k) in [("sbtest1", "k_1"), ("sbtest2", "k_2")] {
+        let ddl: Option<(String, String)> = c
+            .query_first(format!("SHOW CREATE TABLE {t}"))
+            .expect("show create table");
+        let ddl = ddl.expect("a row").1;
+        assert!(!ddl.contains("PRIMARY KEY"), "{ddl}");
+        let counts: Option<(u64, u64)> = c
+            .query_first(format!("SELECT COUNT(*), COUNT(DISTINCT id) FROM {t}"))
+            .expect("count");
+        assert_eq!(counts, Some((1000, 1000)), "{t}");
+        for index in ["xid", k] {
+            let n: Option<u64> = c
+                .query_first(format!("SELECT COUNT(*) FROM {t} FORCE INDEX ({index})"))
+                .expect("count by index");
+            assert_eq!(n, Some(1000), "{t} by {index}");
+        }
+    }
+    let cleanup = sb.phase(&w, "cleanup", &args(&[]), long);
+    assert!(cleanup.ok, "cleanup: {}", cleanup.describe());
 }

@@ -417,7 +417,14 @@ pub fn table_def(ct: &ast::CreateTable) -> Result<TableDef, SqlError> {
         let d = default_value(&e, &def.columns[ci])?;
         def.columns[ci].default = d;
     }
-    if def.columns.iter().filter(|c| c.auto_increment).count() > 1 {
+    let auto: Vec<usize> = (0..def.columns.len())
+        .filter(|&i| def.columns[i].auto_increment)
+        .collect();
+    let leads_a_key = |c: usize| {
+        def.primary_key.first() == Some(&c)
+            || def.indexes.iter().any(|i| i.columns.first() == Some(&c))
+    };
+    if auto.len() > 1 || auto.iter().any(|&c| !leads_a_key(c)) {
         return Err(SqlError::new(1075, "42000", "Incorrect table definition; there can be only one auto column and it must be defined as a key"));
     }
     Ok(def)

@@ -33,9 +33,11 @@ use tierdb_engine::{
     ColumnMask, ColumnType, Error as EngineError, LockMode, Row, Table, Txn, Value,
 };
 
+/// The key of a row read from `t` in its primary tree (for a table without a primary key,
+/// the hidden row id the engine returns after the columns).
 fn pk_of(t: &Table, row: &[Value]) -> Vec<Value> {
     t.def
-        .primary_key
+        .key_columns()
         .iter()
         .map(|&i| row.get(i).cloned().unwrap_or(Value::Null))
         .collect()
@@ -798,9 +800,16 @@ fn upsert(
                 }
             }
             OnDuplicate::Update(sets) => {
-                let n = holder.len();
-                let mut joined = holder.clone();
-                joined.extend(row.iter().cloned());
+                // The holder's columns, then the row tried (`VALUES(col)`); a hidden row id
+                // after the holder's columns is put back below.
+                let n = t.def.columns.len();
+                let mut joined: Row = holder
+                    .get(..n)
+                    .ok_or_else(|| {
+                        SqlError::new(1105, "HY000", "a stored row is shorter than its table")
+                    })?
+                    .to_vec();
+                joined.extend(row.iter().take(n).cloned());
                 for (ci, e) in sets {
                     let col = &t.def.columns[*ci];
                     let v = e.eval(&joined, cx)?.into_owned();
@@ -811,6 +820,7 @@ fn upsert(
                     joined[*ci] = v;
                 }
                 joined.truncate(n);
+                joined.extend(holder[n..].iter().cloned());
                 if joined == holder {
                     return Ok(Upserted::Updated { changed: false });
                 }
@@ -873,11 +883,6 @@ fn lock_target(
 
 pub fn run_update(plan: &UpdatePlan, txn: &mut Txn, cx: &EvalCx) -> Result<WriteResult, SqlError> {
     let t = &plan.table;
-    if t.def.primary_key.is_empty() {
-        return Err(SqlError::unsupported(
-            "UPDATE on a table without a PRIMARY KEY",
-        ));
-    }
     let limit = count_arg(&plan.limit, "LIMIT", cx)?;
     let targets = collect_targets(t, &plan.access, &plan.filter, limit, txn, cx)?;
     let mut matched = 0;
@@ -915,11 +920,6 @@ pub fn run_update(plan: &UpdatePlan, txn: &mut Txn, cx: &EvalCx) -> Result<Write
 
 pub fn run_delete(plan: &DeletePlan, txn: &mut Txn, cx: &EvalCx) -> Result<WriteResult, SqlError> {
     let t = &plan.table;
-    if t.def.primary_key.is_empty() {
-        return Err(SqlError::unsupported(
-            "DELETE on a table without a PRIMARY KEY",
-        ));
-    }
     let limit = count_arg(&plan.limit, "LIMIT", cx)?;
     let targets = collect_targets(t, &plan.access, &plan.filter, limit, txn, cx)?;
     let mut n = 0;

@@ -1625,12 +1625,6 @@ fn set_lock(
             if matches!(access.access, Access::Index { .. } | Access::FullIndex(_)) {
                 p.sorted_by_access = false;
             }
-            if table.def.primary_key.is_empty() {
-                return Err(SqlError::unsupported(format!(
-                    "locking reads ({}) on a table without a PRIMARY KEY",
-                    l.sql()
-                )));
-            }
             for of in locks.iter().filter_map(|c| c.of.as_ref()) {
                 let name = object_name_parts(of)?.join(".");
                 let named = match names {

@@ -867,6 +867,16 @@ impl Core {
                         format!("Can't DROP INDEX `{name}`; check that it exists"),
                     ));
                 }
+                // The AUTO_INCREMENT column must keep leading some key.
+                let mut after = t.def.clone();
+                after.indexes.retain(|i| i.name != *name);
+                if let Some(ai) = after.columns.iter().position(|c| c.auto_increment) {
+                    if after.primary_key.first() != Some(&ai)
+                        && !after.indexes.iter().any(|i| i.columns.first() == Some(&ai))
+                    {
+                        return Err(SqlError::new(1075, "42000", "Incorrect table definition; there can be only one auto column and it must be defined as a key"));
+                    }
+                }
                 engine.drop_index(db, table, name)?;
                 Ok(alter_ok(0))
             }

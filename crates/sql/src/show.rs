@@ -129,11 +129,23 @@ pub fn tables(
 }
 
 /// The `Key` of SHOW COLUMNS / `COLUMN_KEY` of INFORMATION_SCHEMA.COLUMNS, as MySQL sets it:
-/// PRI for a primary key column, UNI for the first column of a one-column unique index, MUL
+/// PRI for a primary key column (or, without one, a column of the first unique key over NOT
+/// NULL columns), UNI for the first column of a one-column unique index, MUL
 /// for the first column of any other index.
 pub(crate) fn column_key(def: &tierdb_engine::TableDef, ci: usize) -> &'static str {
     let first = |i: &&tierdb_engine::IndexDef| i.columns.first() == Some(&ci);
-    if def.primary_key.contains(&ci) {
+    // Without a primary key MariaDB shows the first unique key over NOT NULL columns as one.
+    let promoted = def.primary_key.is_empty()
+        && crate::ddl::display_order(def)
+            .into_iter()
+            .find(|i| {
+                i.unique
+                    && i.columns
+                        .iter()
+                        .all(|&c| def.columns.get(c).is_some_and(|c| !c.nullable))
+            })
+            .is_some_and(|i| i.columns.contains(&ci));
+    if def.primary_key.contains(&ci) || promoted {
         "PRI"
     } else if def
         .indexes

@@ -1,15 +1,22 @@
-//! UNIQUE keys and the statements built on them, against what MariaDB 10.11 prints.
+//! SQL scripts piped into the real `mariadb` client print exactly what MariaDB 10.11 printed.
 //!
-//! `fixtures/upserts_and_unique_keys.sql` (inline `UNIQUE` columns, `UNIQUE KEY` constraints,
+//! Each `fixtures/NAME.sql` was piped into a MariaDB 10.11 server with `mariadb --batch
+//! --force -vvv` to record `fixtures/NAME.mariadb_10_11.{out,err}`; the test pipes it into
+//! tierdb the same way and compares stdout (timings removed) and the error lines.
+//!
+//! `upserts_and_unique_keys.sql` (inline `UNIQUE` columns, `UNIQUE KEY` constraints,
 //! `CREATE UNIQUE INDEX`, `ALTER TABLE ... ADD UNIQUE KEY` over duplicates and over distinct
 //! values, duplicate-entry errors on INSERT and UPDATE, NULLs in unique keys, a value freed by a
 //! rolled-back DELETE, `INSERT ... ON DUPLICATE KEY UPDATE` with `VALUES()` and assignments
 //! seeing earlier ones, `INSERT IGNORE` with SHOW WARNINGS and `@@warning_count`, `REPLACE`
 //! deleting the rows of several keys, affected-row counts and info lines, SHOW CREATE TABLE,
-//! SHOW COLUMNS, INFORMATION_SCHEMA.STATISTICS) is piped into the real `mariadb` client in
-//! batch mode with `--force -vvv`, as it was into a MariaDB 10.11 server to record
-//! `fixtures/upserts_and_unique_keys.mariadb_10_11.{out,err}`. tierdb's output (timings
-//! removed) and its error lines must be exactly MariaDB's.
+//! SHOW COLUMNS, INFORMATION_SCHEMA.STATISTICS).
+//!
+//! `tables_without_primary_key.sql`: a table with no key at all (duplicate rows, UPDATE,
+//! DELETE, a later index, a locking read), an AUTO_INCREMENT column that is only a secondary
+//! key (sysbench's `--secondary` shape), 1075 for an auto column without a key and for
+//! dropping its only key, a unique key as the only key with upserts, and SHOW COLUMNS showing
+//! it as PRI the way MariaDB does.
 
 mod common;
 
@@ -37,11 +44,20 @@ fn without_timings(s: &str) -> String {
 
 #[test]
 fn unique_keys_and_upserts_print_what_mariadb_printed() {
+    prints_what_mariadb_printed("upserts_and_unique_keys");
+}
+
+#[test]
+fn tables_without_primary_key_print_what_mariadb_printed() {
+    prints_what_mariadb_printed("tables_without_primary_key");
+}
+
+fn prints_what_mariadb_printed(name: &str) {
     assert!(
         common::exists(MARIADB),
         "the mariadb client is not installed at {MARIADB}"
     );
-    let script = std::fs::File::open(fixture("upserts_and_unique_keys.sql")).expect("script");
+    let script = std::fs::File::open(fixture(&format!("{name}.sql"))).expect("script");
     let server = TestServer::start();
     let mut child = Command::new(MARIADB)
         .args([
@@ -72,9 +88,9 @@ fn unique_keys_and_upserts_print_what_mariadb_printed() {
         .read_to_string(&mut err)
         .expect("read stderr");
     child.wait().expect("mariadb exits");
-    let want_out = std::fs::read_to_string(fixture("upserts_and_unique_keys.mariadb_10_11.out"))
+    let want_out = std::fs::read_to_string(fixture(&format!("{name}.mariadb_10_11.out")))
         .expect("expected stdout");
-    let want_err = std::fs::read_to_string(fixture("upserts_and_unique_keys.mariadb_10_11.err"))
+    let want_err = std::fs::read_to_string(fixture(&format!("{name}.mariadb_10_11.err")))
         .expect("expected stderr");
     let got = without_timings(&out);
     if got != want_out {
