@@ -143,6 +143,9 @@ sql = [
     "/*!40000 ALTER TABLE `t` DISABLE KEYS */\nALTER TABLE t ADD INDEX k2 (k, c)\nALTER TABLE t DROP INDEX k2",
     "/*M!100100 SET WAIT_TIMEOUT=DEFAULT */\nSHOW CREATE DATABASE IF NOT EXISTS `db`\n/*M!999999\\- x */ SELECT 1",
     "SELECT column_name, data_type FROM information_schema.columns WHERE table_schema=database() ORDER BY ordinal_position\nSELECT * FROM INFORMATION_SCHEMA.TABLES",
+    "CREATE TABLE u (a INT, b VARCHAR(5) UNIQUE, c INT, UNIQUE KEY bc (b, c))\nINSERT INTO u VALUES (1, 'x', NULL), (1, 'x', 2)\nCREATE UNIQUE INDEX ua ON u (a)",
+    "INSERT INTO t VALUES (1, 2, 'a') ON DUPLICATE KEY UPDATE k = VALUES(k) + k, c = VALUES(c)\nREPLACE INTO t VALUES (1, 3, 'b')\nINSERT IGNORE INTO t VALUES (1, 1, 'c')\nSHOW WARNINGS",
+    "CREATE TABLE h (id INT NOT NULL AUTO_INCREMENT, v INT, KEY xid (id))\nINSERT INTO h (v) VALUES (1), (1)\nUPDATE h SET v = 2 WHERE v = 1 LIMIT 1\nDELETE FROM h\nDROP INDEX xid ON h",
 ]
 for i, s in enumerate(sql):
     write("sql_text", "stmt%02d" % i, s.encode())

@@ -17,6 +17,14 @@
 //! key (sysbench's `--secondary` shape), 1075 for an auto column without a key and for
 //! dropping its only key, a unique key as the only key with upserts, and SHOW COLUMNS showing
 //! it as PRI the way MariaDB does.
+//!
+//! `joins.sql`: INNER, comma and CROSS joins, LEFT JOIN with NULL-extended rows (also with a
+//! filter in ON, and `WHERE right.id IS NULL`), three tables, a self join, aggregates and
+//! DISTINCT over joins, `t.*`, ORDER BY / LIMIT, a duplicate alias (1066).
+//!
+//! `decimal_order_and_compare.sql`: DECIMAL values sort, MIN/MAX and compare (with each
+//! other, with strings, in BETWEEN) as numbers, not as their text; SUM and arithmetic show
+//! the scale.
 
 mod common;
 
@@ -50,6 +58,16 @@ fn unique_keys_and_upserts_print_what_mariadb_printed() {
 #[test]
 fn tables_without_primary_key_print_what_mariadb_printed() {
     prints_what_mariadb_printed("tables_without_primary_key");
+}
+
+#[test]
+fn joins_print_what_mariadb_printed() {
+    prints_what_mariadb_printed("joins");
+}
+
+#[test]
+fn decimals_order_and_compare_as_in_mariadb() {
+    prints_what_mariadb_printed("decimal_order_and_compare");
 }
 
 fn prints_what_mariadb_printed(name: &str) {

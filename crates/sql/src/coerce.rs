@@ -203,6 +203,57 @@ fn num_of_bytes(b: &[u8]) -> Value {
     }
 }
 
+/// `sort_cmp` for DECIMAL values (text such as "-10.50"): two texts compare as numbers,
+/// exactly; anything else as `sort_cmp` does.
+pub fn sort_cmp_decimal(a: &Value, b: &Value) -> Ordering {
+    match (a, b) {
+        (Value::Bytes(x), Value::Bytes(y)) => match (decimal_parts(x), decimal_parts(y)) {
+            (Some(p), Some(q)) => cmp_decimal_parts(&p, &q),
+            _ => sort_cmp(&num_of_bytes(x), &num_of_bytes(y)),
+        },
+        (Value::Bytes(x), n) => sort_cmp(&num_of_bytes(x), n),
+        (n, Value::Bytes(y)) => sort_cmp(n, &num_of_bytes(y)),
+        _ => sort_cmp(a, b),
+    }
+}
+
+/// (negative, integer digits without leading zeros, fraction digits without trailing
+/// zeros) of a plain decimal text; None for anything else (exponents, spaces, ...).
+fn decimal_parts(b: &[u8]) -> Option<(bool, &[u8], &[u8])> {
+    let (neg, rest) = match b.split_first() {
+        Some((b'-', r)) => (true, r),
+        Some((b'+', r)) => (false, r),
+        _ => (false, b),
+    };
+    let (int, frac) = match rest.iter().position(|&c| c == b'.') {
+        Some(i) => (&rest[..i], &rest[i + 1..]),
+        None => (rest, &rest[rest.len()..]),
+    };
+    if int.is_empty() && frac.is_empty() || !int.iter().chain(frac).all(u8::is_ascii_digit) {
+        return None;
+    }
+    let lead = int.iter().take_while(|&&c| c == b'0').count();
+    let trail = frac.iter().rev().take_while(|&&c| c == b'0').count();
+    let (int, frac) = (&int[lead..], &frac[..frac.len() - trail]);
+    // Minus zero is zero.
+    Some((neg && !(int.is_empty() && frac.is_empty()), int, frac))
+}
+
+fn cmp_decimal_parts(p: &(bool, &[u8], &[u8]), q: &(bool, &[u8], &[u8])) -> Ordering {
+    let magnitude = |a: &(bool, &[u8], &[u8]), b: &(bool, &[u8], &[u8])| {
+        a.1.len()
+            .cmp(&b.1.len())
+            .then_with(|| a.1.cmp(b.1))
+            .then_with(|| a.2.cmp(b.2))
+    };
+    match (p.0, q.0) {
+        (false, true) => Ordering::Greater,
+        (true, false) => Ordering::Less,
+        (false, false) => magnitude(p, q),
+        (true, true) => magnitude(q, p),
+    }
+}
+
 /// A total order for ORDER BY, DISTINCT and GROUP BY: NULL first, then numbers (exactly),
 /// then strings as bytes.
 pub fn sort_cmp(a: &Value, b: &Value) -> Ordering {

@@ -317,6 +317,49 @@ impl<'a> Compiler<'a> {
         }
     }
 
+    /// Operands of one comparison: when one is a DECIMAL (kept as text) and another is text
+    /// too (another DECIMAL, a string), the textual ones are compared as numbers (as DOUBLE),
+    /// as MySQL compares DECIMAL with strings. Otherwise they are returned unchanged (numbers
+    /// against text already compare numerically). Not applied on aggregate rows (their
+    /// column types are not the scope's).
+    fn numeric_if_decimal(&self, ops: Vec<Expr>) -> Vec<Expr> {
+        if self.agg.is_some() {
+            return ops;
+        }
+        let types: Vec<SqlType> = ops
+            .iter()
+            .map(|e| e.sql_type(&|i| self.scope.type_of(i)))
+            .collect();
+        let textual = |t: &SqlType| matches!(t, SqlType::Decimal(_) | SqlType::Text);
+        let decimal = types.iter().any(|t| matches!(t, SqlType::Decimal(_)));
+        if !decimal || types.iter().filter(|t| textual(t)).count() < 2 {
+            return ops;
+        }
+        ops.into_iter()
+            .zip(types)
+            .map(|(e, t)| {
+                if textual(&t) {
+                    Expr::Cast(Box::new(e), CastTo::Double)
+                } else {
+                    e
+                }
+            })
+            .collect()
+    }
+
+    /// A column resolution error naming this clause: 1052 (ambiguous) or 1054 (unknown).
+    fn in_clause(&self, e: SqlError, name: &str) -> SqlError {
+        if e.code == 1052 {
+            SqlError::new(
+                1052,
+                "23000",
+                format!("Column '{name}' in {} is ambiguous", self.clause),
+            )
+        } else {
+            unknown_column(name, self.clause)
+        }
+    }
+
     fn param_index(&self, span: &sqlparser::tokenizer::Span) -> Result<usize, SqlError> {
         let loc = span.start;
         self.placeholders
@@ -481,7 +524,7 @@ impl<'a> Compiler<'a> {
                 Expr::Col(
                     self.scope
                         .resolve(&[&id.value])
-                        .map_err(|_| unknown_column(&id.value, self.clause))?,
+                        .map_err(|e| self.in_clause(e, &id.value))?,
                 )
             }
             A::CompoundIdentifier(parts) => {
@@ -503,7 +546,7 @@ impl<'a> Compiler<'a> {
                 Expr::Col(
                     self.scope
                         .resolve(&names)
-                        .map_err(|_| unknown_column(&full, self.clause))?,
+                        .map_err(|e| self.in_clause(e, &full))?,
                 )
             }
             A::Value(v) => match &v.value {
@@ -553,6 +596,21 @@ impl<'a> Compiler<'a> {
                 };
                 let l = self.compile(left)?;
                 let r = self.compile(right)?;
+                if matches!(
+                    bop,
+                    BinOp::Eq
+                        | BinOp::NullSafeEq
+                        | BinOp::Ne
+                        | BinOp::Lt
+                        | BinOp::Le
+                        | BinOp::Gt
+                        | BinOp::Ge
+                ) {
+                    let mut v = self.numeric_if_decimal(vec![l, r]);
+                    let r = v.pop().unwrap_or(Expr::Const(Value::Null));
+                    let l = v.pop().unwrap_or(Expr::Const(Value::Null));
+                    return Ok(Expr::Bin(bop, Box::new(l), Box::new(r)));
+                }
                 Expr::Bin(bop, Box::new(l), Box::new(r))
             }
             A::IsNull(x) => Expr::IsNull(Box::new(self.compile(x)?), false),
@@ -582,12 +640,14 @@ impl<'a> Compiler<'a> {
                 negated,
                 low,
                 high,
-            } => Expr::Between(
-                Box::new(self.compile(expr)?),
-                Box::new(self.compile(low)?),
-                Box::new(self.compile(high)?),
-                *negated,
-            ),
+            } => {
+                let parts = vec![self.compile(expr)?, self.compile(low)?, self.compile(high)?];
+                let mut v = self.numeric_if_decimal(parts).into_iter().map(Box::new);
+                match (v.next(), v.next(), v.next()) {
+                    (Some(x), Some(lo), Some(hi)) => Expr::Between(x, lo, hi, *negated),
+                    _ => return Err(SqlError::syntax("internal: BETWEEN lost an operand")),
+                }
+            }
             A::Like {
                 negated,
                 any,

@@ -20,7 +20,7 @@ use crate::access::{concrete_ranges, Access, AccessPlan};
 use crate::coerce::{self, sort_cmp, to_f64, to_i64, to_text, OrdRow};
 use crate::compile::{AggFunc, AggSpec};
 use crate::ddl;
-use crate::expr::{EvalCx, Expr};
+use crate::expr::{EvalCx, Expr, SqlType};
 use crate::plan::{
     DeletePlan, InsertPlan, LockingRead, OnDuplicate, SelectPlan, Source, UpdatePlan,
 };
@@ -209,6 +209,16 @@ fn source_rows(
             table_rows(table, access, lock, plan.read_cols.as_ref(), txn, cx, f)
         }
         Source::Derived { plan, .. } => select_into(plan, txn, cx, f),
+        Source::Join(j) => {
+            // The first table's rows are collected first: the join reads the others through
+            // the same transaction.
+            let mut outer = Vec::new();
+            table_rows(&j.first, &j.first_access, None, None, txn, cx, &mut |r| {
+                outer.push(r);
+                Ok(true)
+            })?;
+            crate::join::run(j, outer, txn, cx, f)
+        }
         Source::Virtual(info) => {
             for row in crate::infoschema::rows(info)? {
                 if !f(row)? {
@@ -247,11 +257,25 @@ fn count_arg(e: &Option<Expr>, what: &str, cx: &EvalCx) -> Result<Option<u64>, S
 }
 
 /// Converts a computed value to the kind announced in the column metadata.
-pub fn conform(v: Value, kind: ColumnKind) -> Value {
+pub fn conform(v: Value, kind: ColumnKind, decimals: u8) -> Value {
     if v.is_null() {
         return v;
     }
     match kind {
+        // DECIMAL results (SUM of DECIMAL, DECIMAL arithmetic) show their scale: 96.30.
+        ColumnKind::NewDecimal if decimals <= 30 => {
+            let text = match &v {
+                Value::Double(d) => format!("{:.*}", usize::from(decimals), d),
+                other => match to_text(other) {
+                    Some(t) => String::from_utf8_lossy(&t).into_owned(),
+                    None => return v,
+                },
+            };
+            match coerce::format_decimal(&text, 65, decimals) {
+                coerce::DecimalResult::Ok(s) => Value::Bytes(s.into_bytes()),
+                _ => v,
+            }
+        }
         ColumnKind::Tiny
         | ColumnKind::Short
         | ColumnKind::Int24
@@ -297,7 +321,7 @@ fn project(plan: &SelectPlan, mut row: Vec<Value>, cx: &EvalCx) -> Result<Vec<Va
             _ => e.eval(&row, cx)?.into_owned(),
         };
         out.push(match plan.conform.get(i).copied().flatten() {
-            Some(k) => conform(v, k),
+            Some((k, decimals)) => conform(v, k, decimals),
             None => v,
         });
     }
@@ -442,7 +466,11 @@ fn select_into(
                     a.get(k.pos).unwrap_or(&Value::Null),
                     b.get(k.pos).unwrap_or(&Value::Null),
                 );
-                let o = sort_cmp(x, y);
+                let o = if k.numeric {
+                    coerce::sort_cmp_decimal(x, y)
+                } else {
+                    sort_cmp(x, y)
+                };
                 let o = if k.desc { o.reverse() } else { o };
                 if o != Ordering::Equal {
                     return o;
@@ -540,7 +568,11 @@ impl Acc {
                 let replace = match cur {
                     None => true,
                     Some(c) => {
-                        let o = sort_cmp(&v, c);
+                        let o = if matches!(s.arg_type, SqlType::Decimal(_)) {
+                            coerce::sort_cmp_decimal(&v, c)
+                        } else {
+                            sort_cmp(&v, c)
+                        };
                         if s.func == AggFunc::Min {
                             o == Ordering::Less
                         } else {

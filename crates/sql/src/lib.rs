@@ -16,6 +16,7 @@ pub mod ddl;
 pub mod exec;
 pub mod expr;
 pub mod infoschema;
+pub mod join;
 pub mod parse;
 pub mod plan;
 pub mod result;

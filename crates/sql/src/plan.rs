@@ -84,6 +84,8 @@ pub enum Source {
     },
     /// An INFORMATION_SCHEMA table: rows generated from the catalog at execution.
     Virtual(Box<crate::infoschema::InfoTable>),
+    /// Base tables joined left to right (`crate::join`).
+    Join(Box<crate::join::JoinPlan>),
 }
 
 #[derive(Clone, Debug)]
@@ -91,6 +93,8 @@ pub struct OrderKey {
     /// Index into the pre-row (projection values followed by extra sort values).
     pub pos: usize,
     pub desc: bool,
+    /// A DECIMAL value (kept as text): sorted by number, not by bytes.
+    pub numeric: bool,
 }
 
 #[derive(Clone, Debug)]
@@ -110,7 +114,7 @@ pub struct SelectPlan {
     pub project: Vec<Expr>,
     pub n_out: usize,
     /// Output columns whose values must be converted to the announced kind.
-    pub conform: Vec<Option<ColumnKind>>,
+    pub conform: Vec<Option<(ColumnKind, u8)>>,
     pub order: Vec<OrderKey>,
     /// The access path already yields rows in ORDER BY order.
     pub sorted_by_access: bool,
@@ -427,6 +431,7 @@ impl Plan {
                 Source::Table { table, .. } => out.push((table, false)),
                 Source::Derived { plan, .. } => select(plan, out),
                 Source::Virtual(_) => {}
+                Source::Join(j) => out.extend(j.tables().map(|t| (t, false))),
             }
         }
         let mut out = Vec::new();
@@ -1195,68 +1200,64 @@ pub fn select(q: &ast::Query, cx: &PlanCx) -> Result<SelectPlan, SqlError> {
     // FROM
     let (source_kind, scope) = match s.from.as_slice() {
         [] => (SourceKind::Dual, Scope::default()),
-        [twj] => {
-            if !twj.joins.is_empty() {
-                return Err(SqlError::unsupported("JOIN"));
-            }
-            match &twj.relation {
-                ast::TableFactor::Table {
-                    name,
-                    alias,
-                    index_directives,
-                    args: None,
-                    ..
-                } => {
-                    if let Some(info) = cx.info_table(name)? {
-                        let alias_name = alias.as_ref().map(|a| a.name.value.clone());
-                        let scope = def_scope(&info.def, infoschema::SCHEMA, alias_name.as_deref());
-                        (SourceKind::Virtual(Box::new(info)), scope)
-                    } else {
-                        let t = cx.table(name)?;
-                        let hints = hints_of(index_directives)?;
-                        check_hint_names(&hints, &t.def)?;
-                        let alias_name = alias.as_ref().map(|a| a.name.value.clone());
-                        let scope = table_scope(&t, alias_name.as_deref());
-                        (SourceKind::Table(t, hints), scope)
-                    }
+        several if several.len() > 1 || !several[0].joins.is_empty() => join_sources(several, cx)?,
+        [twj] => match &twj.relation {
+            ast::TableFactor::Table {
+                name,
+                alias,
+                index_directives,
+                args: None,
+                ..
+            } => {
+                if let Some(info) = cx.info_table(name)? {
+                    let alias_name = alias.as_ref().map(|a| a.name.value.clone());
+                    let scope = def_scope(&info.def, infoschema::SCHEMA, alias_name.as_deref());
+                    (SourceKind::Virtual(Box::new(info)), scope)
+                } else {
+                    let t = cx.table(name)?;
+                    let hints = hints_of(index_directives)?;
+                    check_hint_names(&hints, &t.def)?;
+                    let alias_name = alias.as_ref().map(|a| a.name.value.clone());
+                    let scope = table_scope(&t, alias_name.as_deref());
+                    (SourceKind::Table(t, hints), scope)
                 }
-                ast::TableFactor::Derived {
-                    subquery,
-                    alias,
-                    lateral: false,
-                    ..
-                } => {
-                    let Some(alias) = alias else {
-                        return Err(SqlError::new(
-                            1248,
-                            "42000",
-                            "Every derived table must have its own alias",
-                        ));
-                    };
-                    let inner = select(subquery, cx)?;
-                    let a = alias.name.value.clone();
-                    let scope = Scope {
-                        cols: inner
-                            .columns
-                            .iter()
-                            .map(|c| ScopeCol {
-                                name: c.name.clone(),
-                                qualifiers: vec![a.clone()],
-                                ty: kind_type(c),
-                                meta: Column {
-                                    table: a.clone(),
-                                    schema: String::new(),
-                                    ..c.clone()
-                                },
-                            })
-                            .collect(),
-                    };
-                    (SourceKind::Derived(Box::new(inner), a), scope)
-                }
-                other => return Err(SqlError::unsupported(format!("FROM {other}"))),
             }
-        }
-        _ => return Err(SqlError::unsupported("several tables in FROM (joins)")),
+            ast::TableFactor::Derived {
+                subquery,
+                alias,
+                lateral: false,
+                ..
+            } => {
+                let Some(alias) = alias else {
+                    return Err(SqlError::new(
+                        1248,
+                        "42000",
+                        "Every derived table must have its own alias",
+                    ));
+                };
+                let inner = select(subquery, cx)?;
+                let a = alias.name.value.clone();
+                let scope = Scope {
+                    cols: inner
+                        .columns
+                        .iter()
+                        .map(|c| ScopeCol {
+                            name: c.name.clone(),
+                            qualifiers: vec![a.clone()],
+                            ty: kind_type(c),
+                            meta: Column {
+                                table: a.clone(),
+                                schema: String::new(),
+                                ..c.clone()
+                            },
+                        })
+                        .collect(),
+                };
+                (SourceKind::Derived(Box::new(inner), a), scope)
+            }
+            other => return Err(SqlError::unsupported(format!("FROM {other}"))),
+        },
+        _ => return Err(SqlError::unsupported("this FROM clause")),
     };
 
     // WHERE
@@ -1455,7 +1456,11 @@ pub fn select(q: &ast::Query, cx: &PlanCx) -> Result<SelectPlan, SqlError> {
                 }
             }
         };
-        order.push(OrderKey { pos, desc });
+        order.push(OrderKey {
+            pos,
+            desc,
+            numeric: false,
+        });
     }
     let (limit, offset) = limit_exprs(q, cx)?;
 
@@ -1484,6 +1489,11 @@ pub fn select(q: &ast::Query, cx: &PlanCx) -> Result<SelectPlan, SqlError> {
             }
         }
     };
+    for k in &mut order {
+        k.numeric = project
+            .get(k.pos)
+            .is_some_and(|e| matches!(e.sql_type(&row_type), SqlType::Decimal(_)));
+    }
     let mut columns = Vec::with_capacity(n_out);
     let mut conform = Vec::with_capacity(n_out);
     for (i, (_, name)) in items.iter().enumerate() {
@@ -1532,8 +1542,14 @@ pub fn select(q: &ast::Query, cx: &PlanCx) -> Result<SelectPlan, SqlError> {
                         }
                     }
                 }
-                let col = computed_column(name.clone(), t);
-                conform.push(Some(col.kind));
+                let mut col = computed_column(name.clone(), t);
+                // COUNT is never NULL (clients size the column by it).
+                if let (Expr::Col(c), Some(a)) = (e, &agg) {
+                    if let Some(spec) = c.checked_sub(a.group.len()).and_then(|k| a.specs.get(k)) {
+                        col.not_null |= matches!(spec.func, AggFunc::Count | AggFunc::CountStar);
+                    }
+                }
+                conform.push(Some((col.kind, col.decimals)));
                 columns.push(col);
             }
         }
@@ -1547,6 +1563,9 @@ pub fn select(q: &ast::Query, cx: &PlanCx) -> Result<SelectPlan, SqlError> {
         }
         SourceKind::Derived(p, a) => Source::Derived { plan: p, alias: a },
         SourceKind::Virtual(v) => Source::Virtual(v),
+        SourceKind::Join(parts) => {
+            Source::Join(Box::new(plan_join(parts, &scope, filter.as_ref(), cx)?))
+        }
     };
     let sorted_by_access = !order.is_empty()
         && agg.is_none()
@@ -1650,6 +1669,12 @@ fn set_lock(
                 l.sql()
             )))
         }
+        Source::Join(_) => {
+            return Err(SqlError::unsupported(format!(
+                "locking reads ({}) of a join",
+                l.sql()
+            )))
+        }
     }
     p.lock = Some(l);
     Ok(())
@@ -1660,6 +1685,176 @@ enum SourceKind {
     Table(Arc<Table>, Hints),
     Derived(Box<SelectPlan>, String),
     Virtual(Box<crate::infoschema::InfoTable>),
+    Join(Vec<JoinPart>),
+}
+
+/// One base table of a join as FROM names it.
+struct JoinPart {
+    table: Arc<Table>,
+    hints: Hints,
+    left: bool,
+    on: Option<ast::Expr>,
+}
+
+/// A base table of a join (no derived tables or INFORMATION_SCHEMA tables in joins yet).
+fn join_table(f: &ast::TableFactor, cx: &PlanCx) -> Result<(Arc<Table>, Hints, Scope), SqlError> {
+    match f {
+        ast::TableFactor::Table {
+            name,
+            alias,
+            index_directives,
+            args: None,
+            ..
+        } => {
+            if cx.info_table(name)?.is_some() {
+                return Err(SqlError::unsupported(
+                    "joins with INFORMATION_SCHEMA tables",
+                ));
+            }
+            let t = cx.table(name)?;
+            let hints = hints_of(index_directives)?;
+            check_hint_names(&hints, &t.def)?;
+            let scope = table_scope(&t, alias.as_ref().map(|a| a.name.value.as_str()));
+            Ok((t, hints, scope))
+        }
+        other => Err(SqlError::unsupported(format!("joining {other}"))),
+    }
+}
+
+/// FROM with joins or a comma list: the tables in order and the scope of their columns side
+/// by side.
+fn join_sources(
+    from: &[ast::TableWithJoins],
+    cx: &PlanCx,
+) -> Result<(SourceKind, Scope), SqlError> {
+    use ast::JoinConstraint as C;
+    use ast::JoinOperator as J;
+    let mut parts = Vec::new();
+    let mut scope = Scope::default();
+    let mut add =
+        |f: &ast::TableFactor, left: bool, on: Option<ast::Expr>| -> Result<(), SqlError> {
+            let (table, hints, sc) = join_table(f, cx)?;
+            // The name the table is known by (its alias, else its name) must be new.
+            if let Some(q) = sc.cols.first().and_then(|c| c.qualifiers.first()) {
+                if scope.cols.iter().any(|o| o.qualifiers.first() == Some(q)) {
+                    return Err(SqlError::new(
+                        1066,
+                        "42000",
+                        format!("Not unique table/alias: '{q}'"),
+                    ));
+                }
+            }
+            let mut cols = sc.cols;
+            if left {
+                // NULL-extended when no row matches: the columns may be NULL.
+                for c in &mut cols {
+                    c.meta.not_null = false;
+                }
+            }
+            scope.cols.extend(cols);
+            parts.push(JoinPart {
+                table,
+                hints,
+                left,
+                on,
+            });
+            Ok(())
+        };
+    for twj in from {
+        add(&twj.relation, false, None)?;
+        for j in &twj.joins {
+            let (left, c) = match &j.join_operator {
+                J::Join(c) | J::Inner(c) | J::CrossJoin(c) => (false, c),
+                J::Left(c) | J::LeftOuter(c) => (true, c),
+                J::Right(_) | J::RightOuter(_) => {
+                    return Err(SqlError::unsupported(
+                        "RIGHT JOIN (write it as a LEFT JOIN)",
+                    ))
+                }
+                J::FullOuter(_) => return Err(SqlError::unsupported("FULL JOIN")),
+                _ => return Err(SqlError::unsupported("this kind of join")),
+            };
+            let on = match c {
+                C::On(e) => Some(e.clone()),
+                C::None => None,
+                C::Using(_) | C::UsingAlias(..) => {
+                    return Err(SqlError::unsupported("JOIN ... USING"))
+                }
+                C::Natural => return Err(SqlError::unsupported("NATURAL JOIN")),
+            };
+            if left && on.is_none() {
+                return Err(SqlError::syntax("LEFT JOIN needs an ON clause"));
+            }
+            add(&j.relation, left, on)?;
+        }
+    }
+    Ok((SourceKind::Join(parts), scope))
+}
+
+/// Turns the parsed join into its plan: ON clauses compiled over the tables up to theirs,
+/// the first table's access path from the WHERE conjuncts on it alone, and per later table a
+/// lookup from equalities with earlier tables (ON; also WHERE for an inner join).
+fn plan_join(
+    parts: Vec<JoinPart>,
+    scope: &Scope,
+    filter: Option<&Expr>,
+    cx: &PlanCx,
+) -> Result<crate::join::JoinPlan, SqlError> {
+    use crate::join::{choose_lookup, conjuncts, only_columns_below, JoinPlan, JoinStep};
+    let mut parts = parts.into_iter();
+    let Some(first) = parts.next() else {
+        return Err(SqlError::syntax("internal: empty join"));
+    };
+    let where_conds: Vec<&Expr> = filter.map(conjuncts).unwrap_or_default();
+    let w0 = first.table.def.columns.len();
+    let pushed: Vec<Expr> = where_conds
+        .iter()
+        .filter(|c| only_columns_below(c, w0))
+        .map(|c| (*c).clone())
+        .collect();
+    let pushed = pushed
+        .into_iter()
+        .reduce(|a, b| Expr::Bin(crate::expr::BinOp::And, Box::new(a), Box::new(b)));
+    let first_access = access::choose(&first.table.def, pushed.as_ref(), &first.hints);
+    let mut steps = Vec::new();
+    let mut offset = w0;
+    for p in parts {
+        let width = p.table.def.columns.len();
+        let on = match &p.on {
+            Some(e) => {
+                let mut c = Compiler::new(scope, cx.placeholders);
+                c.clause = "on clause";
+                let x = c.compile(e)?;
+                if !only_columns_below(&x, offset + width) {
+                    return Err(SqlError::new(
+                        1054,
+                        "42S22",
+                        format!("Unknown column in 'on clause': {e} names a table joined later"),
+                    ));
+                }
+                Some(x)
+            }
+            None => None,
+        };
+        let mut conds: Vec<&Expr> = on.as_ref().map(conjuncts).unwrap_or_default();
+        if !p.left {
+            conds.extend(where_conds.iter().copied());
+        }
+        let lookup = choose_lookup(&p.table, offset, &conds);
+        steps.push(JoinStep {
+            table: p.table,
+            left: p.left,
+            on,
+            lookup,
+            offset,
+        });
+        offset += width;
+    }
+    Ok(JoinPlan {
+        first: first.table,
+        first_access,
+        steps,
+    })
 }
 
 #[derive(Clone)]
@@ -1721,7 +1916,8 @@ fn same_expr(a: &Expr, b: &Expr) -> bool {
 }
 
 fn order_matches(order: &[OrderKey], project: &[Expr], access: &AccessPlan) -> bool {
-    if order.iter().any(|o| o.desc) {
+    // Index order is byte order: right for DECIMAL text only by accident.
+    if order.iter().any(|o| o.desc || o.numeric) {
         return false;
     }
     let cols: Option<Vec<usize>> = order

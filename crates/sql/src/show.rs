@@ -640,6 +640,37 @@ fn explain_select(
             rows.push(access_row(id, select_type, &table.def.name, &a, extra));
         }
         Source::Virtual(info) => rows.push(scan_row(id, select_type, &info.def.name, p, extra)),
+        Source::Join(j) => {
+            let mut a = j.first_access.clone();
+            if p.filter.is_some() && matches!(a.access, Access::Full | Access::FullIndex(_)) {
+                a.explain.using_where = true;
+            }
+            rows.push(access_row(id, select_type, &j.first.def.name, &a, extra));
+            for st in &j.steps {
+                let (kind, key) = match &st.lookup {
+                    Some(l) if l.point => ("eq_ref", s(&l.key_name)),
+                    Some(l) => ("ref", s(&l.key_name)),
+                    None => ("ALL", Value::Null),
+                };
+                let filtered = st.on.is_some() || p.filter.is_some();
+                rows.push(vec![
+                    Value::Int(id),
+                    s(select_type),
+                    s(&st.table.def.name),
+                    s(kind),
+                    Value::Null,
+                    key,
+                    Value::Null,
+                    Value::Null,
+                    Value::Null,
+                    if filtered {
+                        s("Using where")
+                    } else {
+                        Value::Null
+                    },
+                ]);
+            }
+        }
         Source::Derived { plan, .. } => {
             *next_id += 1;
             let child = *next_id;

@@ -1,0 +1,298 @@
+//! Joins: `FROM a [INNER | CROSS | LEFT [OUTER]] JOIN b ON ... [JOIN c ON ...]` and comma
+//! lists, run as left-deep nested loops over base tables.
+//!
+//! Owns: the join plan (which rows of each inner table a row of the tables before it meets —
+//! an index or primary-key lookup when an equality of the ON clause, or of WHERE for an inner
+//! join, gives the leading key columns from earlier tables or constants; otherwise the inner
+//! table read once and kept in memory) and its execution into rows that are the tables'
+//! columns side by side, before WHERE.
+//!
+//! Must never: return a row the ON clause rejects (a lookup only narrows the candidates, the
+//! whole ON clause is still evaluated), drop the NULL-extended row of a LEFT JOIN, or use a
+//! lookup whose key value has another storage class than the column (then the inner table is
+//! scanned for that row instead: `1 = '1'` is true in SQL but not in the key encoding).
+
+use crate::access::AccessPlan;
+use crate::expr::{BinOp, EvalCx, Expr};
+use crate::result::SqlError;
+use std::ops::Bound;
+use std::sync::Arc;
+use tierdb_engine::{ColumnType, Row, Table, Txn, Value};
+
+/// The join of `first` (read through `first_access`) with each step's table in turn.
+#[derive(Clone, Debug)]
+pub struct JoinPlan {
+    pub first: Arc<Table>,
+    pub first_access: AccessPlan,
+    pub steps: Vec<JoinStep>,
+}
+
+#[derive(Clone, Debug)]
+pub struct JoinStep {
+    pub table: Arc<Table>,
+    /// LEFT JOIN: a row meeting no row of this table goes on with NULLs for its columns.
+    pub left: bool,
+    /// The ON clause, over the columns of the tables up to this one.
+    pub on: Option<Expr>,
+    pub lookup: Option<Lookup>,
+    /// Position of this table's first column in the joined row.
+    pub offset: usize,
+}
+
+/// Equalities giving the leading columns of a key of the inner table.
+#[derive(Clone, Debug)]
+pub struct Lookup {
+    /// None: the primary key; Some(i): secondary index i.
+    pub index: Option<usize>,
+    /// Values of the key's leading columns, over the row of the tables before this one.
+    pub keys: Vec<Expr>,
+    /// The keys give the whole primary key: at most one row.
+    pub point: bool,
+    /// Name of the key (EXPLAIN).
+    pub key_name: String,
+}
+
+impl JoinPlan {
+    pub fn tables(&self) -> impl Iterator<Item = &Arc<Table>> {
+        std::iter::once(&self.first).chain(self.steps.iter().map(|s| &s.table))
+    }
+}
+
+/// The conjuncts of `e` (`a AND b AND c` → [a, b, c]).
+pub fn conjuncts(e: &Expr) -> Vec<&Expr> {
+    match e {
+        Expr::Bin(BinOp::And, a, b) => {
+            let mut v = conjuncts(a);
+            v.extend(conjuncts(b));
+            v
+        }
+        other => vec![other],
+    }
+}
+
+/// True when every column `e` names is below `end`.
+pub fn only_columns_below(e: &Expr, end: usize) -> bool {
+    !e.any(&mut |x| matches!(x, Expr::Col(c) if *c >= end))
+}
+
+/// The lookup for the table at `offset` (its definition `t`) from equalities in `conds`:
+/// the primary key when all its columns are given, else the index with the most leading
+/// columns given, else the primary key's leading columns.
+pub fn choose_lookup(t: &Table, offset: usize, conds: &[&Expr]) -> Option<Lookup> {
+    let width = t.def.columns.len();
+    let mut eq: Vec<Option<Expr>> = vec![None; width];
+    for c in conds {
+        let Expr::Bin(BinOp::Eq, a, b) = c else {
+            continue;
+        };
+        for (col, other) in [(a, b), (b, a)] {
+            if let Expr::Col(ci) = **col {
+                if (offset..offset + width).contains(&ci)
+                    && only_columns_below(other, offset)
+                    && !other.any(&mut |x| matches!(x, Expr::Param(_)))
+                    && eq[ci - offset].is_none()
+                {
+                    eq[ci - offset] = Some((**other).clone());
+                }
+            }
+        }
+    }
+    let given = |cols: &[usize]| cols.iter().take_while(|&&c| eq[c].is_some()).count();
+    let keys_of = |cols: &[usize], n: usize| -> Vec<Expr> {
+        cols[..n].iter().filter_map(|&c| eq[c].clone()).collect()
+    };
+    let pk = &t.def.primary_key;
+    let pk_n = given(pk);
+    if !pk.is_empty() && pk_n == pk.len() {
+        return Some(Lookup {
+            index: None,
+            keys: keys_of(pk, pk_n),
+            point: true,
+            key_name: "PRIMARY".into(),
+        });
+    }
+    let best = t
+        .def
+        .indexes
+        .iter()
+        .enumerate()
+        .map(|(i, ix)| (i, given(&ix.columns)))
+        .filter(|&(_, n)| n > 0)
+        .max_by_key(|&(i, n)| (n, std::cmp::Reverse(i)));
+    if let Some((i, n)) = best.filter(|&(_, n)| n >= pk_n) {
+        let ix = &t.def.indexes[i];
+        return Some(Lookup {
+            index: Some(i),
+            keys: keys_of(&ix.columns, n),
+            point: false,
+            key_name: ix.name.clone(),
+        });
+    }
+    (pk_n > 0).then(|| Lookup {
+        index: None,
+        keys: keys_of(pk, pk_n),
+        point: false,
+        key_name: "PRIMARY".into(),
+    })
+}
+
+/// Whether a key value can be looked up for a column of type `ty` (same storage class).
+fn same_class(ty: &ColumnType, v: &Value) -> bool {
+    match v {
+        Value::Int(_) => ty.is_integer(),
+        Value::Double(_) => matches!(ty, ColumnType::Float | ColumnType::Double),
+        Value::Bytes(_) => {
+            !ty.is_integer() && !matches!(ty, ColumnType::Float | ColumnType::Double)
+        }
+        Value::Null => false,
+    }
+}
+
+/// Runs the join: `outer` are the rows of the first table (its part of WHERE applied or
+/// not: WHERE is evaluated again on the joined rows); calls `f` with each joined row until it
+/// returns false.
+pub fn run(
+    j: &JoinPlan,
+    outer: Vec<Row>,
+    txn: &mut Txn,
+    cx: &EvalCx,
+    f: &mut dyn FnMut(Row) -> Result<bool, SqlError>,
+) -> Result<(), SqlError> {
+    let mut cache: Vec<Option<Vec<Row>>> = vec![None; j.steps.len()];
+    let width = j.first.def.columns.len();
+    for mut row in outer {
+        row.truncate(width);
+        if !step(j, 0, row, txn, cx, &mut cache, f)? {
+            break;
+        }
+    }
+    Ok(())
+}
+
+/// Every row of `t` (committed or this transaction's), columns only.
+fn all_rows(t: &Arc<Table>, txn: &mut Txn) -> Result<Vec<Row>, SqlError> {
+    let width = t.def.columns.len();
+    let mut out = Vec::new();
+    for r in txn.scan_columns(t, None, Bound::Unbounded, Bound::Unbounded, None)? {
+        let mut r = r?;
+        r.truncate(width);
+        out.push(r);
+    }
+    Ok(out)
+}
+
+/// The rows of step `s`'s table that may meet `prefix` through its lookup; None when the
+/// step has no lookup or this row's key values cannot use it (then every row is a candidate).
+fn looked_up(
+    s: &JoinStep,
+    prefix: &[Value],
+    txn: &mut Txn,
+    cx: &EvalCx,
+) -> Result<Option<Vec<Row>>, SqlError> {
+    let t = &s.table;
+    let width = t.def.columns.len();
+    let Some(lk) = &s.lookup else {
+        return Ok(None);
+    };
+    let cols: &[usize] = match lk.index {
+        None => &t.def.primary_key,
+        Some(ix) => &t.def.indexes[ix].columns,
+    };
+    let mut vals = Vec::with_capacity(lk.keys.len());
+    for (k, &c) in lk.keys.iter().zip(cols) {
+        let v = k.eval(prefix, cx)?.into_owned();
+        if v.is_null() {
+            // `col = NULL` is never true: no row meets this one.
+            return Ok(Some(Vec::new()));
+        }
+        if !same_class(&t.def.columns[c].ty, &v) {
+            return Ok(None);
+        }
+        vals.push(v);
+    }
+    let mut out = Vec::new();
+    if lk.point {
+        if let Some(mut r) = txn.get(t, &vals)? {
+            r.truncate(width);
+            out.push(r);
+        }
+    } else {
+        let (lo, hi) = (Bound::Included(vals.clone()), Bound::Included(vals));
+        for r in txn.scan_columns(t, lk.index, lo, hi, None)? {
+            let mut r = r?;
+            r.truncate(width);
+            out.push(r);
+        }
+    }
+    Ok(Some(out))
+}
+
+fn step(
+    j: &JoinPlan,
+    i: usize,
+    prefix: Row,
+    txn: &mut Txn,
+    cx: &EvalCx,
+    cache: &mut [Option<Vec<Row>>],
+    f: &mut dyn FnMut(Row) -> Result<bool, SqlError>,
+) -> Result<bool, SqlError> {
+    let Some(s) = j.steps.get(i) else {
+        return f(prefix);
+    };
+    let width = s.table.def.columns.len();
+    let mut met = false;
+    // Joins `prefix` with one candidate; Some(false) = the consumer wants no more rows.
+    let mut one =
+        |r: &[Value], txn: &mut Txn, cache: &mut [Option<Vec<Row>>]| -> Result<bool, SqlError> {
+            let mut row = Vec::with_capacity(prefix.len() + width);
+            row.extend(prefix.iter().cloned());
+            row.extend(r.iter().cloned());
+            if let Some(on) = &s.on {
+                if !on.matches(&row, cx)? {
+                    return Ok(true);
+                }
+            }
+            met = true;
+            step(j, i + 1, row, txn, cx, cache, f)
+        };
+    match looked_up(s, &prefix, txn, cx)? {
+        Some(rows) => {
+            for r in &rows {
+                if !one(r, txn, cache)? {
+                    return Ok(false);
+                }
+            }
+        }
+        None => {
+            // The table is read once per statement; later steps use other slots.
+            let rows = match cache[i].take() {
+                Some(rows) => rows,
+                None => all_rows(&s.table, txn)?,
+            };
+            let mut go_on = true;
+            for r in &rows {
+                match one(r, txn, cache) {
+                    Ok(true) => {}
+                    Ok(false) => {
+                        go_on = false;
+                        break;
+                    }
+                    Err(e) => {
+                        cache[i] = Some(rows);
+                        return Err(e);
+                    }
+                }
+            }
+            cache[i] = Some(rows);
+            if !go_on {
+                return Ok(false);
+            }
+        }
+    }
+    if !met && s.left {
+        let mut row = prefix;
+        row.extend(std::iter::repeat_n(Value::Null, width));
+        return step(j, i + 1, row, txn, cx, cache, f);
+    }
+    Ok(true)
+}
