@@ -133,6 +133,7 @@ fn col(name: &str, ty: ColumnType) -> ColumnDef {
         nullable: false,
         auto_increment: false,
         default: None,
+        fill: None,
     }
 }
 

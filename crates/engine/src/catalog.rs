@@ -216,13 +216,16 @@ pub fn encode_table(e: &TableEntry) -> Vec<u8> {
     for c in &d.columns {
         w.str(&c.name);
         put_type(&mut w, &c.ty);
-        w.u8(c.nullable as u8 | (c.auto_increment as u8) << 1);
+        w.u8(c.nullable as u8 | (c.auto_increment as u8) << 1 | (c.fill.is_some() as u8) << 2);
         match &c.default {
             None => w.u8(0),
             Some(v) => {
                 w.u8(1);
                 put_value(&mut w, v);
             }
+        }
+        if let Some(f) = &c.fill {
+            put_value(&mut w, f);
         }
     }
     w.u16(d.primary_key.len());
@@ -263,12 +266,18 @@ pub fn decode_table(b: &[u8]) -> Result<TableEntry> {
             0 => None,
             _ => Some(get_value(&mut r)?),
         };
+        let fill = if fl & 4 != 0 {
+            Some(get_value(&mut r)?)
+        } else {
+            None
+        };
         columns.push(ColumnDef {
             name: cname,
             ty,
             nullable: fl & 1 != 0,
             auto_increment: fl & 2 != 0,
             default,
+            fill,
         });
     }
     let np = r.u16()?;
@@ -330,6 +339,7 @@ mod tests {
                     nullable: false,
                     auto_increment: true,
                     default: None,
+                    fill: None,
                 },
                 ColumnDef {
                     name: "c".into(),
@@ -337,6 +347,7 @@ mod tests {
                     nullable: false,
                     auto_increment: false,
                     default: Some(Value::Bytes(vec![])),
+                    fill: None,
                 },
             ],
             primary_key: vec![0],

@@ -9,7 +9,7 @@ use crate::catalog::{self, TableEntry, SLOT_CATALOG_ROOT, SLOT_NEXT_TABLE_ID};
 use crate::rowcodec::Undo;
 use crate::storage::{DataFile, LogGate};
 use crate::txns::ActiveTxns;
-use crate::{EngineConfig, Error, IndexDef, Result, Table, TableDef};
+use crate::{ColumnDef, EngineConfig, Error, IndexDef, Result, Table, TableDef};
 use parking_lot::{Condvar, Mutex, RwLock};
 use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering};
@@ -816,6 +816,35 @@ impl Inner {
         Ok(())
     }
 
+    /// ALTER TABLE ... ADD COLUMN at the end, without touching a row: rows stored before keep
+    /// their shorter form and read the column as `col.fill` (see `txn::complete_row`). Waits
+    /// for the table's writers like an index build, so no change is made through the old
+    /// definition afterwards.
+    pub fn add_column(&self, db: &str, table: &str, col: ColumnDef) -> Result<()> {
+        let _g = self.ddl.lock();
+        let t = self.table(db, table)?;
+        if t.def
+            .columns
+            .iter()
+            .any(|c| c.name.eq_ignore_ascii_case(&col.name))
+        {
+            return Err(Error::Internal(format!("column '{}' exists", col.name)));
+        }
+        if col.auto_increment || col.fill.is_none() {
+            return Err(Error::Internal(
+                "an added column needs a fill value and cannot be AUTO_INCREMENT".into(),
+            ));
+        }
+        let timeout = Duration::from_millis(self.lock_wait_timeout_ms.load(Ordering::Relaxed));
+        let _closed = t.gate.close(timeout).map_err(|e| t.gate_error(e))?;
+        let mut def = t.def.clone();
+        def.columns.push(col);
+        let roots: Vec<PageId> = t.secondary.iter().map(|s| s.root).collect();
+        self.replace_table(db, table, &t, def, roots)?;
+        tracing::info!(db, table, "column added");
+        Ok(())
+    }
+
     pub fn drop_index(&self, db: &str, table: &str, index: &str) -> Result<()> {
         let _g = self.ddl.lock();
         let t = self.table(db, table)?;
@@ -1029,6 +1058,7 @@ mod tests {
                 nullable: false,
                 auto_increment: false,
                 default: None,
+                fill: None,
             }],
             primary_key: vec![0],
             indexes: vec![],

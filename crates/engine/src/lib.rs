@@ -198,6 +198,10 @@ impl Engine {
     pub fn create_index(&self, db: &str, table: &str, index: IndexDef) -> Result<()> {
         self.inner.create_index(db, table, index)
     }
+    /// Adds `col` after the last column; `col.fill` is what existing rows read.
+    pub fn add_column(&self, db: &str, table: &str, col: ColumnDef) -> Result<()> {
+        self.inner.add_column(db, table, col)
+    }
     pub fn drop_index(&self, db: &str, table: &str, index: &str) -> Result<()> {
         self.inner.drop_index(db, table, index)
     }

@@ -152,6 +152,25 @@ pub(crate) fn has_key_prefix(
     Ok(found)
 }
 
+/// A stored row as the table's current definition sees it: a row written before columns
+/// were added (ALTER TABLE ... ADD COLUMN) has fewer values; the added columns get their
+/// fill values (before the hidden row id of a table without a primary key).
+pub(crate) fn complete_row(def: &TableDef, mut row: Row) -> Row {
+    let width = def.stored_width();
+    if row.len() >= width {
+        return row;
+    }
+    let hidden = def.has_hidden_key().then(|| row.pop()).flatten();
+    let have = row.len();
+    row.extend(
+        def.columns[have.min(def.columns.len())..]
+            .iter()
+            .map(|c| c.fill.clone().unwrap_or(Value::Null)),
+    );
+    row.extend(hidden);
+    row
+}
+
 fn corrupt(t: &Table) -> Error {
     Error::Corrupt(format!("undecodable row in table {}.{}", t.db, t.def.name))
 }
@@ -167,7 +186,7 @@ fn read_row(
 ) -> Result<Option<Row>> {
     let r = t.primary.get(&inner.store, key, |v| match v {
         None => Ok(None),
-        Some(stored) => visible_row(inner, me, t.primary.root.0, key, stored, want),
+        Some(stored) => visible_row(inner, me, &t.def, t.primary.root.0, key, stored, want),
     })?;
     r.map_err(|_| corrupt(t))
 }
@@ -176,17 +195,19 @@ fn read_row(
 fn visible_row(
     inner: &Inner,
     me: u64,
+    def: &TableDef,
     tree: u64,
     key: &[u8],
     stored: &[u8],
     want: Option<&[bool]>,
 ) -> std::result::Result<Option<Row>, ()> {
-    match inner.active.visible(me, tree, key, stored) {
-        Visible::None => Ok(None),
-        Visible::Stored(b) => decode_row_cols(b, want).map(Some).ok_or(()),
-        Visible::Owned(b) => decode_row_cols(&b, want).map(Some).ok_or(()),
-        Visible::Corrupt => Err(()),
-    }
+    let row = match inner.active.visible(me, tree, key, stored) {
+        Visible::None => return Ok(None),
+        Visible::Stored(b) => decode_row_cols(b, want),
+        Visible::Owned(b) => decode_row_cols(&b, want),
+        Visible::Corrupt => return Err(()),
+    };
+    row.map(|r| Some(complete_row(def, r))).ok_or(())
 }
 
 impl TxnState {
@@ -308,7 +329,9 @@ impl TxnState {
             match v.map(|s| (header(s), s)) {
                 None => Ok(None),
                 Some((Some((f, _)), _)) if f & FLAG_DELETED != 0 => Ok(None),
-                Some((Some(_), s)) => decode_row(s).map(Some).ok_or(()),
+                Some((Some(_), s)) => decode_row(s)
+                    .map(|r| Some(complete_row(&t.def, r)))
+                    .ok_or(()),
                 Some((None, _)) => Err(()),
             }
         })?;
@@ -576,7 +599,7 @@ impl TxnState {
         else {
             return Ok(false);
         };
-        let old_row = decode_row(&old).ok_or_else(|| corrupt(t))?;
+        let old_row = complete_row(&t.def, decode_row(&old).ok_or_else(|| corrupt(t))?);
         for (i, idx) in t.def.indexes.iter().enumerate() {
             if idx.columns.iter().any(|&c| old_row[c] != new_row[c]) {
                 let nk = index_key(&t.def, idx, &new_row);
@@ -621,7 +644,7 @@ impl TxnState {
         else {
             return Ok(false);
         };
-        let old_row = decode_row(&old).ok_or_else(|| corrupt(t))?;
+        let old_row = complete_row(&t.def, decode_row(&old).ok_or_else(|| corrupt(t))?);
         self.purge.push(Purge::Row {
             tree: t.primary,
             key: key.clone(),
@@ -892,14 +915,16 @@ impl Cursor {
             last.clear();
             last.extend_from_slice(k);
             match self.source {
-                Source::Primary => match visible_row(inner, me, tree.root.0, k, v, want) {
-                    Ok(Some(r)) => rows.push(r),
-                    Ok(None) => {}
-                    Err(()) => {
-                        bad = true;
-                        return false;
+                Source::Primary => {
+                    match visible_row(inner, me, &table.def, tree.root.0, k, v, want) {
+                        Ok(Some(r)) => rows.push(r),
+                        Ok(None) => {}
+                        Err(()) => {
+                            bad = true;
+                            return false;
+                        }
                     }
-                },
+                }
                 Source::Secondary { .. } => skeys.push(k.to_vec()),
             }
             true
@@ -1002,6 +1027,7 @@ mod tests {
             nullable: false,
             auto_increment: false,
             default: None,
+            fill: None,
         }
     }
 

@@ -96,6 +96,9 @@ pub struct ColumnDef {
     pub nullable: bool,
     pub auto_increment: bool,
     pub default: Option<Value>,
+    /// For a column added by ALTER TABLE ... ADD COLUMN: the value of rows stored before it
+    /// existed (their stored rows are shorter); None for columns the table was created with.
+    pub fill: Option<Value>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -30,6 +30,7 @@ fn col(name: &str) -> ColumnDef {
         nullable: false,
         auto_increment: false,
         default: None,
+        fill: None,
     }
 }
 

@@ -22,6 +22,11 @@
 //! filter in ON, and `WHERE right.id IS NULL`), three tables, a self join, aggregates and
 //! DISTINCT over joins, `t.*`, ORDER BY / LIMIT, a duplicate alias (1066).
 //!
+//! `add_column.sql`: `ALTER TABLE ... ADD [COLUMN]` on a table with rows (DEFAULT, NULL, NOT
+//! NULL without DEFAULT reading the type's implicit default, DECIMAL), inserts with and
+//! without a column list afterwards, updates and an index on the new column, a table without
+//! a primary key, 1060 for a duplicate name.
+//!
 //! `decimal_order_and_compare.sql`: DECIMAL values sort, MIN/MAX and compare (with each
 //! other, with strings, in BETWEEN) as numbers, not as their text; SUM and arithmetic show
 //! the scale.
@@ -68,6 +73,11 @@ fn joins_print_what_mariadb_printed() {
 #[test]
 fn decimals_order_and_compare_as_in_mariadb() {
     prints_what_mariadb_printed("decimal_order_and_compare");
+}
+
+#[test]
+fn added_columns_print_what_mariadb_printed() {
+    prints_what_mariadb_printed("add_column");
 }
 
 fn prints_what_mariadb_printed(name: &str) {

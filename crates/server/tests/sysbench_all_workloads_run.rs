@@ -3,8 +3,9 @@
 //! in `ALL_WORKLOADS`.
 //!
 //! `oltp_read_write --secondary=on` (tables without a primary key: `id` AUTO_INCREMENT is a
-//! secondary key) runs the same way, and afterwards every table still has `table_size` rows
-//! with distinct ids, both indexes listing each of them.
+//! secondary key) runs the same way, and afterwards every table still has all `table_size`
+//! ids (concurrent delete + re-insert of one id may leave it on two rows: READ COMMITTED
+//! without gap locks), both indexes listing every row.
 
 mod common;
 
@@ -94,15 +95,20 @@ fn oltp_read_write_runs_on_tables_without_a_primary_key() {
             .expect("show create table");
         let ddl = ddl.expect("a row").1;
         assert!(!ddl.contains("PRIMARY KEY"), "{ddl}");
+        // Without a primary key nothing stops two transactions from each deleting and
+        // re-inserting the same id (READ COMMITTED, no gap locks): an id may end up on two
+        // rows, but none is lost.
         let counts: Option<(u64, u64)> = c
             .query_first(format!("SELECT COUNT(*), COUNT(DISTINCT id) FROM {t}"))
             .expect("count");
-        assert_eq!(counts, Some((1000, 1000)), "{t}");
+        let (rows, ids) = counts.expect("a row");
+        assert_eq!(ids, 1000, "{t}: ids lost");
+        assert!(rows >= 1000, "{t}: {rows} rows");
         for index in ["xid", k] {
             let n: Option<u64> = c
                 .query_first(format!("SELECT COUNT(*) FROM {t} FORCE INDEX ({index})"))
                 .expect("count by index");
-            assert_eq!(n, Some(1000), "{t} by {index}");
+            assert_eq!(n, Some(rows), "{t} by {index}");
         }
     }
     let cleanup = sb.phase(&w, "cleanup", &args(&[]), long);

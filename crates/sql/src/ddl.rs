@@ -294,6 +294,103 @@ fn add_index(
     Ok(())
 }
 
+/// One column definition as written: the column, whether it was declared PRIMARY KEY or
+/// UNIQUE, and its DEFAULT (converted by the caller once the nullability is final).
+struct ParsedColumn {
+    col: ColumnDef,
+    primary: bool,
+    unique: bool,
+    default: Option<ast::Expr>,
+}
+
+fn parse_column(c: &ast::ColumnDef) -> Result<ParsedColumn, SqlError> {
+    let ty = column_type(&c.data_type, &c.name.value)?;
+    let mut p = ParsedColumn {
+        col: ColumnDef {
+            name: c.name.value.clone(),
+            ty,
+            nullable: true,
+            auto_increment: false,
+            default: None,
+            fill: None,
+        },
+        primary: false,
+        unique: false,
+        default: None,
+    };
+    for o in &c.options {
+        match &o.option {
+            ast::ColumnOption::Null => p.col.nullable = true,
+            ast::ColumnOption::NotNull => p.col.nullable = false,
+            ast::ColumnOption::Default(e) => p.default = Some(e.clone()),
+            ast::ColumnOption::DialectSpecific(toks)
+                if toks
+                    .iter()
+                    .any(|t| t.to_string().eq_ignore_ascii_case("AUTO_INCREMENT")) =>
+            {
+                p.col.auto_increment = true;
+            }
+            ast::ColumnOption::PrimaryKey(_) => p.primary = true,
+            ast::ColumnOption::Unique(_) => p.unique = true,
+            ast::ColumnOption::Comment(_)
+            | ast::ColumnOption::CharacterSet(_)
+            | ast::ColumnOption::Collation(_) => {}
+            other => return Err(SqlError::unsupported(format!("column option {other}"))),
+        }
+    }
+    Ok(p)
+}
+
+/// `ALTER TABLE t ADD [COLUMN] c ...` → the engine column, with the value existing rows read
+/// (`fill`): the DEFAULT (CURRENT_TIMESTAMP evaluated now), else NULL, else for a NOT NULL
+/// column without a DEFAULT the type's implicit default (0, '', ...), as MariaDB fills them.
+pub fn added_column(c: &ast::ColumnDef, def: &TableDef) -> Result<ColumnDef, SqlError> {
+    if def.column_index(&c.name.value).is_some() {
+        return Err(SqlError::new(
+            1060,
+            "42S21",
+            format!("Duplicate column name '{}'", c.name.value),
+        ));
+    }
+    let p = parse_column(c)?;
+    if p.primary || p.unique || p.col.auto_increment {
+        return Err(SqlError::unsupported(
+            "ADD COLUMN with PRIMARY KEY, UNIQUE or AUTO_INCREMENT (add the column, then the index)",
+        ));
+    }
+    let mut col = p.col;
+    if let Some(e) = &p.default {
+        col.default = default_value(e, &col)?;
+    }
+    let fill = match column_default(&col) {
+        Some(v) => v,
+        None => implicit_default(&col.ty),
+    };
+    col.fill = Some(fill);
+    Ok(col)
+}
+
+/// What MariaDB stores for a NOT NULL column given no value outside strict mode.
+fn implicit_default(ty: &ColumnType) -> Value {
+    match ty {
+        ColumnType::Int { .. } => Value::Int(0),
+        ColumnType::Float | ColumnType::Double => Value::Double(0.0),
+        ColumnType::Decimal { scale, .. } => {
+            let mut t = "0".to_string();
+            if *scale > 0 {
+                t.push('.');
+                t.extend(std::iter::repeat_n('0', usize::from(*scale)));
+            }
+            Value::Bytes(t.into_bytes())
+        }
+        ColumnType::Date => Value::Bytes(b"0000-00-00".to_vec()),
+        ColumnType::DateTime | ColumnType::Timestamp => {
+            Value::Bytes(b"0000-00-00 00:00:00".to_vec())
+        }
+        _ => Value::Bytes(Vec::new()),
+    }
+}
+
 /// CREATE TABLE → engine table definition.
 pub fn table_def(ct: &ast::CreateTable) -> Result<TableDef, SqlError> {
     if ct.query.is_some() {
@@ -331,39 +428,20 @@ pub fn table_def(ct: &ast::CreateTable) -> Result<TableDef, SqlError> {
                 format!("Duplicate column name '{}'", c.name.value),
             ));
         }
-        let ty = column_type(&c.data_type, &c.name.value)?;
-        let mut col = ColumnDef {
-            name: c.name.value.clone(),
-            ty,
-            nullable: true,
-            auto_increment: false,
-            default: None,
-        };
-        for o in &c.options {
-            match &o.option {
-                ast::ColumnOption::Null => col.nullable = true,
-                ast::ColumnOption::NotNull => col.nullable = false,
-                ast::ColumnOption::Default(e) => pending_defaults.push((ci, e.clone())),
-                ast::ColumnOption::DialectSpecific(toks)
-                    if toks
-                        .iter()
-                        .any(|t| t.to_string().eq_ignore_ascii_case("AUTO_INCREMENT")) =>
-                {
-                    col.auto_increment = true;
-                }
-                ast::ColumnOption::PrimaryKey(_) => {
-                    if !def.primary_key.is_empty() {
-                        return Err(SqlError::new(1068, "42000", "Multiple primary key defined"));
-                    }
-                    def.primary_key = vec![ci];
-                }
-                ast::ColumnOption::Unique(_) => unique_columns.push(ci),
-                ast::ColumnOption::Comment(_)
-                | ast::ColumnOption::CharacterSet(_)
-                | ast::ColumnOption::Collation(_) => {}
-                other => return Err(SqlError::unsupported(format!("column option {other}"))),
+        let p = parse_column(c)?;
+        if p.primary {
+            if !def.primary_key.is_empty() {
+                return Err(SqlError::new(1068, "42000", "Multiple primary key defined"));
             }
+            def.primary_key = vec![ci];
         }
+        if p.unique {
+            unique_columns.push(ci);
+        }
+        if let Some(e) = p.default {
+            pending_defaults.push((ci, e));
+        }
+        let col = p.col;
         if col.auto_increment && !col.ty.is_integer() {
             return Err(SqlError::new(
                 1063,

@@ -60,6 +60,7 @@ fn col(name: &str, ty: ColumnType) -> ColumnDef {
         nullable: true,
         auto_increment: false,
         default: None,
+        fill: None,
     }
 }
 

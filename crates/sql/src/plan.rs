@@ -376,6 +376,12 @@ pub enum Utility {
         db: String,
         table: String,
     },
+    /// `ALTER TABLE t ADD [COLUMN] c ...` (at the end; existing rows read `column.fill`).
+    AddColumn {
+        db: String,
+        table: String,
+        column: tierdb_engine::ColumnDef,
+    },
     /// `ALTER TABLE t` with nothing to change (`DISABLE KEYS`, `ALGORITHM = ...`, `LOCK = ...`).
     AlterNoop {
         db: String,
@@ -402,6 +408,7 @@ impl Utility {
                 | Utility::DropTable { .. }
                 | Utility::CreateIndex { .. }
                 | Utility::DropIndex { .. }
+                | Utility::AddColumn { .. }
                 | Utility::Truncate { .. }
         )
     }
@@ -734,6 +741,24 @@ fn alter_table(at: &ast::AlterTable, cx: &PlanCx) -> Result<Plan, SqlError> {
                 columns,
                 unique: true,
             }))
+        }
+        [Op::AddColumn {
+            if_not_exists,
+            column_def,
+            column_position,
+            ..
+        }] => {
+            if column_position.is_some() {
+                return Err(SqlError::unsupported(
+                    "ADD COLUMN ... FIRST / AFTER (columns are added at the end)",
+                ));
+            }
+            let t = cx.table(&at.name)?;
+            if *if_not_exists && t.def.column_index(&column_def.name.value).is_some() {
+                return Ok(util(Utility::AlterNoop { db, table }));
+            }
+            let column = ddl::added_column(column_def, &t.def)?;
+            Ok(util(Utility::AddColumn { db, table, column }))
         }
         [Op::DropIndex { name }] => Ok(util(Utility::DropIndex {
             db,

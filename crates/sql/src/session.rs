@@ -174,7 +174,7 @@ fn counter_for(plan: &Plan) -> Counter {
             Utility::DropIndex { .. } => Counter::ComDropIndex,
             Utility::Truncate { .. } => Counter::ComTruncate,
             Utility::Analyze { .. } => Counter::ComAnalyze,
-            Utility::AlterNoop { .. } => Counter::ComAlterTable,
+            Utility::AlterNoop { .. } | Utility::AddColumn { .. } => Counter::ComAlterTable,
             Utility::LockTables { .. } => Counter::ComLockTables,
             Utility::UnlockTables => Counter::ComUnlockTables,
             _ => Counter::ComShow,
@@ -878,6 +878,10 @@ impl Core {
                     }
                 }
                 engine.drop_index(db, table, name)?;
+                Ok(alter_ok(0))
+            }
+            Utility::AddColumn { db, table, column } => {
+                engine.add_column(db, table, column.clone())?;
                 Ok(alter_ok(0))
             }
             Utility::AlterNoop { db, table } => {

@@ -26,6 +26,7 @@ pub fn int_col(name: &str) -> ColumnDef {
         nullable: false,
         auto_increment: false,
         default: None,
+        fill: None,
     }
 }
 
@@ -36,6 +37,7 @@ pub fn bytes_col(name: &str, len: u32) -> ColumnDef {
         nullable: false,
         auto_increment: false,
         default: None,
+        fill: None,
     }
 }
 
