@@ -27,6 +27,11 @@
 //! without a column list afterwards, updates and an index on the new column, a table without
 //! a primary key, 1060 for a duplicate name.
 //!
+//! `subqueries.sql`: uncorrelated subqueries — `IN` / `NOT IN (SELECT ...)` with NULLs,
+//! scalar subqueries in WHERE and in the select list, `[NOT] EXISTS`, nested subqueries, in
+//! UPDATE and DELETE, with a join; 1242 for a scalar subquery returning two rows, 1241 for
+//! two columns.
+//!
 //! `decimal_order_and_compare.sql`: DECIMAL values sort, MIN/MAX and compare (with each
 //! other, with strings, in BETWEEN) as numbers, not as their text; SUM and arithmetic show
 //! the scale.
@@ -78,6 +83,11 @@ fn decimals_order_and_compare_as_in_mariadb() {
 #[test]
 fn added_columns_print_what_mariadb_printed() {
     prints_what_mariadb_printed("add_column");
+}
+
+#[test]
+fn subqueries_print_what_mariadb_printed() {
+    prints_what_mariadb_printed("subqueries");
 }
 
 fn prints_what_mariadb_printed(name: &str) {

@@ -115,6 +115,9 @@ pub struct Compiler<'a> {
     /// In `ON DUPLICATE KEY UPDATE`: `VALUES(col)` is the value the statement tried to
     /// insert, found at this offset + the column's position in the evaluated row.
     pub values_offset: Option<usize>,
+    /// Where subqueries may appear (WHERE, the select list): plans them into the
+    /// statement's list. None: a subquery here is refused.
+    pub planner: Option<&'a crate::plan::PlanCx<'a>>,
     depth: usize,
 }
 
@@ -313,6 +316,7 @@ impl<'a> Compiler<'a> {
             aliases: &[],
             clause: "field list",
             values_offset: None,
+            planner: None,
             depth: 0,
         }
     }
@@ -345,6 +349,37 @@ impl<'a> Compiler<'a> {
                 }
             })
             .collect()
+    }
+
+    /// Plans an uncorrelated subquery into the statement's list and returns its number.
+    /// `one_column`: used as a value or with IN (1241 unless it returns one column).
+    fn subquery(&mut self, q: &ast::Query, one_column: bool) -> Result<usize, SqlError> {
+        let Some(cx) = self.planner else {
+            return Err(SqlError::unsupported(format!(
+                "subqueries in the {}",
+                self.clause
+            )));
+        };
+        let plan = crate::plan::select(q, cx).map_err(|e| {
+            if e.code == 1054 {
+                SqlError::unsupported(format!(
+                    "correlated subqueries (a subquery naming a column of the outer query) or an unknown column: {}",
+                    e.message
+                ))
+            } else {
+                e
+            }
+        })?;
+        if one_column && plan.n_out != 1 {
+            return Err(SqlError::new(
+                1241,
+                "21000",
+                "Operand should contain 1 column(s)",
+            ));
+        }
+        let mut list = cx.subqueries.borrow_mut();
+        list.push(plan);
+        Ok(list.len() - 1)
     }
 
     /// A column resolution error naming this clause: 1052 (ambiguous) or 1054 (unknown).
@@ -633,7 +668,11 @@ impl<'a> Compiler<'a> {
                         .collect::<Result<Vec<_>, _>>()?;
                     Expr::In(Box::new(x), l, *negated)
                 }
-                _ => return Err(SqlError::unsupported("IN (subquery)")),
+                ast::InTarget::Subquery(q) => {
+                    let x = self.compile(expr)?;
+                    Expr::InSubquery(Box::new(x), self.subquery(q, true)?, *negated)
+                }
+                _ => return Err(SqlError::unsupported("this IN form")),
             },
             A::Between {
                 expr,
@@ -754,8 +793,21 @@ impl<'a> Compiler<'a> {
                     None => None,
                 },
             },
-            A::Subquery(_) | A::Exists { .. } => {
-                return Err(SqlError::unsupported("subqueries in expressions"))
+            A::Subquery(q) => {
+                let i = self.subquery(q, true)?;
+                let t = self
+                    .planner
+                    .and_then(|cx| {
+                        cx.subqueries
+                            .borrow()
+                            .get(i)
+                            .and_then(|p| p.columns.first().map(crate::plan::kind_type))
+                    })
+                    .unwrap_or(SqlType::Text);
+                Expr::Subquery(i, t)
+            }
+            A::Exists { subquery, negated } => {
+                Expr::Exists(self.subquery(subquery, false)?, *negated)
             }
             other => return Err(SqlError::unsupported(format!("expression {other}"))),
         })

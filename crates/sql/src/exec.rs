@@ -636,6 +636,7 @@ impl Acc {
                 let cx = EvalCx {
                     params: &[],
                     env: &env,
+                    subq: &[],
                 };
                 for v in vals {
                     let _ = acc.add(&probe, std::slice::from_ref(&v), &cx);

@@ -125,6 +125,13 @@ pub enum Expr {
     /// `@@name` (lower-case), with an optional explicit scope (true = GLOBAL).
     SysVar(String, Option<bool>),
     UserVar(String),
+    /// `(SELECT ...)` as a value: the statement's subquery number `i` (`EvalCx::subq`), and
+    /// the type of its column.
+    Subquery(usize, SqlType),
+    /// `x [NOT] IN (SELECT ...)`.
+    InSubquery(Box<Expr>, usize, bool),
+    /// `[NOT] EXISTS (SELECT ...)`.
+    Exists(usize, bool),
 }
 
 /// What evaluation may need from the session besides the row and parameters.
@@ -142,6 +149,16 @@ pub trait Env {
 pub struct EvalCx<'a> {
     pub params: &'a [Value],
     pub env: &'a dyn Env,
+    /// The first column of every row of each of the statement's subqueries (uncorrelated:
+    /// computed once per execution, before the statement reads anything else).
+    pub subq: &'a [Vec<Value>],
+}
+
+fn subquery_rows<'a>(cx: &EvalCx<'a>, i: usize) -> Result<&'a [Value], SqlError> {
+    cx.subq
+        .get(i)
+        .map(|v| v.as_slice())
+        .ok_or_else(|| SqlError::new(1105, "HY000", "internal: a subquery was not run"))
 }
 
 fn overflow(what: &str) -> SqlError {
@@ -192,6 +209,8 @@ impl Expr {
             }
             Expr::Bin(_, a, b) => a.any(f) || b.any(f),
             Expr::In(a, list, _) => a.any(f) || list.iter().any(|e| e.any(f)),
+            Expr::InSubquery(a, ..) => a.any(f),
+            Expr::Subquery(..) | Expr::Exists(..) => false,
             Expr::Between(a, b, c, _) => a.any(f) || b.any(f) || c.any(f),
             Expr::Like { expr, pattern, .. } => expr.any(f) || pattern.any(f),
             Expr::Func(_, args) => args.iter().any(|e| e.any(f)),
@@ -245,6 +264,47 @@ impl Expr {
                 let v = a.eval(row, cx)?;
                 let r = truthy(&v) == Some(*want);
                 Cow::Owned(Value::Int(i64::from(r != *neg)))
+            }
+            Expr::Subquery(i, _) => match subquery_rows(cx, *i)? {
+                [] => Cow::Owned(Value::Null),
+                [v] => Cow::Owned(v.clone()),
+                _ => {
+                    return Err(SqlError::new(
+                        1242,
+                        "21000",
+                        "Subquery returns more than 1 row",
+                    ))
+                }
+            },
+            Expr::Exists(i, neg) => {
+                let any = !subquery_rows(cx, *i)?.is_empty();
+                Cow::Owned(Value::Int(i64::from(any != *neg)))
+            }
+            Expr::InSubquery(a, i, neg) => {
+                let v = a.eval(row, cx)?;
+                if v.is_null() {
+                    return Ok(Cow::Owned(Value::Null));
+                }
+                let mut saw_null = false;
+                let mut found = false;
+                for x in subquery_rows(cx, *i)? {
+                    match compare(&v, x) {
+                        Some(Ordering::Equal) => {
+                            found = true;
+                            break;
+                        }
+                        None => saw_null = true,
+                        _ => {}
+                    }
+                }
+                let r = if found {
+                    Some(true)
+                } else if saw_null {
+                    None
+                } else {
+                    Some(false)
+                };
+                Cow::Owned(bool_val(r.map(|b| b != *neg)))
             }
             Expr::In(a, list, neg) => {
                 let v = a.eval(row, cx)?;
@@ -406,10 +466,13 @@ impl Expr {
                 SqlType::Text => SqlType::Double,
                 t => t,
             },
+            Expr::Subquery(_, t) => *t,
             Expr::Unary(..)
             | Expr::IsNull(..)
             | Expr::IsBool(..)
             | Expr::In(..)
+            | Expr::InSubquery(..)
+            | Expr::Exists(..)
             | Expr::Between(..)
             | Expr::Like { .. } => SqlType::Int,
             Expr::Bin(op, a, b) => match op {

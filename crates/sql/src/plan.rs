@@ -27,6 +27,9 @@ pub struct PlanCx<'a> {
     pub engine: &'a Arc<Engine>,
     pub db: Option<&'a str>,
     pub placeholders: &'a [Location],
+    /// The statement's (uncorrelated) subqueries, numbered in planning order; `build` moves
+    /// them into the top-level plan.
+    pub subqueries: std::cell::RefCell<Vec<SelectPlan>>,
 }
 
 impl PlanCx<'_> {
@@ -131,6 +134,8 @@ pub struct SelectPlan {
     /// Per `project` entry: a bare column referenced by no other entry, so `exec` may move
     /// the value out of the (discarded) source row instead of copying it.
     pub project_moves: Vec<bool>,
+    /// The statement's subqueries (top-level plan only; `Expr::Subquery` etc. index them).
+    pub subqueries: Vec<SelectPlan>,
 }
 
 impl SelectPlan {
@@ -246,6 +251,8 @@ pub struct UpdatePlan {
     pub filter: Option<Expr>,
     pub sets: Vec<(usize, Expr)>,
     pub limit: Option<Expr>,
+    /// The statement's subqueries (see `SelectPlan::subqueries`).
+    pub subqueries: Vec<SelectPlan>,
 }
 
 #[derive(Clone, Debug)]
@@ -254,6 +261,8 @@ pub struct DeletePlan {
     pub access: AccessPlan,
     pub filter: Option<Expr>,
     pub limit: Option<Expr>,
+    /// The statement's subqueries (see `SelectPlan::subqueries`).
+    pub subqueries: Vec<SelectPlan>,
 }
 
 #[derive(Clone, Debug)]
@@ -442,12 +451,27 @@ impl Plan {
             }
         }
         let mut out = Vec::new();
-        match self {
-            Plan::Select(s) => select(s, &mut out),
-            Plan::Insert(p) => out.push((&p.table, true)),
-            Plan::Update(p) => out.push((&p.table, true)),
-            Plan::Delete(p) => out.push((&p.table, true)),
-            Plan::Explain(_) | Plan::Utility(_) => {}
+        let subqueries: &[SelectPlan] = match self {
+            Plan::Select(s) => {
+                select(s, &mut out);
+                &s.subqueries
+            }
+            Plan::Insert(p) => {
+                out.push((&p.table, true));
+                &[]
+            }
+            Plan::Update(p) => {
+                out.push((&p.table, true));
+                &p.subqueries
+            }
+            Plan::Delete(p) => {
+                out.push((&p.table, true));
+                &p.subqueries
+            }
+            Plan::Explain(_) | Plan::Utility(_) => &[],
+        };
+        for s in subqueries {
+            select(s, &mut out);
         }
         out
     }
@@ -464,10 +488,26 @@ impl Plan {
 pub fn build(stmt: &ast::Statement, cx: &PlanCx) -> Result<Plan, SqlError> {
     use ast::Statement as S;
     Ok(match stmt {
-        S::Query(q) => Plan::Select(Box::new(select(q, cx)?)),
+        S::Query(q) => {
+            let mut p = select(q, cx)?;
+            p.subqueries = cx.subqueries.take();
+            Plan::Select(Box::new(p))
+        }
         S::Insert(ins) => Plan::Insert(Box::new(insert(ins, cx)?)),
-        S::Update(u) => update(u, cx)?,
-        S::Delete(d) => delete(d, cx)?,
+        S::Update(u) => match update(u, cx)? {
+            Plan::Update(mut p) => {
+                p.subqueries = cx.subqueries.take();
+                Plan::Update(p)
+            }
+            other => other,
+        },
+        S::Delete(d) => match delete(d, cx)? {
+            Plan::Delete(mut p) => {
+                p.subqueries = cx.subqueries.take();
+                Plan::Delete(p)
+            }
+            other => other,
+        },
         S::Explain {
             statement,
             analyze: false,
@@ -1297,6 +1337,7 @@ pub fn select(q: &ast::Query, cx: &PlanCx) -> Result<SelectPlan, SqlError> {
             }
             let mut c = Compiler::new(&scope, cx.placeholders);
             c.clause = "where clause";
+            c.planner = Some(cx);
             Some(c.compile(w)?)
         }
         None => None,
@@ -1427,6 +1468,7 @@ pub fn select(q: &ast::Query, cx: &PlanCx) -> Result<SelectPlan, SqlError> {
             }
             ItemExpr::Ast(a) => {
                 let mut c = Compiler::new(&scope, cx.placeholders);
+                c.planner = Some(cx);
                 if is_agg {
                     c.agg = Some(&mut builder);
                 }
@@ -1615,6 +1657,7 @@ pub fn select(q: &ast::Query, cx: &PlanCx) -> Result<SelectPlan, SqlError> {
         lock: None,
         read_cols: None,
         project_moves: Vec::new(),
+        subqueries: Vec::new(),
     };
     if let Some(l) = lock {
         let names = scope.cols.first().map(|c| c.qualifiers.as_slice());
@@ -1888,7 +1931,7 @@ enum ItemExpr {
     Col(usize),
 }
 
-fn kind_type(c: &Column) -> SqlType {
+pub(crate) fn kind_type(c: &Column) -> SqlType {
     match c.kind {
         ColumnKind::Tiny
         | ColumnKind::Short
@@ -2113,6 +2156,7 @@ fn where_and_limit(
         Some(w) => {
             let mut c = Compiler::new(scope, cx.placeholders);
             c.clause = "where clause";
+            c.planner = Some(cx);
             Some(c.compile(w)?)
         }
         None => None,
@@ -2168,6 +2212,7 @@ fn update(u: &ast::Update, cx: &PlanCx) -> Result<Plan, SqlError> {
         filter,
         sets,
         limit,
+        subqueries: Vec::new(),
     })))
 }
 
@@ -2192,5 +2237,6 @@ fn delete(d: &ast::Delete, cx: &PlanCx) -> Result<Plan, SqlError> {
         access,
         filter,
         limit,
+        subqueries: Vec::new(),
     })))
 }

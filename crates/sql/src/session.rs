@@ -277,6 +277,7 @@ impl Session {
                 engine: &self.core.st.shared.engine,
                 db: self.core.st.db.as_deref(),
                 placeholders: &[],
+                subqueries: Default::default(),
             };
             plan::build(&stmt, &cx)?
         };
@@ -295,6 +296,7 @@ impl Session {
                 engine: &shared.engine,
                 db: self.core.st.db.as_deref(),
                 placeholders: &placeholders,
+                subqueries: Default::default(),
             };
             plan::build(&stmt, &cx)?
         };
@@ -355,6 +357,7 @@ impl Session {
                 engine: &shared.engine,
                 db: p.db.as_deref(),
                 placeholders: &p.placeholders,
+                subqueries: Default::default(),
             };
             p.plan = Some(plan::build(&p.stmt, &cx)?);
             p.version = version;
@@ -569,6 +572,7 @@ impl Core {
             let cx = EvalCx {
                 params,
                 env: &self.st,
+                subq: &[],
             };
             let r = run_dml(plan, &mut txn, &cx);
             return match r {
@@ -594,6 +598,7 @@ impl Core {
         let cx = EvalCx {
             params,
             env: &self.st,
+            subq: &[],
         };
         let sp = txn.savepoint();
         let r = run_dml(plan, txn, &cx);
@@ -960,6 +965,7 @@ impl Core {
                 let cx = EvalCx {
                     params,
                     env: &self.st,
+                    subq: &[],
                 };
                 Some(e.eval(&[], &cx)?.into_owned())
             }
@@ -1126,6 +1132,34 @@ fn count_abort(shared: &Shared, e: &SqlError) {
 type DmlOutcome = (QueryResult, Option<i64>, Vec<Warning>);
 
 fn run_dml(plan: &Plan, txn: &mut Txn, cx: &EvalCx) -> Result<DmlOutcome, SqlError> {
+    // The statement's subqueries first, in order (a later one may use an earlier one's rows).
+    let subplans: &[crate::plan::SelectPlan] = match plan {
+        Plan::Select(p) => &p.subqueries,
+        Plan::Update(p) => &p.subqueries,
+        Plan::Delete(p) => &p.subqueries,
+        _ => &[],
+    };
+    let mut subq: Vec<Vec<Value>> = Vec::with_capacity(subplans.len());
+    for sp in subplans {
+        let rows = {
+            let scx = EvalCx {
+                params: cx.params,
+                env: cx.env,
+                subq: &subq,
+            };
+            exec::run_select(sp, txn, &scx)?
+        };
+        subq.push(
+            rows.into_iter()
+                .map(|r| r.into_iter().next().unwrap_or(Value::Null))
+                .collect(),
+        );
+    }
+    let cx = &EvalCx {
+        params: cx.params,
+        env: cx.env,
+        subq: &subq,
+    };
     match plan {
         Plan::Select(p) => {
             let rows = exec::run_select(p, txn, cx)?;

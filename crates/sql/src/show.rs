@@ -65,7 +65,11 @@ pub fn filter_rows(
                     .collect(),
             };
             let x = Compiler::new(&scope, &[]).compile(e)?;
-            let cx = EvalCx { params: &[], env };
+            let cx = EvalCx {
+                params: &[],
+                env,
+                subq: &[],
+            };
             let mut out = Vec::new();
             for r in rows {
                 if x.matches(&r, &cx)? {
