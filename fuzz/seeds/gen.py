@@ -145,6 +145,9 @@ sql = [
     "SELECT column_name, data_type FROM information_schema.columns WHERE table_schema=database() ORDER BY ordinal_position\nSELECT * FROM INFORMATION_SCHEMA.TABLES",
     "CREATE TABLE u (a INT, b VARCHAR(5) UNIQUE, c INT, UNIQUE KEY bc (b, c))\nINSERT INTO u VALUES (1, 'x', NULL), (1, 'x', 2)\nCREATE UNIQUE INDEX ua ON u (a)",
     "INSERT INTO t VALUES (1, 2, 'a') ON DUPLICATE KEY UPDATE k = VALUES(k) + k, c = VALUES(c)\nREPLACE INTO t VALUES (1, 3, 'b')\nINSERT IGNORE INTO t VALUES (1, 1, 'c')\nSHOW WARNINGS",
+    "SELECT t.id, u.k FROM t JOIN t AS u ON u.id = t.k LEFT JOIN t v ON v.c = u.c WHERE t.k > 1 ORDER BY 1 LIMIT 3\nSELECT COUNT(*) FROM t, t AS x",
+    "SELECT id FROM t WHERE k IN (SELECT k FROM t WHERE id > ?) AND EXISTS (SELECT 1 FROM t)\nSELECT (SELECT MAX(id) FROM t) + 1\nDELETE FROM t WHERE id NOT IN (SELECT k FROM t)",
+    "ALTER TABLE t ADD COLUMN d DECIMAL(6,2) NOT NULL\nSELECT d, SUM(d) FROM t GROUP BY d ORDER BY d DESC\nSELECT * FROM t WHERE d BETWEEN '1' AND 2.5",
     "CREATE TABLE h (id INT NOT NULL AUTO_INCREMENT, v INT, KEY xid (id))\nINSERT INTO h (v) VALUES (1), (1)\nUPDATE h SET v = 2 WHERE v = 1 LIMIT 1\nDELETE FROM h\nDROP INDEX xid ON h",
 ]
 for i, s in enumerate(sql):

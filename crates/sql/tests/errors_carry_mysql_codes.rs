@@ -52,7 +52,7 @@ fn each_error_has_its_code() {
     assert_eq!(code(&mut s, "SELECT id FROM t WHERE id = ?"), 1064);
     assert_eq!(code(&mut s, ""), 1065);
     assert_eq!(
-        code(&mut s, "SELECT * FROM t a JOIN t b ON a.id = b.id"),
+        code(&mut s, "SELECT * FROM t a RIGHT JOIN t b ON a.id = b.id"),
         1235
     );
     assert_eq!(
