@@ -17,6 +17,8 @@ pub enum Error {
     DuplicateKey { key: String, index: String },
     #[error("Deadlock found when trying to get lock; try restarting transaction")]
     Deadlock,
+    #[error("Table definition has changed, please retry transaction")]
+    TableDefinitionChanged,
     #[error("Lock wait timeout exceeded; try restarting transaction")]
     LockWaitTimeout,
     #[error("Field '{0}' doesn't have a default value")]
@@ -54,6 +56,7 @@ impl Error {
             Error::IndexExists(_) => (1061, "42000"),
             Error::DuplicateKey { .. } => (1062, "23000"),
             Error::Deadlock => (1213, "40001"),
+            Error::TableDefinitionChanged => (1412, "HY000"),
             Error::LockWaitTimeout => (1205, "HY000"),
             Error::NoDefault(_) => (1364, "HY000"),
             Error::NotNull(_) => (1048, "23000"),

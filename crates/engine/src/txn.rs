@@ -240,7 +240,13 @@ impl TxnState {
         if t.version == t.gate.version() {
             return Ok(None);
         }
-        self.inner.table(&t.db, &t.def.name).map(Some)
+        let current = self.inner.table(&t.db, &t.def.name)?;
+        if current.def.columns.len() != t.def.columns.len() {
+            // Columns were added since the statement was planned: its rows have the old
+            // shape. MySQL's answer: the statement is retried by the client.
+            return Err(Error::TableDefinitionChanged);
+        }
+        Ok(Some(current))
     }
 
     fn id(&self) -> u64 {

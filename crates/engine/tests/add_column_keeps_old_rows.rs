@@ -1,8 +1,9 @@
 //! ALTER TABLE ... ADD COLUMN without rewriting rows: rows stored before the column existed
 //! read its fill value (also in a table without a primary key, whose hidden row id follows
 //! the columns), rows written after carry it; updates of old rows, an index over the new
-//! column and secondary-index scans see the completed rows; it all survives a reopen, and an
-//! ADD COLUMN waits for a transaction writing the table.
+//! column and secondary-index scans see the completed rows; it all survives a reopen, an
+//! ADD COLUMN waits for a transaction writing the table, and a write through a handle taken
+//! before the column was added fails with 1412 (retry) instead of writing the old shape.
 
 mod common;
 
@@ -133,5 +134,45 @@ fn add_column_waits_for_a_writing_transaction() {
     assert_eq!(
         tx.get(&t, &key(1)).expect("get").expect("row")[4],
         Value::Int(3)
+    );
+}
+
+#[test]
+fn a_write_through_a_handle_from_before_add_column_is_refused() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let e = open(dir.path());
+    e.create_database("d").expect("create database");
+    e.create_table("d", kv_table("t")).expect("create t");
+    let old = e.table("d", "t").expect("t");
+    let mut tx = e.begin();
+    tx.insert(&old, kv_row(1, 1, 1)).expect("insert");
+    tx.commit().expect("commit");
+    e.add_column("d", "t", added("x", Value::Int(3)))
+        .expect("add column");
+    let mut tx = e.begin();
+    let r = tx.update(&old, &key(1), kv_row(1, 2, 2));
+    assert!(
+        matches!(r, Err(tierdb_engine::Error::TableDefinitionChanged)),
+        "{r:?}"
+    );
+    assert_eq!(
+        tierdb_engine::Error::TableDefinitionChanged.mysql_code().0,
+        1412
+    );
+    let r = tx.insert(&old, kv_row(2, 2, 2));
+    assert!(matches!(
+        r,
+        Err(tierdb_engine::Error::TableDefinitionChanged)
+    ));
+    tx.rollback().expect("rollback");
+    let t = e.table("d", "t").expect("t");
+    let mut tx = e.begin();
+    assert_eq!(
+        scan_all(&mut tx, &t),
+        vec![{
+            let mut r = kv_row(1, 1, 1);
+            r.push(Value::Int(3));
+            r
+        }]
     );
 }

@@ -32,6 +32,11 @@
 //! UPDATE and DELETE, with a join; 1242 for a scalar subquery returning two rows, 1241 for
 //! two columns.
 //!
+//! `decimal_scale_in_lists_and_empty_subqueries.sql`: the scale of DECIMAL products, ROUND,
+//! SUM of products; DECIMAL in an IN list of strings; `[NOT] IN` an empty subquery (also for
+//! NULL); `SELECT @@warning_count` keeping the warnings for SHOW WARNINGS; ORDER BY mixing
+//! DECIMAL text and numbers.
+//!
 //! `decimal_order_and_compare.sql`: DECIMAL values sort, MIN/MAX and compare (with each
 //! other, with strings, in BETWEEN) as numbers, not as their text; SUM and arithmetic show
 //! the scale.
@@ -88,6 +93,11 @@ fn added_columns_print_what_mariadb_printed() {
 #[test]
 fn subqueries_print_what_mariadb_printed() {
     prints_what_mariadb_printed("subqueries");
+}
+
+#[test]
+fn decimal_scale_in_lists_and_empty_subqueries_print_what_mariadb_printed() {
+    prints_what_mariadb_printed("decimal_scale_in_lists_and_empty_subqueries");
 }
 
 fn prints_what_mariadb_printed(name: &str) {

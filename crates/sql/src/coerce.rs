@@ -203,17 +203,38 @@ fn num_of_bytes(b: &[u8]) -> Value {
     }
 }
 
-/// `sort_cmp` for DECIMAL values (text such as "-10.50"): two texts compare as numbers,
-/// exactly; anything else as `sort_cmp` does.
+/// `sort_cmp` for DECIMAL values (text such as "-10.50"): values that read as plain decimal
+/// numbers (DECIMAL text, integers, doubles) compare as numbers, exactly; NULL first; anything
+/// else after the numbers, by bytes. A total order (sorting relies on it).
 pub fn sort_cmp_decimal(a: &Value, b: &Value) -> Ordering {
-    match (a, b) {
-        (Value::Bytes(x), Value::Bytes(y)) => match (decimal_parts(x), decimal_parts(y)) {
-            (Some(p), Some(q)) => cmp_decimal_parts(&p, &q),
-            _ => sort_cmp(&num_of_bytes(x), &num_of_bytes(y)),
-        },
-        (Value::Bytes(x), n) => sort_cmp(&num_of_bytes(x), n),
-        (n, Value::Bytes(y)) => sort_cmp(n, &num_of_bytes(y)),
-        _ => sort_cmp(a, b),
+    enum Key<'a> {
+        Null,
+        Num(bool, Vec<u8>, Vec<u8>),
+        Other(Cow<'a, [u8]>),
+    }
+    fn key(v: &Value) -> Key<'_> {
+        let text: Cow<[u8]> = match v {
+            Value::Null => return Key::Null,
+            Value::Bytes(b) => Cow::Borrowed(b.as_slice()),
+            Value::Int(i) => Cow::Owned(i.to_string().into_bytes()),
+            // Rust prints doubles in full positional notation (no exponent).
+            Value::Double(d) => Cow::Owned(d.to_string().into_bytes()),
+        };
+        match decimal_parts(&text) {
+            Some((neg, int, frac)) => Key::Num(neg, int.to_vec(), frac.to_vec()),
+            None => Key::Other(text),
+        }
+    }
+    match (key(a), key(b)) {
+        (Key::Null, Key::Null) => Ordering::Equal,
+        (Key::Null, _) => Ordering::Less,
+        (_, Key::Null) => Ordering::Greater,
+        (Key::Num(n1, i1, f1), Key::Num(n2, i2, f2)) => {
+            cmp_decimal_parts(&(n1, &i1[..], &f1[..]), &(n2, &i2[..], &f2[..]))
+        }
+        (Key::Num(..), Key::Other(_)) => Ordering::Less,
+        (Key::Other(_), Key::Num(..)) => Ordering::Greater,
+        (Key::Other(x), Key::Other(y)) => x.cmp(&y),
     }
 }
 

@@ -661,12 +661,13 @@ impl<'a> Compiler<'a> {
                 ..
             } => match target {
                 ast::InTarget::List(list) => {
-                    let x = self.compile(expr)?;
-                    let l = list
-                        .iter()
-                        .map(|i| self.compile(i))
-                        .collect::<Result<Vec<_>, _>>()?;
-                    Expr::In(Box::new(x), l, *negated)
+                    let mut all = vec![self.compile(expr)?];
+                    for i in list {
+                        all.push(self.compile(i)?);
+                    }
+                    let mut all = self.numeric_if_decimal(all).into_iter();
+                    let x = all.next().unwrap_or(Expr::Const(Value::Null));
+                    Expr::In(Box::new(x), all.collect(), *negated)
                 }
                 ast::InTarget::Subquery(q) => {
                     let x = self.compile(expr)?;

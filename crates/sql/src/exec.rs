@@ -36,6 +36,11 @@ use tierdb_engine::{
 /// The key of a row read from `t` in its primary tree (for a table without a primary key,
 /// the hidden row id the engine returns after the columns).
 fn pk_of(t: &Table, row: &[Value]) -> Vec<Value> {
+    // The row id is the last value whatever the handle's column count (a row written after
+    // an ADD COLUMN is wider than an older handle's definition).
+    if t.def.has_hidden_key() {
+        return row.last().cloned().into_iter().collect();
+    }
     t.def
         .key_columns()
         .iter()

@@ -281,13 +281,18 @@ impl Expr {
                 Cow::Owned(Value::Int(i64::from(any != *neg)))
             }
             Expr::InSubquery(a, i, neg) => {
+                let set = subquery_rows(cx, *i)?;
+                if set.is_empty() {
+                    // Nothing is IN an empty set, not even NULL.
+                    return Ok(Cow::Owned(Value::Int(i64::from(*neg))));
+                }
                 let v = a.eval(row, cx)?;
                 if v.is_null() {
                     return Ok(Cow::Owned(Value::Null));
                 }
                 let mut saw_null = false;
                 let mut found = false;
-                for x in subquery_rows(cx, *i)? {
+                for x in set {
                     match compare(&v, x) {
                         Some(Ordering::Equal) => {
                             found = true;
@@ -479,6 +484,9 @@ impl Expr {
                 BinOp::Add | BinOp::Sub | BinOp::Mul | BinOp::Mod => {
                     match (a.sql_type(cols), b.sql_type(cols)) {
                         (SqlType::Int, SqlType::Int) => SqlType::Int,
+                        (SqlType::Decimal(x), SqlType::Decimal(y)) if *op == BinOp::Mul => {
+                            SqlType::Decimal(x.saturating_add(y).min(30))
+                        }
                         (SqlType::Decimal(x), SqlType::Decimal(y)) => SqlType::Decimal(x.max(y)),
                         (SqlType::Decimal(x), SqlType::Int)
                         | (SqlType::Int, SqlType::Decimal(x)) => SqlType::Decimal(x),

@@ -1610,13 +1610,25 @@ pub fn select(q: &ast::Query, cx: &PlanCx) -> Result<SelectPlan, SqlError> {
                     }
                 }
                 let mut col = computed_column(name.clone(), t);
-                // COUNT is never NULL (clients size the column by it).
+                // DECIMAL results are printed at their scale only where it is derived exactly
+                // (+, -, * and SUM/MIN/MAX); other values (ROUND, ...) pass as computed.
+                let mut exact_scale = matches!(
+                    e,
+                    Expr::Bin(
+                        crate::expr::BinOp::Add | crate::expr::BinOp::Sub | crate::expr::BinOp::Mul,
+                        ..
+                    )
+                );
                 if let (Expr::Col(c), Some(a)) = (e, &agg) {
                     if let Some(spec) = c.checked_sub(a.group.len()).and_then(|k| a.specs.get(k)) {
+                        // COUNT is never NULL (clients size the column by it).
                         col.not_null |= matches!(spec.func, AggFunc::Count | AggFunc::CountStar);
+                        exact_scale |=
+                            matches!(spec.func, AggFunc::Sum | AggFunc::Min | AggFunc::Max);
                     }
                 }
-                conform.push(Some((col.kind, col.decimals)));
+                let scale = if exact_scale { col.decimals } else { u8::MAX };
+                conform.push(Some((col.kind, scale)));
                 columns.push(col);
             }
         }

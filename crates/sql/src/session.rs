@@ -549,9 +549,8 @@ impl Core {
         // As in MySQL, a statement that uses a table starts a new warning list (so SHOW
         // WARNINGS and `SELECT @@warning_count` still see the previous statement's).
         let keeps_warnings = match plan {
-            Plan::Select(p) => matches!(p.source, crate::plan::Source::Dual),
             Plan::Utility(u) => matches!(**u, Utility::ShowWarnings | Utility::ShowErrors),
-            _ => false,
+            other => uses_no_table(other),
         };
         if !keeps_warnings {
             self.st.warnings.clear();
@@ -581,7 +580,9 @@ impl Core {
                     if let Some(id) = auto {
                         self.st.last_insert_id = id as u64;
                     }
-                    self.st.warnings = warnings;
+                    if !uses_no_table(plan) {
+                        self.st.warnings = warnings;
+                    }
                     Ok(res)
                 }
                 Err(e) => {
@@ -607,7 +608,9 @@ impl Core {
                 if let Some(id) = auto {
                     self.st.last_insert_id = id as u64;
                 }
-                self.st.warnings = warnings;
+                if !uses_no_table(plan) {
+                    self.st.warnings = warnings;
+                }
                 Ok(res)
             }
             Err(e) => {
@@ -1126,6 +1129,11 @@ fn count_abort(shared: &Shared, e: &SqlError) {
         1205 => shared.counters.inc(Counter::LockWaitTimeouts),
         _ => {}
     }
+}
+
+/// A SELECT without FROM (and without subqueries): it keeps the warning list.
+fn uses_no_table(plan: &Plan) -> bool {
+    matches!(plan, Plan::Select(p) if matches!(p.source, crate::plan::Source::Dual) && p.subqueries.is_empty())
 }
 
 /// A DML statement's result, the AUTO_INCREMENT value it generated first, and its warnings.
