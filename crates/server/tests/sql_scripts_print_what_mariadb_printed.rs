@@ -37,6 +37,10 @@
 //! NULL); `SELECT @@warning_count` keeping the warnings for SHOW WARNINGS; ORDER BY mixing
 //! DECIMAL text and numbers.
 //!
+//! `update_delete_order_by_and_create_like.sql`: `UPDATE/DELETE ... ORDER BY ... LIMIT` (a
+//! job-queue pattern, DECIMAL keys, DESC), `CREATE TABLE ... LIKE` (1050 when the table
+//! exists, a Note with IF NOT EXISTS, 1146 for a missing source).
+//!
 //! `decimal_order_and_compare.sql`: DECIMAL values sort, MIN/MAX and compare (with each
 //! other, with strings, in BETWEEN) as numbers, not as their text; SUM and arithmetic show
 //! the scale.
@@ -98,6 +102,11 @@ fn subqueries_print_what_mariadb_printed() {
 #[test]
 fn decimal_scale_in_lists_and_empty_subqueries_print_what_mariadb_printed() {
     prints_what_mariadb_printed("decimal_scale_in_lists_and_empty_subqueries");
+}
+
+#[test]
+fn ordered_updates_and_create_like_print_what_mariadb_printed() {
+    prints_what_mariadb_printed("update_delete_order_by_and_create_like");
 }
 
 fn prints_what_mariadb_printed(name: &str) {

@@ -874,6 +874,47 @@ fn upsert(
     ))
 }
 
+/// `collect_targets` in ORDER BY order (all matching rows are read, sorted, then cut at
+/// LIMIT).
+fn ordered_targets(
+    t: &Arc<Table>,
+    access: &AccessPlan,
+    filter: &Option<Expr>,
+    order: &[crate::plan::RowOrder],
+    limit: Option<u64>,
+    txn: &mut Txn,
+    cx: &EvalCx,
+) -> Result<Vec<Row>, SqlError> {
+    if order.is_empty() {
+        return collect_targets(t, access, filter, limit, txn, cx);
+    }
+    let rows = collect_targets(t, access, filter, None, txn, cx)?;
+    let mut keyed = Vec::with_capacity(rows.len());
+    for r in rows {
+        let keys = order
+            .iter()
+            .map(|o| o.expr.eval(&r, cx).map(|v| v.into_owned()))
+            .collect::<Result<Vec<_>, _>>()?;
+        keyed.push((keys, r));
+    }
+    keyed.sort_by(|(a, _), (b, _)| {
+        for ((x, y), o) in a.iter().zip(b).zip(order) {
+            let c = if o.numeric {
+                coerce::sort_cmp_decimal(x, y)
+            } else {
+                sort_cmp(x, y)
+            };
+            let c = if o.desc { c.reverse() } else { c };
+            if c != Ordering::Equal {
+                return c;
+            }
+        }
+        Ordering::Equal
+    });
+    let n = limit.map_or(keyed.len(), |l| (l as usize).min(keyed.len()));
+    Ok(keyed.into_iter().take(n).map(|(_, r)| r).collect())
+}
+
 fn collect_targets(
     t: &Arc<Table>,
     access: &AccessPlan,
@@ -922,7 +963,7 @@ fn lock_target(
 pub fn run_update(plan: &UpdatePlan, txn: &mut Txn, cx: &EvalCx) -> Result<WriteResult, SqlError> {
     let t = &plan.table;
     let limit = count_arg(&plan.limit, "LIMIT", cx)?;
-    let targets = collect_targets(t, &plan.access, &plan.filter, limit, txn, cx)?;
+    let targets = ordered_targets(t, &plan.access, &plan.filter, &plan.order, limit, txn, cx)?;
     let mut matched = 0;
     let mut changed = 0;
     for (ri, seen) in targets.into_iter().enumerate() {
@@ -959,7 +1000,7 @@ pub fn run_update(plan: &UpdatePlan, txn: &mut Txn, cx: &EvalCx) -> Result<Write
 pub fn run_delete(plan: &DeletePlan, txn: &mut Txn, cx: &EvalCx) -> Result<WriteResult, SqlError> {
     let t = &plan.table;
     let limit = count_arg(&plan.limit, "LIMIT", cx)?;
-    let targets = collect_targets(t, &plan.access, &plan.filter, limit, txn, cx)?;
+    let targets = ordered_targets(t, &plan.access, &plan.filter, &plan.order, limit, txn, cx)?;
     let mut n = 0;
     for seen in targets {
         let Some(old) = lock_target(t, plan.filter.as_ref(), LockMode::Exclusive, &seen, txn, cx)?

@@ -251,6 +251,8 @@ pub struct UpdatePlan {
     pub filter: Option<Expr>,
     pub sets: Vec<(usize, Expr)>,
     pub limit: Option<Expr>,
+    /// ORDER BY: matched rows are updated in this order.
+    pub order: Vec<RowOrder>,
     /// The statement's subqueries (see `SelectPlan::subqueries`).
     pub subqueries: Vec<SelectPlan>,
 }
@@ -261,6 +263,8 @@ pub struct DeletePlan {
     pub access: AccessPlan,
     pub filter: Option<Expr>,
     pub limit: Option<Expr>,
+    /// ORDER BY: matched rows are deleted in this order.
+    pub order: Vec<RowOrder>,
     /// The statement's subqueries (see `SelectPlan::subqueries`).
     pub subqueries: Vec<SelectPlan>,
 }
@@ -615,8 +619,22 @@ pub fn build(stmt: &ast::Statement, cx: &PlanCx) -> Result<Plan, SqlError> {
             if_not_exists: *if_not_exists,
         }),
         S::CreateTable(ct) => {
-            let (db, _) = cx.qualify(&ct.name)?;
-            let def = ddl::table_def(ct)?;
+            let (db, name) = cx.qualify(&ct.name)?;
+            let def = match &ct.like {
+                // CREATE TABLE t LIKE src: src's columns and indexes, no rows.
+                Some(
+                    ast::CreateTableLikeKind::Plain(l) | ast::CreateTableLikeKind::Parenthesized(l),
+                ) if ct.columns.is_empty() && ct.query.is_none() => {
+                    let src = cx.table(&l.name)?;
+                    let mut def = src.def.clone();
+                    def.name = name;
+                    for c in &mut def.columns {
+                        c.fill = None;
+                    }
+                    def
+                }
+                _ => ddl::table_def(ct)?,
+            };
             util(Utility::CreateTable {
                 db,
                 def,
@@ -2187,15 +2205,49 @@ fn where_and_limit(
     Ok((filter, limit))
 }
 
+/// One ORDER BY key of a single-table UPDATE / DELETE, over the table's row.
+#[derive(Clone, Debug)]
+pub struct RowOrder {
+    pub expr: Expr,
+    pub desc: bool,
+    /// A DECIMAL key: compared as a number (see `OrderKey::numeric`).
+    pub numeric: bool,
+}
+
+/// `UPDATE/DELETE ... ORDER BY`: the rows matched are changed in this order (with LIMIT: the
+/// first ones only).
+fn row_order(
+    order_by: &[ast::OrderByExpr],
+    scope: &Scope,
+    cx: &PlanCx,
+) -> Result<Vec<RowOrder>, SqlError> {
+    let mut out = Vec::with_capacity(order_by.len());
+    for o in order_by {
+        let desc = match &o.options.sort {
+            Some(ast::OrderBySort::Desc) => true,
+            Some(ast::OrderBySort::Asc) | None => false,
+            Some(_) => return Err(SqlError::unsupported("ORDER BY ... USING")),
+        };
+        let mut c = Compiler::new(scope, cx.placeholders);
+        c.clause = "order clause";
+        let expr = c.compile(&o.expr)?;
+        let numeric = matches!(expr.sql_type(&|i| scope.type_of(i)), SqlType::Decimal(_));
+        out.push(RowOrder {
+            expr,
+            desc,
+            numeric,
+        });
+    }
+    Ok(out)
+}
+
 fn update(u: &ast::Update, cx: &PlanCx) -> Result<Plan, SqlError> {
     if u.from.is_some() || u.returning.is_some() {
         return Err(SqlError::unsupported("UPDATE ... FROM / RETURNING"));
     }
-    if !u.order_by.is_empty() {
-        return Err(SqlError::unsupported("UPDATE ... ORDER BY"));
-    }
     let (table, scope, hints) = single_table(&u.table, cx)?;
     let (filter, limit) = where_and_limit(&scope, &u.selection, &u.limit, cx)?;
+    let order = row_order(&u.order_by, &scope, cx)?;
     let mut sets = Vec::with_capacity(u.assignments.len());
     for a in &u.assignments {
         let ast::AssignmentTarget::ColumnName(n) = &a.target else {
@@ -2224,6 +2276,7 @@ fn update(u: &ast::Update, cx: &PlanCx) -> Result<Plan, SqlError> {
         filter,
         sets,
         limit,
+        order,
         subqueries: Vec::new(),
     })))
 }
@@ -2231,9 +2284,6 @@ fn update(u: &ast::Update, cx: &PlanCx) -> Result<Plan, SqlError> {
 fn delete(d: &ast::Delete, cx: &PlanCx) -> Result<Plan, SqlError> {
     if !d.tables.is_empty() || d.using.is_some() || d.returning.is_some() {
         return Err(SqlError::unsupported("multi-table DELETE"));
-    }
-    if !d.order_by.is_empty() {
-        return Err(SqlError::unsupported("DELETE ... ORDER BY"));
     }
     let from = match &d.from {
         ast::FromTable::WithFromKeyword(v) | ast::FromTable::WithoutKeyword(v) => v,
@@ -2243,12 +2293,14 @@ fn delete(d: &ast::Delete, cx: &PlanCx) -> Result<Plan, SqlError> {
     };
     let (table, scope, hints) = single_table(twj, cx)?;
     let (filter, limit) = where_and_limit(&scope, &d.selection, &d.limit, cx)?;
+    let order = row_order(&d.order_by, &scope, cx)?;
     let access = access::choose(&table.def, filter.as_ref(), &hints);
     Ok(Plan::Delete(Box::new(DeletePlan {
         table,
         access,
         filter,
         limit,
+        order,
         subqueries: Vec::new(),
     })))
 }

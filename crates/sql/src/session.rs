@@ -797,7 +797,18 @@ impl Core {
                 if_not_exists,
             } => match engine.create_table(db, def.clone()) {
                 Ok(()) => Ok(QueryResult::ok()),
-                Err(EngineError::TableExists(_)) if *if_not_exists => Ok(QueryResult::ok()),
+                Err(EngineError::TableExists(name)) if *if_not_exists => {
+                    self.st.warnings.push(Warning::note(
+                        1050,
+                        format!("Table '{name}' already exists"),
+                    ));
+                    Ok(QueryResult::Ok {
+                        affected_rows: 0,
+                        last_insert_id: 0,
+                        warnings: 1,
+                        info: String::new(),
+                    })
+                }
                 Err(e) => Err(e.into()),
             },
             Utility::DropTable { tables, if_exists } => {
