@@ -41,6 +41,11 @@
 //! job-queue pattern, DECIMAL keys, DESC), `CREATE TABLE ... LIKE` (1050 when the table
 //! exists, a Note with IF NOT EXISTS, 1146 for a missing source).
 //!
+//! `union.sql`: UNION (DISTINCT) and UNION ALL, chains of both, ORDER BY by name, position
+//! and DESC over the result, LIMIT, parenthesized operands with their own ORDER BY / LIMIT, a
+//! UNION in a derived table and in `IN (...)`, DECIMAL and INT merged into DECIMAL, 1222 for
+//! operands with different column counts.
+//!
 //! `decimal_order_and_compare.sql`: DECIMAL values sort, MIN/MAX and compare (with each
 //! other, with strings, in BETWEEN) as numbers, not as their text; SUM and arithmetic show
 //! the scale.
@@ -107,6 +112,11 @@ fn decimal_scale_in_lists_and_empty_subqueries_print_what_mariadb_printed() {
 #[test]
 fn ordered_updates_and_create_like_print_what_mariadb_printed() {
     prints_what_mariadb_printed("update_delete_order_by_and_create_like");
+}
+
+#[test]
+fn unions_print_what_mariadb_printed() {
+    prints_what_mariadb_printed("union");
 }
 
 fn prints_what_mariadb_printed(name: &str) {

@@ -214,6 +214,27 @@ fn source_rows(
             table_rows(table, access, lock, plan.read_cols.as_ref(), txn, cx, f)
         }
         Source::Derived { plan, .. } => select_into(plan, txn, cx, f),
+        Source::Union {
+            left,
+            right,
+            distinct,
+        } => {
+            let mut seen: BTreeSet<OrdRow> = BTreeSet::new();
+            let mut go_on = true;
+            for part in [left, right] {
+                if !go_on {
+                    break;
+                }
+                select_into(part, txn, cx, &mut |row| {
+                    if *distinct && !seen.insert(OrdRow(row.clone())) {
+                        return Ok(true);
+                    }
+                    go_on = f(row)?;
+                    Ok(go_on)
+                })?;
+            }
+            Ok(())
+        }
         Source::Join(j) => {
             // The first table's rows are collected first: the join reads the others through
             // the same transaction.

@@ -89,6 +89,13 @@ pub enum Source {
     Virtual(Box<crate::infoschema::InfoTable>),
     /// Base tables joined left to right (`crate::join`).
     Join(Box<crate::join::JoinPlan>),
+    /// `left UNION [ALL | DISTINCT] right`: the rows of both (projected), duplicates removed
+    /// unless ALL (first occurrences kept).
+    Union {
+        left: Box<SelectPlan>,
+        right: Box<SelectPlan>,
+        distinct: bool,
+    },
 }
 
 #[derive(Clone, Debug)]
@@ -452,6 +459,10 @@ impl Plan {
                 Source::Derived { plan, .. } => select(plan, out),
                 Source::Virtual(_) => {}
                 Source::Join(j) => out.extend(j.tables().map(|t| (t, false))),
+                Source::Union { left, right, .. } => {
+                    select(left, out);
+                    select(right, out);
+                }
             }
         }
         let mut out = Vec::new();
@@ -1242,6 +1253,161 @@ fn limit_exprs(q: &ast::Query, cx: &PlanCx) -> Result<(Option<Expr>, Option<Expr
     })
 }
 
+/// The plan of one operand of a set operation (`outer` gives the query fields to copy).
+fn set_operation(
+    outer: &ast::Query,
+    body: &ast::SetExpr,
+    cx: &PlanCx,
+) -> Result<SelectPlan, SqlError> {
+    match body {
+        ast::SetExpr::SetOperation {
+            op: ast::SetOperator::Union,
+            set_quantifier,
+            left,
+            right,
+        } => {
+            let distinct = match set_quantifier {
+                ast::SetQuantifier::All => false,
+                ast::SetQuantifier::Distinct | ast::SetQuantifier::None => true,
+                other => return Err(SqlError::unsupported(format!("UNION {other}"))),
+            };
+            let l = set_operation(outer, left, cx)?;
+            let r = set_operation(outer, right, cx)?;
+            if l.n_out != r.n_out {
+                return Err(SqlError::new(
+                    1222,
+                    "21000",
+                    "The used SELECT statements have a different number of columns",
+                ));
+            }
+            let n = l.n_out;
+            // The first operand names the columns; a column whose operands disagree on the
+            // kind is sent as text.
+            let mut columns = Vec::with_capacity(n);
+            let mut conform = Vec::with_capacity(n);
+            for i in 0..n {
+                let a = &l.columns[i];
+                let b = &r.columns[i];
+                let (ta, tb) = (kind_type(a), kind_type(b));
+                let numeric =
+                    |t: SqlType| matches!(t, SqlType::Int | SqlType::Double | SqlType::Decimal(_));
+                if a.kind == b.kind {
+                    let mut c = a.clone();
+                    c.not_null = a.not_null && b.not_null;
+                    c.length = a.length.max(b.length);
+                    c.table = String::new();
+                    columns.push(c);
+                    conform.push(None);
+                } else if numeric(ta) && numeric(tb) {
+                    // Numbers of different kinds: DOUBLE if either is, else DECIMAL with the
+                    // larger scale (integers have scale 0), as MariaDB merges them.
+                    let t = match (ta, tb) {
+                        (SqlType::Double, _) | (_, SqlType::Double) => SqlType::Double,
+                        (SqlType::Decimal(x), SqlType::Decimal(y)) => SqlType::Decimal(x.max(y)),
+                        (SqlType::Decimal(x), _) | (_, SqlType::Decimal(x)) => SqlType::Decimal(x),
+                        _ => SqlType::Int,
+                    };
+                    let mut c = computed_column(a.name.clone(), t);
+                    c.not_null = a.not_null && b.not_null;
+                    conform.push(Some((c.kind, c.decimals)));
+                    columns.push(c);
+                } else {
+                    let c = Column::text(a.name.clone());
+                    conform.push(Some((c.kind, u8::MAX)));
+                    columns.push(c);
+                }
+            }
+            let mut p = SelectPlan {
+                source: Source::Union {
+                    left: Box::new(l),
+                    right: Box::new(r),
+                    distinct,
+                },
+                filter: None,
+                agg: None,
+                having: None,
+                project: (0..n).map(Expr::Col).collect(),
+                n_out: n,
+                conform,
+                order: Vec::new(),
+                sorted_by_access: false,
+                distinct: false,
+                limit: None,
+                offset: None,
+                columns,
+                lock: None,
+                read_cols: None,
+                project_moves: Vec::new(),
+                subqueries: Vec::new(),
+            };
+            p.finish();
+            Ok(p)
+        }
+        ast::SetExpr::SetOperation { op, .. } => Err(SqlError::unsupported(format!("{op}"))),
+        ast::SetExpr::Query(q) => select(q, cx),
+        other => {
+            let mut q = outer.clone();
+            *q.body = other.clone();
+            q.order_by = None;
+            q.limit_clause = None;
+            q.locks = Vec::new();
+            select(&q, cx)
+        }
+    }
+}
+
+/// ORDER BY and LIMIT of a UNION: over its output columns (by name or position).
+fn union_order_and_limit(p: &mut SelectPlan, q: &ast::Query, cx: &PlanCx) -> Result<(), SqlError> {
+    let scope = Scope {
+        cols: p
+            .columns
+            .iter()
+            .map(|c| ScopeCol {
+                name: c.name.clone(),
+                qualifiers: Vec::new(),
+                ty: kind_type(c),
+                meta: c.clone(),
+            })
+            .collect(),
+    };
+    let order_by: Vec<ast::OrderByExpr> = match &q.order_by {
+        Some(ast::OrderBy {
+            kind: ast::OrderByKind::Expressions(v),
+            ..
+        }) => v.clone(),
+        Some(_) => return Err(SqlError::unsupported("ORDER BY ALL")),
+        None => Vec::new(),
+    };
+    for o in &order_by {
+        let desc = match &o.options.sort {
+            Some(ast::OrderBySort::Desc) => true,
+            Some(ast::OrderBySort::Asc) | None => false,
+            Some(_) => return Err(SqlError::unsupported("ORDER BY ... USING")),
+        };
+        let pos = match &o.expr {
+            ast::Expr::Value(v) if matches!(v.value, ast::Value::Number(..)) => {
+                position_of(&v.value, p.n_out, "order clause")?
+            }
+            e => {
+                let mut c = Compiler::new(&scope, cx.placeholders);
+                c.clause = "order clause";
+                p.project.push(c.compile(e)?);
+                p.project.len() - 1
+            }
+        };
+        let numeric = p
+            .project
+            .get(pos)
+            .is_some_and(|e| matches!(e.sql_type(&|i| scope.type_of(i)), SqlType::Decimal(_)));
+        p.order.push(OrderKey { pos, desc, numeric });
+    }
+    let (limit, offset) = limit_exprs(q, cx)?;
+    p.limit = limit;
+    p.offset = offset;
+    p.finish();
+    Ok(())
+}
+
 pub fn select(q: &ast::Query, cx: &PlanCx) -> Result<SelectPlan, SqlError> {
     if q.with.is_some() {
         return Err(SqlError::unsupported("WITH (common table expressions)"));
@@ -1259,8 +1425,13 @@ pub fn select(q: &ast::Query, cx: &PlanCx) -> Result<SelectPlan, SqlError> {
             }
             return Ok(p);
         }
-        ast::SetExpr::SetOperation { op, .. } => {
-            return Err(SqlError::unsupported(format!("{op}")))
+        ast::SetExpr::SetOperation { .. } => {
+            let mut p = set_operation(q, &q.body, cx)?;
+            if lock.is_some() {
+                return Err(SqlError::unsupported("locking reads of a UNION"));
+            }
+            union_order_and_limit(&mut p, q, cx)?;
+            return Ok(p);
         }
         other => return Err(SqlError::unsupported(format!("query form {other}"))),
     };
@@ -1628,6 +1799,10 @@ pub fn select(q: &ast::Query, cx: &PlanCx) -> Result<SelectPlan, SqlError> {
                     }
                 }
                 let mut col = computed_column(name.clone(), t);
+                // A constant other than NULL is never NULL.
+                if let Expr::Const(v) = e {
+                    col.not_null = !v.is_null();
+                }
                 // DECIMAL results are printed at their scale only where it is derived exactly
                 // (+, -, * and SUM/MIN/MAX); other values (ROUND, ...) pass as computed.
                 let mut exact_scale = matches!(
@@ -1770,6 +1945,12 @@ fn set_lock(
         Source::Join(_) => {
             return Err(SqlError::unsupported(format!(
                 "locking reads ({}) of a join",
+                l.sql()
+            )))
+        }
+        Source::Union { .. } => {
+            return Err(SqlError::unsupported(format!(
+                "locking reads ({}) of a UNION",
                 l.sql()
             )))
         }

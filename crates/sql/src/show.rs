@@ -644,6 +644,12 @@ fn explain_select(
             rows.push(access_row(id, select_type, &table.def.name, &a, extra));
         }
         Source::Virtual(info) => rows.push(scan_row(id, select_type, &info.def.name, p, extra)),
+        Source::Union { left, right, .. } => {
+            explain_select(left, id, select_type, rows, next_id);
+            *next_id += 1;
+            let child = *next_id;
+            explain_select(right, child, "UNION", rows, next_id);
+        }
         Source::Join(j) => {
             let mut a = j.first_access.clone();
             if p.filter.is_some() && matches!(a.access, Access::Full | Access::FullIndex(_)) {

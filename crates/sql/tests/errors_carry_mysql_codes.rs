@@ -63,7 +63,7 @@ fn each_error_has_its_code() {
         code(&mut s, "SELECT * FROM t WHERE id = 1 FOR SHARE SKIP LOCKED"),
         1235
     );
-    assert_eq!(code(&mut s, "SELECT 1 UNION SELECT 2"), 1235);
+    assert_eq!(code(&mut s, "SELECT 1 INTERSECT SELECT 2"), 1235);
     assert_eq!(
         code(
             &mut s,
