@@ -9,19 +9,13 @@
 
 mod common;
 
-use common::sysbench::{create_sbtest, Sysbench, Workload, ALL_WORKLOADS, SYSBENCH};
-use common::TestServer;
+use common::sysbench::{server_with_sbtest, Sysbench, Workload, ALL_WORKLOADS};
 use mysql::prelude::Queryable;
 use std::time::Duration;
 
 #[test]
 fn sysbench_all_workloads_run() {
-    assert!(
-        common::exists(SYSBENCH),
-        "sysbench is not installed at {SYSBENCH}"
-    );
-    let server = TestServer::start();
-    create_sbtest(&server);
+    let server = server_with_sbtest();
     let sb = Sysbench {
         server: &server,
         tables: 2,
@@ -58,12 +52,7 @@ fn sysbench_all_workloads_run() {
 
 #[test]
 fn oltp_read_write_runs_on_tables_without_a_primary_key() {
-    assert!(
-        common::exists(SYSBENCH),
-        "sysbench is not installed at {SYSBENCH}"
-    );
-    let server = TestServer::start();
-    create_sbtest(&server);
+    let server = server_with_sbtest();
     let sb = Sysbench {
         server: &server,
         tables: 2,

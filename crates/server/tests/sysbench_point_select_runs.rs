@@ -3,17 +3,11 @@
 
 mod common;
 
-use common::sysbench::{create_sbtest, Sysbench, Workload, SYSBENCH};
-use common::TestServer;
+use common::sysbench::{server_with_sbtest, Sysbench, Workload};
 
 #[test]
 fn sysbench_point_select_runs() {
-    assert!(
-        common::exists(SYSBENCH),
-        "sysbench is not installed at {SYSBENCH}"
-    );
-    let server = TestServer::start();
-    create_sbtest(&server);
+    let server = server_with_sbtest();
     let sb = Sysbench {
         server: &server,
         tables: 2,

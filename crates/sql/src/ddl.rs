@@ -303,7 +303,15 @@ struct ParsedColumn {
     default: Option<ast::Expr>,
 }
 
-fn parse_column(c: &ast::ColumnDef) -> Result<ParsedColumn, SqlError> {
+/// Parses column `c` of a table whose columns so far are `def`'s (1060 for a name taken).
+fn parse_column(c: &ast::ColumnDef, def: &TableDef) -> Result<ParsedColumn, SqlError> {
+    if def.column_index(&c.name.value).is_some() {
+        return Err(SqlError::new(
+            1060,
+            "42S21",
+            format!("Duplicate column name '{}'", c.name.value),
+        ));
+    }
     let ty = column_type(&c.data_type, &c.name.value)?;
     let mut p = ParsedColumn {
         col: ColumnDef {
@@ -345,14 +353,7 @@ fn parse_column(c: &ast::ColumnDef) -> Result<ParsedColumn, SqlError> {
 /// (`fill`): the DEFAULT (CURRENT_TIMESTAMP evaluated now), else NULL, else for a NOT NULL
 /// column without a DEFAULT the type's implicit default (0, '', ...), as MariaDB fills them.
 pub fn added_column(c: &ast::ColumnDef, def: &TableDef) -> Result<ColumnDef, SqlError> {
-    if def.column_index(&c.name.value).is_some() {
-        return Err(SqlError::new(
-            1060,
-            "42S21",
-            format!("Duplicate column name '{}'", c.name.value),
-        ));
-    }
-    let p = parse_column(c)?;
+    let p = parse_column(c, def)?;
     if p.primary || p.unique || p.col.auto_increment {
         return Err(SqlError::unsupported(
             "ADD COLUMN with PRIMARY KEY, UNIQUE or AUTO_INCREMENT (add the column, then the index)",
@@ -421,14 +422,7 @@ pub fn table_def(ct: &ast::CreateTable) -> Result<TableDef, SqlError> {
     // order: after the indexes of the table constraints).
     let mut unique_columns: Vec<usize> = Vec::new();
     for (ci, c) in ct.columns.iter().enumerate() {
-        if def.column_index(&c.name.value).is_some() {
-            return Err(SqlError::new(
-                1060,
-                "42S21",
-                format!("Duplicate column name '{}'", c.name.value),
-            ));
-        }
-        let p = parse_column(c)?;
+        let p = parse_column(c, &def)?;
         if p.primary {
             if !def.primary_key.is_empty() {
                 return Err(SqlError::new(1068, "42000", "Multiple primary key defined"));

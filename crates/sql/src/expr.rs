@@ -154,6 +154,26 @@ pub struct EvalCx<'a> {
     pub subq: &'a [Vec<Value>],
 }
 
+/// SQL `v IN (items)`: true when one equals `v`, else NULL when `v` or an item is NULL, else
+/// false.
+fn membership<'a>(
+    v: &Value,
+    items: impl Iterator<Item = Result<Cow<'a, Value>, SqlError>>,
+) -> Result<Option<bool>, SqlError> {
+    if v.is_null() {
+        return Ok(None);
+    }
+    let mut saw_null = false;
+    for x in items {
+        match compare(v, &*x?) {
+            Some(Ordering::Equal) => return Ok(Some(true)),
+            None => saw_null = true,
+            _ => {}
+        }
+    }
+    Ok(if saw_null { None } else { Some(false) })
+}
+
 fn subquery_rows<'a>(cx: &EvalCx<'a>, i: usize) -> Result<&'a [Value], SqlError> {
     cx.subq
         .get(i)
@@ -287,55 +307,12 @@ impl Expr {
                     return Ok(Cow::Owned(Value::Int(i64::from(*neg))));
                 }
                 let v = a.eval(row, cx)?;
-                if v.is_null() {
-                    return Ok(Cow::Owned(Value::Null));
-                }
-                let mut saw_null = false;
-                let mut found = false;
-                for x in set {
-                    match compare(&v, x) {
-                        Some(Ordering::Equal) => {
-                            found = true;
-                            break;
-                        }
-                        None => saw_null = true,
-                        _ => {}
-                    }
-                }
-                let r = if found {
-                    Some(true)
-                } else if saw_null {
-                    None
-                } else {
-                    Some(false)
-                };
+                let r = membership(&v, set.iter().map(|x| Ok(Cow::Borrowed(x))))?;
                 Cow::Owned(bool_val(r.map(|b| b != *neg)))
             }
             Expr::In(a, list, neg) => {
                 let v = a.eval(row, cx)?;
-                if v.is_null() {
-                    return Ok(Cow::Owned(Value::Null));
-                }
-                let mut saw_null = false;
-                let mut found = false;
-                for e in list {
-                    let x = e.eval(row, cx)?;
-                    match compare(&v, &x) {
-                        Some(Ordering::Equal) => {
-                            found = true;
-                            break;
-                        }
-                        None => saw_null = true,
-                        _ => {}
-                    }
-                }
-                let r = if found {
-                    Some(true)
-                } else if saw_null {
-                    None
-                } else {
-                    Some(false)
-                };
+                let r = membership(&v, list.iter().map(|e| e.eval(row, cx)))?;
                 Cow::Owned(bool_val(r.map(|b| b != *neg)))
             }
             Expr::Between(a, lo, hi, neg) => {

@@ -753,6 +753,29 @@ pub fn build(stmt: &ast::Statement, cx: &PlanCx) -> Result<Plan, SqlError> {
     })
 }
 
+/// `ALTER TABLE ... ADD [UNIQUE] INDEX name (cols)`; unnamed, it is named after its first
+/// column.
+fn add_index(
+    db: String,
+    table: String,
+    name: Option<&ast::Ident>,
+    cols: &[ast::IndexColumn],
+    unique: bool,
+) -> Result<Plan, SqlError> {
+    let columns = index_column_names(cols)?;
+    let name = match name {
+        Some(n) => n.value.clone(),
+        None => columns.first().cloned().unwrap_or_default(),
+    };
+    Ok(util(Utility::CreateIndex {
+        db,
+        table,
+        name,
+        columns,
+        unique,
+    }))
+}
+
 /// The column names of an index definition (plain columns only).
 fn index_column_names(cols: &[ast::IndexColumn]) -> Result<Vec<String>, SqlError> {
     cols.iter()
@@ -780,37 +803,17 @@ fn alter_table(at: &ast::AlterTable, cx: &PlanCx) -> Result<Plan, SqlError> {
         [Op::AddConstraint {
             constraint: ast::TableConstraint::Index(ix),
             ..
-        }] => {
-            let columns = index_column_names(&ix.columns)?;
-            let name = match &ix.name {
-                Some(n) => n.value.clone(),
-                None => columns.first().cloned().unwrap_or_default(),
-            };
-            Ok(util(Utility::CreateIndex {
-                db,
-                table,
-                name,
-                columns,
-                unique: false,
-            }))
-        }
+        }] => add_index(db, table, ix.name.as_ref(), &ix.columns, false),
         [Op::AddConstraint {
             constraint: ast::TableConstraint::Unique(u),
             ..
-        }] => {
-            let columns = index_column_names(&u.columns)?;
-            let name = match u.index_name.as_ref().or(u.name.as_ref()) {
-                Some(n) => n.value.clone(),
-                None => columns.first().cloned().unwrap_or_default(),
-            };
-            Ok(util(Utility::CreateIndex {
-                db,
-                table,
-                name,
-                columns,
-                unique: true,
-            }))
-        }
+        }] => add_index(
+            db,
+            table,
+            u.index_name.as_ref().or(u.name.as_ref()),
+            &u.columns,
+            true,
+        ),
         [Op::AddColumn {
             if_not_exists,
             column_def,
@@ -1356,6 +1359,26 @@ fn set_operation(
     }
 }
 
+/// The ORDER BY expressions of a query (none without ORDER BY).
+fn order_by_list(q: &ast::Query) -> Result<Vec<ast::OrderByExpr>, SqlError> {
+    match &q.order_by {
+        None => Ok(Vec::new()),
+        Some(ob) => match &ob.kind {
+            ast::OrderByKind::Expressions(v) => Ok(v.clone()),
+            ast::OrderByKind::All(_) => Err(SqlError::unsupported("ORDER BY ALL")),
+        },
+    }
+}
+
+/// Whether an ORDER BY key is descending.
+fn is_desc(o: &ast::OrderByExpr) -> Result<bool, SqlError> {
+    match &o.options.sort {
+        Some(ast::OrderBySort::Desc) => Ok(true),
+        Some(ast::OrderBySort::Asc) | None => Ok(false),
+        Some(_) => Err(SqlError::unsupported("ORDER BY ... USING")),
+    }
+}
+
 /// ORDER BY and LIMIT of a UNION: over its output columns (by name or position).
 fn union_order_and_limit(p: &mut SelectPlan, q: &ast::Query, cx: &PlanCx) -> Result<(), SqlError> {
     let scope = Scope {
@@ -1370,20 +1393,9 @@ fn union_order_and_limit(p: &mut SelectPlan, q: &ast::Query, cx: &PlanCx) -> Res
             })
             .collect(),
     };
-    let order_by: Vec<ast::OrderByExpr> = match &q.order_by {
-        Some(ast::OrderBy {
-            kind: ast::OrderByKind::Expressions(v),
-            ..
-        }) => v.clone(),
-        Some(_) => return Err(SqlError::unsupported("ORDER BY ALL")),
-        None => Vec::new(),
-    };
+    let order_by = order_by_list(q)?;
     for o in &order_by {
-        let desc = match &o.options.sort {
-            Some(ast::OrderBySort::Desc) => true,
-            Some(ast::OrderBySort::Asc) | None => false,
-            Some(_) => return Err(SqlError::unsupported("ORDER BY ... USING")),
-        };
+        let desc = is_desc(o)?;
         let pos = match &o.expr {
             ast::Expr::Value(v) if matches!(v.value, ast::Value::Number(..)) => {
                 position_of(&v.value, p.n_out, "order clause")?
@@ -1572,13 +1584,7 @@ pub fn select(q: &ast::Query, cx: &PlanCx) -> Result<SelectPlan, SqlError> {
         }
     }
 
-    let order_by: Vec<ast::OrderByExpr> = match &q.order_by {
-        None => Vec::new(),
-        Some(ob) => match &ob.kind {
-            ast::OrderByKind::Expressions(v) => v.clone(),
-            ast::OrderByKind::All(_) => return Err(SqlError::unsupported("ORDER BY ALL")),
-        },
-    };
+    let order_by = order_by_list(q)?;
     let group_by: Vec<ast::Expr> = match &s.group_by {
         ast::GroupByExpr::Expressions(v, mods) if mods.is_empty() => v.clone(),
         _ => return Err(SqlError::unsupported("GROUP BY modifiers")),
@@ -1686,11 +1692,7 @@ pub fn select(q: &ast::Query, cx: &PlanCx) -> Result<SelectPlan, SqlError> {
     // ORDER BY
     let mut order = Vec::with_capacity(order_by.len());
     for o in &order_by {
-        let desc = match &o.options.sort {
-            Some(ast::OrderBySort::Desc) => true,
-            Some(ast::OrderBySort::Asc) | None => false,
-            Some(_) => return Err(SqlError::unsupported("ORDER BY ... USING")),
-        };
+        let desc = is_desc(o)?;
         let pos = match &o.expr {
             ast::Expr::Value(v) if matches!(v.value, ast::Value::Number(..)) => {
                 position_of(&v.value, n_out, "order clause")?
@@ -1975,8 +1977,14 @@ struct JoinPart {
     on: Option<ast::Expr>,
 }
 
-/// A base table of a join (no derived tables or INFORMATION_SCHEMA tables in joins yet).
-fn join_table(f: &ast::TableFactor, cx: &PlanCx) -> Result<(Arc<Table>, Hints, Scope), SqlError> {
+/// A base table named in FROM of a join (`what` = "joins") or of UPDATE/DELETE: the table,
+/// its index hints and the scope of its columns (derived and INFORMATION_SCHEMA tables are
+/// refused).
+fn base_table(
+    f: &ast::TableFactor,
+    cx: &PlanCx,
+    what: &str,
+) -> Result<(Arc<Table>, Hints, Scope), SqlError> {
     match f {
         ast::TableFactor::Table {
             name,
@@ -1986,9 +1994,9 @@ fn join_table(f: &ast::TableFactor, cx: &PlanCx) -> Result<(Arc<Table>, Hints, S
             ..
         } => {
             if cx.info_table(name)?.is_some() {
-                return Err(SqlError::unsupported(
-                    "joins with INFORMATION_SCHEMA tables",
-                ));
+                return Err(SqlError::unsupported(format!(
+                    "{what} with INFORMATION_SCHEMA tables"
+                )));
             }
             let t = cx.table(name)?;
             let hints = hints_of(index_directives)?;
@@ -1996,7 +2004,7 @@ fn join_table(f: &ast::TableFactor, cx: &PlanCx) -> Result<(Arc<Table>, Hints, S
             let scope = table_scope(&t, alias.as_ref().map(|a| a.name.value.as_str()));
             Ok((t, hints, scope))
         }
-        other => Err(SqlError::unsupported(format!("joining {other}"))),
+        other => Err(SqlError::unsupported(format!("{what} of {other}"))),
     }
 }
 
@@ -2012,7 +2020,7 @@ fn join_sources(
     let mut scope = Scope::default();
     let mut add =
         |f: &ast::TableFactor, left: bool, on: Option<ast::Expr>| -> Result<(), SqlError> {
-            let (table, hints, sc) = join_table(f, cx)?;
+            let (table, hints, sc) = base_table(f, cx, "joins")?;
             // The name the table is known by (its alias, else its name) must be new.
             if let Some(q) = sc.cols.first().and_then(|c| c.qualifiers.first()) {
                 if scope.cols.iter().any(|o| o.qualifiers.first() == Some(q)) {
@@ -2339,22 +2347,8 @@ fn single_table(
     if !twj.joins.is_empty() {
         return Err(SqlError::unsupported("multi-table UPDATE/DELETE"));
     }
-    match &twj.relation {
-        ast::TableFactor::Table {
-            name,
-            alias,
-            index_directives,
-            args: None,
-            ..
-        } => {
-            let t = cx.table(name)?;
-            let hints = hints_of(index_directives)?;
-            check_hint_names(&hints, &t.def)?;
-            let scope = table_scope(&t, alias.as_ref().map(|a| a.name.value.as_str()));
-            Ok((t, scope, hints))
-        }
-        other => Err(SqlError::unsupported(format!("UPDATE/DELETE of {other}"))),
-    }
+    let (t, hints, scope) = base_table(&twj.relation, cx, "UPDATE/DELETE")?;
+    Ok((t, scope, hints))
 }
 
 fn where_and_limit(
@@ -2404,11 +2398,7 @@ fn row_order(
 ) -> Result<Vec<RowOrder>, SqlError> {
     let mut out = Vec::with_capacity(order_by.len());
     for o in order_by {
-        let desc = match &o.options.sort {
-            Some(ast::OrderBySort::Desc) => true,
-            Some(ast::OrderBySort::Asc) | None => false,
-            Some(_) => return Err(SqlError::unsupported("ORDER BY ... USING")),
-        };
+        let desc = is_desc(o)?;
         let mut c = Compiler::new(scope, cx.placeholders);
         c.clause = "order clause";
         let expr = c.compile(&o.expr)?;

@@ -153,3 +153,14 @@ pub fn create_sbtest(server: &TestServer) {
     c.query_drop("CREATE DATABASE sbtest")
         .expect("create database sbtest");
 }
+
+/// A started server with an empty `sbtest` database, after checking sysbench is installed.
+pub fn server_with_sbtest() -> TestServer {
+    assert!(
+        super::exists(SYSBENCH),
+        "sysbench is not installed at {SYSBENCH}"
+    );
+    let server = TestServer::start();
+    create_sbtest(&server);
+    server
+}
