@@ -46,6 +46,10 @@
 //! UNION in a derived table and in `IN (...)`, DECIMAL and INT merged into DECIMAL, 1222 for
 //! operands with different column counts.
 //!
+//! `date_and_string_functions.sql`: DATE, YEAR, MONTH, DAY, HOUR, MINUTE, SECOND,
+//! DATE_FORMAT (every common specifier), REPLACE, LEFT, RIGHT, with NULLs, in WHERE and
+//! GROUP BY.
+//!
 //! `decimal_order_and_compare.sql`: DECIMAL values sort, MIN/MAX and compare (with each
 //! other, with strings, in BETWEEN) as numbers, not as their text; SUM and arithmetic show
 //! the scale.
@@ -117,6 +121,11 @@ fn ordered_updates_and_create_like_print_what_mariadb_printed() {
 #[test]
 fn unions_print_what_mariadb_printed() {
     prints_what_mariadb_printed("union");
+}
+
+#[test]
+fn date_and_string_functions_print_what_mariadb_printed() {
+    prints_what_mariadb_printed("date_and_string_functions");
 }
 
 fn prints_what_mariadb_printed(name: &str) {

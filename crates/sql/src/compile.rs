@@ -884,6 +884,17 @@ impl<'a> Compiler<'a> {
             "LEAST" => (Func::Least, 2, usize::MAX),
             "SUBSTRING" | "SUBSTR" | "MID" => (Func::Substring, 2, 3),
             "TRIM" => (Func::Trim, 1, 1),
+            "REPLACE" => (Func::Replace, 3, 3),
+            "LEFT" => (Func::Left, 2, 2),
+            "RIGHT" => (Func::Right, 2, 2),
+            "DATE" => (Func::DatePart, 1, 1),
+            "YEAR" => (Func::Year, 1, 1),
+            "MONTH" => (Func::Month, 1, 1),
+            "DAY" | "DAYOFMONTH" => (Func::Day, 1, 1),
+            "HOUR" => (Func::Hour, 1, 1),
+            "MINUTE" => (Func::Minute, 1, 1),
+            "SECOND" => (Func::Second, 1, 1),
+            "DATE_FORMAT" => (Func::DateFormat, 2, 2),
             "MOD" => {
                 if args.len() != 2 {
                     return Err(wrong_args(&name));

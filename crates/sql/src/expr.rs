@@ -71,6 +71,18 @@ pub enum Func {
     Least,
     Substring,
     Trim,
+    Replace,
+    Left,
+    Right,
+    /// DATE(x): the date part.
+    DatePart,
+    Year,
+    Month,
+    Day,
+    Hour,
+    Minute,
+    Second,
+    DateFormat,
 }
 
 /// Target of CAST/CONVERT.
@@ -481,7 +493,16 @@ impl Expr {
                 | Func::Database
                 | Func::User
                 | Func::Version => SqlType::Text,
-                Func::Substring | Func::Trim => SqlType::Text,
+                Func::Substring
+                | Func::Trim
+                | Func::Replace
+                | Func::Left
+                | Func::Right
+                | Func::DateFormat => SqlType::Text,
+                Func::DatePart => SqlType::Date,
+                Func::Year | Func::Month | Func::Day | Func::Hour | Func::Minute | Func::Second => {
+                    SqlType::Int
+                }
                 Func::Length
                 | Func::CharLength
                 | Func::ConnectionId
@@ -647,6 +668,168 @@ pub fn cast(v: &Value, to: CastTo) -> Value {
         CastTo::DateTime => coerce::parse_datetime(v, true)
             .map(Value::Bytes)
             .unwrap_or(Value::Null),
+    }
+}
+
+/// A DATE / DATETIME value read from its text (`YYYY-MM-DD[ HH:MM:SS[.ffffff]]`).
+struct DateTimeParts {
+    y: i64,
+    mo: i64,
+    d: i64,
+    h: i64,
+    mi: i64,
+    s: i64,
+    micros: i64,
+}
+
+const MONTHS: [&str; 12] = [
+    "January",
+    "February",
+    "March",
+    "April",
+    "May",
+    "June",
+    "July",
+    "August",
+    "September",
+    "October",
+    "November",
+    "December",
+];
+const WEEKDAYS: [&str; 7] = [
+    "Monday",
+    "Tuesday",
+    "Wednesday",
+    "Thursday",
+    "Friday",
+    "Saturday",
+    "Sunday",
+];
+
+impl DateTimeParts {
+    fn parse(t: &[u8]) -> Option<DateTimeParts> {
+        let t = std::str::from_utf8(t).ok()?.trim();
+        let (date, time) = match t.split_once([' ', 'T']) {
+            Some((d, tm)) => (d, Some(tm)),
+            None => (t, None),
+        };
+        let mut dp = date.split('-').map(|x| x.parse::<i64>().ok());
+        let (y, mo, d) = (dp.next()??, dp.next()??, dp.next()??);
+        if dp.next().is_some()
+            || !(0..=9999).contains(&y)
+            || !(0..=12).contains(&mo)
+            || !(0..=31).contains(&d)
+        {
+            return None;
+        }
+        let (mut h, mut mi, mut s, mut micros) = (0, 0, 0, 0);
+        if let Some(tm) = time {
+            let (hms, frac) = tm.split_once('.').unwrap_or((tm, ""));
+            let mut tp = hms.split(':').map(|x| x.parse::<i64>().ok());
+            h = tp.next()??;
+            mi = tp.next().flatten().unwrap_or(0);
+            s = tp.next().flatten().unwrap_or(0);
+            if !frac.is_empty() {
+                let digits: String = frac.chars().take(6).collect();
+                micros = format!("{digits:0<6}").parse().ok()?;
+            }
+            if !(0..=838).contains(&h) || !(0..60).contains(&mi) || !(0..60).contains(&s) {
+                return None;
+            }
+        }
+        Some(DateTimeParts {
+            y,
+            mo,
+            d,
+            h,
+            mi,
+            s,
+            micros,
+        })
+    }
+
+    /// Days since 1970-01-01 (proleptic Gregorian).
+    fn days(&self) -> i64 {
+        let y = if self.mo <= 2 { self.y - 1 } else { self.y };
+        let era = y.div_euclid(400);
+        let yoe = y - era * 400;
+        let m = self.mo;
+        let doy = (153 * (if m > 2 { m - 3 } else { m + 9 }) + 2) / 5 + self.d - 1;
+        let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+        era * 146097 + doe - 719468
+    }
+
+    /// MySQL DATE_FORMAT.
+    fn format(&self, fmt: &[u8]) -> String {
+        let month = |full: bool| {
+            let name = usize::try_from(self.mo - 1)
+                .ok()
+                .and_then(|i| MONTHS.get(i))
+                .copied()
+                .unwrap_or("");
+            if full {
+                name.to_string()
+            } else {
+                name.chars().take(3).collect()
+            }
+        };
+        // 0 = Monday (1970-01-01 was a Thursday).
+        let wd = (self.days() + 3).rem_euclid(7) as usize;
+        let h12 = if self.h % 12 == 0 { 12 } else { self.h % 12 };
+        let ampm = if self.h % 24 < 12 { "AM" } else { "PM" };
+        let yday = self.days()
+            - DateTimeParts {
+                mo: 1,
+                d: 1,
+                ..*self
+            }
+            .days()
+            + 1;
+        let mut out = String::new();
+        let mut it = fmt.iter();
+        while let Some(&c) = it.next() {
+            if c != b'%' {
+                out.push(c as char);
+                continue;
+            }
+            let Some(&k) = it.next() else { break };
+            match k {
+                b'Y' => out += &format!("{:04}", self.y),
+                b'y' => out += &format!("{:02}", self.y % 100),
+                b'm' => out += &format!("{:02}", self.mo),
+                b'c' => out += &self.mo.to_string(),
+                b'M' => out += &month(true),
+                b'b' => out += &month(false),
+                b'd' => out += &format!("{:02}", self.d),
+                b'e' => out += &self.d.to_string(),
+                b'D' => {
+                    let suffix = match (self.d % 10, self.d % 100) {
+                        (_, 11..=13) => "th",
+                        (1, _) => "st",
+                        (2, _) => "nd",
+                        (3, _) => "rd",
+                        _ => "th",
+                    };
+                    out += &format!("{}{suffix}", self.d);
+                }
+                b'H' => out += &format!("{:02}", self.h),
+                b'k' => out += &self.h.to_string(),
+                b'h' | b'I' => out += &format!("{h12:02}"),
+                b'l' => out += &h12.to_string(),
+                b'i' => out += &format!("{:02}", self.mi),
+                b's' | b'S' => out += &format!("{:02}", self.s),
+                b'f' => out += &format!("{:06}", self.micros),
+                b'p' => out += ampm,
+                b'T' => out += &format!("{:02}:{:02}:{:02}", self.h, self.mi, self.s),
+                b'r' => out += &format!("{h12:02}:{:02}:{:02} {ampm}", self.mi, self.s),
+                b'W' => out += WEEKDAYS[wd],
+                b'a' => out += &WEEKDAYS[wd][..3],
+                b'w' => out += &((wd + 1) % 7).to_string(),
+                b'j' => out += &format!("{yday:03}"),
+                other => out.push(other as char),
+            }
+        }
+        out
     }
 }
 
@@ -839,6 +1022,71 @@ fn eval_func(f: Func, args: &[Expr], row: &[Value], cx: &EvalCx) -> Result<Value
             ),
             None => Value::Null,
         },
+        Func::Replace => {
+            let (Some(t), Some(from), Some(to)) = (
+                to_text(&arg(0)?).map(|c| c.into_owned()),
+                to_text(&arg(1)?).map(|c| c.into_owned()),
+                to_text(&arg(2)?).map(|c| c.into_owned()),
+            ) else {
+                return Ok(Value::Null);
+            };
+            if from.is_empty() {
+                return Ok(Value::Bytes(t));
+            }
+            let mut out = Vec::with_capacity(t.len());
+            let mut i = 0;
+            while i < t.len() {
+                if t[i..].starts_with(&from) {
+                    out.extend_from_slice(&to);
+                    i += from.len();
+                } else {
+                    out.push(t[i]);
+                    i += 1;
+                }
+            }
+            Value::Bytes(out)
+        }
+        Func::Left | Func::Right => {
+            let (Some(t), Some(n)) = (to_text(&arg(0)?).map(|c| c.into_owned()), to_i64(&arg(1)?))
+            else {
+                return Ok(Value::Null);
+            };
+            let chars: Vec<char> = String::from_utf8_lossy(&t).chars().collect();
+            let n = (n.max(0) as usize).min(chars.len());
+            let part = if f == Func::Left {
+                &chars[..n]
+            } else {
+                &chars[chars.len() - n..]
+            };
+            Value::Bytes(part.iter().collect::<String>().into_bytes())
+        }
+        Func::DatePart
+        | Func::Year
+        | Func::Month
+        | Func::Day
+        | Func::Hour
+        | Func::Minute
+        | Func::Second
+        | Func::DateFormat => {
+            let Some(d) = to_text(&arg(0)?).and_then(|t| DateTimeParts::parse(&t)) else {
+                return Ok(Value::Null);
+            };
+            match f {
+                Func::DatePart => {
+                    Value::Bytes(format!("{:04}-{:02}-{:02}", d.y, d.mo, d.d).into_bytes())
+                }
+                Func::Year => Value::Int(d.y),
+                Func::Month => Value::Int(d.mo),
+                Func::Day => Value::Int(d.d),
+                Func::Hour => Value::Int(d.h),
+                Func::Minute => Value::Int(d.mi),
+                Func::Second => Value::Int(d.s),
+                _ => match to_text(&arg(1)?) {
+                    Some(fmt) => Value::Bytes(d.format(&fmt).into_bytes()),
+                    None => Value::Null,
+                },
+            }
+        }
         Func::Now => Value::Bytes(coerce::now_text().into_bytes()),
         Func::CurDate => Value::Bytes(coerce::now_text().as_bytes()[..10].to_vec()),
         Func::UnixTimestamp => Value::Int(
