@@ -2,7 +2,9 @@
 //! locking reads, writes with row locks, undo, savepoints (statement-level rollback), commit
 //! (group-committed redo) and rollback.
 //!
-//! Write protocol for one row change: take the row lock (held to the end) → one mtr on the
+//! Write protocol for one row change: take the row lock (held to the end) → for a table with
+//! UNIQUE indexes, the locks of the unique values the row leaves or enters, and the check that
+//! no other live row holds an entered one (see `claim_unique`) → one mtr on the
 //! primary tree carrying the undo entry as its logical part → the before-image is recorded in
 //! the active-transaction table before the leaf latch is released → one mtr per changed
 //! secondary entry. Deletes only delete-mark the row and keep old secondary entries; both are
