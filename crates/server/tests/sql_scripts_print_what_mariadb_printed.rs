@@ -50,6 +50,10 @@
 //! DATE_FORMAT (every common specifier), REPLACE, LEFT, RIGHT, with NULLs, in WHERE and
 //! GROUP BY.
 //!
+//! `insert_select.sql`: INSERT ... SELECT with a column list, defaults and AUTO_INCREMENT
+//! for the others, 1062 / INSERT IGNORE / ON DUPLICATE KEY UPDATE with `VALUES()`, a table
+//! filled from itself (all rows read first), a subquery in the SELECT, 1136.
+//!
 //! `decimal_order_and_compare.sql`: DECIMAL values sort, MIN/MAX and compare (with each
 //! other, with strings, in BETWEEN) as numbers, not as their text; SUM and arithmetic show
 //! the scale.
@@ -126,6 +130,11 @@ fn unions_print_what_mariadb_printed() {
 #[test]
 fn date_and_string_functions_print_what_mariadb_printed() {
     prints_what_mariadb_printed("date_and_string_functions");
+}
+
+#[test]
+fn insert_select_prints_what_mariadb_printed() {
+    prints_what_mariadb_printed("insert_select");
 }
 
 fn prints_what_mariadb_printed(name: &str) {

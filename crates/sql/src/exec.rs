@@ -744,15 +744,22 @@ pub fn run_insert(plan: &InsertPlan, txn: &mut Txn, cx: &EvalCx) -> Result<Write
     let mut affected = 0;
     let mut duplicates = 0;
     let mut warnings = Vec::new();
-    for (ri, vals) in plan.rows.iter().enumerate() {
+    // INSERT ... SELECT reads every row first (also when it reads the table it fills).
+    let selected = match &plan.select {
+        Some(q) => Some(run_select(q, txn, cx)?),
+        None => None,
+    };
+    let n_rows = selected.as_ref().map_or(plan.rows.len(), |r| r.len());
+    for ri in 0..n_rows {
         let mut row: Row = Vec::with_capacity(cols.len());
         for (ci, col) in cols.iter().enumerate() {
-            let given = match plan.col_map[ci] {
-                Some(j) => match vals.get(j) {
+            let given = match (plan.col_map[ci], &selected) {
+                (Some(j), Some(rows)) => rows[ri].get(j).cloned(),
+                (Some(j), None) => match plan.rows[ri].get(j) {
                     Some(Some(e)) => Some(e.eval(&[], cx)?.into_owned()),
                     _ => None,
                 },
-                None => None,
+                (None, _) => None,
             };
             let v = match given {
                 Some(v) => coerce::coerce_to_column(v, col, ri + 1)?,
@@ -803,7 +810,7 @@ pub fn run_insert(plan: &InsertPlan, txn: &mut Txn, cx: &EvalCx) -> Result<Write
     }
     Ok(WriteResult {
         affected,
-        matched: affected,
+        matched: n_rows as u64,
         first_auto_id: first_auto,
         duplicates,
         warnings,

@@ -234,6 +234,8 @@ pub struct InsertPlan {
     pub col_map: Vec<Option<usize>>,
     /// What a row whose primary or unique key is taken does.
     pub on_duplicate: OnDuplicate,
+    /// INSERT ... SELECT: the rows come from this query (`rows` is empty).
+    pub select: Option<Box<SelectPlan>>,
 }
 
 /// The duplicate-key handling of an INSERT.
@@ -473,7 +475,13 @@ impl Plan {
             }
             Plan::Insert(p) => {
                 out.push((&p.table, true));
-                &[]
+                match &p.select {
+                    Some(q) => {
+                        select(q, &mut out);
+                        &q.subqueries
+                    }
+                    None => &[],
+                }
             }
             Plan::Update(p) => {
                 out.push((&p.table, true));
@@ -508,7 +516,13 @@ pub fn build(stmt: &ast::Statement, cx: &PlanCx) -> Result<Plan, SqlError> {
             p.subqueries = cx.subqueries.take();
             Plan::Select(Box::new(p))
         }
-        S::Insert(ins) => Plan::Insert(Box::new(insert(ins, cx)?)),
+        S::Insert(ins) => {
+            let mut p = insert(ins, cx)?;
+            if let Some(q) = &mut p.select {
+                q.subqueries = cx.subqueries.take();
+            }
+            Plan::Insert(Box::new(p))
+        }
         S::Update(u) => match update(u, cx)? {
             Plan::Update(mut p) => {
                 p.subqueries = cx.subqueries.take();
@@ -2262,13 +2276,22 @@ fn insert(ins: &ast::Insert, cx: &PlanCx) -> Result<InsertPlan, SqlError> {
         let Some(src) = &ins.source else {
             return Err(SqlError::syntax("INSERT needs VALUES"));
         };
-        let ast::SetExpr::Values(vals) = &*src.body else {
-            return Err(SqlError::unsupported("INSERT ... SELECT"));
-        };
         let width = if col_names.is_empty() {
             def.columns.len()
         } else {
             col_names.len()
+        };
+        let ast::SetExpr::Values(vals) = &*src.body else {
+            // INSERT ... SELECT: the query's rows (all read before the first insert).
+            let q = select(src, cx)?;
+            if q.n_out != width {
+                return Err(SqlError::new(
+                    1136,
+                    "21S01",
+                    "Column count doesn't match value count at row 1",
+                ));
+            }
+            return finish_insert(table, rows, col_names, Some(Box::new(q)), ins, cx);
         };
         rows.reserve(vals.rows.len());
         for (ri, r) in vals.rows.iter().enumerate() {
@@ -2287,6 +2310,19 @@ fn insert(ins: &ast::Insert, cx: &PlanCx) -> Result<InsertPlan, SqlError> {
             );
         }
     }
+    finish_insert(table, rows, col_names, None, ins, cx)
+}
+
+/// The column mapping and duplicate-key rule of an INSERT whose rows are planned.
+fn finish_insert(
+    table: Arc<Table>,
+    rows: Vec<Vec<Option<Expr>>>,
+    col_names: Vec<String>,
+    select: Option<Box<SelectPlan>>,
+    ins: &ast::Insert,
+    cx: &PlanCx,
+) -> Result<InsertPlan, SqlError> {
+    let def = &table.def;
     let mut col_map = vec![None; def.columns.len()];
     if col_names.is_empty() {
         for (i, m) in col_map.iter_mut().enumerate() {
@@ -2337,6 +2373,7 @@ fn insert(ins: &ast::Insert, cx: &PlanCx) -> Result<InsertPlan, SqlError> {
         rows,
         col_map,
         on_duplicate,
+        select,
     })
 }
 

@@ -1156,6 +1156,7 @@ fn run_dml(plan: &Plan, txn: &mut Txn, cx: &EvalCx) -> Result<DmlOutcome, SqlErr
         Plan::Select(p) => &p.subqueries,
         Plan::Update(p) => &p.subqueries,
         Plan::Delete(p) => &p.subqueries,
+        Plan::Insert(p) => p.select.as_ref().map_or(&[], |q| &q.subqueries),
         _ => &[],
     };
     let mut subq: Vec<Vec<Value>> = Vec::with_capacity(subplans.len());
@@ -1194,15 +1195,14 @@ fn run_dml(plan: &Plan, txn: &mut Txn, cx: &EvalCx) -> Result<DmlOutcome, SqlErr
         Plan::Insert(p) => {
             let WriteResult {
                 affected,
+                matched: records,
                 first_auto_id,
                 duplicates,
                 warnings,
-                ..
             } = exec::run_insert(p, txn, cx)?;
-            let info = if p.rows.len() > 1 {
+            let info = if p.rows.len() > 1 || p.select.is_some() {
                 format!(
-                    "Records: {}  Duplicates: {duplicates}  Warnings: {}",
-                    p.rows.len(),
+                    "Records: {records}  Duplicates: {duplicates}  Warnings: {}",
                     warnings.len()
                 )
             } else {
