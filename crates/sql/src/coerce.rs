@@ -207,34 +207,26 @@ fn num_of_bytes(b: &[u8]) -> Value {
 /// numbers (DECIMAL text, integers, doubles) compare as numbers, exactly; NULL first; anything
 /// else after the numbers, by bytes. A total order (sorting relies on it).
 pub fn sort_cmp_decimal(a: &Value, b: &Value) -> Ordering {
-    enum Key<'a> {
-        Null,
-        Num(bool, Vec<u8>, Vec<u8>),
-        Other(Cow<'a, [u8]>),
-    }
-    fn key(v: &Value) -> Key<'_> {
-        let text: Cow<[u8]> = match v {
-            Value::Null => return Key::Null,
-            Value::Bytes(b) => Cow::Borrowed(b.as_slice()),
-            Value::Int(i) => Cow::Owned(i.to_string().into_bytes()),
+    // The text of a value (None for NULL); Bytes are borrowed, numbers formatted.
+    fn text(v: &Value) -> Option<Cow<'_, [u8]>> {
+        match v {
+            Value::Null => None,
+            Value::Bytes(b) => Some(Cow::Borrowed(b.as_slice())),
+            Value::Int(i) => Some(Cow::Owned(i.to_string().into_bytes())),
             // Rust prints doubles in full positional notation (no exponent).
-            Value::Double(d) => Cow::Owned(d.to_string().into_bytes()),
-        };
-        match decimal_parts(&text) {
-            Some((neg, int, frac)) => Key::Num(neg, int.to_vec(), frac.to_vec()),
-            None => Key::Other(text),
+            Value::Double(d) => Some(Cow::Owned(d.to_string().into_bytes())),
         }
     }
-    match (key(a), key(b)) {
-        (Key::Null, Key::Null) => Ordering::Equal,
-        (Key::Null, _) => Ordering::Less,
-        (_, Key::Null) => Ordering::Greater,
-        (Key::Num(n1, i1, f1), Key::Num(n2, i2, f2)) => {
-            cmp_decimal_parts(&(n1, &i1[..], &f1[..]), &(n2, &i2[..], &f2[..]))
-        }
-        (Key::Num(..), Key::Other(_)) => Ordering::Less,
-        (Key::Other(_), Key::Num(..)) => Ordering::Greater,
-        (Key::Other(x), Key::Other(y)) => x.cmp(&y),
+    match (text(a), text(b)) {
+        (None, None) => Ordering::Equal,
+        (None, _) => Ordering::Less,
+        (_, None) => Ordering::Greater,
+        (Some(x), Some(y)) => match (decimal_parts(&x), decimal_parts(&y)) {
+            (Some(p), Some(q)) => cmp_decimal_parts(&p, &q),
+            (Some(_), None) => Ordering::Less,
+            (None, Some(_)) => Ordering::Greater,
+            (None, None) => x.cmp(&y),
+        },
     }
 }
 

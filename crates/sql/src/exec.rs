@@ -492,12 +492,7 @@ fn select_into(
                     a.get(k.pos).unwrap_or(&Value::Null),
                     b.get(k.pos).unwrap_or(&Value::Null),
                 );
-                let o = if k.numeric {
-                    coerce::sort_cmp_decimal(x, y)
-                } else {
-                    sort_cmp(x, y)
-                };
-                let o = if k.desc { o.reverse() } else { o };
+                let o = key_cmp(x, y, k.desc, k.numeric);
                 if o != Ordering::Equal {
                     return o;
                 }
@@ -902,6 +897,20 @@ fn upsert(
     ))
 }
 
+/// One ORDER BY key comparison: DECIMAL keys as numbers, descending keys reversed.
+fn key_cmp(x: &Value, y: &Value, desc: bool, numeric: bool) -> Ordering {
+    let c = if numeric {
+        coerce::sort_cmp_decimal(x, y)
+    } else {
+        sort_cmp(x, y)
+    };
+    if desc {
+        c.reverse()
+    } else {
+        c
+    }
+}
+
 /// `collect_targets` in ORDER BY order (all matching rows are read, sorted, then cut at
 /// LIMIT).
 fn ordered_targets(
@@ -927,12 +936,7 @@ fn ordered_targets(
     }
     keyed.sort_by(|(a, _), (b, _)| {
         for ((x, y), o) in a.iter().zip(b).zip(order) {
-            let c = if o.numeric {
-                coerce::sort_cmp_decimal(x, y)
-            } else {
-                sort_cmp(x, y)
-            };
-            let c = if o.desc { c.reverse() } else { c };
+            let c = key_cmp(x, y, o.desc, o.numeric);
             if c != Ordering::Equal {
                 return c;
             }

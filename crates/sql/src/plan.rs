@@ -1485,7 +1485,6 @@ pub fn select(q: &ast::Query, cx: &PlanCx) -> Result<SelectPlan, SqlError> {
             ast::TableFactor::Table {
                 name,
                 alias,
-                index_directives,
                 args: None,
                 ..
             } => {
@@ -1494,11 +1493,7 @@ pub fn select(q: &ast::Query, cx: &PlanCx) -> Result<SelectPlan, SqlError> {
                     let scope = def_scope(&info.def, infoschema::SCHEMA, alias_name.as_deref());
                     (SourceKind::Virtual(Box::new(info)), scope)
                 } else {
-                    let t = cx.table(name)?;
-                    let hints = hints_of(index_directives)?;
-                    check_hint_names(&hints, &t.def)?;
-                    let alias_name = alias.as_ref().map(|a| a.name.value.clone());
-                    let scope = table_scope(&t, alias_name.as_deref());
+                    let (t, hints, scope) = base_table(&twj.relation, cx, "SELECT")?;
                     (SourceKind::Table(t, hints), scope)
                 }
             }
