@@ -134,6 +134,7 @@ fn col(name: &str, ty: ColumnType) -> ColumnDef {
         auto_increment: false,
         default: None,
         fill: None,
+        collation: tierdb_engine::Collation::Binary,
     }
 }
 

@@ -4,6 +4,7 @@
 //!
 //! Must never: panic on a malformed catalog entry (decoding errors become `Error::Corrupt`).
 
+use crate::collation::Collation;
 use crate::keys::encode_key;
 use crate::types::{ColumnDef, ColumnType, IndexDef, TableDef, Value};
 use crate::{Error, Result};
@@ -216,7 +217,10 @@ pub fn encode_table(e: &TableEntry) -> Vec<u8> {
     for c in &d.columns {
         w.str(&c.name);
         put_type(&mut w, &c.ty);
-        w.u8(c.nullable as u8 | (c.auto_increment as u8) << 1 | (c.fill.is_some() as u8) << 2);
+        w.u8(c.nullable as u8
+            | (c.auto_increment as u8) << 1
+            | (c.fill.is_some() as u8) << 2
+            | ((c.collation == Collation::GeneralCi) as u8) << 3);
         match &c.default {
             None => w.u8(0),
             Some(v) => {
@@ -278,6 +282,11 @@ pub fn decode_table(b: &[u8]) -> Result<TableEntry> {
             auto_increment: fl & 2 != 0,
             default,
             fill,
+            collation: if fl & 8 != 0 {
+                Collation::GeneralCi
+            } else {
+                Collation::Binary
+            },
         });
     }
     let np = r.u16()?;
@@ -340,6 +349,7 @@ mod tests {
                     auto_increment: true,
                     default: None,
                     fill: None,
+                    collation: Collation::Binary,
                 },
                 ColumnDef {
                     name: "c".into(),
@@ -348,6 +358,7 @@ mod tests {
                     auto_increment: false,
                     default: Some(Value::Bytes(vec![])),
                     fill: None,
+                    collation: Collation::Binary,
                 },
             ],
             primary_key: vec![0],

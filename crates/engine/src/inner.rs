@@ -735,7 +735,7 @@ impl Inner {
                 // belongs to another committed row: a duplicate.
                 let value = index
                     .unique
-                    .then(|| crate::txn::unique_value(&index, &row))
+                    .then(|| crate::txn::unique_value(&t.def, &index, &row))
                     .flatten();
                 if let Some(v) = value {
                     if crate::txn::has_key_prefix(&self.store, tree, &v)? {
@@ -1059,6 +1059,7 @@ mod tests {
                 auto_increment: false,
                 default: None,
                 fill: None,
+                collation: crate::Collation::Binary,
             }],
             primary_key: vec![0],
             indexes: vec![],

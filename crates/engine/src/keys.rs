@@ -2,7 +2,8 @@
 //! compare with `Value::key_cmp` (within one column type). Used for primary and secondary
 //! index keys. Layout per value is in `docs/format.md` ("Key encoding").
 
-use crate::types::Value;
+use crate::collation::Collation;
+use crate::types::{TableDef, Value};
 use std::ops::Bound;
 
 const TAG_NULL: u8 = 0x00;
@@ -13,6 +14,13 @@ const TAG_BYTES: u8 = 0x04;
 const UPPER: u8 = 0xFF;
 
 pub fn encode_value(out: &mut Vec<u8>, v: &Value) {
+    encode_value_in(out, v, Collation::Binary)
+}
+
+/// Encodes `v` as a key part of a column with collation `coll`: the text of a
+/// case-insensitive column is stored as its weight string (`Collation::key_bytes`), so values
+/// its collation calls equal get one key. Such a part decodes to the weights, not the value.
+pub fn encode_value_in(out: &mut Vec<u8>, v: &Value, coll: Collation) {
     match v {
         Value::Null => out.push(TAG_NULL),
         Value::Int(i) => {
@@ -31,7 +39,7 @@ pub fn encode_value(out: &mut Vec<u8>, v: &Value) {
         }
         Value::Bytes(b) => {
             out.push(TAG_BYTES);
-            for &c in b {
+            for &c in coll.key_bytes(b).iter() {
                 out.push(c);
                 if c == 0 {
                     out.push(0xFF);
@@ -47,6 +55,20 @@ pub fn encode_key(values: &[Value]) -> Vec<u8> {
     let mut out = Vec::with_capacity(values.len() * 9);
     for v in values {
         encode_value(&mut out, v);
+    }
+    out
+}
+
+/// Encodes `values` as the key of columns `cols` of `def` (each value under its column's
+/// collation; a position past the columns — the hidden row id — is binary).
+pub fn encode_key_of(def: &TableDef, cols: &[usize], values: &[Value]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(values.len() * 9);
+    for (i, v) in values.iter().enumerate() {
+        let coll = cols
+            .get(i)
+            .and_then(|&c| def.columns.get(c))
+            .map_or(Collation::Binary, |c| c.collation);
+        encode_value_in(&mut out, v, coll);
     }
     out
 }
@@ -95,28 +117,29 @@ pub fn decode_key(mut b: &[u8]) -> Option<Vec<Value>> {
     Some(out)
 }
 
-/// Turns a bound on a key *prefix* (the first `n` key columns) into a bound on encoded keys.
-pub fn lower_bound(b: &Bound<Vec<Value>>) -> Bound<Vec<u8>> {
+/// Turns a bound on a key *prefix* (the first `n` key columns) into a bound on encoded keys;
+/// `enc` encodes a prefix (e.g. `encode_key`, or `encode_key_of` with the key's columns).
+pub fn lower_bound(b: &Bound<Vec<Value>>, enc: impl Fn(&[Value]) -> Vec<u8>) -> Bound<Vec<u8>> {
     match b {
         Bound::Unbounded => Bound::Unbounded,
-        Bound::Included(p) => Bound::Included(encode_key(p)),
+        Bound::Included(p) => Bound::Included(enc(p)),
         Bound::Excluded(p) => {
-            let mut k = encode_key(p);
+            let mut k = enc(p);
             k.push(UPPER);
             Bound::Included(k)
         }
     }
 }
 
-pub fn upper_bound(b: &Bound<Vec<Value>>) -> Bound<Vec<u8>> {
+pub fn upper_bound(b: &Bound<Vec<Value>>, enc: impl Fn(&[Value]) -> Vec<u8>) -> Bound<Vec<u8>> {
     match b {
         Bound::Unbounded => Bound::Unbounded,
         Bound::Included(p) => {
-            let mut k = encode_key(p);
+            let mut k = enc(p);
             k.push(UPPER);
             Bound::Excluded(k)
         }
-        Bound::Excluded(p) => Bound::Excluded(encode_key(p)),
+        Bound::Excluded(p) => Bound::Excluded(enc(p)),
     }
 }
 
@@ -164,8 +187,8 @@ mod tests {
     #[test]
     fn prefix_bounds_cover_exactly_the_prefix() {
         let k = |a: i64, b: i64| encode_key(&[Value::Int(a), Value::Int(b)]);
-        let lo = lower_bound(&Bound::Included(vec![Value::Int(5)]));
-        let hi = upper_bound(&Bound::Included(vec![Value::Int(5)]));
+        let lo = lower_bound(&Bound::Included(vec![Value::Int(5)]), |p| encode_key(p));
+        let hi = upper_bound(&Bound::Included(vec![Value::Int(5)]), |p| encode_key(p));
         let inside = |key: &Vec<u8>| {
             (match &lo {
                 Bound::Included(l) => key >= l,

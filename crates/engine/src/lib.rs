@@ -11,6 +11,7 @@ mod catalog;
 pub mod error;
 mod gate;
 pub use gate::TableLockMode;
+pub mod collation;
 mod inner;
 pub mod keys;
 mod rowcodec;
@@ -19,6 +20,7 @@ mod txn;
 mod txns;
 pub mod types;
 
+pub use collation::Collation;
 pub use error::{Error, Result};
 pub use tierdb_txn::LockMode;
 pub use txn::Savepoint;

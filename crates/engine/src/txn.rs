@@ -28,7 +28,7 @@
 //! written by another active transaction.
 
 use crate::inner::Inner;
-use crate::keys::{decode_key, encode_key, lower_bound, upper_bound};
+use crate::keys::{decode_key, encode_key, encode_key_of, lower_bound, upper_bound};
 use crate::rowcodec::{
     decode_row, decode_row_cols, encode_row, header, with_header, Undo, FLAG_DELETED,
 };
@@ -80,13 +80,32 @@ pub struct Savepoint {
 }
 
 pub(crate) fn index_key(def: &TableDef, idx: &IndexDef, row: &[Value]) -> Vec<u8> {
-    let mut vals: Vec<Value> = idx.columns.iter().map(|&c| row[c].clone()).collect();
-    vals.extend(def.key_columns().iter().map(|&c| row[c].clone()));
-    encode_key(&vals)
+    let cols = index_key_columns(def, idx);
+    let vals: Vec<Value> = cols.iter().map(|&c| row[c].clone()).collect();
+    encode_key_of(def, &cols, &vals)
+}
+
+/// Column positions of a secondary index's keys: its columns, then the primary key's.
+fn index_key_columns(def: &TableDef, idx: &IndexDef) -> Vec<usize> {
+    let mut cols = idx.columns.clone();
+    cols.extend(def.key_columns().iter());
+    cols
+}
+
+/// True when secondary-index key `sk` is `row`'s entry in `idx` as far as the index columns
+/// go (encoded values are self-delimiting, so a prefix match is an exact match of them).
+fn index_entry_matches(def: &TableDef, idx: &IndexDef, row: &[Value], sk: &[u8]) -> bool {
+    let vals: Vec<Value> = idx.columns.iter().map(|&c| row[c].clone()).collect();
+    sk.starts_with(&encode_key_of(def, &idx.columns, &vals))
 }
 
 fn pk_values(def: &TableDef, row: &[Value]) -> Vec<Value> {
     def.key_columns().iter().map(|&c| row[c].clone()).collect()
+}
+
+/// The primary-tree key of primary key values `pk` (under the key columns' collations).
+fn pk_key(def: &TableDef, pk: &[Value]) -> Vec<u8> {
+    encode_key_of(def, &def.key_columns(), pk)
 }
 
 /// Gives the AUTO_INCREMENT column of `row` the next value when it is NULL or 0 (returned),
@@ -113,9 +132,9 @@ pub(crate) fn assign_auto_increment(t: &Table, row: &mut [Value]) -> Option<i64>
 
 /// The unique value of row `row` in unique index `idx` (its columns encoded without the primary
 /// key), or None when one of them is NULL: NULLs never collide, as in MySQL.
-pub(crate) fn unique_value(idx: &IndexDef, row: &[Value]) -> Option<Vec<u8>> {
+pub(crate) fn unique_value(def: &TableDef, idx: &IndexDef, row: &[Value]) -> Option<Vec<u8>> {
     let vals: Vec<Value> = idx.columns.iter().map(|&c| row[c].clone()).collect();
-    (!vals.iter().any(Value::is_null)).then(|| encode_key(&vals))
+    (!vals.iter().any(Value::is_null)).then(|| encode_key_of(def, &idx.columns, &vals))
 }
 
 /// The lock that serialises every change to or from one value of unique index `index` of
@@ -371,7 +390,7 @@ impl TxnState {
                 continue;
             }
             if let Some(row) = self.newest_row(t, &pk)? {
-                if unique_value(idx, &row).as_deref() == Some(value) {
+                if unique_value(&t.def, idx, &row).as_deref() == Some(value) {
                     return Ok(Some(pk));
                 }
             }
@@ -394,8 +413,8 @@ impl TxnState {
             if !idx.unique {
                 continue;
             }
-            let ov = old.and_then(|r| unique_value(idx, r));
-            let nv = new.and_then(|r| unique_value(idx, r));
+            let ov = old.and_then(|r| unique_value(&t.def, idx, r));
+            let nv = new.and_then(|r| unique_value(&t.def, idx, r));
             if ov == nv {
                 continue;
             }
@@ -432,7 +451,7 @@ impl TxnState {
             ));
         }
         let key = if index == "PRIMARY" {
-            encode_key(&pk_values(&t.def, row))
+            pk_key(&t.def, &pk_values(&t.def, row))
         } else {
             let Some(i) = t
                 .def
@@ -442,7 +461,7 @@ impl TxnState {
             else {
                 return Ok(None);
             };
-            let Some(v) = unique_value(&t.def.indexes[i], row) else {
+            let Some(v) = unique_value(&t.def, &t.def.indexes[i], row) else {
                 return Ok(None);
             };
             // Held already by the failed insert; taken again in case the caller did not insert.
@@ -467,7 +486,7 @@ impl TxnState {
         pk: &[Value],
         want: Option<&[bool]>,
     ) -> Result<Option<Row>> {
-        let key = encode_key(pk);
+        let key = pk_key(&t.def, pk);
         self.get_key(t, &key, want)
     }
 
@@ -485,7 +504,7 @@ impl TxnState {
         pk: &[Value],
         mode: LockMode,
     ) -> Result<Option<Row>> {
-        let key = encode_key(pk);
+        let key = pk_key(&t.def, pk);
         self.lock_mode(t, &key, mode)?;
         self.get_key(t, &key, None)
     }
@@ -518,7 +537,7 @@ impl TxnState {
             }
         }
         let pk = pk_values(&t.def, &row);
-        let key = encode_key(&pk);
+        let key = pk_key(&t.def, &pk);
         self.lock(t, &key)?;
         if t.has_unique() {
             // The primary key is checked first (as InnoDB does), then the unique values.
@@ -580,15 +599,15 @@ impl TxnState {
             let _ = i;
             return Err(Error::NotNull(c.name.clone()));
         }
-        let new_pk = pk_values(&t.def, &new_row);
-        if new_pk.iter().zip(pk).any(|(a, b)| a != b) {
+        let key = pk_key(&t.def, pk);
+        // A key that changes only in ways its collation ignores ('abc' -> 'ABC') stays in place.
+        if pk_key(&t.def, &pk_values(&t.def, &new_row)) != key {
             if !self.delete(t, pk)? {
                 return Ok(false);
             }
             self.insert(t, new_row)?;
             return Ok(true);
         }
-        let key = encode_key(pk);
         self.lock(t, &key)?;
         if t.has_unique() {
             let Some(cur) = self.newest_row(t, &key)? else {
@@ -631,7 +650,7 @@ impl TxnState {
     pub fn delete(&mut self, t: &Arc<Table>, pk: &[Value]) -> Result<bool> {
         let current = self.enter(t)?;
         let t = current.as_ref().unwrap_or(t);
-        let key = encode_key(pk);
+        let key = pk_key(&t.def, pk);
         self.lock(t, &key)?;
         if t.has_unique() {
             let Some(cur) = self.newest_row(t, &key)? else {
@@ -842,13 +861,15 @@ impl Cursor {
         hi: Bound<Vec<Value>>,
         want: Option<Arc<[bool]>>,
     ) -> Cursor {
+        let next = lower_bound(&lo, |p| pk_key(&table.def, p));
+        let hi = upper_bound(&hi, |p| pk_key(&table.def, p));
         Cursor {
             inner,
             table,
             me,
             source: Source::Primary,
-            next: lower_bound(&lo),
-            hi: upper_bound(&hi),
+            next,
+            hi,
             want,
             buf: VecDeque::new(),
             done: false,
@@ -873,13 +894,16 @@ impl Cursor {
             }
             Arc::from(w)
         });
+        let cols = index_key_columns(&table.def, &table.def.indexes[index]);
+        let enc = |p: &[Value]| encode_key_of(&table.def, &cols, p);
+        let (next, hi) = (lower_bound(&lo, enc), upper_bound(&hi, enc));
         Cursor {
             inner,
             table,
             me,
             source: Source::Secondary { index },
-            next: lower_bound(&lo),
-            hi: upper_bound(&hi),
+            next,
+            hi,
             want,
             buf: VecDeque::new(),
             done: false,
@@ -948,9 +972,11 @@ impl Cursor {
                 if vals.len() != idx.columns.len() + npk {
                     return Err(corrupt(table));
                 }
+                // The key parts are re-encoded as they were stored (a case-insensitive
+                // part decodes to its weights, which encode back to the same bytes).
                 let pk = encode_key(&vals[idx.columns.len()..]);
                 if let Some(row) = read_row(inner, me, table, &pk, want)? {
-                    if idx.columns.iter().zip(&vals).all(|(&c, v)| &row[c] == v) {
+                    if index_entry_matches(&table.def, idx, &row, &sk) {
                         rows.push(row);
                     }
                 }
@@ -1036,6 +1062,7 @@ mod tests {
             auto_increment: false,
             default: None,
             fill: None,
+            collation: crate::Collation::Binary,
         }
     }
 

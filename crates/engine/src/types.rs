@@ -6,7 +6,7 @@ use std::fmt;
 
 /// A single SQL value as stored by the engine.
 ///
-/// Strings are bytes (the engine compares them as bytes; collations are the SQL layer's job).
+/// Strings are bytes; how they compare is their column's [`crate::Collation`].
 #[derive(Clone, Debug, PartialEq)]
 pub enum Value {
     Null,
@@ -99,6 +99,9 @@ pub struct ColumnDef {
     /// For a column added by ALTER TABLE ... ADD COLUMN: the value of rows stored before it
     /// existed (their stored rows are shorter); None for columns the table was created with.
     pub fill: Option<Value>,
+    /// How text values of this column compare, sort and form index keys (ignored for
+    /// non-text types, which are `Binary`).
+    pub collation: crate::collation::Collation,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]

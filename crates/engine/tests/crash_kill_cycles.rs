@@ -31,6 +31,7 @@ fn col(name: &str) -> ColumnDef {
         auto_increment: false,
         default: None,
         fill: None,
+        collation: tierdb_engine::Collation::Binary,
     }
 }
 

@@ -16,22 +16,40 @@ use crate::expr::{BinOp, EvalCx, Expr};
 use crate::result::SqlError;
 use std::cmp::Ordering;
 use std::ops::Bound;
-use tierdb_engine::{ColumnDef, ColumnType, TableDef, Value};
+use tierdb_engine::{Collation, ColumnDef, ColumnType, TableDef, Value};
 
 /// How values compare in key order for a column.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum KeyDomain {
     Int,
     Float,
+    /// Strings, byte order (binary collation).
     Str,
+    /// Strings under `utf8mb4_general_ci` (the key stores their weights).
+    StrCi,
 }
 
-pub fn domain_of(ty: &ColumnType) -> Option<KeyDomain> {
-    match ty {
+impl KeyDomain {
+    /// Compares two key values of this domain as the index orders them.
+    fn cmp(self, x: &Value, y: &Value) -> Ordering {
+        match (self, x, y) {
+            (KeyDomain::StrCi, Value::Bytes(a), Value::Bytes(b)) => Collation::GeneralCi.cmp(a, b),
+            _ => x.key_cmp(y),
+        }
+    }
+}
+
+pub fn domain_of(col: &ColumnDef) -> Option<KeyDomain> {
+    match col.ty {
         ColumnType::Int { .. } => Some(KeyDomain::Int),
         ColumnType::Float | ColumnType::Double => Some(KeyDomain::Float),
         // Stored as text: key order is not numeric order.
         ColumnType::Decimal { .. } => None,
+        ColumnType::Char(_) | ColumnType::VarChar(_) | ColumnType::Text
+            if col.collation == Collation::GeneralCi =>
+        {
+            Some(KeyDomain::StrCi)
+        }
         ColumnType::Char(_)
         | ColumnType::VarChar(_)
         | ColumnType::Text
@@ -132,6 +150,9 @@ fn disjuncts<'e>(e: &'e Expr, out: &mut Vec<&'e Expr>) {
 fn analyze(e: &Expr) -> Option<Cond> {
     let indep = |x: &Expr| x.is_row_independent();
     match e {
+        // A byte-wise comparison has a binary column on one side (the other side is row
+        // independent here), whose index keys are bytes too.
+        Expr::Bytewise(inner) => analyze(inner),
         Expr::Bin(op, a, b) => {
             let (col, x, flipped) = match (&**a, &**b) {
                 (Expr::Col(c), x) if indep(x) => (*c, x, false),
@@ -249,7 +270,7 @@ fn candidate(conds: &[Cond], key: &[usize], def: &TableDef) -> Option<Candidate>
     let mut single = true;
     let mut domains = Vec::new();
     for &col in key {
-        let Some(dom) = def.columns.get(col).and_then(|c| domain_of(&c.ty)) else {
+        let Some(dom) = def.columns.get(col).and_then(domain_of) else {
             break;
         };
         if let Some(Cond::Eq(_, x)) = conds
@@ -289,7 +310,7 @@ fn candidate(conds: &[Cond], key: &[usize], def: &TableDef) -> Option<Candidate>
     let mut has_range = false;
     if used < key.len() {
         let col = key[used];
-        if let Some(dom) = def.columns.get(col).and_then(|c| domain_of(&c.ty)) {
+        if let Some(dom) = def.columns.get(col).and_then(domain_of) {
             let mut lo = Bound::Unbounded;
             let mut hi = Bound::Unbounded;
             for c in conds {
@@ -565,8 +586,10 @@ fn to_key(dom: KeyDomain, v: &Value) -> KeyConv {
         }
         (KeyDomain::Float, Value::Double(d)) => float_key(*d),
         (KeyDomain::Float, Value::Bytes(b)) => float_key(parse_number(b).0),
-        (KeyDomain::Str, Value::Bytes(b)) => KeyConv::Exact(Value::Bytes(b.clone())),
-        (KeyDomain::Str, _) => KeyConv::Fallback,
+        (KeyDomain::Str | KeyDomain::StrCi, Value::Bytes(b)) => {
+            KeyConv::Exact(Value::Bytes(b.clone()))
+        }
+        (KeyDomain::Str | KeyDomain::StrCi, _) => KeyConv::Fallback,
     }
 }
 
@@ -634,9 +657,9 @@ fn bound_key(
     })
 }
 
-fn cmp_eq(a: &[Value], b: &[Value]) -> Ordering {
-    for (x, y) in a.iter().zip(b) {
-        let o = x.key_cmp(y);
+fn cmp_eq(a: &[Value], b: &[Value], domains: &[KeyDomain]) -> Ordering {
+    for (i, (x, y)) in a.iter().zip(b).enumerate() {
+        let o = domains.get(i).map_or_else(|| x.key_cmp(y), |d| d.cmp(x, y));
         if o != Ordering::Equal {
             return o;
         }
@@ -644,51 +667,51 @@ fn cmp_eq(a: &[Value], b: &[Value]) -> Ordering {
     a.len().cmp(&b.len())
 }
 
-fn cmp_lo(a: &Bound<Value>, b: &Bound<Value>) -> Ordering {
+fn cmp_lo(a: &Bound<Value>, b: &Bound<Value>, d: KeyDomain) -> Ordering {
     match (a, b) {
         (Bound::Unbounded, Bound::Unbounded) => Ordering::Equal,
         (Bound::Unbounded, _) => Ordering::Less,
         (_, Bound::Unbounded) => Ordering::Greater,
         (Bound::Included(x), Bound::Included(y)) | (Bound::Excluded(x), Bound::Excluded(y)) => {
-            x.key_cmp(y)
+            d.cmp(x, y)
         }
-        (Bound::Included(x), Bound::Excluded(y)) => x.key_cmp(y).then(Ordering::Less),
-        (Bound::Excluded(x), Bound::Included(y)) => x.key_cmp(y).then(Ordering::Greater),
+        (Bound::Included(x), Bound::Excluded(y)) => d.cmp(x, y).then(Ordering::Less),
+        (Bound::Excluded(x), Bound::Included(y)) => d.cmp(x, y).then(Ordering::Greater),
     }
 }
 
-fn cmp_hi(a: &Bound<Value>, b: &Bound<Value>) -> Ordering {
+fn cmp_hi(a: &Bound<Value>, b: &Bound<Value>, d: KeyDomain) -> Ordering {
     match (a, b) {
         (Bound::Unbounded, Bound::Unbounded) => Ordering::Equal,
         (Bound::Unbounded, _) => Ordering::Greater,
         (_, Bound::Unbounded) => Ordering::Less,
         (Bound::Included(x), Bound::Included(y)) | (Bound::Excluded(x), Bound::Excluded(y)) => {
-            x.key_cmp(y)
+            d.cmp(x, y)
         }
-        (Bound::Included(x), Bound::Excluded(y)) => x.key_cmp(y).then(Ordering::Greater),
-        (Bound::Excluded(x), Bound::Included(y)) => x.key_cmp(y).then(Ordering::Less),
+        (Bound::Included(x), Bound::Excluded(y)) => d.cmp(x, y).then(Ordering::Greater),
+        (Bound::Excluded(x), Bound::Included(y)) => d.cmp(x, y).then(Ordering::Less),
     }
 }
 
 /// True when a range `lo..hi` holds no value.
-fn is_empty(lo: &Bound<Value>, hi: &Bound<Value>) -> bool {
+fn is_empty(lo: &Bound<Value>, hi: &Bound<Value>, d: KeyDomain) -> bool {
     match (lo, hi) {
-        (Bound::Included(l), Bound::Included(h)) => l.key_cmp(h) == Ordering::Greater,
+        (Bound::Included(l), Bound::Included(h)) => d.cmp(l, h) == Ordering::Greater,
         (Bound::Included(l), Bound::Excluded(h))
         | (Bound::Excluded(l), Bound::Included(h))
-        | (Bound::Excluded(l), Bound::Excluded(h)) => l.key_cmp(h) != Ordering::Less,
+        | (Bound::Excluded(l), Bound::Excluded(h)) => d.cmp(l, h) != Ordering::Less,
         _ => false,
     }
 }
 
 /// True when `b` (starting at `b_lo`) overlaps or touches a range ending at `a_hi`.
-fn joins(a_hi: &Bound<Value>, b_lo: &Bound<Value>) -> bool {
+fn joins(a_hi: &Bound<Value>, b_lo: &Bound<Value>, d: KeyDomain) -> bool {
     match (a_hi, b_lo) {
         (Bound::Unbounded, _) | (_, Bound::Unbounded) => true,
-        (Bound::Excluded(h), Bound::Excluded(l)) => l.key_cmp(h) == Ordering::Less,
+        (Bound::Excluded(h), Bound::Excluded(l)) => d.cmp(l, h) == Ordering::Less,
         (Bound::Included(h), Bound::Included(l))
         | (Bound::Included(h), Bound::Excluded(l))
-        | (Bound::Excluded(h), Bound::Included(l)) => l.key_cmp(h) != Ordering::Greater,
+        | (Bound::Excluded(h), Bound::Included(l)) => d.cmp(l, h) != Ordering::Greater,
     }
 }
 
@@ -729,18 +752,26 @@ pub fn concrete_ranges(
             }
             None => (Bound::Unbounded, Bound::Unbounded),
         };
-        if is_empty(&lo, &hi) {
+        if is_empty(&lo, &hi, dom.unwrap_or(KeyDomain::Str)) {
             continue;
         }
         out.push(ConcreteRange { eq, lo, hi });
     }
     if out.len() > 1 {
-        out.sort_by(|a, b| cmp_eq(&a.eq, &b.eq).then_with(|| cmp_lo(&a.lo, &b.lo)));
+        // The domain of the bounded column after the equalities (the same for every range,
+        // or unused when there is none).
+        let d = out
+            .first()
+            .and_then(|r| domains.get(r.eq.len()))
+            .copied()
+            .unwrap_or(KeyDomain::Str);
+        out.sort_by(|a, b| cmp_eq(&a.eq, &b.eq, domains).then_with(|| cmp_lo(&a.lo, &b.lo, d)));
         let mut merged: Vec<ConcreteRange> = Vec::with_capacity(out.len());
         for r in out {
             if let Some(last) = merged.last_mut() {
-                if cmp_eq(&last.eq, &r.eq) == Ordering::Equal && joins(&last.hi, &r.lo) {
-                    if cmp_hi(&r.hi, &last.hi) == Ordering::Greater {
+                if cmp_eq(&last.eq, &r.eq, domains) == Ordering::Equal && joins(&last.hi, &r.lo, d)
+                {
+                    if cmp_hi(&r.hi, &last.hi, d) == Ordering::Greater {
                         last.hi = r.hi;
                     }
                     continue;

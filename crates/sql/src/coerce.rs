@@ -9,7 +9,7 @@
 use crate::result::SqlError;
 use std::borrow::Cow;
 use std::cmp::Ordering;
-use tierdb_engine::{ColumnDef, ColumnType, Value};
+use tierdb_engine::{Collation, ColumnDef, ColumnType, Value};
 
 /// -2^63 and 2^63 as doubles: the integer range an f64 must lie in to convert to i64.
 pub const I64_MIN_F: f64 = i64::MIN as f64;
@@ -185,11 +185,17 @@ fn cmp_num(a: &Value, b: &Value) -> Ordering {
 
 /// SQL comparison (`=`, `<`, ...): `None` when either side is NULL. Numbers compare
 /// numerically; a number against a string converts the string to a number; strings compare
-/// as bytes (binary collation).
+/// under the default collation, `utf8mb4_general_ci` (case- and accent-insensitive, trailing
+/// spaces ignored), as MariaDB compares text that involves no binary column.
 pub fn compare(a: &Value, b: &Value) -> Option<Ordering> {
+    compare_in(a, b, Collation::GeneralCi)
+}
+
+/// `compare` with strings under collation `coll`.
+pub fn compare_in(a: &Value, b: &Value, coll: Collation) -> Option<Ordering> {
     match (a, b) {
         (Value::Null, _) | (_, Value::Null) => None,
-        (Value::Bytes(x), Value::Bytes(y)) => Some(x.as_slice().cmp(y.as_slice())),
+        (Value::Bytes(x), Value::Bytes(y)) => Some(coll.cmp(x, y)),
         (Value::Bytes(x), n) => Some(cmp_num(&num_of_bytes(x), n)),
         (n, Value::Bytes(y)) => Some(cmp_num(n, &num_of_bytes(y))),
         _ => Some(cmp_num(a, b)),
@@ -268,8 +274,13 @@ fn cmp_decimal_parts(p: &(bool, &[u8], &[u8]), q: &(bool, &[u8], &[u8])) -> Orde
 }
 
 /// A total order for ORDER BY, DISTINCT and GROUP BY: NULL first, then numbers (exactly),
-/// then strings as bytes.
+/// then strings under the default collation (see `compare`).
 pub fn sort_cmp(a: &Value, b: &Value) -> Ordering {
+    sort_cmp_in(a, b, Collation::GeneralCi)
+}
+
+/// `sort_cmp` with strings under collation `coll`.
+pub fn sort_cmp_in(a: &Value, b: &Value, coll: Collation) -> Ordering {
     fn class(v: &Value) -> u8 {
         match v {
             Value::Null => 0,
@@ -278,7 +289,7 @@ pub fn sort_cmp(a: &Value, b: &Value) -> Ordering {
         }
     }
     match (a, b) {
-        (Value::Bytes(x), Value::Bytes(y)) => x.cmp(y),
+        (Value::Bytes(x), Value::Bytes(y)) => coll.cmp(x, y),
         _ => match class(a).cmp(&class(b)) {
             Ordering::Equal if class(a) == 1 => cmp_num(a, b),
             o => o,
@@ -286,9 +297,10 @@ pub fn sort_cmp(a: &Value, b: &Value) -> Ordering {
     }
 }
 
-/// A row of values ordered by `sort_cmp`, column by column.
+/// A row of values ordered by `sort_cmp`, column by column; bit i of the mask set = column i
+/// (i < 64) compares its strings byte by byte (a binary column).
 #[derive(Clone, Debug)]
-pub struct OrdRow(pub Vec<Value>);
+pub struct OrdRow(pub Vec<Value>, pub u64);
 
 impl PartialEq for OrdRow {
     fn eq(&self, other: &Self) -> bool {
@@ -303,13 +315,22 @@ impl PartialOrd for OrdRow {
 }
 impl Ord for OrdRow {
     fn cmp(&self, other: &Self) -> Ordering {
-        for (a, b) in self.0.iter().zip(other.0.iter()) {
-            let o = sort_cmp(a, b);
+        for (i, (a, b)) in self.0.iter().zip(other.0.iter()).enumerate() {
+            let o = sort_cmp_in(a, b, collation_of_bit(self.1, i));
             if o != Ordering::Equal {
                 return o;
             }
         }
         self.0.len().cmp(&other.0.len())
+    }
+}
+
+/// The collation of column `i` under binary-column mask `mask` (see `OrdRow`).
+pub fn collation_of_bit(mask: u64, i: usize) -> Collation {
+    if i < 64 && mask >> i & 1 == 1 {
+        Collation::Binary
+    } else {
+        Collation::GeneralCi
     }
 }
 

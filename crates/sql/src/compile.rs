@@ -64,6 +64,22 @@ impl Scope {
     pub fn type_of(&self, i: usize) -> SqlType {
         self.cols.get(i).map(|c| c.ty).unwrap_or(SqlType::Null)
     }
+
+    /// True when `e` is a column whose strings compare as bytes (a binary collation); every
+    /// other string (columns, literals, function results) uses `utf8mb4_general_ci`.
+    pub fn is_binary(&self, e: &Expr) -> bool {
+        matches!(e, Expr::Col(i) if self.cols.get(*i).is_some_and(|c| c.meta.binary))
+    }
+}
+
+/// Comparison node `cmp`, made byte-wise (`Expr::Bytewise`) when `binary` (an operand is a
+/// binary column).
+fn bytewise_if(binary: bool, cmp: Expr) -> Expr {
+    if binary {
+        Expr::Bytewise(Box::new(cmp))
+    } else {
+        cmp
+    }
 }
 
 pub fn unknown_column(name: &str, clause: &str) -> SqlError {
@@ -92,6 +108,8 @@ pub struct AggSpec {
     pub arg: Option<Expr>,
     pub distinct: bool,
     pub arg_type: SqlType,
+    /// The argument is a binary column: MIN/MAX and DISTINCT compare its strings as bytes.
+    pub binary: bool,
 }
 
 /// Aggregate calls found while compiling an aggregate query. The aggregate row is
@@ -514,11 +532,13 @@ impl<'a> Compiler<'a> {
         if let Some(i) = agg.spec_texts.iter().position(|t| *t == text) {
             return Ok(Expr::Col(ng + i));
         }
+        let binary = arg.as_ref().is_some_and(|a| scope.is_binary(a));
         agg.specs.push(AggSpec {
             func,
             arg,
             distinct,
             arg_type,
+            binary,
         });
         agg.spec_texts.push(text);
         Ok(Expr::Col(ng + agg.specs.len() - 1))
@@ -641,10 +661,12 @@ impl<'a> Compiler<'a> {
                         | BinOp::Gt
                         | BinOp::Ge
                 ) {
+                    let bin = self.scope.is_binary(&l) || self.scope.is_binary(&r);
                     let mut v = self.numeric_if_decimal(vec![l, r]);
                     let r = v.pop().unwrap_or(Expr::Const(Value::Null));
                     let l = v.pop().unwrap_or(Expr::Const(Value::Null));
-                    return Ok(Expr::Bin(bop, Box::new(l), Box::new(r)));
+                    let cmp = Expr::Bin(bop, Box::new(l), Box::new(r));
+                    return Ok(bytewise_if(bin, cmp));
                 }
                 Expr::Bin(bop, Box::new(l), Box::new(r))
             }
@@ -665,13 +687,17 @@ impl<'a> Compiler<'a> {
                     for i in list {
                         all.push(self.compile(i)?);
                     }
+                    let bin = all.iter().any(|e| self.scope.is_binary(e));
                     let mut all = self.numeric_if_decimal(all).into_iter();
                     let x = all.next().unwrap_or(Expr::Const(Value::Null));
-                    Expr::In(Box::new(x), all.collect(), *negated)
+                    let cmp = Expr::In(Box::new(x), all.collect(), *negated);
+                    bytewise_if(bin, cmp)
                 }
                 ast::InTarget::Subquery(q) => {
                     let x = self.compile(expr)?;
-                    Expr::InSubquery(Box::new(x), self.subquery(q, true)?, *negated)
+                    let bin = self.scope.is_binary(&x);
+                    let cmp = Expr::InSubquery(Box::new(x), self.subquery(q, true)?, *negated);
+                    bytewise_if(bin, cmp)
                 }
                 _ => return Err(SqlError::unsupported("this IN form")),
             },
@@ -682,11 +708,13 @@ impl<'a> Compiler<'a> {
                 high,
             } => {
                 let parts = vec![self.compile(expr)?, self.compile(low)?, self.compile(high)?];
+                let bin = parts.iter().any(|e| self.scope.is_binary(e));
                 let mut v = self.numeric_if_decimal(parts).into_iter().map(Box::new);
-                match (v.next(), v.next(), v.next()) {
+                let cmp = match (v.next(), v.next(), v.next()) {
                     (Some(x), Some(lo), Some(hi)) => Expr::Between(x, lo, hi, *negated),
                     _ => return Err(SqlError::syntax("internal: BETWEEN lost an operand")),
-                }
+                };
+                bytewise_if(bin, cmp)
             }
             A::Like {
                 negated,
@@ -722,12 +750,15 @@ impl<'a> Compiler<'a> {
                         ))
                     }
                 };
-                Expr::Like {
-                    expr: Box::new(self.compile(expr)?),
-                    pattern: Box::new(self.compile(pattern)?),
+                let (x, pat) = (self.compile(expr)?, self.compile(pattern)?);
+                let bin = self.scope.is_binary(&x) || self.scope.is_binary(&pat);
+                let cmp = Expr::Like {
+                    expr: Box::new(x),
+                    pattern: Box::new(pat),
                     escape,
                     negated: *negated,
-                }
+                };
+                bytewise_if(bin, cmp)
             }
             A::Function(f) => self.function(f)?,
             A::Ceil { expr, field } | A::Floor { expr, field } => {

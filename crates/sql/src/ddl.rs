@@ -8,9 +8,10 @@
 
 use crate::coerce::{self, now_text};
 use crate::compile::{literal, object_name_last};
+use crate::exec::is_text_type;
 use crate::result::SqlError;
 use sqlparser::ast;
-use tierdb_engine::{ColumnDef, ColumnType, IndexDef, TableDef, Value};
+use tierdb_engine::{Collation, ColumnDef, ColumnType, IndexDef, TableDef, Value};
 
 /// The stored default of a DATETIME/TIMESTAMP column declared `DEFAULT CURRENT_TIMESTAMP`.
 pub const CURRENT_TIMESTAMP: &[u8] = b"CURRENT_TIMESTAMP";
@@ -303,8 +304,92 @@ struct ParsedColumn {
     default: Option<ast::Expr>,
 }
 
-/// Parses column `c` of a table whose columns so far are `def`'s (1060 for a name taken).
-fn parse_column(c: &ast::ColumnDef, def: &TableDef) -> Result<ParsedColumn, SqlError> {
+/// The collation a collation name selects: `*_bin` and `binary` compare bytes, `*_ci` are
+/// case-insensitive (all served by tierdb's `utf8mb4_general_ci` rules), `*_cs` compare
+/// bytes too (the nearest case-sensitive rules tierdb has). 1273 for anything else.
+fn collation_named(name: &str) -> Result<Collation, SqlError> {
+    let n = name.to_ascii_lowercase();
+    let charset_ok = CHARSETS.iter().any(|c| n.starts_with(&format!("{c}_")));
+    if n == "binary" || (charset_ok && (n.ends_with("_bin") || n.ends_with("_cs"))) {
+        Ok(Collation::Binary)
+    } else if charset_ok && n.ends_with("_ci") {
+        Ok(Collation::GeneralCi)
+    } else {
+        Err(SqlError::new(
+            1273,
+            "HY000",
+            format!("Unknown collation: '{name}'"),
+        ))
+    }
+}
+
+/// Character sets tierdb accepts in DDL; all but `binary` get a case-insensitive collation.
+const CHARSETS: &[&str] = &["utf8mb4", "utf8mb3", "utf8", "latin1", "ascii"];
+
+/// The default collation of a character set name (1115 for an unknown one).
+fn charset_named(name: &str) -> Result<Collation, SqlError> {
+    let n = name.to_ascii_lowercase();
+    if n == "binary" {
+        Ok(Collation::Binary)
+    } else if CHARSETS.contains(&n.as_str()) {
+        Ok(Collation::GeneralCi)
+    } else {
+        Err(SqlError::new(
+            1115,
+            "42000",
+            format!("Unknown character set: '{name}'"),
+        ))
+    }
+}
+
+/// The default collation of a new table's text columns: its `[DEFAULT] CHARSET` /
+/// `COLLATE` options (a COLLATE wins), else `utf8mb4_general_ci` like MariaDB's default.
+fn table_collation(options: &ast::CreateTableOptions) -> Result<Collation, SqlError> {
+    let list = match options {
+        ast::CreateTableOptions::Plain(l)
+        | ast::CreateTableOptions::With(l)
+        | ast::CreateTableOptions::Options(l)
+        | ast::CreateTableOptions::TableProperties(l) => l.as_slice(),
+        ast::CreateTableOptions::None => &[],
+    };
+    let mut by_charset = None;
+    let mut by_collate = None;
+    for o in list {
+        if let ast::SqlOption::KeyValue { key, value } = o {
+            let key = key.to_string().to_ascii_uppercase();
+            let name = match value {
+                ast::Expr::Value(v) => match &v.value {
+                    ast::Value::SingleQuotedString(s) | ast::Value::DoubleQuotedString(s) => {
+                        s.clone()
+                    }
+                    other => other.to_string(),
+                },
+                other => other.to_string(),
+            };
+            match key.as_str() {
+                "DEFAULT CHARSET" | "CHARSET" | "DEFAULT CHARACTER SET" | "CHARACTER SET" => {
+                    by_charset = Some(charset_named(&name)?)
+                }
+                "DEFAULT COLLATE" | "COLLATE" => by_collate = Some(collation_named(&name)?),
+                _ => {}
+            }
+        }
+    }
+    Ok(by_collate.or(by_charset).unwrap_or(Collation::GeneralCi))
+}
+
+/// The collation name MariaDB shows for column `c` (None for non-text columns).
+pub fn collation_name(c: &ColumnDef) -> Option<&'static str> {
+    is_text_type(&c.ty).then(|| c.collation.name())
+}
+
+/// Parses column `c` of a table whose columns so far are `def`'s (1060 for a name taken);
+/// text columns get collation `text_default` unless they name their own.
+fn parse_column(
+    c: &ast::ColumnDef,
+    def: &TableDef,
+    text_default: Collation,
+) -> Result<ParsedColumn, SqlError> {
     if def.column_index(&c.name.value).is_some() {
         return Err(SqlError::new(
             1060,
@@ -313,6 +398,7 @@ fn parse_column(c: &ast::ColumnDef, def: &TableDef) -> Result<ParsedColumn, SqlE
         ));
     }
     let ty = column_type(&c.data_type, &c.name.value)?;
+    let text = is_text_type(&ty);
     let mut p = ParsedColumn {
         col: ColumnDef {
             name: c.name.value.clone(),
@@ -321,6 +407,11 @@ fn parse_column(c: &ast::ColumnDef, def: &TableDef) -> Result<ParsedColumn, SqlE
             auto_increment: false,
             default: None,
             fill: None,
+            collation: if text {
+                text_default
+            } else {
+                Collation::Binary
+            },
         },
         primary: false,
         unique: false,
@@ -340,9 +431,19 @@ fn parse_column(c: &ast::ColumnDef, def: &TableDef) -> Result<ParsedColumn, SqlE
             }
             ast::ColumnOption::PrimaryKey(_) => p.primary = true,
             ast::ColumnOption::Unique(_) => p.unique = true,
-            ast::ColumnOption::Comment(_)
-            | ast::ColumnOption::CharacterSet(_)
-            | ast::ColumnOption::Collation(_) => {}
+            ast::ColumnOption::CharacterSet(n) => {
+                let c = charset_named(&object_name_last(n))?;
+                if text {
+                    p.col.collation = c;
+                }
+            }
+            ast::ColumnOption::Collation(n) => {
+                let c = collation_named(&object_name_last(n))?;
+                if text {
+                    p.col.collation = c;
+                }
+            }
+            ast::ColumnOption::Comment(_) => {}
             other => return Err(SqlError::unsupported(format!("column option {other}"))),
         }
     }
@@ -353,7 +454,7 @@ fn parse_column(c: &ast::ColumnDef, def: &TableDef) -> Result<ParsedColumn, SqlE
 /// (`fill`): the DEFAULT (CURRENT_TIMESTAMP evaluated now), else NULL, else for a NOT NULL
 /// column without a DEFAULT the type's implicit default (0, '', ...), as MariaDB fills them.
 pub fn added_column(c: &ast::ColumnDef, def: &TableDef) -> Result<ColumnDef, SqlError> {
-    let p = parse_column(c, def)?;
+    let p = parse_column(c, def, Collation::GeneralCi)?;
     if p.primary || p.unique || p.col.auto_increment {
         return Err(SqlError::unsupported(
             "ADD COLUMN with PRIMARY KEY, UNIQUE or AUTO_INCREMENT (add the column, then the index)",
@@ -421,8 +522,9 @@ pub fn table_def(ct: &ast::CreateTable) -> Result<TableDef, SqlError> {
     // Columns declared `UNIQUE` inline: each gets a unique index named after it (MySQL's
     // order: after the indexes of the table constraints).
     let mut unique_columns: Vec<usize> = Vec::new();
+    let text_default = table_collation(&ct.table_options)?;
     for (ci, c) in ct.columns.iter().enumerate() {
-        let p = parse_column(c, &def)?;
+        let p = parse_column(c, &def, text_default)?;
         if p.primary {
             if !def.primary_key.is_empty() {
                 return Err(SqlError::new(1068, "42000", "Multiple primary key defined"));
@@ -531,6 +633,10 @@ pub fn render_create_table(def: &TableDef, next_auto_increment: Option<u64>) -> 
     let mut lines = Vec::new();
     for c in &def.columns {
         let mut l = format!("  {} {}", quote_ident(&c.name), type_name(&c.ty));
+        if let Some(name) = collation_name(c).filter(|_| c.collation == Collation::Binary) {
+            l.push_str(" COLLATE ");
+            l.push_str(name);
+        }
         if !c.nullable {
             l.push_str(" NOT NULL");
         }

@@ -17,7 +17,7 @@
 //! owns that, through an engine savepoint), or keep a cursor open while writing.
 
 use crate::access::{concrete_ranges, Access, AccessPlan};
-use crate::coerce::{self, sort_cmp, to_f64, to_i64, to_text, OrdRow};
+use crate::coerce::{self, to_f64, to_i64, to_text, OrdRow};
 use crate::compile::{AggFunc, AggSpec};
 use crate::ddl;
 use crate::expr::{EvalCx, Expr, SqlType};
@@ -30,7 +30,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::ops::Bound;
 use std::sync::Arc;
 use tierdb_engine::{
-    ColumnMask, ColumnType, Error as EngineError, LockMode, Row, Table, Txn, Value,
+    Collation, ColumnMask, ColumnType, Error as EngineError, LockMode, Row, Table, Txn, Value,
 };
 
 /// The key of a row read from `t` in its primary tree (for a table without a primary key,
@@ -221,12 +221,13 @@ fn source_rows(
         } => {
             let mut seen: BTreeSet<OrdRow> = BTreeSet::new();
             let mut go_on = true;
+            let binary = left.output_binary();
             for part in [left, right] {
                 if !go_on {
                     break;
                 }
                 select_into(part, txn, cx, &mut |row| {
-                    if *distinct && !seen.insert(OrdRow(row.clone())) {
+                    if *distinct && !seen.insert(OrdRow(row.clone(), binary)) {
                         return Ok(true);
                     }
                     go_on = f(row)?;
@@ -386,7 +387,7 @@ fn select_into(
             }
             let mut out = project(plan, row, cx)?;
             out.truncate(n_out);
-            if plan.distinct && !seen.insert(OrdRow(out.clone())) {
+            if plan.distinct && !seen.insert(OrdRow(out.clone(), plan.output_binary())) {
                 return Ok(true);
             }
             if skipped < offset {
@@ -451,7 +452,9 @@ fn select_into(
                             .iter()
                             .map(|g| g.eval(&row, cx).map(|v| v.into_owned()))
                             .collect::<Result<Vec<_>, _>>()?;
-                        groups.entry(OrdRow(key)).or_insert_with(new_accs)
+                        groups
+                            .entry(OrdRow(key, agg.group_binary))
+                            .or_insert_with(new_accs)
                     }
                 };
                 for (acc, spec) in accs.iter_mut().zip(agg.specs.iter()) {
@@ -492,7 +495,7 @@ fn select_into(
                     a.get(k.pos).unwrap_or(&Value::Null),
                     b.get(k.pos).unwrap_or(&Value::Null),
                 );
-                let o = key_cmp(x, y, k.desc, k.numeric);
+                let o = key_cmp(x, y, k.desc, k.numeric, k.binary);
                 if o != Ordering::Equal {
                     return o;
                 }
@@ -505,7 +508,7 @@ fn select_into(
     let mut emitted = 0u64;
     for mut r in pre {
         r.truncate(n_out);
-        if plan.distinct && !seen.insert(OrdRow(r.clone())) {
+        if plan.distinct && !seen.insert(OrdRow(r.clone(), plan.output_binary())) {
             continue;
         }
         if skipped < offset {
@@ -592,7 +595,7 @@ impl Acc {
                         let o = if matches!(s.arg_type, SqlType::Decimal(_)) {
                             coerce::sort_cmp_decimal(&v, c)
                         } else {
-                            sort_cmp(&v, c)
+                            coerce::sort_cmp_in(&v, c, coll(s.binary))
                         };
                         if s.func == AggFunc::Min {
                             o == Ordering::Less
@@ -611,7 +614,7 @@ impl Acc {
                 }
             }
             Acc::Distinct(set) => {
-                set.insert(OrdRow(vec![v.into_owned()]));
+                set.insert(OrdRow(vec![v.into_owned()], u64::from(s.binary)));
             }
         }
         Ok(())
@@ -897,12 +900,22 @@ fn upsert(
     ))
 }
 
-/// One ORDER BY key comparison: DECIMAL keys as numbers, descending keys reversed.
-fn key_cmp(x: &Value, y: &Value, desc: bool, numeric: bool) -> Ordering {
+/// The collation of strings of a binary (true) or a default (false) column.
+fn coll(binary: bool) -> Collation {
+    if binary {
+        Collation::Binary
+    } else {
+        Collation::GeneralCi
+    }
+}
+
+/// One ORDER BY key comparison: DECIMAL keys as numbers, binary columns' strings as bytes,
+/// descending keys reversed.
+fn key_cmp(x: &Value, y: &Value, desc: bool, numeric: bool, binary: bool) -> Ordering {
     let c = if numeric {
         coerce::sort_cmp_decimal(x, y)
     } else {
-        sort_cmp(x, y)
+        coerce::sort_cmp_in(x, y, coll(binary))
     };
     if desc {
         c.reverse()
@@ -936,7 +949,7 @@ fn ordered_targets(
     }
     keyed.sort_by(|(a, _), (b, _)| {
         for ((x, y), o) in a.iter().zip(b).zip(order) {
-            let c = key_cmp(x, y, o.desc, o.numeric);
+            let c = key_cmp(x, y, o.desc, o.numeric, o.binary);
             if c != Ordering::Equal {
                 return c;
             }

@@ -6,11 +6,11 @@
 //! Must never: look names up (that is `compile.rs`), touch the engine, or panic on any value.
 //! Evaluation borrows where it can (`Cow`) so filters over rows do not allocate.
 
-use crate::coerce::{self, compare, to_f64, to_i64, to_text, truthy};
+use crate::coerce::{self, compare, compare_in, to_f64, to_i64, to_text, truthy};
 use crate::result::SqlError;
 use std::borrow::Cow;
 use std::cmp::Ordering;
-use tierdb_engine::Value;
+use tierdb_engine::{Collation, Value};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum BinOp {
@@ -144,6 +144,10 @@ pub enum Expr {
     InSubquery(Box<Expr>, usize, bool),
     /// `[NOT] EXISTS (SELECT ...)`.
     Exists(usize, bool),
+    /// A comparison (`Bin` with a comparison operator, `In`, `InSubquery`, `Between`, `Like`)
+    /// that compares strings byte by byte, because an operand is a binary column; the
+    /// comparisons outside it use the default `utf8mb4_general_ci`.
+    Bytewise(Box<Expr>),
 }
 
 /// What evaluation may need from the session besides the row and parameters.
@@ -171,13 +175,14 @@ pub struct EvalCx<'a> {
 fn membership<'a>(
     v: &Value,
     items: impl Iterator<Item = Result<Cow<'a, Value>, SqlError>>,
+    coll: Collation,
 ) -> Result<Option<bool>, SqlError> {
     if v.is_null() {
         return Ok(None);
     }
     let mut saw_null = false;
     for x in items {
-        match compare(v, &*x?) {
+        match compare_in(v, &*x?, coll) {
             Some(Ordering::Equal) => return Ok(Some(true)),
             None => saw_null = true,
             _ => {}
@@ -236,9 +241,11 @@ impl Expr {
             | Expr::Col(_)
             | Expr::SysVar(..)
             | Expr::UserVar(_) => false,
-            Expr::Unary(_, a) | Expr::IsNull(a, _) | Expr::IsBool(a, ..) | Expr::Cast(a, _) => {
-                a.any(f)
-            }
+            Expr::Unary(_, a)
+            | Expr::IsNull(a, _)
+            | Expr::IsBool(a, ..)
+            | Expr::Cast(a, _)
+            | Expr::Bytewise(a) => a.any(f),
             Expr::Bin(_, a, b) => a.any(f) || b.any(f),
             Expr::In(a, list, _) => a.any(f) || list.iter().any(|e| e.any(f)),
             Expr::InSubquery(a, ..) => a.any(f),
@@ -287,7 +294,9 @@ impl Expr {
                     },
                 })
             }
-            Expr::Bin(op, a, b) => Cow::Owned(self.eval_bin(*op, a, b, row, cx)?),
+            Expr::Bin(op, a, b) => {
+                Cow::Owned(self.eval_bin(*op, a, b, row, cx, Collation::GeneralCi)?)
+            }
             Expr::IsNull(a, neg) => {
                 let v = a.eval(row, cx)?;
                 Cow::Owned(Value::Int(i64::from(v.is_null() != *neg)))
@@ -312,44 +321,10 @@ impl Expr {
                 let any = !subquery_rows(cx, *i)?.is_empty();
                 Cow::Owned(Value::Int(i64::from(any != *neg)))
             }
-            Expr::InSubquery(a, i, neg) => {
-                let set = subquery_rows(cx, *i)?;
-                if set.is_empty() {
-                    // Nothing is IN an empty set, not even NULL.
-                    return Ok(Cow::Owned(Value::Int(i64::from(*neg))));
-                }
-                let v = a.eval(row, cx)?;
-                let r = membership(&v, set.iter().map(|x| Ok(Cow::Borrowed(x))))?;
-                Cow::Owned(bool_val(r.map(|b| b != *neg)))
+            Expr::InSubquery(..) | Expr::In(..) | Expr::Between(..) | Expr::Like { .. } => {
+                Cow::Owned(self.eval_collated(Collation::GeneralCi, row, cx)?)
             }
-            Expr::In(a, list, neg) => {
-                let v = a.eval(row, cx)?;
-                let r = membership(&v, list.iter().map(|e| e.eval(row, cx)))?;
-                Cow::Owned(bool_val(r.map(|b| b != *neg)))
-            }
-            Expr::Between(a, lo, hi, neg) => {
-                let v = a.eval(row, cx)?;
-                let l = lo.eval(row, cx)?;
-                let h = hi.eval(row, cx)?;
-                let ge = compare(&v, &l).map(|o| o != Ordering::Less);
-                let le = compare(&v, &h).map(|o| o != Ordering::Greater);
-                let r = and3(ge, le);
-                Cow::Owned(bool_val(r.map(|b| b != *neg)))
-            }
-            Expr::Like {
-                expr,
-                pattern,
-                escape,
-                negated,
-            } => {
-                let v = expr.eval(row, cx)?;
-                let p = pattern.eval(row, cx)?;
-                let (Some(vt), Some(pt)) = (to_text(&v), to_text(&p)) else {
-                    return Ok(Cow::Owned(Value::Null));
-                };
-                let m = like_match(&vt, &pt, *escape);
-                Cow::Owned(Value::Int(i64::from(m != *negated)))
-            }
+            Expr::Bytewise(e) => Cow::Owned(e.eval_collated(Collation::Binary, row, cx)?),
             Expr::Func(f, args) => Cow::Owned(eval_func(*f, args, row, cx)?),
             Expr::Case {
                 operand,
@@ -384,6 +359,57 @@ impl Expr {
         })
     }
 
+    /// Evaluates a comparison node with strings under collation `coll` (see `Bytewise`).
+    fn eval_collated(
+        &self,
+        coll: Collation,
+        row: &[Value],
+        cx: &EvalCx,
+    ) -> Result<Value, SqlError> {
+        Ok(match self {
+            Expr::InSubquery(a, i, neg) => {
+                let set = subquery_rows(cx, *i)?;
+                if set.is_empty() {
+                    // Nothing is IN an empty set, not even NULL.
+                    return Ok(Value::Int(i64::from(*neg)));
+                }
+                let v = a.eval(row, cx)?;
+                let r = membership(&v, set.iter().map(|x| Ok(Cow::Borrowed(x))), coll)?;
+                bool_val(r.map(|b| b != *neg))
+            }
+            Expr::In(a, list, neg) => {
+                let v = a.eval(row, cx)?;
+                let r = membership(&v, list.iter().map(|e| e.eval(row, cx)), coll)?;
+                bool_val(r.map(|b| b != *neg))
+            }
+            Expr::Between(a, lo, hi, neg) => {
+                let v = a.eval(row, cx)?;
+                let l = lo.eval(row, cx)?;
+                let h = hi.eval(row, cx)?;
+                let ge = compare_in(&v, &l, coll).map(|o| o != Ordering::Less);
+                let le = compare_in(&v, &h, coll).map(|o| o != Ordering::Greater);
+                let r = and3(ge, le);
+                bool_val(r.map(|b| b != *neg))
+            }
+            Expr::Like {
+                expr,
+                pattern,
+                escape,
+                negated,
+            } => {
+                let v = expr.eval(row, cx)?;
+                let p = pattern.eval(row, cx)?;
+                let (Some(vt), Some(pt)) = (to_text(&v), to_text(&p)) else {
+                    return Ok(Value::Null);
+                };
+                let m = like_match(&coll.fold(&vt), &coll.fold(&pt), *escape);
+                Value::Int(i64::from(m != *negated))
+            }
+            Expr::Bin(op, a, b) => self.eval_bin(*op, a, b, row, cx, coll)?,
+            other => other.eval(row, cx)?.into_owned(),
+        })
+    }
+
     fn eval_bin(
         &self,
         op: BinOp,
@@ -391,6 +417,7 @@ impl Expr {
         b: &Expr,
         row: &[Value],
         cx: &EvalCx,
+        coll: Collation,
     ) -> Result<Value, SqlError> {
         match op {
             BinOp::And => {
@@ -418,15 +445,15 @@ impl Expr {
         let l = a.eval(row, cx)?;
         let r = b.eval(row, cx)?;
         Ok(match op {
-            BinOp::Eq => bool_val(compare(&l, &r).map(|o| o == Ordering::Equal)),
-            BinOp::Ne => bool_val(compare(&l, &r).map(|o| o != Ordering::Equal)),
-            BinOp::Lt => bool_val(compare(&l, &r).map(|o| o == Ordering::Less)),
-            BinOp::Le => bool_val(compare(&l, &r).map(|o| o != Ordering::Greater)),
-            BinOp::Gt => bool_val(compare(&l, &r).map(|o| o == Ordering::Greater)),
-            BinOp::Ge => bool_val(compare(&l, &r).map(|o| o != Ordering::Less)),
+            BinOp::Eq => bool_val(compare_in(&l, &r, coll).map(|o| o == Ordering::Equal)),
+            BinOp::Ne => bool_val(compare_in(&l, &r, coll).map(|o| o != Ordering::Equal)),
+            BinOp::Lt => bool_val(compare_in(&l, &r, coll).map(|o| o == Ordering::Less)),
+            BinOp::Le => bool_val(compare_in(&l, &r, coll).map(|o| o != Ordering::Greater)),
+            BinOp::Gt => bool_val(compare_in(&l, &r, coll).map(|o| o == Ordering::Greater)),
+            BinOp::Ge => bool_val(compare_in(&l, &r, coll).map(|o| o != Ordering::Less)),
             BinOp::NullSafeEq => Value::Int(i64::from(match (l.is_null(), r.is_null()) {
                 (true, true) => true,
-                (false, false) => compare(&l, &r) == Some(Ordering::Equal),
+                (false, false) => compare_in(&l, &r, coll) == Some(Ordering::Equal),
                 _ => false,
             })),
             BinOp::Xor => bool_val(match (truthy(&l), truthy(&r)) {
@@ -468,6 +495,7 @@ impl Expr {
             | Expr::InSubquery(..)
             | Expr::Exists(..)
             | Expr::Between(..)
+            | Expr::Bytewise(_)
             | Expr::Like { .. } => SqlType::Int,
             Expr::Bin(op, a, b) => match op {
                 BinOp::Add | BinOp::Sub | BinOp::Mul | BinOp::Mod => {

@@ -61,6 +61,7 @@ fn col(name: &str, ty: ColumnType) -> ColumnDef {
         auto_increment: false,
         default: None,
         fill: None,
+        collation: tierdb_engine::Collation::Binary,
     }
 }
 
@@ -362,11 +363,7 @@ pub fn rows(t: &InfoTable) -> Result<Vec<Row>, SqlError> {
                             scale,
                             dt,
                             if textual { s("utf8mb4") } else { Value::Null },
-                            if textual {
-                                s("utf8mb4_general_ci")
-                            } else {
-                                Value::Null
-                            },
+                            ddl::collation_name(c).map(s).unwrap_or(Value::Null),
                             s(ddl::type_name(&c.ty)),
                             s(key),
                             s(if c.auto_increment {

@@ -105,12 +105,16 @@ pub struct OrderKey {
     pub desc: bool,
     /// A DECIMAL value (kept as text): sorted by number, not by bytes.
     pub numeric: bool,
+    /// A binary column: strings sorted as bytes (else under `utf8mb4_general_ci`).
+    pub binary: bool,
 }
 
 #[derive(Clone, Debug)]
 pub struct AggPlan {
     pub group: Vec<Expr>,
     pub specs: Vec<AggSpec>,
+    /// Bit i set: GROUP BY expression i is a binary column (its strings group as bytes).
+    pub group_binary: u64,
 }
 
 #[derive(Clone, Debug)]
@@ -1076,6 +1080,29 @@ fn set(s: &ast::Set, cx: &PlanCx) -> Result<Vec<SetItem>, SqlError> {
 // ---------------------------------------------------------------------------------------
 // SELECT
 
+/// Bit i set: `exprs[i]` (i < 64) is a binary column of `scope` (see `coerce::OrdRow`).
+fn binary_mask(exprs: &[Expr], scope: &Scope) -> u64 {
+    exprs
+        .iter()
+        .take(64)
+        .enumerate()
+        .filter(|(_, e)| scope.is_binary(e))
+        .fold(0, |m, (i, _)| m | 1 << i)
+}
+
+impl SelectPlan {
+    /// Bit i set: output column i (i < 64) holds a binary column's strings (DISTINCT and
+    /// UNION compare them as bytes).
+    pub fn output_binary(&self) -> u64 {
+        self.columns
+            .iter()
+            .take(64)
+            .enumerate()
+            .filter(|(_, c)| c.binary)
+            .fold(0, |m, (i, _)| m | 1 << i)
+    }
+}
+
 fn column_meta(def: &ColumnDef, table: &str, db: &str, primary: bool) -> Column {
     let (kind, length, decimals, is_text) = match &def.ty {
         ColumnType::Int { bytes, unsigned } => {
@@ -1115,6 +1142,11 @@ fn column_meta(def: &ColumnDef, table: &str, db: &str, primary: bool) -> Column 
         not_null: !def.nullable,
         primary_key: primary,
         is_text,
+        binary: def.collation == tierdb_engine::Collation::Binary
+            && matches!(
+                def.ty,
+                ColumnType::Char(_) | ColumnType::VarChar(_) | ColumnType::Text | ColumnType::Blob
+            ),
     }
 }
 
@@ -1138,6 +1170,7 @@ pub fn computed_column(name: String, t: SqlType) -> Column {
             length: 23,
             decimals: 31,
             is_text: false,
+            binary: false,
             ..Column::text(name)
         },
         SqlType::Decimal(s) => Column {
@@ -1145,6 +1178,7 @@ pub fn computed_column(name: String, t: SqlType) -> Column {
             length: 67,
             decimals: s,
             is_text: false,
+            binary: false,
             ..Column::text(name)
         },
         SqlType::Text => Column::text(name),
@@ -1152,18 +1186,21 @@ pub fn computed_column(name: String, t: SqlType) -> Column {
             kind: ColumnKind::Date,
             length: 10,
             is_text: false,
+            binary: false,
             ..Column::text(name)
         },
         SqlType::DateTime => Column {
             kind: ColumnKind::DateTime,
             length: 19,
             is_text: false,
+            binary: false,
             ..Column::text(name)
         },
         SqlType::Null => Column {
             kind: ColumnKind::Null,
             length: 0,
             is_text: false,
+            binary: false,
             ..Column::text(name)
         },
     }
@@ -1425,7 +1462,13 @@ fn union_order_and_limit(p: &mut SelectPlan, q: &ast::Query, cx: &PlanCx) -> Res
             .project
             .get(pos)
             .is_some_and(|e| matches!(e.sql_type(&|i| scope.type_of(i)), SqlType::Decimal(_)));
-        p.order.push(OrderKey { pos, desc, numeric });
+        let binary = p.project.get(pos).is_some_and(|e| scope.is_binary(e));
+        p.order.push(OrderKey {
+            pos,
+            desc,
+            numeric,
+            binary,
+        });
     }
     let (limit, offset) = limit_exprs(q, cx)?;
     p.limit = limit;
@@ -1727,6 +1770,7 @@ pub fn select(q: &ast::Query, cx: &PlanCx) -> Result<SelectPlan, SqlError> {
             pos,
             desc,
             numeric: false,
+            binary: false,
         });
     }
     let (limit, offset) = limit_exprs(q, cx)?;
@@ -1734,6 +1778,7 @@ pub fn select(q: &ast::Query, cx: &PlanCx) -> Result<SelectPlan, SqlError> {
     // Types and metadata.
     let agg = if is_agg {
         Some(AggPlan {
+            group_binary: binary_mask(&builder.group_exprs, &scope),
             group: builder.group_exprs,
             specs: builder.specs,
         })
@@ -1756,10 +1801,27 @@ pub fn select(q: &ast::Query, cx: &PlanCx) -> Result<SelectPlan, SqlError> {
             }
         }
     };
+    // Whether column i of the row the projection sees holds a binary column's strings.
+    let row_binary = |i: usize| -> bool {
+        match &agg {
+            None => scope_ref.cols.get(i).is_some_and(|c| c.meta.binary),
+            Some(a) => {
+                if i < a.group.len() {
+                    a.group_binary >> i.min(63) & 1 == 1 && i < 64
+                } else {
+                    a.specs.get(i - a.group.len()).is_some_and(|s| {
+                        s.binary
+                            && matches!(s.func, AggFunc::Min | AggFunc::Max | AggFunc::AnyValue)
+                    })
+                }
+            }
+        }
+    };
     for k in &mut order {
         k.numeric = project
             .get(k.pos)
             .is_some_and(|e| matches!(e.sql_type(&row_type), SqlType::Decimal(_)));
+        k.binary = matches!(project.get(k.pos), Some(Expr::Col(c)) if row_binary(*c));
     }
     let mut columns = Vec::with_capacity(n_out);
     let mut conform = Vec::with_capacity(n_out);
@@ -2419,6 +2481,8 @@ pub struct RowOrder {
     pub desc: bool,
     /// A DECIMAL key: compared as a number (see `OrderKey::numeric`).
     pub numeric: bool,
+    /// A binary column: strings compared as bytes (see `OrderKey::binary`).
+    pub binary: bool,
 }
 
 /// `UPDATE/DELETE ... ORDER BY`: the rows matched are changed in this order (with LIMIT: the
@@ -2435,10 +2499,12 @@ fn row_order(
         c.clause = "order clause";
         let expr = c.compile(&o.expr)?;
         let numeric = matches!(expr.sql_type(&|i| scope.type_of(i)), SqlType::Decimal(_));
+        let binary = scope.is_binary(&expr);
         out.push(RowOrder {
             expr,
             desc,
             numeric,
+            binary,
         });
     }
     Ok(out)

@@ -42,6 +42,9 @@ pub struct Column {
     pub primary_key: bool,
     /// True for text columns (utf8mb4 charset); false for numbers/binary (charset 63).
     pub is_text: bool,
+    /// Strings of this column compare byte by byte (a BLOB or a `*_bin` text column); false
+    /// for the default case-insensitive collation and for non-strings.
+    pub binary: bool,
 }
 
 impl Column {
@@ -58,6 +61,7 @@ impl Column {
             not_null: false,
             primary_key: false,
             is_text: true,
+            binary: false,
         }
     }
     /// A computed BIGINT column (COUNT(*), numeric expressions).
@@ -66,6 +70,7 @@ impl Column {
             kind: ColumnKind::LongLong,
             length: 21,
             is_text: false,
+            binary: false,
             ..Column::text(name)
         }
     }

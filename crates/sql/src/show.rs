@@ -195,11 +195,7 @@ pub fn columns(
     for (ci, c) in t.def.columns.iter().enumerate() {
         let mut r = vec![s(&c.name), s(ddl::type_name(&c.ty))];
         if full {
-            r.push(if crate::exec::is_text_type(&c.ty) {
-                s("utf8mb4_general_ci")
-            } else {
-                Value::Null
-            });
+            r.push(opt(ddl::collation_name(c).map(str::to_string)));
         }
         r.push(s(if c.nullable { "YES" } else { "NO" }));
         r.push(s(column_key(&t.def, ci)));

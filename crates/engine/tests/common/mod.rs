@@ -27,6 +27,7 @@ pub fn int_col(name: &str) -> ColumnDef {
         auto_increment: false,
         default: None,
         fill: None,
+        collation: tierdb_engine::Collation::Binary,
     }
 }
 
@@ -38,6 +39,7 @@ pub fn bytes_col(name: &str, len: u32) -> ColumnDef {
         auto_increment: false,
         default: None,
         fill: None,
+        collation: tierdb_engine::Collation::Binary,
     }
 }
 
