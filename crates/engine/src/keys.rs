@@ -187,8 +187,8 @@ mod tests {
     #[test]
     fn prefix_bounds_cover_exactly_the_prefix() {
         let k = |a: i64, b: i64| encode_key(&[Value::Int(a), Value::Int(b)]);
-        let lo = lower_bound(&Bound::Included(vec![Value::Int(5)]), |p| encode_key(p));
-        let hi = upper_bound(&Bound::Included(vec![Value::Int(5)]), |p| encode_key(p));
+        let lo = lower_bound(&Bound::Included(vec![Value::Int(5)]), encode_key);
+        let hi = upper_bound(&Bound::Included(vec![Value::Int(5)]), encode_key);
         let inside = |key: &Vec<u8>| {
             (match &lo {
                 Bound::Included(l) => key >= l,
