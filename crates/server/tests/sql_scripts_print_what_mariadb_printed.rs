@@ -57,6 +57,14 @@
 //! `decimal_order_and_compare.sql`: DECIMAL values sort, MIN/MAX and compare (with each
 //! other, with strings, in BETWEEN) as numbers, not as their text; SUM and arithmetic show
 //! the scale.
+//!
+//! `collations.sql`: text under MariaDB's default `utf8mb4_general_ci` — case, accents and
+//! trailing spaces ignored in `=`, IN, LIKE, BETWEEN, ORDER BY, GROUP BY, DISTINCT, MIN/MAX,
+//! joins, UNIQUE and PRIMARY keys (1062 for `'ANN@example.COM'` against `'Ann@Example.com'`,
+//! ON DUPLICATE KEY UPDATE and REPLACE finding the row), a primary key updated to another
+//! case; `COLLATE utf8mb4_bin` columns and `COLLATE=utf8mb4_bin` tables compare bytes (also a
+//! column added later); SHOW CREATE TABLE, SHOW FULL COLUMNS and INFORMATION_SCHEMA naming
+//! the collations; 1273 / 1115 for unknown collations and character sets.
 
 mod common;
 
@@ -130,6 +138,11 @@ fn unions_print_what_mariadb_printed() {
 #[test]
 fn date_and_string_functions_print_what_mariadb_printed() {
     prints_what_mariadb_printed("date_and_string_functions");
+}
+
+#[test]
+fn collations_print_what_mariadb_printed() {
+    prints_what_mariadb_printed("collations");
 }
 
 #[test]

@@ -378,6 +378,19 @@ fn table_collation(options: &ast::CreateTableOptions) -> Result<Collation, SqlEr
     Ok(by_collate.or(by_charset).unwrap_or(Collation::GeneralCi))
 }
 
+/// The default collation of an existing table's text columns (the catalog keeps collations
+/// per column only): binary when it has text columns and all of them are binary — a table
+/// created with `COLLATE=utf8mb4_bin`, or before collations were recorded — else
+/// `utf8mb4_general_ci`. SHOW CREATE TABLE shows it, ADD COLUMN gives it to new columns.
+pub fn table_default_collation(def: &TableDef) -> Collation {
+    let mut text = def.columns.iter().filter(|c| is_text_type(&c.ty)).peekable();
+    if text.peek().is_some() && text.all(|c| c.collation == Collation::Binary) {
+        Collation::Binary
+    } else {
+        Collation::GeneralCi
+    }
+}
+
 /// The collation name MariaDB shows for column `c` (None for non-text columns).
 pub fn collation_name(c: &ColumnDef) -> Option<&'static str> {
     is_text_type(&c.ty).then(|| c.collation.name())
@@ -454,7 +467,7 @@ fn parse_column(
 /// (`fill`): the DEFAULT (CURRENT_TIMESTAMP evaluated now), else NULL, else for a NOT NULL
 /// column without a DEFAULT the type's implicit default (0, '', ...), as MariaDB fills them.
 pub fn added_column(c: &ast::ColumnDef, def: &TableDef) -> Result<ColumnDef, SqlError> {
-    let p = parse_column(c, def, Collation::GeneralCi)?;
+    let p = parse_column(c, def, table_default_collation(def))?;
     if p.primary || p.unique || p.col.auto_increment {
         return Err(SqlError::unsupported(
             "ADD COLUMN with PRIMARY KEY, UNIQUE or AUTO_INCREMENT (add the column, then the index)",
@@ -631,10 +644,11 @@ pub fn default_text(col: &ColumnDef) -> Option<String> {
 /// shown when above 1 (rows were inserted), as MariaDB does.
 pub fn render_create_table(def: &TableDef, next_auto_increment: Option<u64>) -> String {
     let mut lines = Vec::new();
+    let table_coll = table_default_collation(def);
     for c in &def.columns {
         let mut l = format!("  {} {}", quote_ident(&c.name), type_name(&c.ty));
-        if let Some(name) = collation_name(c).filter(|_| c.collation == Collation::Binary) {
-            l.push_str(" COLLATE ");
+        if let Some(name) = collation_name(c).filter(|_| c.collation != table_coll) {
+            l.push_str(" CHARACTER SET utf8mb4 COLLATE ");
             l.push_str(name);
         }
         if !c.nullable {
@@ -694,8 +708,9 @@ pub fn render_create_table(def: &TableDef, next_auto_increment: Option<u64>) -> 
         _ => String::new(),
     };
     format!(
-        "CREATE TABLE {} (\n{}\n) ENGINE=InnoDB{auto} DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_general_ci",
+        "CREATE TABLE {} (\n{}\n) ENGINE=InnoDB{auto} DEFAULT CHARSET=utf8mb4 COLLATE={}",
         quote_ident(&def.name),
-        lines.join(",\n")
+        lines.join(",\n"),
+        table_coll.name()
     )
 }

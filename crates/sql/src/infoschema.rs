@@ -330,7 +330,7 @@ pub fn rows(t: &InfoTable) -> Result<Vec<Row>, SqlError> {
                         Value::Null,
                         Value::Null,
                         Value::Null,
-                        s("utf8mb4_general_ci"),
+                        s(ddl::table_default_collation(&h.def).name()),
                         Value::Null,
                         s(""),
                         s(""),

@@ -13,7 +13,7 @@ use crate::result::{Column, QueryResult, SqlError};
 use crate::shared::Shared;
 use crate::variables::{self, VarKind, VarScope};
 use std::sync::atomic::Ordering;
-use tierdb_engine::{Engine, Table, Value};
+use tierdb_engine::{Collation, Engine, Table, Value};
 
 fn s(x: impl AsRef<str>) -> Value {
     Value::Bytes(x.as_ref().as_bytes().to_vec())
@@ -515,7 +515,10 @@ pub fn table_status(
     for t in engine.tables(db)? {
         let mut r = vec![s(&t), s("InnoDB"), s("10"), s("Dynamic")];
         r.extend(std::iter::repeat_n(Value::Null, 10));
-        r.push(s("utf8mb4_general_ci"));
+        let coll = engine
+            .table(db, &t)
+            .map_or(Collation::GeneralCi, |h| ddl::table_default_collation(&h.def));
+        r.push(s(coll.name()));
         r.push(Value::Null);
         r.push(s(""));
         r.push(s(""));
