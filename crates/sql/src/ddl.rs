@@ -383,7 +383,11 @@ fn table_collation(options: &ast::CreateTableOptions) -> Result<Collation, SqlEr
 /// created with `COLLATE=utf8mb4_bin`, or before collations were recorded — else
 /// `utf8mb4_general_ci`. SHOW CREATE TABLE shows it, ADD COLUMN gives it to new columns.
 pub fn table_default_collation(def: &TableDef) -> Collation {
-    let mut text = def.columns.iter().filter(|c| is_text_type(&c.ty)).peekable();
+    let mut text = def
+        .columns
+        .iter()
+        .filter(|c| is_text_type(&c.ty))
+        .peekable();
     if text.peek().is_some() && text.all(|c| c.collation == Collation::Binary) {
         Collation::Binary
     } else {

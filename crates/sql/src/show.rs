@@ -515,9 +515,9 @@ pub fn table_status(
     for t in engine.tables(db)? {
         let mut r = vec![s(&t), s("InnoDB"), s("10"), s("Dynamic")];
         r.extend(std::iter::repeat_n(Value::Null, 10));
-        let coll = engine
-            .table(db, &t)
-            .map_or(Collation::GeneralCi, |h| ddl::table_default_collation(&h.def));
+        let coll = engine.table(db, &t).map_or(Collation::GeneralCi, |h| {
+            ddl::table_default_collation(&h.def)
+        });
         r.push(s(coll.name()));
         r.push(Value::Null);
         r.push(s(""));
