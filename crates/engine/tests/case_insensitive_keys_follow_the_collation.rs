@@ -61,9 +61,8 @@ fn text(rng: &mut Rng) -> Vec<u8> {
     let mut v: Vec<u8> = (0..1 + rng.below(3))
         .map(|_| b"aAbBcC"[rng.below(6) as usize])
         .collect();
-    for _ in 0..rng.below(3) {
-        v.push(b' ');
-    }
+    let pad = rng.below(3) as usize;
+    v.extend(std::iter::repeat_n(b' ', pad));
     v
 }
 
