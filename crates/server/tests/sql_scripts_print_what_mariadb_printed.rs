@@ -64,7 +64,10 @@
 //! ON DUPLICATE KEY UPDATE and REPLACE finding the row), a primary key updated to another
 //! case; `COLLATE utf8mb4_bin` columns and `COLLATE=utf8mb4_bin` tables compare bytes (also a
 //! column added later); SHOW CREATE TABLE, SHOW FULL COLUMNS and INFORMATION_SCHEMA naming
-//! the collations; 1273 / 1115 for unknown collations and character sets.
+//! the collations; `BINARY x`, `CAST(x AS BINARY)` and `x COLLATE utf8mb4_bin` comparing
+//! bytes (in =, LIKE, IN, BETWEEN, ORDER BY, DISTINCT) and `COLLATE utf8mb4_general_ci`
+//! making a binary column case-insensitive; 1273 / 1115 for unknown collations and
+//! character sets.
 
 mod common;
 

@@ -68,7 +68,11 @@ impl Scope {
     /// True when `e` is a column whose strings compare as bytes (a binary collation); every
     /// other string (columns, literals, function results) uses `utf8mb4_general_ci`.
     pub fn is_binary(&self, e: &Expr) -> bool {
-        matches!(e, Expr::Col(i) if self.cols.get(*i).is_some_and(|c| c.meta.binary))
+        match e {
+            Expr::Col(i) => self.cols.get(*i).is_some_and(|c| c.meta.binary),
+            Expr::Cast(_, CastTo::Binary) => true,
+            _ => false,
+        }
     }
 }
 
@@ -798,6 +802,12 @@ impl<'a> Compiler<'a> {
                 trim_characters: None,
             } => Expr::Func(Func::Trim, vec![self.compile(expr)?]),
             A::Cast {
+                kind: ast::CastKind::Cast,
+                expr,
+                data_type: ast::DataType::Binary(None),
+                format: None,
+            } if needs_rebinding(expr) => self.compile(&binary_on_left(expr))?,
+            A::Cast {
                 expr,
                 data_type,
                 format: None,
@@ -805,6 +815,14 @@ impl<'a> Compiler<'a> {
             } => {
                 let x = self.compile(expr)?;
                 Expr::Cast(Box::new(x), cast_target(data_type)?)
+            }
+            A::Collate { expr, collation } => {
+                let x = self.compile(expr)?;
+                match crate::ddl::collation_named(&object_name_last(collation))? {
+                    tierdb_engine::Collation::Binary => Expr::Cast(Box::new(x), CastTo::Binary),
+                    // Text of the default collation (also a binary column's).
+                    tierdb_engine::Collation::GeneralCi => Expr::Cast(Box::new(x), CastTo::Char),
+                }
             }
             A::Case {
                 operand,
@@ -984,6 +1002,80 @@ fn sysvar(name: &str, global: Option<bool>) -> Expr {
     Expr::SysVar(lower, global)
 }
 
+/// True for the operator nodes MySQL's `BINARY` prefix binds tighter than (see
+/// `binary_on_left`).
+fn needs_rebinding(e: &ast::Expr) -> bool {
+    use ast::Expr as A;
+    matches!(
+        e,
+        A::BinaryOp { .. }
+            | A::Like { .. }
+            | A::In { .. }
+            | A::Between { .. }
+            | A::IsNull(_)
+            | A::IsNotNull(_)
+    )
+}
+
+/// sqlparser reads MySQL's `BINARY a = b` as `CAST(a = b AS BINARY)`, but `BINARY` binds to
+/// the operand on its right alone (`(BINARY a) = b`); this moves the cast down the left
+/// spine of the operators onto that operand. (A `CAST(a = b AS BINARY)` written out in full
+/// parses the same and is rebound too; `CAST((a = b) AS BINARY)` is not.)
+fn binary_on_left(e: &ast::Expr) -> ast::Expr {
+    use ast::Expr as A;
+    let down = |x: &A| Box::new(binary_on_left(x));
+    match e {
+        A::BinaryOp { left, op, right } => A::BinaryOp {
+            left: down(left),
+            op: op.clone(),
+            right: right.clone(),
+        },
+        A::Like {
+            negated,
+            any,
+            expr,
+            pattern,
+            escape_char,
+        } => A::Like {
+            negated: *negated,
+            any: *any,
+            expr: down(expr),
+            pattern: pattern.clone(),
+            escape_char: escape_char.clone(),
+        },
+        A::In {
+            expr,
+            target,
+            negated,
+            global,
+        } => A::In {
+            expr: down(expr),
+            target: target.clone(),
+            negated: *negated,
+            global: *global,
+        },
+        A::Between {
+            expr,
+            negated,
+            low,
+            high,
+        } => A::Between {
+            expr: down(expr),
+            negated: *negated,
+            low: low.clone(),
+            high: high.clone(),
+        },
+        A::IsNull(x) => A::IsNull(down(x)),
+        A::IsNotNull(x) => A::IsNotNull(down(x)),
+        other => A::Cast {
+            kind: ast::CastKind::Cast,
+            expr: Box::new(other.clone()),
+            data_type: ast::DataType::Binary(None),
+            format: None,
+        },
+    }
+}
+
 pub fn cast_target(dt: &ast::DataType) -> Result<CastTo, SqlError> {
     use ast::DataType as D;
     Ok(match dt {
@@ -993,7 +1085,8 @@ pub fn cast_target(dt: &ast::DataType) -> Result<CastTo, SqlError> {
         | D::IntUnsigned(_)
         | D::BigIntUnsigned(_)
         | D::IntegerUnsigned(_) => CastTo::Unsigned,
-        D::Char(_) | D::Varchar(_) | D::Text | D::Binary(_) | D::Nvarchar(_) => CastTo::Char,
+        D::Char(_) | D::Varchar(_) | D::Text | D::Nvarchar(_) => CastTo::Char,
+        D::Binary(_) | D::Varbinary(_) => CastTo::Binary,
         D::Double(_) | D::DoublePrecision | D::Float(_) | D::Real => CastTo::Double,
         D::Decimal(info) | D::Numeric(info) | D::Dec(info) => {
             let (p, s) = match info {

@@ -307,7 +307,7 @@ struct ParsedColumn {
 /// The collation a collation name selects: `*_bin` and `binary` compare bytes, `*_ci` are
 /// case-insensitive (all served by tierdb's `utf8mb4_general_ci` rules), `*_cs` compare
 /// bytes too (the nearest case-sensitive rules tierdb has). 1273 for anything else.
-fn collation_named(name: &str) -> Result<Collation, SqlError> {
+pub(crate) fn collation_named(name: &str) -> Result<Collation, SqlError> {
     let n = name.to_ascii_lowercase();
     let charset_ok = CHARSETS.iter().any(|c| n.starts_with(&format!("{c}_")));
     if n == "binary" || (charset_ok && (n.ends_with("_bin") || n.ends_with("_cs"))) {

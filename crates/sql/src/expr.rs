@@ -91,8 +91,14 @@ pub enum CastTo {
     Signed,
     Unsigned,
     Char,
+    /// `BINARY x`, `CAST(x AS BINARY)`, `x COLLATE utf8mb4_bin`: the text of `x`, compared
+    /// byte by byte (see `Scope::is_binary`).
+    Binary,
     Double,
-    Decimal { precision: u8, scale: u8 },
+    Decimal {
+        precision: u8,
+        scale: u8,
+    },
     Date,
     DateTime,
 }
@@ -561,7 +567,7 @@ impl Expr {
             ),
             Expr::Cast(_, to) => match to {
                 CastTo::Signed | CastTo::Unsigned => SqlType::Int,
-                CastTo::Char => SqlType::Text,
+                CastTo::Char | CastTo::Binary => SqlType::Text,
                 CastTo::Double => SqlType::Double,
                 CastTo::Decimal { scale, .. } => SqlType::Decimal(*scale),
                 CastTo::Date => SqlType::Date,
@@ -678,7 +684,10 @@ pub fn cast(v: &Value, to: CastTo) -> Value {
     match to {
         CastTo::Signed => Value::Int(to_i64(v).unwrap_or(0)),
         CastTo::Unsigned => Value::Int(to_i64(v).unwrap_or(0).max(0)),
-        CastTo::Char => Value::Bytes(to_text(v).map(|c| c.into_owned()).unwrap_or_default()),
+        CastTo::Char | CastTo::Binary => match v {
+            Value::Null => Value::Null,
+            v => Value::Bytes(to_text(v).map(|c| c.into_owned()).unwrap_or_default()),
+        },
         CastTo::Double => Value::Double(to_f64(v).unwrap_or(0.0)),
         CastTo::Decimal { precision, scale } => {
             let text = match v {

@@ -1821,7 +1821,11 @@ pub fn select(q: &ast::Query, cx: &PlanCx) -> Result<SelectPlan, SqlError> {
         k.numeric = project
             .get(k.pos)
             .is_some_and(|e| matches!(e.sql_type(&row_type), SqlType::Decimal(_)));
-        k.binary = matches!(project.get(k.pos), Some(Expr::Col(c)) if row_binary(*c));
+        k.binary = match project.get(k.pos) {
+            Some(Expr::Col(c)) => row_binary(*c),
+            Some(e) => matches!(e, Expr::Cast(_, crate::expr::CastTo::Binary)),
+            None => false,
+        };
     }
     let mut columns = Vec::with_capacity(n_out);
     let mut conform = Vec::with_capacity(n_out);
@@ -1872,6 +1876,7 @@ pub fn select(q: &ast::Query, cx: &PlanCx) -> Result<SelectPlan, SqlError> {
                     }
                 }
                 let mut col = computed_column(name.clone(), t);
+                col.binary = matches!(e, Expr::Cast(_, crate::expr::CastTo::Binary));
                 // A constant other than NULL is never NULL.
                 if let Expr::Const(v) = e {
                     col.not_null = !v.is_null();
