@@ -151,6 +151,7 @@ sql = [
     "SELECT DATE_FORMAT('2024-02-29 13:05:09.5', '%W %D %M %Y %r %j %f %%'), YEAR(c), LEFT(c, k), RIGHT(c, -1), REPLACE(c, 'a', '') FROM t",
     "ALTER TABLE t ADD COLUMN d DECIMAL(6,2) NOT NULL\nSELECT d, SUM(d) FROM t GROUP BY d ORDER BY d DESC\nSELECT * FROM t WHERE d BETWEEN '1' AND 2.5",
     "CREATE TABLE h (id INT NOT NULL AUTO_INCREMENT, v INT, KEY xid (id))\nINSERT INTO h (v) VALUES (1), (1)\nUPDATE h SET v = 2 WHERE v = 1 LIMIT 1\nDELETE FROM h\nDROP INDEX xid ON h",
+    "CREATE TABLE w (s VARCHAR(9) COLLATE utf8mb4_bin PRIMARY KEY, n CHAR(4) CHARACTER SET latin1 UNIQUE) DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_general_ci\nINSERT INTO w VALUES ('\u00e9A ', 'Ab'), ('a', 'aB ')\nSELECT * FROM w WHERE BINARY s = 'a' OR n COLLATE utf8mb4_bin LIKE 'A%' ORDER BY BINARY n, s COLLATE utf8mb4_general_ci",
 ]
 for i, s in enumerate(sql):
     write("sql_text", "stmt%02d" % i, s.encode())

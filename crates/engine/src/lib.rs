@@ -1,6 +1,7 @@
 //! tierdb-engine: the one facade the SQL layer sees.
 //!
-//! Owns: the catalog (databases, tables, indexes), row and key encoding, transactions as seen
+//! Owns: the catalog (databases, tables, indexes), row and key encoding (keys under each
+//! column's collation, `collation`), transactions as seen
 //! by a session (`Txn`), and engine start-up / recovery / shutdown.
 //!
 //! Must never: be bypassed — the SQL layer talks to storage only through this crate; expose

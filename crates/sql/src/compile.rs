@@ -65,8 +65,9 @@ impl Scope {
         self.cols.get(i).map(|c| c.ty).unwrap_or(SqlType::Null)
     }
 
-    /// True when `e` is a column whose strings compare as bytes (a binary collation); every
-    /// other string (columns, literals, function results) uses `utf8mb4_general_ci`.
+    /// True when `e`'s strings compare as bytes: a binary-collation column, or `BINARY x` /
+    /// `CAST(x AS BINARY)` / `x COLLATE utf8mb4_bin`; every other string (columns, literals,
+    /// function results) uses `utf8mb4_general_ci`.
     pub fn is_binary(&self, e: &Expr) -> bool {
         match e {
             Expr::Col(i) => self.cols.get(*i).is_some_and(|c| c.meta.binary),
