@@ -165,6 +165,23 @@ impl BTree {
         self.modify_pessimistic(mtr, key, &mut f)
     }
 
+    /// `modify` that X-latches the path from the root down (held, like every latch of the
+    /// mtr, until it commits), so one mtr may call it several times on this tree to change
+    /// several keys atomically. Other threads cannot read or change the tree until then:
+    /// for rare multi-key changes of a small tree (the catalog). The mtr must not also hold
+    /// pages of this tree from `modify`, whose leaf-first latching would invert the order.
+    pub fn modify_exclusive<'a>(
+        &self,
+        mtr: &mut Mtr<'a>,
+        key: &[u8],
+        mut f: impl FnMut(Option<&[u8]>) -> Modify,
+    ) -> Result<Option<Vec<u8>>> {
+        if key.len() > node::MAX_KEY_LEN {
+            return Err(Error::KeyTooLong(key.len()));
+        }
+        self.modify_pessimistic(mtr, key, &mut f)
+    }
+
     /// Ok(None): needs a structure change; nothing was done.
     #[allow(clippy::type_complexity)]
     fn modify_optimistic<'a>(

@@ -591,6 +591,119 @@ impl Inner {
         Ok(())
     }
 
+    /// `RENAME TABLE a TO b, c TO d, ...` (each `(db, from, to_db, to)`), all or nothing:
+    /// every name is checked first (a later pair may use a name an earlier one freed), the
+    /// tables' writers and LOCK TABLES holders are waited for like DROP does, then one mtr
+    /// deletes the old catalog entries and writes the new ones, so a crash leaves either all
+    /// the old names or all the new. Rows, trees and the table id (row locks) stay; handles
+    /// taken before fail their next write with NoSuchTable (their name is gone).
+    pub fn rename_tables(&self, pairs: &[(String, String, String, String)]) -> Result<()> {
+        let _g = self.ddl.lock();
+        // The names as they will be after each pair, to check the next against.
+        let mut names: BTreeMap<(String, String), Option<Arc<Table>>> = BTreeMap::new();
+        let mut moves: Vec<(Arc<Table>, String, String)> = Vec::with_capacity(pairs.len());
+        {
+            let c = self.catalog.read();
+            let lookup = |names: &BTreeMap<(String, String), Option<Arc<Table>>>,
+                          db: &str,
+                          t: &str|
+             -> Option<Arc<Table>> {
+                match names.get(&(db.to_string(), t.to_string())) {
+                    Some(x) => x.clone(),
+                    None => c.get(db).and_then(|ts| ts.get(t)).cloned(),
+                }
+            };
+            for (db, from, to_db, to) in pairs {
+                let t = lookup(&names, db, from).ok_or_else(|| Error::NoSuchTable {
+                    db: db.clone(),
+                    table: from.clone(),
+                })?;
+                if !c.contains_key(to_db) {
+                    return Err(Error::NoSuchDatabase(to_db.clone()));
+                }
+                if lookup(&names, to_db, to).is_some() {
+                    return Err(Error::TableExists(to.clone()));
+                }
+                names.insert((db.clone(), from.clone()), None);
+                names.insert((to_db.clone(), to.clone()), Some(t.clone()));
+                moves.push((t, to_db.clone(), to.clone()));
+            }
+        }
+        let timeout = Duration::from_millis(self.lock_wait_timeout_ms.load(Ordering::Relaxed));
+        // Each table once (one may be renamed twice in a statement), closed like DROP does.
+        let mut tables: Vec<&Arc<Table>> = Vec::with_capacity(moves.len());
+        for (t, _, _) in &moves {
+            if !tables.iter().any(|x| Arc::ptr_eq(&x.gate, &t.gate)) {
+                tables.push(t);
+            }
+        }
+        let guards = tables
+            .iter()
+            .map(|t| t.gate.close(timeout).map_err(|e| t.gate_error(e)))
+            .collect::<Result<Vec<_>>>()?;
+        // The final entry of every table touched: a table renamed twice keeps its last name.
+        let mut m = Mtr::new(&self.store, 0);
+        let mut finals: Vec<(Arc<Table>, String, String)> = Vec::new();
+        for (t, to_db, to) in &moves {
+            finals.retain(|(f, _, _)| !Arc::ptr_eq(f, t));
+            finals.push((t.clone(), to_db.clone(), to.clone()));
+        }
+        for (t, _, _) in &finals {
+            self.catalog_tree.modify_exclusive(
+                &mut m,
+                &catalog::table_key(&t.db, &t.def.name),
+                |_| Modify::Delete,
+            )?;
+        }
+        let mut renamed = Vec::with_capacity(finals.len());
+        for (t, to_db, to) in &finals {
+            let mut def = t.def.clone();
+            def.name = to.clone();
+            let e = TableEntry {
+                id: t.id,
+                primary_root: t.primary.root,
+                index_roots: t.secondary.iter().map(|s| s.root).collect(),
+                def,
+            };
+            let v = catalog::encode_table(&e);
+            self.catalog_tree
+                .modify_exclusive(&mut m, &catalog::table_key(to_db, to), |_| {
+                    Modify::Put(v.clone())
+                })?;
+            renamed.push((t.clone(), to_db.clone(), e));
+        }
+        if let Some(end) = m.commit()? {
+            self.store.wal.flush_to(end)?;
+        }
+        let mut c = self.catalog.write();
+        for (t, _, _) in &finals {
+            if let Some(ts) = c.get_mut(&t.db) {
+                ts.remove(&t.def.name);
+            }
+        }
+        for (t, to_db, e) in renamed {
+            t.gate.bump_version();
+            let nt = Arc::new(Table {
+                db: to_db.clone(),
+                def: e.def,
+                id: t.id,
+                primary: t.primary,
+                secondary: t.secondary.clone(),
+                auto_inc: t.auto_inc.clone(),
+                row_id: t.row_id.clone(),
+                gate: t.gate.clone(),
+                version: t.gate.version(),
+            });
+            c.entry(to_db).or_default().insert(nt.def.name.clone(), nt);
+        }
+        drop(c);
+        drop(guards);
+        for (t, to_db, to) in &finals {
+            tracing::info!(db = %t.db, table = %t.def.name, %to_db, %to, "table renamed");
+        }
+        Ok(())
+    }
+
     pub fn drop_table(&self, db: &str, name: &str) -> Result<()> {
         let _g = self.ddl.lock();
         let t = self.table(db, name)?;

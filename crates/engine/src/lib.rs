@@ -197,6 +197,12 @@ impl Engine {
     pub fn drop_table(&self, db: &str, name: &str) -> Result<()> {
         self.inner.drop_table(db, name)
     }
+    /// Renames tables, all or none (`(db, from, to_db, to)` per table, applied in order, so
+    /// `a TO tmp, b TO a, tmp TO b` swaps two tables). NoSuchTable, NoSuchDatabase,
+    /// TableExists, or LockWaitTimeout while a writer or LOCK TABLES holder keeps one open.
+    pub fn rename_tables(&self, pairs: &[(String, String, String, String)]) -> Result<()> {
+        self.inner.rename_tables(pairs)
+    }
     /// Adds a secondary index and fills it from the table's committed rows.
     pub fn create_index(&self, db: &str, table: &str, index: IndexDef) -> Result<()> {
         self.inner.create_index(db, table, index)

@@ -510,6 +510,18 @@ fn implicit_default(ty: &ColumnType) -> Value {
     }
 }
 
+/// 1103 for a table name MySQL refuses (empty or longer than 64 characters).
+pub fn check_table_name(name: &str) -> Result<(), SqlError> {
+    if name.is_empty() || name.chars().count() > 64 {
+        return Err(SqlError::new(
+            1103,
+            "42000",
+            format!("Incorrect table name '{name}'"),
+        ));
+    }
+    Ok(())
+}
+
 /// CREATE TABLE → engine table definition.
 pub fn table_def(ct: &ast::CreateTable) -> Result<TableDef, SqlError> {
     if ct.query.is_some() {
@@ -522,13 +534,7 @@ pub fn table_def(ct: &ast::CreateTable) -> Result<TableDef, SqlError> {
         return Err(SqlError::unsupported("TEMPORARY tables"));
     }
     let name = object_name_last(&ct.name);
-    if name.is_empty() || name.len() > 64 {
-        return Err(SqlError::new(
-            1103,
-            "42000",
-            format!("Incorrect table name '{name}'"),
-        ));
-    }
+    check_table_name(&name)?;
     let mut def = TableDef {
         name,
         columns: Vec::new(),

@@ -408,6 +408,12 @@ pub enum Utility {
         table: String,
         column: tierdb_engine::ColumnDef,
     },
+    /// `RENAME TABLE a TO b, ...` / `ALTER TABLE a RENAME TO b`: (db, from, to_db, to) per
+    /// table, all renamed or none; `alter` for the ALTER TABLE form (its counter).
+    RenameTables {
+        pairs: Vec<(String, String, String, String)>,
+        alter: bool,
+    },
     /// `ALTER TABLE t` with nothing to change (`DISABLE KEYS`, `ALGORITHM = ...`, `LOCK = ...`).
     AlterNoop {
         db: String,
@@ -435,6 +441,7 @@ impl Utility {
                 | Utility::CreateIndex { .. }
                 | Utility::DropIndex { .. }
                 | Utility::AddColumn { .. }
+                | Utility::RenameTables { .. }
                 | Utility::Truncate { .. }
         )
     }
@@ -727,6 +734,19 @@ pub fn build(stmt: &ast::Statement, cx: &PlanCx) -> Result<Plan, SqlError> {
             other => return Err(SqlError::unsupported(format!("DROP {other}"))),
         },
         S::AlterTable(at) => alter_table(at, cx)?,
+        S::RenameTable(list) => {
+            let mut pairs = Vec::with_capacity(list.len());
+            for r in list {
+                let (db, from) = cx.qualify(&r.old_name)?;
+                let (to_db, to) = cx.qualify(&r.new_name)?;
+                ddl::check_table_name(&to)?;
+                pairs.push((db, from, to_db, to));
+            }
+            util(Utility::RenameTables {
+                pairs,
+                alter: false,
+            })
+        }
         S::LockTables { tables } => {
             let mut out: Vec<(String, String, TableLockMode)> = Vec::new();
             for lt in tables {
@@ -849,6 +869,16 @@ fn alter_table(at: &ast::AlterTable, cx: &PlanCx) -> Result<Plan, SqlError> {
             }
             let column = ddl::added_column(column_def, &t.def)?;
             Ok(util(Utility::AddColumn { db, table, column }))
+        }
+        [Op::RenameTable {
+            table_name: ast::RenameTableNameKind::To(new) | ast::RenameTableNameKind::As(new),
+        }] => {
+            let (to_db, to) = cx.qualify(new)?;
+            ddl::check_table_name(&to)?;
+            Ok(util(Utility::RenameTables {
+                pairs: vec![(db, table, to_db, to)],
+                alter: true,
+            }))
         }
         [Op::DropIndex { name }] => Ok(util(Utility::DropIndex {
             db,

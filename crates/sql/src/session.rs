@@ -174,7 +174,10 @@ fn counter_for(plan: &Plan) -> Counter {
             Utility::DropIndex { .. } => Counter::ComDropIndex,
             Utility::Truncate { .. } => Counter::ComTruncate,
             Utility::Analyze { .. } => Counter::ComAnalyze,
-            Utility::AlterNoop { .. } | Utility::AddColumn { .. } => Counter::ComAlterTable,
+            Utility::AlterNoop { .. }
+            | Utility::AddColumn { .. }
+            | Utility::RenameTables { alter: true, .. } => Counter::ComAlterTable,
+            Utility::RenameTables { alter: false, .. } => Counter::ComRenameTable,
             Utility::LockTables { .. } => Counter::ComLockTables,
             Utility::UnlockTables => Counter::ComUnlockTables,
             _ => Counter::ComShow,
@@ -902,6 +905,10 @@ impl Core {
             Utility::AddColumn { db, table, column } => {
                 engine.add_column(db, table, column.clone())?;
                 Ok(alter_ok(0))
+            }
+            Utility::RenameTables { pairs, .. } => {
+                engine.rename_tables(pairs)?;
+                Ok(QueryResult::ok())
             }
             Utility::AlterNoop { db, table } => {
                 self.commit_open()?;

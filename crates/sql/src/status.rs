@@ -45,6 +45,7 @@ counters! {
     ComExplain => "Com_explain",
     ComTruncate => "Com_truncate",
     ComAlterTable => "Com_alter_table",
+    ComRenameTable => "Com_rename_table",
     ComLockTables => "Com_lock_tables",
     ComUnlockTables => "Com_unlock_tables",
     Connections => "Connections",
