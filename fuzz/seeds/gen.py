@@ -153,6 +153,7 @@ sql = [
     "CREATE TABLE h (id INT NOT NULL AUTO_INCREMENT, v INT, KEY xid (id))\nINSERT INTO h (v) VALUES (1), (1)\nUPDATE h SET v = 2 WHERE v = 1 LIMIT 1\nDELETE FROM h\nDROP INDEX xid ON h",
     "CREATE TABLE w (s VARCHAR(9) COLLATE utf8mb4_bin PRIMARY KEY, n CHAR(4) CHARACTER SET latin1 UNIQUE) DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_general_ci\nINSERT INTO w VALUES ('\u00e9A ', 'Ab'), ('a', 'aB ')\nSELECT * FROM w WHERE BINARY s = 'a' OR n COLLATE utf8mb4_bin LIKE 'A%' ORDER BY BINARY n, s COLLATE utf8mb4_general_ci",
     "RENAME TABLE t TO t2, t2 TO t3\nALTER TABLE t3 RENAME TO t\nRENAME TABLE t TO nodb.t, x TO y\nSELECT COUNT(*) FROM t",
+    "SELECT DATE_ADD(c, INTERVAL k MONTH), c - INTERVAL 1.5 HOUR, INTERVAL -1 WEEK + '2024-02-29', ADDDATE(k, k), DATEDIFF(c, NOW()), TIMESTAMPDIFF(QUARTER, c, '9999-12-31') FROM t WHERE c > NOW() - INTERVAL 7 DAY",
 ]
 for i, s in enumerate(sql):
     write("sql_text", "stmt%02d" % i, s.encode())

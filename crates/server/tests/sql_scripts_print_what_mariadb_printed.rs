@@ -74,6 +74,13 @@
 //! renamed when a later pair fails), a move to another database, `ALTER TABLE ... RENAME
 //! TO / AS`, and the old name free for a new table. (For a target database that does not
 //! exist MariaDB says 1025 "Error on rename"; tierdb says 1049 Unknown database.)
+//!
+//! `date_arithmetic.sql`: `DATE_ADD` / `DATE_SUB` / `ADDDATE` / `SUBDATE`, `d ± INTERVAL n
+//! unit` and `INTERVAL n unit + d` for every unit (month ends clamped, leap years, a date
+//! staying a date for day-or-longer units, microseconds, fractional amounts rounded, numbers
+//! as dates, NULLs), `DATEDIFF`, `TIMESTAMPDIFF` (partial months and years not counted,
+//! negative spans), on DATE / DATETIME columns in SELECT, WHERE (also against an index) and
+//! UPDATE, and next to `NOW()`.
 
 mod common;
 
@@ -157,6 +164,11 @@ fn collations_print_what_mariadb_printed() {
 #[test]
 fn rename_table_prints_what_mariadb_printed() {
     prints_what_mariadb_printed("rename_table");
+}
+
+#[test]
+fn date_arithmetic_prints_what_mariadb_printed() {
+    prints_what_mariadb_printed("date_arithmetic");
 }
 
 #[test]

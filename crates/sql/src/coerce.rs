@@ -662,7 +662,7 @@ pub fn parse_datetime(v: &Value, with_time: bool) -> Option<Vec<u8>> {
     Some(out.into_bytes())
 }
 
-fn days_in_month(y: u32, m: u32) -> u32 {
+pub(crate) fn days_in_month(y: u32, m: u32) -> u32 {
     match m {
         1 | 3 | 5 | 7 | 8 | 10 | 12 => 31,
         4 | 6 | 9 | 11 => 30,

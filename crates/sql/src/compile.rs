@@ -7,7 +7,7 @@
 //! Must never: evaluate anything against the engine, or recurse deeper than `MAX_DEPTH`
 //! (left-deep operator chains are not bounded by the parser's recursion limit).
 
-use crate::expr::{BinOp, CastTo, Expr, Func, SqlType, UnOp};
+use crate::expr::{BinOp, CastTo, Expr, Func, IntervalUnit, SqlType, UnOp};
 use crate::result::{Column, SqlError};
 use sqlparser::ast;
 use sqlparser::tokenizer::Location;
@@ -549,6 +549,80 @@ impl<'a> Compiler<'a> {
         Ok(Expr::Col(ng + agg.specs.len() - 1))
     }
 
+    /// `date ± INTERVAL n unit` → `DateAdd(date, ±n, unit)`.
+    fn date_add(
+        &mut self,
+        date: &ast::Expr,
+        iv: &ast::Interval,
+        subtract: bool,
+    ) -> Result<Expr, SqlError> {
+        let unit = match (&iv.leading_field, &iv.last_field) {
+            (Some(f), None) => interval_unit(&f.to_string())?,
+            (Some(_), Some(_)) => {
+                return Err(SqlError::unsupported(
+                    "compound INTERVAL units (such as DAY_HOUR); use one unit",
+                ))
+            }
+            (None, _) => return Err(SqlError::syntax("INTERVAL needs a unit (INTERVAL 1 DAY)")),
+        };
+        let n = self.compile(&iv.value)?;
+        let n = if subtract {
+            Expr::Unary(UnOp::Neg, Box::new(n))
+        } else {
+            n
+        };
+        Ok(Expr::Func(
+            Func::DateAdd,
+            vec![self.compile(date)?, n, Expr::Const(Value::Int(unit as i64))],
+        ))
+    }
+
+    /// DATE_ADD / DATE_SUB / ADDDATE / SUBDATE (`(d, INTERVAL n unit)`, or `(d, days)` for
+    /// the last two) and TIMESTAMPDIFF(unit, a, b), whose arguments are not plain expressions.
+    fn date_function(&mut self, name: &str, args: &[FArg]) -> Result<Expr, SqlError> {
+        let subtract = matches!(name, "DATE_SUB" | "SUBDATE");
+        match (name, args) {
+            ("TIMESTAMPDIFF", [FArg::Expr(u), FArg::Expr(a), FArg::Expr(b)]) => {
+                let unit = match u {
+                    ast::Expr::Identifier(i) => interval_unit(&i.value)?,
+                    other => return Err(SqlError::syntax(format!("TIMESTAMPDIFF unit {other}"))),
+                };
+                Ok(Expr::Func(
+                    Func::TimestampDiff,
+                    vec![
+                        Expr::Const(Value::Int(unit as i64)),
+                        self.compile(a)?,
+                        self.compile(b)?,
+                    ],
+                ))
+            }
+            ("TIMESTAMPDIFF", _) => Err(wrong_args(name)),
+            (_, [FArg::Expr(d), FArg::Expr(ast::Expr::Interval(iv))]) => {
+                self.date_add(d, iv, subtract)
+            }
+            ("ADDDATE" | "SUBDATE", [FArg::Expr(d), FArg::Expr(n)]) => {
+                let n = self.compile(n)?;
+                let n = if subtract {
+                    Expr::Unary(UnOp::Neg, Box::new(n))
+                } else {
+                    n
+                };
+                Ok(Expr::Func(
+                    Func::DateAdd,
+                    vec![
+                        self.compile(d)?,
+                        n,
+                        Expr::Const(Value::Int(IntervalUnit::Day as i64)),
+                    ],
+                ))
+            }
+            (_, [_, _]) => Err(SqlError::syntax(format!(
+                "{name} needs an INTERVAL: {name}(date, INTERVAL n unit)"
+            ))),
+            _ => Err(wrong_args(name)),
+        }
+    }
+
     fn without_agg<T>(
         &mut self,
         f: impl FnOnce(&mut Compiler) -> Result<T, SqlError>,
@@ -628,6 +702,23 @@ impl<'a> Compiler<'a> {
                     }
                     ast::UnaryOperator::BitwiseNot => Expr::Unary(UnOp::BitNot, Box::new(x)),
                     other => return Err(SqlError::unsupported(format!("operator {other}"))),
+                }
+            }
+            // `d + INTERVAL n unit`, `INTERVAL n unit + d`, `d - INTERVAL n unit`.
+            A::BinaryOp {
+                left,
+                op: op @ (ast::BinaryOperator::Plus | ast::BinaryOperator::Minus),
+                right,
+            } if matches!(**right, A::Interval(_))
+                || (matches!(op, ast::BinaryOperator::Plus)
+                    && matches!(**left, A::Interval(_))) =>
+            {
+                match (&**left, &**right) {
+                    (d, A::Interval(iv)) => {
+                        self.date_add(d, iv, matches!(op, ast::BinaryOperator::Minus))?
+                    }
+                    (A::Interval(iv), d) => self.date_add(d, iv, false)?,
+                    _ => return Err(SqlError::syntax("internal: INTERVAL operand lost")),
                 }
             }
             A::BinaryOp { left, op, right } => {
@@ -889,6 +980,12 @@ impl<'a> Compiler<'a> {
                 (None, _) => Ok(Expr::Const(Value::Null)),
             };
         }
+        if matches!(
+            name.as_str(),
+            "DATE_ADD" | "DATE_SUB" | "ADDDATE" | "SUBDATE" | "TIMESTAMPDIFF"
+        ) {
+            return self.date_function(&name, &raw);
+        }
         let n_declared = match &f.args {
             ast::FunctionArguments::List(l) => l.args.len(),
             _ => 0,
@@ -945,6 +1042,7 @@ impl<'a> Compiler<'a> {
             "MINUTE" => (Func::Minute, 1, 1),
             "SECOND" => (Func::Second, 1, 1),
             "DATE_FORMAT" => (Func::DateFormat, 2, 2),
+            "DATEDIFF" => (Func::DateDiff, 2, 2),
             "MOD" => {
                 if args.len() != 2 {
                     return Err(wrong_args(&name));
@@ -969,6 +1067,15 @@ impl<'a> Compiler<'a> {
         }
         Ok(Expr::Func(func, args))
     }
+}
+
+/// The unit of an INTERVAL or TIMESTAMPDIFF (1064 naming it when tierdb has no such unit).
+fn interval_unit(name: &str) -> Result<IntervalUnit, SqlError> {
+    IntervalUnit::named(name).ok_or_else(|| {
+        SqlError::syntax(format!(
+            "unknown INTERVAL unit {name} (MICROSECOND, SECOND, MINUTE, HOUR, DAY, WEEK, MONTH, QUARTER or YEAR)"
+        ))
+    })
 }
 
 fn wrong_args(name: &str) -> SqlError {

@@ -83,6 +83,96 @@ pub enum Func {
     Minute,
     Second,
     DateFormat,
+    /// `DATE_ADD(d, INTERVAL n unit)`, `d + INTERVAL ...`, `DATE_SUB`, `ADDDATE`, `SUBDATE`:
+    /// args (date, signed amount, unit as `IntervalUnit` number).
+    DateAdd,
+    /// `DATEDIFF(a, b)`: days from b to a (times ignored).
+    DateDiff,
+    /// `TIMESTAMPDIFF(unit, a, b)`: args (unit number, a, b); whole units from a to b.
+    TimestampDiff,
+}
+
+/// Units of `INTERVAL n unit` and TIMESTAMPDIFF (stored as a constant argument).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum IntervalUnit {
+    Microsecond = 0,
+    Second,
+    Minute,
+    Hour,
+    Day,
+    Week,
+    Month,
+    Quarter,
+    Year,
+}
+
+impl IntervalUnit {
+    const ALL: [IntervalUnit; 9] = [
+        IntervalUnit::Microsecond,
+        IntervalUnit::Second,
+        IntervalUnit::Minute,
+        IntervalUnit::Hour,
+        IntervalUnit::Day,
+        IntervalUnit::Week,
+        IntervalUnit::Month,
+        IntervalUnit::Quarter,
+        IntervalUnit::Year,
+    ];
+
+    /// The unit named `name` (MySQL's keywords, upper or lower case).
+    pub fn named(name: &str) -> Option<IntervalUnit> {
+        Some(match name.to_ascii_uppercase().as_str() {
+            "MICROSECOND" => IntervalUnit::Microsecond,
+            "SECOND" => IntervalUnit::Second,
+            "MINUTE" => IntervalUnit::Minute,
+            "HOUR" => IntervalUnit::Hour,
+            "DAY" => IntervalUnit::Day,
+            "WEEK" => IntervalUnit::Week,
+            "MONTH" => IntervalUnit::Month,
+            "QUARTER" => IntervalUnit::Quarter,
+            "YEAR" => IntervalUnit::Year,
+            _ => return None,
+        })
+    }
+
+    fn of(v: &Value) -> Option<IntervalUnit> {
+        let i = usize::try_from(to_i64(v)?).ok()?;
+        IntervalUnit::ALL.get(i).copied()
+    }
+
+    /// Months per unit for the calendar units, None for the fixed-length ones.
+    fn months(self) -> Option<i64> {
+        match self {
+            IntervalUnit::Month => Some(1),
+            IntervalUnit::Quarter => Some(3),
+            IntervalUnit::Year => Some(12),
+            _ => None,
+        }
+    }
+
+    /// Microseconds per unit for the fixed-length units.
+    fn micros(self) -> i64 {
+        match self {
+            IntervalUnit::Microsecond => 1,
+            IntervalUnit::Second => 1_000_000,
+            IntervalUnit::Minute => 60_000_000,
+            IntervalUnit::Hour => 3_600_000_000,
+            IntervalUnit::Day => 86_400_000_000,
+            _ => 7 * 86_400_000_000,
+        }
+    }
+
+    /// A date plus this unit stays a date (no time part appears).
+    pub fn keeps_dates(self) -> bool {
+        matches!(
+            self,
+            IntervalUnit::Day
+                | IntervalUnit::Week
+                | IntervalUnit::Month
+                | IntervalUnit::Quarter
+                | IntervalUnit::Year
+        )
+    }
 }
 
 /// Target of CAST/CONVERT.
@@ -551,6 +641,20 @@ impl Expr {
                     .map(|a| a.sql_type(cols))
                     .unwrap_or(SqlType::Null),
                 Func::Now => SqlType::DateTime,
+                Func::DateDiff | Func::TimestampDiff => SqlType::Int,
+                Func::DateAdd => {
+                    let keeps = match args.get(2) {
+                        Some(Expr::Const(v)) => {
+                            IntervalUnit::of(v).is_some_and(|u| u.keeps_dates())
+                        }
+                        _ => false,
+                    };
+                    match args.first().map(|a| a.sql_type(cols)) {
+                        Some(SqlType::Date) if keeps => SqlType::Date,
+                        Some(SqlType::Date | SqlType::DateTime) => SqlType::DateTime,
+                        _ => SqlType::Text,
+                    }
+                }
                 Func::CurDate => SqlType::Date,
                 Func::Coalesce | Func::IfNull | Func::Greatest | Func::Least | Func::NullIf => {
                     unify(args.iter().map(|a| a.sql_type(cols)))
@@ -794,6 +898,105 @@ impl DateTimeParts {
         let doy = (153 * (if m > 2 { m - 3 } else { m + 9 }) + 2) / 5 + self.d - 1;
         let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
         era * 146097 + doe - 719468
+    }
+
+    /// Microseconds since 1970-01-01 00:00:00.
+    fn epoch_micros(&self) -> i64 {
+        ((self.days() * 86_400 + self.h * 3600 + self.mi * 60 + self.s) * 1_000_000) + self.micros
+    }
+
+    fn from_epoch_micros(us: i64) -> DateTimeParts {
+        let (y, mo, d, h, mi, s) = coerce::civil_from_unix(us.div_euclid(1_000_000));
+        DateTimeParts {
+            y,
+            mo: i64::from(mo),
+            d: i64::from(d),
+            h: i64::from(h),
+            mi: i64::from(mi),
+            s: i64::from(s),
+            micros: us.rem_euclid(1_000_000),
+        }
+    }
+
+    /// `YYYY-MM-DD`, or with the time (and microseconds when there are any).
+    fn text(&self, with_time: bool) -> String {
+        let mut out = format!("{:04}-{:02}-{:02}", self.y, self.mo, self.d);
+        if with_time {
+            out.push_str(&format!(" {:02}:{:02}:{:02}", self.h, self.mi, self.s));
+            if self.micros != 0 {
+                out.push_str(&format!(".{:06}", self.micros));
+            }
+        }
+        out
+    }
+
+    /// A date or datetime argument of the date arithmetic functions (any form
+    /// `coerce::parse_datetime` reads, also numbers), and whether it had a time part. None
+    /// for NULL, text that is not a valid date, and the zero date.
+    fn argument(v: &Value) -> Option<(DateTimeParts, bool)> {
+        let canon = coerce::parse_datetime(v, true)?;
+        let mut p = DateTimeParts::parse(&canon)?;
+        if p.mo == 0 || p.d == 0 {
+            return None;
+        }
+        let text = to_text(v)?;
+        let t = std::str::from_utf8(&text).ok()?.trim();
+        let has_time = match v {
+            Value::Bytes(_) => t.contains([' ', 'T']),
+            _ => t.split('.').next().unwrap_or("").len() > 8,
+        };
+        if let (true, Some((_, frac))) = (has_time, t.split_once('.')) {
+            let digits: String = frac.chars().take(6).collect();
+            if !digits.is_empty() && digits.bytes().all(|c| c.is_ascii_digit()) {
+                p.micros = format!("{digits:0<6}").parse().ok()?;
+            }
+        }
+        Some((p, has_time))
+    }
+
+    /// This date moved by `n` units (None when it leaves years 0–9999 or overflows).
+    fn plus(&self, n: i64, unit: IntervalUnit) -> Option<DateTimeParts> {
+        let out = match unit.months() {
+            Some(k) => {
+                let total = (self.y * 12 + self.mo - 1).checked_add(n.checked_mul(k)?)?;
+                let (y, mo) = (total.div_euclid(12), total.rem_euclid(12) + 1);
+                let last = i64::from(coerce::days_in_month(
+                    u32::try_from(y).ok()?,
+                    u32::try_from(mo).ok()?,
+                ));
+                DateTimeParts {
+                    y,
+                    mo,
+                    d: self.d.min(last),
+                    ..*self
+                }
+            }
+            None => DateTimeParts::from_epoch_micros(
+                self.epoch_micros()
+                    .checked_add(n.checked_mul(unit.micros())?)?,
+            ),
+        };
+        (0..=9999).contains(&out.y).then_some(out)
+    }
+
+    /// Whole `unit`s from `self` to `later` (negative when it is earlier), as TIMESTAMPDIFF.
+    fn units_until(&self, later: &DateTimeParts, unit: IntervalUnit) -> i64 {
+        match unit.months() {
+            Some(k) => {
+                let months = (later.y * 12 + later.mo) - (self.y * 12 + self.mo);
+                // The rest of each timestamp within its month decides a partial month.
+                let rest = |p: &DateTimeParts| p.epoch_micros() - (p.days() - p.d) * 86_400_000_000;
+                let months = if months > 0 && rest(later) < rest(self) {
+                    months - 1
+                } else if months < 0 && rest(later) > rest(self) {
+                    months + 1
+                } else {
+                    months
+                };
+                months / k
+            }
+            None => (later.epoch_micros() - self.epoch_micros()) / unit.micros(),
+        }
     }
 
     /// MySQL DATE_FORMAT.
@@ -1123,6 +1326,46 @@ fn eval_func(f: Func, args: &[Expr], row: &[Value], cx: &EvalCx) -> Result<Value
                     None => Value::Null,
                 },
             }
+        }
+        Func::DateAdd => {
+            let (Some((p, has_time)), Some(unit)) = (
+                DateTimeParts::argument(&arg(0)?),
+                IntervalUnit::of(&arg(2)?),
+            ) else {
+                return Ok(Value::Null);
+            };
+            // A fractional amount is rounded, as MySQL does ('1.5 HOUR' is 2 hours).
+            let n = match arg(1)? {
+                Value::Null => return Ok(Value::Null),
+                Value::Int(i) => i,
+                other => match to_f64(&other) {
+                    Some(f) if f.is_finite() && f.abs() < 9.0e18 => f.round() as i64,
+                    _ => return Ok(Value::Null),
+                },
+            };
+            match p.plus(n, unit) {
+                Some(out) => Value::Bytes(out.text(has_time || !unit.keeps_dates()).into_bytes()),
+                None => Value::Null,
+            }
+        }
+        Func::DateDiff => {
+            let (Some((a, _)), Some((b, _))) = (
+                DateTimeParts::argument(&arg(0)?),
+                DateTimeParts::argument(&arg(1)?),
+            ) else {
+                return Ok(Value::Null);
+            };
+            Value::Int(a.days() - b.days())
+        }
+        Func::TimestampDiff => {
+            let (Some(unit), Some((a, _)), Some((b, _))) = (
+                IntervalUnit::of(&arg(0)?),
+                DateTimeParts::argument(&arg(1)?),
+                DateTimeParts::argument(&arg(2)?),
+            ) else {
+                return Ok(Value::Null);
+            };
+            Value::Int(a.units_until(&b, unit))
         }
         Func::Now => Value::Bytes(coerce::now_text().into_bytes()),
         Func::CurDate => Value::Bytes(coerce::now_text().as_bytes()[..10].to_vec()),
