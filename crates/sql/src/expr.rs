@@ -1468,7 +1468,45 @@ pub fn like_match(text: &[u8], pattern: &[u8], escape: u8) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use super::like_match;
+    use super::{like_match, DateTimeParts, IntervalUnit};
+    use proptest::prelude::*;
+
+    fn parts(days: i64, secs: i64) -> DateTimeParts {
+        DateTimeParts::from_epoch_micros((days * 86_400 + secs) * 1_000_000)
+    }
+
+    proptest! {
+        #[test]
+        fn fixed_units_go_there_and_back_and_count_back(
+            days in -700_000i64..2_900_000,
+            secs in 0i64..86_400,
+            n in -100_000i64..100_000,
+            u in 0usize..6,
+        ) {
+            let unit = IntervalUnit::ALL[u];
+            let p = parts(days, secs);
+            if let Some(q) = p.plus(n, unit) {
+                prop_assert_eq!(p.units_until(&q, unit), n);
+                let back = q.plus(-n, unit).expect("back in range");
+                prop_assert_eq!(back.epoch_micros(), p.epoch_micros());
+            }
+        }
+
+        #[test]
+        fn months_clamp_to_the_last_day_and_count_whole_months(
+            days in 0i64..2_900_000,
+            n in -1200i64..1200,
+        ) {
+            let p = parts(days, 0);
+            if let Some(q) = p.plus(n, IntervalUnit::Month) {
+                prop_assert!(q.d <= p.d);
+                prop_assert_eq!((q.y * 12 + q.mo) - (p.y * 12 + p.mo), n);
+                let whole = p.units_until(&q, IntervalUnit::Month);
+                // Clamping may cut a day off the end: then the last month is not whole.
+                prop_assert!(whole == n || (q.d < p.d && whole == n - n.signum()));
+            }
+        }
+    }
 
     #[test]
     fn like_patterns() {
