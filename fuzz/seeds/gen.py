@@ -154,6 +154,7 @@ sql = [
     "CREATE TABLE w (s VARCHAR(9) COLLATE utf8mb4_bin PRIMARY KEY, n CHAR(4) CHARACTER SET latin1 UNIQUE) DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_general_ci\nINSERT INTO w VALUES ('\u00e9A ', 'Ab'), ('a', 'aB ')\nSELECT * FROM w WHERE BINARY s = 'a' OR n COLLATE utf8mb4_bin LIKE 'A%' ORDER BY BINARY n, s COLLATE utf8mb4_general_ci",
     "RENAME TABLE t TO t2, t2 TO t3\nALTER TABLE t3 RENAME TO t\nRENAME TABLE t TO nodb.t, x TO y\nSELECT COUNT(*) FROM t",
     "SELECT DATE_ADD(c, INTERVAL k MONTH), c - INTERVAL 1.5 HOUR, INTERVAL -1 WEEK + '2024-02-29', ADDDATE(k, k), DATEDIFF(c, NOW()), TIMESTAMPDIFF(QUARTER, c, '9999-12-31') FROM t WHERE c > NOW() - INTERVAL 7 DAY",
+    "SELECT k, GROUP_CONCAT(DISTINCT c, id ORDER BY c DESC, id SEPARATOR '|') FROM t GROUP BY k HAVING GROUP_CONCAT(id) LIKE '%1%'",
 ]
 for i, s in enumerate(sql):
     write("sql_text", "stmt%02d" % i, s.encode())

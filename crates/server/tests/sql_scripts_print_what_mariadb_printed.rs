@@ -81,6 +81,10 @@
 //! as dates, NULLs), `DATEDIFF`, `TIMESTAMPDIFF` (partial months and years not counted,
 //! negative spans), on DATE / DATETIME columns in SELECT, WHERE (also against an index) and
 //! UPDATE, and next to `NOW()`.
+//!
+//! `group_concat.sql`: `GROUP_CONCAT` per group and over a whole table, with ORDER BY (ASC,
+//! DESC, several keys), SEPARATOR (also empty), DISTINCT (case-insensitive), several
+//! arguments, NULLs skipped, an empty result, with HAVING, and 1111 for an aggregate inside.
 
 mod common;
 
@@ -169,6 +173,11 @@ fn rename_table_prints_what_mariadb_printed() {
 #[test]
 fn date_arithmetic_prints_what_mariadb_printed() {
     prints_what_mariadb_printed("date_arithmetic");
+}
+
+#[test]
+fn group_concat_prints_what_mariadb_printed() {
+    prints_what_mariadb_printed("group_concat");
 }
 
 #[test]

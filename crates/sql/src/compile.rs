@@ -105,6 +105,8 @@ pub enum AggFunc {
     Max,
     /// A non-aggregated column in an aggregate query (MySQL returns a value from the group).
     AnyValue,
+    /// `GROUP_CONCAT([DISTINCT] x, ... [ORDER BY ...] [SEPARATOR s])`.
+    GroupConcat,
 }
 
 #[derive(Clone, Debug)]
@@ -115,6 +117,10 @@ pub struct AggSpec {
     pub arg_type: SqlType,
     /// The argument is a binary column: MIN/MAX and DISTINCT compare its strings as bytes.
     pub binary: bool,
+    /// GROUP_CONCAT's ORDER BY: (key, descending, binary) per key, on the source row.
+    pub order: Vec<(Expr, bool, bool)>,
+    /// GROUP_CONCAT's SEPARATOR (`,` by default).
+    pub separator: Vec<u8>,
 }
 
 /// Aggregate calls found while compiling an aggregate query. The aggregate row is
@@ -147,7 +153,7 @@ pub struct Compiler<'a> {
 pub fn is_aggregate_name(name: &str) -> bool {
     matches!(
         name.to_ascii_uppercase().as_str(),
-        "COUNT" | "SUM" | "AVG" | "MIN" | "MAX" | "ANY_VALUE"
+        "COUNT" | "SUM" | "AVG" | "MIN" | "MAX" | "ANY_VALUE" | "GROUP_CONCAT"
     )
 }
 
@@ -461,6 +467,9 @@ impl<'a> Compiler<'a> {
                     ("MIN", [FArg::Expr(x)]) => (AggFunc::Min, Some(*x)),
                     ("MAX", [FArg::Expr(x)]) => (AggFunc::Max, Some(*x)),
                     ("ANY_VALUE", [FArg::Expr(x)]) => (AggFunc::AnyValue, Some(*x)),
+                    ("GROUP_CONCAT", a) if !a.is_empty() => {
+                        return self.add_group_concat(f, distinct, text).map(Some);
+                    }
                     _ => {
                         return Err(SqlError::syntax(format!(
                             "wrong arguments to aggregate {f}"
@@ -504,6 +513,90 @@ impl<'a> Compiler<'a> {
         }
     }
 
+    /// `GROUP_CONCAT([DISTINCT] x, y, ... [ORDER BY k [DESC], ...] [SEPARATOR 's'])`: the
+    /// arguments are concatenated per row (a row with a NULL one is skipped), the rows'
+    /// strings joined with the separator.
+    fn add_group_concat(
+        &mut self,
+        f: &ast::Function,
+        distinct: bool,
+        text: String,
+    ) -> Result<Expr, SqlError> {
+        let ast::FunctionArguments::List(list) = &f.args else {
+            return Err(SqlError::syntax("GROUP_CONCAT needs arguments"));
+        };
+        let mut args = Vec::new();
+        for a in function_args(f) {
+            let FArg::Expr(x) = a else {
+                return Err(SqlError::syntax("'*' is not valid in GROUP_CONCAT()"));
+            };
+            if contains_aggregate(x, 0) {
+                return Err(SqlError::new(
+                    1111,
+                    "HY000",
+                    "Invalid use of group function",
+                ));
+            }
+            args.push(self.without_agg(|c| c.compile(x))?);
+        }
+        let mut order = Vec::new();
+        let mut separator = b",".to_vec();
+        for clause in &list.clauses {
+            match clause {
+                ast::FunctionArgumentClause::OrderBy(keys) => {
+                    for k in keys {
+                        if contains_aggregate(&k.expr, 0) {
+                            return Err(SqlError::new(
+                                1111,
+                                "HY000",
+                                "Invalid use of group function",
+                            ));
+                        }
+                        let x = self.without_agg(|c| c.compile(&k.expr))?;
+                        let binary = self.scope.is_binary(&x);
+                        order.push((x, crate::plan::is_desc(k)?, binary));
+                    }
+                }
+                ast::FunctionArgumentClause::Separator(v) => match &v.value {
+                    ast::Value::SingleQuotedString(s) | ast::Value::DoubleQuotedString(s) => {
+                        separator = s.clone().into_bytes()
+                    }
+                    other => {
+                        return Err(SqlError::syntax(format!(
+                            "SEPARATOR takes a string, not {other}"
+                        )))
+                    }
+                },
+                other => return Err(SqlError::unsupported(format!("GROUP_CONCAT ... {other}"))),
+            }
+        }
+        let arg = if args.len() == 1 {
+            args.pop().unwrap_or(Expr::Const(Value::Null))
+        } else {
+            Expr::Func(Func::Concat, args)
+        };
+        let binary = self.scope.is_binary(&arg);
+        let agg = self
+            .agg
+            .as_deref_mut()
+            .ok_or_else(|| SqlError::syntax("internal: aggregate context lost"))?;
+        let ng = agg.group_exprs.len();
+        if let Some(i) = agg.spec_texts.iter().position(|t| *t == text) {
+            return Ok(Expr::Col(ng + i));
+        }
+        agg.specs.push(AggSpec {
+            func: AggFunc::GroupConcat,
+            arg: Some(arg),
+            distinct,
+            arg_type: SqlType::Text,
+            binary,
+            order,
+            separator,
+        });
+        agg.spec_texts.push(text);
+        Ok(Expr::Col(ng + agg.specs.len() - 1))
+    }
+
     fn add_agg(
         &mut self,
         func: AggFunc,
@@ -544,6 +637,8 @@ impl<'a> Compiler<'a> {
             distinct,
             arg_type,
             binary,
+            order: Vec::new(),
+            separator: Vec::new(),
         });
         agg.spec_texts.push(text);
         Ok(Expr::Col(ng + agg.specs.len() - 1))

@@ -529,15 +529,28 @@ fn select_into(
 /// An aggregate accumulator.
 enum Acc {
     Count(i64),
-    SumInt { sum: i128, any: bool, count: i64 },
-    SumF { sum: f64, any: bool, count: i64 },
+    SumInt {
+        sum: i128,
+        any: bool,
+        count: i64,
+    },
+    SumF {
+        sum: f64,
+        any: bool,
+        count: i64,
+    },
     MinMax(Option<Value>),
     Any(Option<Value>),
     Distinct(BTreeSet<OrdRow>),
+    /// GROUP_CONCAT: per row its ORDER BY keys and its string.
+    Concat(Vec<(Vec<Value>, Value)>),
 }
 
 impl Acc {
     fn new(s: &AggSpec) -> Acc {
+        if s.func == AggFunc::GroupConcat {
+            return Acc::Concat(Vec::new());
+        }
         if s.distinct {
             return Acc::Distinct(BTreeSet::new());
         }
@@ -557,6 +570,7 @@ impl Acc {
             },
             AggFunc::Min | AggFunc::Max => Acc::MinMax(None),
             AggFunc::AnyValue => Acc::Any(None),
+            AggFunc::GroupConcat => Acc::Concat(Vec::new()),
         }
     }
 
@@ -616,6 +630,15 @@ impl Acc {
             Acc::Distinct(set) => {
                 set.insert(OrdRow(vec![v.into_owned()], u64::from(s.binary)));
             }
+            Acc::Concat(items) => {
+                let keys = s
+                    .order
+                    .iter()
+                    .map(|(k, ..)| k.eval(row, cx).map(|v| v.into_owned()))
+                    .collect::<Result<Vec<_>, _>>()?;
+                let text = to_text(&v).map(|t| t.into_owned()).unwrap_or_default();
+                items.push((keys, Value::Bytes(text)));
+            }
         }
         Ok(())
     }
@@ -642,6 +665,7 @@ impl Acc {
                 }
             }
             Acc::MinMax(v) | Acc::Any(v) => v.unwrap_or(Value::Null),
+            Acc::Concat(items) => group_concat(s, items),
             Acc::Distinct(set) => {
                 let vals: Vec<Value> = set
                     .into_iter()
@@ -669,6 +693,49 @@ impl Acc {
             }
         }
     }
+}
+
+/// Most bytes a GROUP_CONCAT result keeps (MariaDB's default `group_concat_max_len`).
+const GROUP_CONCAT_MAX_LEN: usize = 1 << 20;
+
+/// GROUP_CONCAT's result from the rows' (ORDER BY keys, string): sorted by the keys (stably,
+/// so equal keys keep the order rows were read in), with DISTINCT the first of equal strings
+/// kept, joined by the separator and cut at `GROUP_CONCAT_MAX_LEN` bytes; NULL for no rows.
+fn group_concat(s: &AggSpec, mut items: Vec<(Vec<Value>, Value)>) -> Value {
+    if items.is_empty() {
+        return Value::Null;
+    }
+    if !s.order.is_empty() {
+        items.sort_by(|(a, _), (b, _)| {
+            for ((x, y), (_, desc, binary)) in a.iter().zip(b).zip(&s.order) {
+                let c = key_cmp(x, y, *desc, false, *binary);
+                if c != Ordering::Equal {
+                    return c;
+                }
+            }
+            Ordering::Equal
+        });
+    }
+    let mut seen: BTreeSet<OrdRow> = BTreeSet::new();
+    let mut out: Vec<u8> = Vec::new();
+    let mut first = true;
+    for (_, v) in items {
+        if s.distinct && !seen.insert(OrdRow(vec![v.clone()], u64::from(s.binary))) {
+            continue;
+        }
+        if !first {
+            out.extend_from_slice(&s.separator);
+        }
+        first = false;
+        if let Value::Bytes(b) = v {
+            out.extend_from_slice(&b);
+        }
+        if out.len() >= GROUP_CONCAT_MAX_LEN {
+            out.truncate(GROUP_CONCAT_MAX_LEN);
+            break;
+        }
+    }
+    Value::Bytes(out)
 }
 
 /// `sum / count` as decimal text with `scale` digits (rounded half away from zero).

@@ -184,6 +184,7 @@ impl SelectPlan {
             Some(a) => {
                 exprs.extend(a.group.iter());
                 exprs.extend(a.specs.iter().filter_map(|s| s.arg.as_ref()));
+                exprs.extend(a.specs.iter().flat_map(|s| s.order.iter().map(|(k, ..)| k)));
             }
             None => {
                 exprs.extend(self.having.iter());
@@ -1452,7 +1453,7 @@ fn order_by_list(q: &ast::Query) -> Result<Vec<ast::OrderByExpr>, SqlError> {
 }
 
 /// Whether an ORDER BY key is descending.
-fn is_desc(o: &ast::OrderByExpr) -> Result<bool, SqlError> {
+pub(crate) fn is_desc(o: &ast::OrderByExpr) -> Result<bool, SqlError> {
     match &o.options.sort {
         Some(ast::OrderBySort::Desc) => Ok(true),
         Some(ast::OrderBySort::Asc) | None => Ok(false),
@@ -2286,6 +2287,7 @@ pub fn agg_type(s: &AggSpec) -> SqlType {
             _ => SqlType::Double,
         },
         AggFunc::Min | AggFunc::Max | AggFunc::AnyValue => s.arg_type,
+        AggFunc::GroupConcat => SqlType::Text,
     }
 }
 
