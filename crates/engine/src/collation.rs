@@ -92,28 +92,44 @@ fn trim_pad(v: &[u8]) -> &[u8] {
     &v[..v.len() - n]
 }
 
-/// Case-insensitive comparison, no allocation.
+/// Case-insensitive comparison, no allocation. Runs of identical bytes are skipped at memcmp
+/// speed; at a difference between two ASCII characters other than the space their upper-case
+/// forms decide (or the scan goes on when they are the same letter); anything else (a space,
+/// a non-ASCII byte, one text ending) goes to the full comparison of weights.
 fn cmp_ci(a: &[u8], b: &[u8]) -> Ordering {
-    let (a, b) = (trim_pad(a), trim_pad(b));
-    // ASCII prefix fast path: weights of ASCII characters are their upper-case bytes.
     let mut i = 0;
-    while i < a.len() && i < b.len() && a[i].is_ascii() && b[i].is_ascii() {
-        let (x, y) = (a[i].to_ascii_uppercase(), b[i].to_ascii_uppercase());
-        if x != y {
-            // Both are ASCII characters, and a following non-ASCII character cannot change
-            // the order decided here.
-            return x.cmp(&y);
+    loop {
+        match a[i..].iter().zip(&b[i..]).position(|(x, y)| x != y) {
+            Some(k) => {
+                let j = i + k;
+                let (x, y) = (a[j], b[j]);
+                // ASCII bytes are whole characters, so `j` starts one in both texts and
+                // everything before it weighs the same.
+                if x.is_ascii() && y.is_ascii() && x != b' ' && y != b' ' {
+                    let (ux, uy) = (x.to_ascii_uppercase(), y.to_ascii_uppercase());
+                    if ux != uy {
+                        return ux.cmp(&uy);
+                    }
+                    i = j + 1;
+                    continue;
+                }
+                return cmp_weights(a, b);
+            }
+            None => {
+                let n = a.len().min(b.len());
+                if a[n..].iter().chain(&b[n..]).all(|&c| c == b' ') {
+                    return Ordering::Equal;
+                }
+                return cmp_weights(a, b);
+            }
         }
-        i += 1;
     }
-    if i == a.len() || i == b.len() {
-        return a
-            .len()
-            .saturating_sub(i)
-            .min(1)
-            .cmp(&b.len().saturating_sub(i).min(1));
-    }
-    Weights::new(&a[i..]).cmp(Weights::new(&b[i..]))
+}
+
+/// The full case-insensitive comparison: trailing spaces dropped, then weight by weight.
+fn cmp_weights(a: &[u8], b: &[u8]) -> Ordering {
+    let (a, b) = (trim_pad(a), trim_pad(b));
+    Weights::new(a).cmp(Weights::new(b))
 }
 
 /// The weights of the characters of a text, in order.

@@ -521,6 +521,16 @@ impl Txn {
     ) -> Result<Option<Row>> {
         self.st.lock_row_mode(t, pk, mode)
     }
+    /// `lock_row_mode` without waiting: LockWaitTimeout at once if another transaction
+    /// holds a conflicting lock (`FOR UPDATE NOWAIT`, `SKIP LOCKED`).
+    pub fn lock_row_nowait(
+        &mut self,
+        t: &Table,
+        pk: &[Value],
+        mode: LockMode,
+    ) -> Result<Option<Row>> {
+        self.st.lock_row_nowait(t, pk, mode)
+    }
     /// Rows whose primary key lies within the bounds. Bounds are on a key prefix: `n` values
     /// compare against the first `n` primary key columns.
     pub fn scan(

@@ -303,9 +303,13 @@ impl TxnState {
     }
 
     fn lock_key(&mut self, lk: LockKey, mode: LockMode) -> Result<()> {
-        let id = self.ensure_active()?.id;
         let timeout =
             Duration::from_millis(self.inner.lock_wait_timeout_ms.load(Ordering::Relaxed));
+        self.lock_key_within(lk, mode, timeout)
+    }
+
+    fn lock_key_within(&mut self, lk: LockKey, mode: LockMode, timeout: Duration) -> Result<()> {
+        let id = self.ensure_active()?.id;
         match self.inner.locks.lock_mode(id, &lk, mode, timeout) {
             Ok(true) => {
                 self.locks.push(lk);
@@ -506,6 +510,23 @@ impl TxnState {
     ) -> Result<Option<Row>> {
         let key = pk_key(&t.def, pk);
         self.lock_mode(t, &key, mode)?;
+        self.get_key(t, &key, None)
+    }
+
+    /// `lock_row_mode` that does not wait: LockWaitTimeout at once when another transaction
+    /// holds a conflicting lock (NOWAIT / SKIP LOCKED).
+    pub fn lock_row_nowait(
+        &mut self,
+        t: &Table,
+        pk: &[Value],
+        mode: LockMode,
+    ) -> Result<Option<Row>> {
+        let key = pk_key(&t.def, pk);
+        let lk = LockKey {
+            table: t.id,
+            key: key.clone(),
+        };
+        self.lock_key_within(lk, mode, Duration::ZERO)?;
         self.get_key(t, &key, None)
     }
 

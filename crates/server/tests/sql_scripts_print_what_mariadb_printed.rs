@@ -20,7 +20,9 @@
 //!
 //! `joins.sql`: INNER, comma and CROSS joins, LEFT JOIN with NULL-extended rows (also with a
 //! filter in ON, and `WHERE right.id IS NULL`), three tables, a self join, aggregates and
-//! DISTINCT over joins, `t.*`, ORDER BY / LIMIT, a duplicate alias (1066).
+//! DISTINCT over joins, `t.*`, ORDER BY / LIMIT, a duplicate alias (1066), and an ON naming
+//! a column unqualified that a later table also has (it means the earlier table's; tierdb
+//! used to call it ambiguous).
 //!
 //! `add_column.sql`: `ALTER TABLE ... ADD [COLUMN]` on a table with rows (DEFAULT, NULL, NOT
 //! NULL without DEFAULT reading the type's implicit default, DECIMAL), inserts with and

@@ -21,9 +21,7 @@ use crate::coerce::{self, to_f64, to_i64, to_text, OrdRow};
 use crate::compile::{AggFunc, AggSpec};
 use crate::ddl;
 use crate::expr::{EvalCx, Expr, SqlType};
-use crate::plan::{
-    DeletePlan, InsertPlan, LockingRead, OnDuplicate, SelectPlan, Source, UpdatePlan,
-};
+use crate::plan::{DeletePlan, InsertPlan, LockWait, OnDuplicate, SelectPlan, Source, UpdatePlan};
 use crate::result::{ColumnKind, SqlError, Warning};
 use std::cmp::Ordering;
 use std::collections::{BTreeMap, BTreeSet};
@@ -56,6 +54,26 @@ type RowFn<'f> = dyn FnMut(Row) -> Result<bool, SqlError> + 'f;
 struct Locking<'a> {
     filter: Option<&'a Expr>,
     mode: LockMode,
+    wait: LockWait,
+}
+
+/// Locks row `pk` of `t` (in `mode`) and reads it, waiting as `wait` says: None when it is
+/// gone, or when it is locked by another transaction under SKIP LOCKED.
+fn lock_row(
+    t: &Arc<Table>,
+    pk: &[Value],
+    mode: LockMode,
+    wait: LockWait,
+    txn: &mut Txn,
+) -> Result<Option<Row>, SqlError> {
+    match wait {
+        LockWait::Wait => Ok(txn.lock_row_mode(t, pk, mode)?),
+        LockWait::NoWait => Ok(txn.lock_row_nowait(t, pk, mode)?),
+        LockWait::SkipLocked => match txn.lock_row_nowait(t, pk, mode) {
+            Err(EngineError::LockWaitTimeout) => Ok(None),
+            other => Ok(other?),
+        },
+    }
 }
 
 /// A row found by an unlocked scan, on its way to `f`: a locking read locks it and passes on
@@ -68,7 +86,7 @@ fn visit(
     cx: &EvalCx,
     f: &mut RowFn,
 ) -> Result<bool, SqlError> {
-    let Some(Locking { filter, mode }) = lock else {
+    let Some(Locking { filter, mode, wait }) = lock else {
         return f(row);
     };
     if let Some(x) = filter {
@@ -76,7 +94,7 @@ fn visit(
             return Ok(true);
         }
     }
-    match lock_target(t, filter, mode, &row, txn, cx)? {
+    match lock_target(t, filter, mode, wait, &row, txn, cx)? {
         Some(locked) => f(locked),
         None => Ok(true),
     }
@@ -92,10 +110,10 @@ fn point(
     txn: &mut Txn,
     cx: &EvalCx,
 ) -> Result<Option<Row>, SqlError> {
-    let Some(Locking { filter, mode }) = lock else {
+    let Some(Locking { filter, mode, wait }) = lock else {
         return Ok(txn.get_columns(t, pk, want)?);
     };
-    let Some(row) = txn.lock_row_mode(t, pk, mode)? else {
+    let Some(row) = lock_row(t, pk, mode, wait, txn)? else {
         return Ok(None);
     };
     if let Some(x) = filter {
@@ -206,10 +224,12 @@ fn source_rows(
         Source::Table { table, access } => {
             let lock = plan.lock.map(|l| Locking {
                 filter: plan.filter.as_ref(),
-                mode: match l {
-                    LockingRead::Update => LockMode::Exclusive,
-                    LockingRead::Share => LockMode::Shared,
+                mode: if l.exclusive {
+                    LockMode::Exclusive
+                } else {
+                    LockMode::Shared
                 },
+                wait: l.wait,
             });
             table_rows(table, access, lock, plan.read_cols.as_ref(), txn, cx, f)
         }
@@ -1057,11 +1077,12 @@ fn lock_target(
     t: &Arc<Table>,
     filter: Option<&Expr>,
     mode: LockMode,
+    wait: LockWait,
     seen: &Row,
     txn: &mut Txn,
     cx: &EvalCx,
 ) -> Result<Option<Row>, SqlError> {
-    let Some(row) = txn.lock_row_mode(t, &pk_of(t, seen), mode)? else {
+    let Some(row) = lock_row(t, &pk_of(t, seen), mode, wait, txn)? else {
         return Ok(None);
     };
     if let Some(f) = filter {
@@ -1079,7 +1100,15 @@ pub fn run_update(plan: &UpdatePlan, txn: &mut Txn, cx: &EvalCx) -> Result<Write
     let mut matched = 0;
     let mut changed = 0;
     for (ri, seen) in targets.into_iter().enumerate() {
-        let Some(old) = lock_target(t, plan.filter.as_ref(), LockMode::Exclusive, &seen, txn, cx)?
+        let Some(old) = lock_target(
+            t,
+            plan.filter.as_ref(),
+            LockMode::Exclusive,
+            LockWait::Wait,
+            &seen,
+            txn,
+            cx,
+        )?
         else {
             continue;
         };
@@ -1115,7 +1144,15 @@ pub fn run_delete(plan: &DeletePlan, txn: &mut Txn, cx: &EvalCx) -> Result<Write
     let targets = ordered_targets(t, &plan.access, &plan.filter, &plan.order, limit, txn, cx)?;
     let mut n = 0;
     for seen in targets {
-        let Some(old) = lock_target(t, plan.filter.as_ref(), LockMode::Exclusive, &seen, txn, cx)?
+        let Some(old) = lock_target(
+            t,
+            plan.filter.as_ref(),
+            LockMode::Exclusive,
+            LockWait::Wait,
+            &seen,
+            txn,
+            cx,
+        )?
         else {
             continue;
         };

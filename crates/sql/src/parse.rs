@@ -287,9 +287,33 @@ pub fn parse(sql: &str) -> Result<Parsed, SqlError> {
         return Err(SqlError::new(1065, "42000", "Query was empty"));
     }
     // `... LOCK IN SHARE MODE [;]`: cut the words, add the clause after parsing.
+    // MariaDB also allows `NOWAIT` or `SKIP LOCKED` after it.
     let mut share_mode = false;
+    let mut share_nonblock = None;
     if let Some(run) = share_mode_run(&tokens) {
-        let at_end = tokens[run[3] + 1..].iter().all(|t| {
+        let words: Vec<(usize, String)> = tokens
+            .iter()
+            .enumerate()
+            .skip(run[3] + 1)
+            .filter(|(_, t)| !matches!(t.token, Token::Whitespace(_)))
+            .take(2)
+            .filter_map(|(i, t)| match &t.token {
+                Token::Word(w) => Some((i, w.value.to_ascii_uppercase())),
+                _ => None,
+            })
+            .collect();
+        let last = match words.as_slice() {
+            [(i, w), ..] if w == "NOWAIT" => {
+                share_nonblock = Some(sqlparser::ast::NonBlock::Nowait);
+                *i
+            }
+            [(_, w), (j, l), ..] if w == "SKIP" && l == "LOCKED" => {
+                share_nonblock = Some(sqlparser::ast::NonBlock::SkipLocked);
+                *j
+            }
+            _ => run[3],
+        };
+        let at_end = tokens[last + 1..].iter().all(|t| {
             matches!(
                 t.token,
                 Token::Whitespace(_) | Token::SemiColon | Token::EOF
@@ -300,7 +324,7 @@ pub fn parse(sql: &str) -> Result<Parsed, SqlError> {
                 "LOCK IN SHARE MODE anywhere but at the end of the statement",
             ));
         }
-        tokens.drain(run[0]..=run[3]);
+        tokens.drain(run[0]..=last);
         share_mode = true;
     }
     keys_toggle_as_noop(&mut tokens);
@@ -324,7 +348,7 @@ pub fn parse(sql: &str) -> Result<Parsed, SqlError> {
         q.locks.push(LockClause {
             lock_type: LockType::Share,
             of: None,
-            nonblock: None,
+            nonblock: share_nonblock,
         });
     }
     placeholders.sort_by_key(|l| (l.line, l.column));

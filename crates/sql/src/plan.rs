@@ -212,20 +212,31 @@ impl SelectPlan {
 }
 
 /// The locking clause of a SELECT: exclusive row locks for FOR UPDATE, shared ones for
-/// FOR SHARE / LOCK IN SHARE MODE.
+/// FOR SHARE / LOCK IN SHARE MODE, and what to do with a row another transaction holds.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum LockingRead {
-    /// `FOR UPDATE`.
-    Update,
-    /// `FOR SHARE` / `LOCK IN SHARE MODE` (shared row locks).
-    Share,
+pub struct LockingRead {
+    /// `FOR UPDATE` (else `FOR SHARE` / `LOCK IN SHARE MODE`: shared row locks).
+    pub exclusive: bool,
+    pub wait: LockWait,
+}
+
+/// How a locking read meets a row locked by another transaction.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LockWait {
+    /// Wait up to `innodb_lock_wait_timeout` (1205 after it).
+    Wait,
+    /// `NOWAIT`: 1205 at once.
+    NoWait,
+    /// `SKIP LOCKED`: leave the row out.
+    SkipLocked,
 }
 
 impl LockingRead {
     pub fn sql(self) -> &'static str {
-        match self {
-            LockingRead::Update => "FOR UPDATE",
-            LockingRead::Share => "FOR SHARE",
+        if self.exclusive {
+            "FOR UPDATE"
+        } else {
+            "FOR SHARE"
         }
     }
 }
@@ -1981,20 +1992,20 @@ pub fn select(q: &ast::Query, cx: &PlanCx) -> Result<SelectPlan, SqlError> {
     Ok(plan)
 }
 
-/// The kind of a query's locking clauses (the strongest; None without any). NOWAIT and SKIP
-/// LOCKED are refused.
+/// The kind of a query's locking clauses (the strongest, and the last NOWAIT / SKIP LOCKED;
+/// None without any).
 fn locking_read(locks: &[ast::LockClause]) -> Result<Option<LockingRead>, SqlError> {
-    let mut kind = None;
+    let mut out: Option<LockingRead> = None;
     for l in locks {
-        if let Some(nb) = &l.nonblock {
-            return Err(SqlError::unsupported(format!("locking reads with {nb}")));
-        }
-        kind = Some(match (kind, &l.lock_type) {
-            (Some(LockingRead::Update), _) | (_, ast::LockType::Update) => LockingRead::Update,
-            _ => LockingRead::Share,
-        });
+        let exclusive = out.is_some_and(|o| o.exclusive) || l.lock_type == ast::LockType::Update;
+        let wait = match &l.nonblock {
+            None => out.map_or(LockWait::Wait, |o| o.wait),
+            Some(ast::NonBlock::Nowait) => LockWait::NoWait,
+            Some(ast::NonBlock::SkipLocked) => LockWait::SkipLocked,
+        };
+        out = Some(LockingRead { exclusive, wait });
     }
-    Ok(kind)
+    Ok(out)
 }
 
 /// Makes `p` a locking read: only a single base table (or no table) can be locked, and an
@@ -2214,9 +2225,14 @@ fn plan_join(
     let mut offset = w0;
     for p in parts {
         let width = p.table.def.columns.len();
+        // ON sees the tables up to its own (a prefix of the joined row), so a name that
+        // a later table also has is neither ambiguous nor resolved to the later table.
+        let visible = Scope {
+            cols: scope.cols[..(offset + width).min(scope.cols.len())].to_vec(),
+        };
         let on = match &p.on {
             Some(e) => {
-                let mut c = Compiler::new(scope, cx.placeholders);
+                let mut c = Compiler::new(&visible, cx.placeholders);
                 c.clause = "on clause";
                 let x = c.compile(e)?;
                 if !only_columns_below(&x, offset + width) {

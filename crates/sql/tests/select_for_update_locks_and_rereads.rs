@@ -3,8 +3,10 @@
 //! ends, and return the newest
 //! committed version — not the version the unlocked scan saw — re-checking the WHERE on it.
 //!
-//! - the forms parse (text and prepared, under EXPLAIN too); NOWAIT / SKIP LOCKED, derived
-//!   tables, joins and an unknown `OF` name are refused;
+//! - the forms parse (text and prepared, under EXPLAIN too); derived tables, joins and an
+//!   unknown `OF` name are refused;
+//! - `NOWAIT` fails with 1205 at once on a row another transaction holds; `SKIP LOCKED`
+//!   leaves such rows out (a job queue: two workers each take a different job);
 //! - a row locked by FOR UPDATE / FOR SHARE / LOCK IN SHARE MODE makes a writer and a
 //!   FOR UPDATE reader wait (1205 after `innodb_lock_wait_timeout`), never a plain reader;
 //!   share-mode readers wait only for FOR UPDATE, and share the row with each other;
@@ -90,9 +92,6 @@ fn every_form_parses_and_unsupported_shapes_are_refused() {
     let r = rows(s.execute(id, &[Value::Int(2)]).expect("execute"));
     assert_eq!(ints(r), vec![vec![0]]);
     for (sql, code) in [
-        ("SELECT v FROM t WHERE id = 1 FOR UPDATE NOWAIT", 1235),
-        ("SELECT v FROM t WHERE id = 1 FOR UPDATE SKIP LOCKED", 1235),
-        ("SELECT v FROM t WHERE id = 1 FOR SHARE NOWAIT", 1235),
         ("SELECT * FROM (SELECT v FROM t) d FOR UPDATE", 1235),
         ("SELECT * FROM t a JOIN t b ON a.id = b.id FOR UPDATE", 1235),
         ("SELECT * FROM (SELECT v FROM t LOCK IN SHARE MODE) d", 1235),
@@ -277,6 +276,61 @@ fn autocommit_locking_reads_release_their_locks_at_once() {
         Ok(QueryResult::Rows { rows, .. }) => assert_eq!(ints(rows), vec![vec![2]]),
         other => panic!("{other:?}"),
     }
+}
+
+#[test]
+fn nowait_fails_at_once_and_skip_locked_leaves_locked_rows_out() {
+    let e = setup();
+    let mut a = e.session(2);
+    let mut b = e.session(3);
+    exec(&mut a, "SET GLOBAL innodb_lock_wait_timeout = 30");
+    exec(&mut a, "BEGIN");
+    // Worker A takes the first open job.
+    let job = "SELECT id FROM t WHERE v = 0 ORDER BY id LIMIT 1 FOR UPDATE SKIP LOCKED";
+    assert_eq!(ints(q(&mut a, job)), vec![vec![1]]);
+    // Worker B skips it and gets the next; its plain and share-mode variants agree.
+    exec(&mut b, "BEGIN");
+    assert_eq!(ints(q(&mut b, job)), vec![vec![2]]);
+    assert_eq!(
+        ints(q(
+            &mut b,
+            "SELECT id FROM t WHERE id <= 3 FOR SHARE SKIP LOCKED"
+        )),
+        vec![vec![2], vec![3]],
+        "rows A holds are left out, B's own are kept"
+    );
+    // NOWAIT on a row A holds: 1205 at once (the timeout is 30 s), the transaction goes on.
+    for sql in [
+        "SELECT v FROM t WHERE id = 1 FOR UPDATE NOWAIT",
+        "SELECT v FROM t WHERE id = 1 FOR SHARE NOWAIT",
+        "SELECT v FROM t WHERE id BETWEEN 1 AND 2 LOCK IN SHARE MODE NOWAIT",
+    ] {
+        let t0 = Instant::now();
+        assert_eq!(err(&mut b, sql).code, 1205, "{sql}");
+        assert!(t0.elapsed() < Duration::from_secs(5), "{sql} waited");
+    }
+    assert_eq!(
+        ints(q(&mut b, "SELECT v FROM t WHERE id = 2 FOR UPDATE NOWAIT")),
+        vec![vec![0]],
+        "a row B holds itself is no conflict"
+    );
+    // Prepared, as a worker would run it.
+    let id = b.prepare(job).expect("prepare").statement_id;
+    assert_eq!(
+        ints(rows(b.execute(id, &[]).expect("execute"))),
+        vec![vec![2]],
+        "1 is A's and skipped; 2 is B's own lock, so not skipped"
+    );
+    exec(&mut a, "UPDATE t SET v = 1 WHERE id = 1");
+    exec(&mut a, "COMMIT");
+    exec(&mut b, "COMMIT");
+    let mut c = e.session(4);
+    assert_eq!(
+        ints(q(&mut c, job)),
+        vec![vec![2]],
+        "job 1 is done, 2 is free again"
+    );
+    exec(&mut c, "SET GLOBAL innodb_lock_wait_timeout = 1");
 }
 
 #[test]
