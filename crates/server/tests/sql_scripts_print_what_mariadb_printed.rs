@@ -87,6 +87,10 @@
 //! `group_concat.sql`: `GROUP_CONCAT` per group and over a whole table, with ORDER BY (ASC,
 //! DESC, several keys), SEPARATOR (also empty), DISTINCT (case-insensitive), several
 //! arguments, NULLs skipped, an empty result, with HAVING, and 1111 for an aggregate inside.
+//!
+//! `charsets_and_collations.sql`: `SHOW CHARACTER SET` / `SHOW CHARSET` and `SHOW COLLATION`
+//! with LIKE and WHERE, for the character sets and collations tierdb accepts (MariaDB lists
+//! many more; the script filters to these).
 
 mod common;
 
@@ -180,6 +184,11 @@ fn date_arithmetic_prints_what_mariadb_printed() {
 #[test]
 fn group_concat_prints_what_mariadb_printed() {
     prints_what_mariadb_printed("group_concat");
+}
+
+#[test]
+fn charsets_and_collations_print_what_mariadb_printed() {
+    prints_what_mariadb_printed("charsets_and_collations");
 }
 
 #[test]

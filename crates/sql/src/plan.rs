@@ -377,6 +377,14 @@ pub enum Utility {
     ShowWarnings,
     ShowErrors,
     ShowEngines,
+    /// `SHOW CHARACTER SET` / `SHOW CHARSET [LIKE | WHERE]`.
+    ShowCharset {
+        filter: ShowFilter,
+    },
+    /// `SHOW COLLATION [LIKE | WHERE]`.
+    ShowCollation {
+        filter: ShowFilter,
+    },
     ShowTableStatus {
         db: Option<String>,
         filter: ShowFilter,
@@ -648,6 +656,12 @@ pub fn build(stmt: &ast::Statement, cx: &PlanCx) -> Result<Plan, SqlError> {
             }
             other => return Err(SqlError::unsupported(format!("SHOW CREATE {other}"))),
         },
+        S::ShowCharset(c) => util(Utility::ShowCharset {
+            filter: stmt_filter(&c.filter),
+        }),
+        S::ShowCollation { filter } => util(Utility::ShowCollation {
+            filter: stmt_filter(filter),
+        }),
         S::ShowVariables { filter, global, .. } => util(Utility::ShowVariables {
             global: *global,
             filter: stmt_filter(filter),

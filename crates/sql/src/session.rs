@@ -752,6 +752,8 @@ impl Core {
             Utility::ShowWarnings => Ok(show::warnings(&self.st.warnings)),
             Utility::ShowErrors => Ok(show::warnings(&[])),
             Utility::ShowEngines => Ok(show::engines()),
+            Utility::ShowCharset { filter } => show::charsets(filter, &self.st),
+            Utility::ShowCollation { filter } => show::collations(filter, &self.st),
             Utility::ShowTableStatus { db, filter } => {
                 let db = match db {
                     Some(d) => d.clone(),

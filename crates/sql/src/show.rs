@@ -484,6 +484,87 @@ pub fn engines() -> QueryResult {
     }
 }
 
+/// The character sets tierdb accepts in DDL (`ddl::charset_named`), as MariaDB 10.11 lists
+/// them: name, description, default collation, bytes per character at most.
+const CHARSETS: [(&str, &str, &str, i64); 5] = [
+    ("latin1", "cp1252 West European", "latin1_swedish_ci", 1),
+    ("ascii", "US ASCII", "ascii_general_ci", 1),
+    ("utf8mb3", "UTF-8 Unicode", "utf8mb3_general_ci", 3),
+    ("utf8mb4", "UTF-8 Unicode", "utf8mb4_general_ci", 4),
+    ("binary", "Binary pseudo charset", "binary", 1),
+];
+
+/// The collations of those character sets that tierdb accepts (`ddl::collation_named` maps
+/// each to its case-insensitive or binary rules), with MariaDB 10.11's ids and sort lengths.
+const COLLATIONS: [(&str, &str, i64, bool, i64); 18] = [
+    ("latin1_swedish_ci", "latin1", 8, true, 1),
+    ("latin1_bin", "latin1", 47, false, 1),
+    ("latin1_general_ci", "latin1", 48, false, 1),
+    ("latin1_nopad_bin", "latin1", 1071, false, 1),
+    ("ascii_general_ci", "ascii", 11, true, 1),
+    ("ascii_bin", "ascii", 65, false, 1),
+    ("ascii_nopad_bin", "ascii", 1089, false, 1),
+    ("utf8mb3_general_ci", "utf8mb3", 33, true, 1),
+    ("utf8mb3_bin", "utf8mb3", 83, false, 1),
+    ("utf8mb3_unicode_ci", "utf8mb3", 192, false, 8),
+    ("utf8mb3_swedish_ci", "utf8mb3", 200, false, 8),
+    ("utf8mb3_nopad_bin", "utf8mb3", 1107, false, 1),
+    ("utf8mb4_general_ci", "utf8mb4", 45, true, 1),
+    ("utf8mb4_bin", "utf8mb4", 46, false, 1),
+    ("utf8mb4_unicode_ci", "utf8mb4", 224, false, 8),
+    ("utf8mb4_swedish_ci", "utf8mb4", 232, false, 8),
+    ("utf8mb4_nopad_bin", "utf8mb4", 1070, false, 1),
+    ("binary", "binary", 63, true, 1),
+];
+
+/// `SHOW CHARACTER SET [LIKE 'p' | WHERE ...]`.
+pub fn charsets(filter: &ShowFilter, env: &dyn Env) -> Result<QueryResult, SqlError> {
+    let mut columns = text_cols(&["Charset", "Description", "Default collation", "Maxlen"]);
+    columns[3] = Column::bigint("Maxlen");
+    for c in &mut columns {
+        c.not_null = true;
+    }
+    let rows = CHARSETS
+        .iter()
+        .map(|(n, d, c, m)| vec![s(n), s(d), s(c), Value::Int(*m)])
+        .collect();
+    let rows = filter_rows(&columns, rows, filter, 0, env)?;
+    Ok(QueryResult::Rows { columns, rows })
+}
+
+/// `SHOW COLLATION [LIKE 'p' | WHERE ...]`.
+pub fn collations(filter: &ShowFilter, env: &dyn Env) -> Result<QueryResult, SqlError> {
+    let mut columns = text_cols(&[
+        "Collation",
+        "Charset",
+        "Id",
+        "Default",
+        "Compiled",
+        "Sortlen",
+    ]);
+    columns[2] = Column::bigint("Id");
+    columns[5] = Column::bigint("Sortlen");
+    // As MariaDB declares them (clients size the Id column for a NULL).
+    for c in &mut columns {
+        c.not_null = c.name != "Id";
+    }
+    let rows = COLLATIONS
+        .iter()
+        .map(|(n, cs, id, default, sortlen)| {
+            vec![
+                s(n),
+                s(cs),
+                Value::Int(*id),
+                s(if *default { "Yes" } else { "" }),
+                s("Yes"),
+                Value::Int(*sortlen),
+            ]
+        })
+        .collect();
+    let rows = filter_rows(&columns, rows, filter, 0, env)?;
+    Ok(QueryResult::Rows { columns, rows })
+}
+
 pub fn table_status(
     engine: &Engine,
     db: &str,
