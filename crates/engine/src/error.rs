@@ -25,6 +25,8 @@ pub enum Error {
     NoDefault(String),
     #[error("Column '{0}' cannot be null")]
     NotNull(String),
+    #[error("Data truncated for column '{column}' at row {row}")]
+    DataTruncated { column: String, row: u64 },
     #[error("Row size too large ({size} bytes; the maximum is {max})")]
     RowTooLarge { size: usize, max: usize },
     #[error("Variable '{name}' can't be set to the value of '{value}' ({why})")]
@@ -60,6 +62,7 @@ impl Error {
             Error::LockWaitTimeout => (1205, "HY000"),
             Error::NoDefault(_) => (1364, "HY000"),
             Error::NotNull(_) => (1048, "23000"),
+            Error::DataTruncated { .. } => (1265, "01000"),
             Error::RowTooLarge { .. } => (1118, "42000"),
             Error::NotSupported(_) => (1235, "42000"),
             Error::BadValue { .. } => (1231, "42000"),

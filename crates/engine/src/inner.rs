@@ -958,6 +958,66 @@ impl Inner {
         Ok(())
     }
 
+    /// ALTER TABLE ... MODIFY / CHANGE / RENAME COLUMN / ALTER COLUMN ... DEFAULT: column
+    /// `pos` gets definition `col` without touching a row, which needs the stored values to
+    /// keep their form (`storage_compatible`). With `check`, every committed row's value is
+    /// offered to it first (in primary key order, writers shut out by the gate) and the first
+    /// it refuses fails the change with DataTruncated naming its row number.
+    pub fn alter_column(
+        self: &Arc<Self>,
+        db: &str,
+        table: &str,
+        pos: usize,
+        mut col: ColumnDef,
+        check: Option<&mut dyn FnMut(&crate::Value) -> bool>,
+    ) -> Result<()> {
+        let _g = self.ddl.lock();
+        let t = self.table(db, table)?;
+        let Some(old) = t.def.columns.get(pos) else {
+            return Err(Error::Internal(format!("no column {pos} in {table}")));
+        };
+        let keyed = t.def.key_columns().contains(&pos)
+            || t.def.indexes.iter().any(|i| i.columns.contains(&pos));
+        storage_compatible(old, &col, keyed)?;
+        if t.def
+            .columns
+            .iter()
+            .enumerate()
+            .any(|(i, c)| i != pos && c.name.eq_ignore_ascii_case(&col.name))
+        {
+            return Err(Error::Internal(format!("column '{}' exists", col.name)));
+        }
+        col.fill = old.fill.clone();
+        let timeout = Duration::from_millis(self.lock_wait_timeout_ms.load(Ordering::Relaxed));
+        let _closed = t.gate.close(timeout).map_err(|e| t.gate_error(e))?;
+        if let Some(check) = check {
+            let mut cur = crate::txn::Cursor::new_primary(
+                self.clone(),
+                t.clone(),
+                0,
+                std::ops::Bound::Unbounded,
+                std::ops::Bound::Unbounded,
+                None,
+            );
+            let mut row_no = 0u64;
+            while let Some(row) = cur.next_row()? {
+                row_no += 1;
+                if !check(row.get(pos).unwrap_or(&crate::Value::Null)) {
+                    return Err(Error::DataTruncated {
+                        column: col.name.clone(),
+                        row: row_no,
+                    });
+                }
+            }
+        }
+        let mut def = t.def.clone();
+        def.columns[pos] = col;
+        let roots: Vec<PageId> = t.secondary.iter().map(|s| s.root).collect();
+        self.replace_table(db, table, &t, def, roots)?;
+        tracing::info!(db, table, column = pos, "column changed");
+        Ok(())
+    }
+
     pub fn drop_index(&self, db: &str, table: &str, index: &str) -> Result<()> {
         let _g = self.ddl.lock();
         let t = self.table(db, table)?;
@@ -1152,6 +1212,43 @@ pub(crate) fn parse_size(s: &str) -> Option<u64> {
         _ => (s, 1),
     };
     num.trim().parse::<u64>().ok()?.checked_mul(mul)
+}
+
+/// Whether column `old` may become `new` without rewriting a row: the values keep their
+/// stored form (integers stay integers, text and BLOBs stay bytes, doubles stay doubles,
+/// DECIMAL keeps its scale, dates their kind), and a column in a key keeps its collation (its
+/// key bytes depend on it). NotSupported naming what would need a table rewrite otherwise.
+fn storage_compatible(old: &ColumnDef, new: &ColumnDef, keyed: bool) -> Result<()> {
+    use crate::types::ColumnType as T;
+    let bytes = |t: &T| matches!(t, T::Char(_) | T::VarChar(_) | T::Text | T::Blob);
+    let same_form = match (&old.ty, &new.ty) {
+        (T::Int { .. }, T::Int { .. }) => true,
+        (a, b) if bytes(a) && bytes(b) => true,
+        (T::Float | T::Double, T::Float | T::Double) => true,
+        (T::Decimal { scale: a, .. }, T::Decimal { scale: b, .. }) => a == b,
+        (T::Date, T::Date) => true,
+        (T::DateTime | T::Timestamp, T::DateTime | T::Timestamp) => true,
+        _ => false,
+    };
+    if !same_form {
+        return Err(Error::NotSupported(format!(
+            "changing column '{}' from {:?} to {:?} (it would rewrite every row)",
+            old.name, old.ty, new.ty
+        )));
+    }
+    if keyed && old.collation != new.collation && bytes(&new.ty) {
+        return Err(Error::NotSupported(format!(
+            "changing the collation of column '{}', which is part of a key",
+            old.name
+        )));
+    }
+    if old.auto_increment != new.auto_increment {
+        return Err(Error::NotSupported(format!(
+            "adding or removing AUTO_INCREMENT on column '{}'",
+            old.name
+        )));
+    }
+    Ok(())
 }
 
 #[cfg(test)]

@@ -214,6 +214,20 @@ impl Engine {
     pub fn drop_index(&self, db: &str, table: &str, index: &str) -> Result<()> {
         self.inner.drop_index(db, table, index)
     }
+    /// Gives column `pos` definition `col` (MODIFY / CHANGE / RENAME COLUMN, SET / DROP
+    /// DEFAULT) without rewriting rows: the stored form must not change (NotSupported
+    /// otherwise). With `check`, every row's value must pass it first (DataTruncated at the
+    /// first that does not). Waits for the table's writers like an index build.
+    pub fn alter_column(
+        &self,
+        db: &str,
+        table: &str,
+        pos: usize,
+        col: ColumnDef,
+        check: Option<&mut dyn FnMut(&Value) -> bool>,
+    ) -> Result<()> {
+        self.inner.alter_column(db, table, pos, col, check)
+    }
     /// Looks a table up (names compare case-sensitively, like MySQL on Linux).
     pub fn table(&self, db: &str, name: &str) -> Result<Arc<Table>> {
         self.inner.table(db, name)

@@ -262,9 +262,9 @@ impl TxnState {
             return Ok(None);
         }
         let current = self.inner.table(&t.db, &t.def.name)?;
-        if current.def.columns.len() != t.def.columns.len() {
-            // Columns were added since the statement was planned: its rows have the old
-            // shape. MySQL's answer: the statement is retried by the client.
+        if current.def.columns != t.def.columns {
+            // Columns were added or changed since the statement was planned: its rows have
+            // the old shape or rules. MySQL's answer: the statement is retried by the client.
             return Err(Error::TableDefinitionChanged);
         }
         Ok(Some(current))

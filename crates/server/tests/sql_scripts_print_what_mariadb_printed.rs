@@ -91,6 +91,10 @@
 //! `charsets_and_collations.sql`: `SHOW CHARACTER SET` / `SHOW CHARSET` and `SHOW COLLATION`
 //! with LIKE and WHERE, for the character sets and collations tierdb accepts (MariaDB lists
 //! many more; the script filters to these).
+//!
+//! `alter_column.sql`: `MODIFY` (widening, NOT NULL, DEFAULT, COLLATE on a column outside
+//! any key), `CHANGE` (rename and redefine), `RENAME COLUMN`, `ALTER COLUMN ... SET / DROP
+//! DEFAULT`, with 1265 for a stored value that does not fit (naming its row), 1060 and 1054.
 
 mod common;
 
@@ -189,6 +193,11 @@ fn group_concat_prints_what_mariadb_printed() {
 #[test]
 fn charsets_and_collations_print_what_mariadb_printed() {
     prints_what_mariadb_printed("charsets_and_collations");
+}
+
+#[test]
+fn alter_column_prints_what_mariadb_printed() {
+    prints_what_mariadb_printed("alter_column");
 }
 
 #[test]

@@ -489,6 +489,46 @@ pub fn added_column(c: &ast::ColumnDef, def: &TableDef) -> Result<ColumnDef, Sql
     Ok(col)
 }
 
+/// `ALTER TABLE t MODIFY c ...` / `CHANGE old c ...`: the new definition of column `pos`
+/// (MySQL's rule: it replaces the old one whole — attributes not restated are gone).
+pub fn changed_column(
+    c: &ast::ColumnDef,
+    def: &TableDef,
+    pos: usize,
+) -> Result<ColumnDef, SqlError> {
+    // Checked against the other columns only: the column may keep its own name.
+    let mut others = def.clone();
+    others.columns.remove(pos);
+    let p = parse_column(c, &others, table_default_collation(def))?;
+    if p.primary || p.unique {
+        return Err(SqlError::unsupported(
+            "MODIFY / CHANGE COLUMN with PRIMARY KEY or UNIQUE (change the column, then add the index)",
+        ));
+    }
+    let mut col = p.col;
+    if def.primary_key.contains(&pos) {
+        col.nullable = false;
+    }
+    if col.auto_increment && !col.ty.is_integer() {
+        return Err(SqlError::new(
+            1063,
+            "42000",
+            format!("Incorrect column specifier for column '{}'", col.name),
+        ));
+    }
+    if let Some(e) = &p.default {
+        col.default = default_value(e, &col)?;
+    }
+    Ok(col)
+}
+
+/// `ALTER TABLE t ALTER [COLUMN] c SET DEFAULT x`: column `col` with default `e`.
+pub fn with_default(col: &ColumnDef, e: &ast::Expr) -> Result<ColumnDef, SqlError> {
+    let mut c = col.clone();
+    c.default = default_value(e, col)?;
+    Ok(c)
+}
+
 /// What MariaDB stores for a NOT NULL column given no value outside strict mode.
 fn implicit_default(ty: &ColumnType) -> Value {
     match ty {

@@ -428,6 +428,15 @@ pub enum Utility {
         table: String,
         column: tierdb_engine::ColumnDef,
     },
+    /// `ALTER TABLE ... MODIFY / CHANGE / RENAME COLUMN / ALTER COLUMN ... DEFAULT`: column
+    /// `pos` becomes `column`; with `check`, every stored value must fit it first.
+    AlterColumn {
+        db: String,
+        table: String,
+        pos: usize,
+        column: tierdb_engine::ColumnDef,
+        check: bool,
+    },
     /// `RENAME TABLE a TO b, ...` / `ALTER TABLE a RENAME TO b`: (db, from, to_db, to) per
     /// table, all renamed or none; `alter` for the ALTER TABLE form (its counter).
     RenameTables {
@@ -462,6 +471,7 @@ impl Utility {
                 | Utility::DropIndex { .. }
                 | Utility::AddColumn { .. }
                 | Utility::RenameTables { .. }
+                | Utility::AlterColumn { .. }
                 | Utility::Truncate { .. }
         )
     }
@@ -906,6 +916,84 @@ fn alter_table(at: &ast::AlterTable, cx: &PlanCx) -> Result<Plan, SqlError> {
                 alter: true,
             }))
         }
+        [Op::ModifyColumn {
+            col_name,
+            data_type,
+            options,
+            column_position,
+        }] => change_column(
+            at,
+            cx,
+            col_name,
+            col_name,
+            data_type,
+            options,
+            column_position,
+        ),
+        [Op::ChangeColumn {
+            old_name,
+            new_name,
+            data_type,
+            options,
+            column_position,
+        }] => change_column(
+            at,
+            cx,
+            old_name,
+            new_name,
+            data_type,
+            options,
+            column_position,
+        ),
+        [Op::RenameColumn {
+            old_column_name,
+            new_column_name,
+        }] => {
+            let t = cx.table(&at.name)?;
+            let pos = column_of(&t.def, &old_column_name.value)?;
+            if t.def
+                .columns
+                .iter()
+                .enumerate()
+                .any(|(i, c)| i != pos && c.name.eq_ignore_ascii_case(&new_column_name.value))
+            {
+                return Err(SqlError::new(
+                    1060,
+                    "42S21",
+                    format!("Duplicate column name '{}'", new_column_name.value),
+                ));
+            }
+            let mut column = t.def.columns[pos].clone();
+            column.name = new_column_name.value.clone();
+            Ok(util(Utility::AlterColumn {
+                db,
+                table,
+                pos,
+                column,
+                check: false,
+            }))
+        }
+        [Op::AlterColumn { column_name, op }] => {
+            let t = cx.table(&at.name)?;
+            let pos = column_of(&t.def, &column_name.value)?;
+            let old = &t.def.columns[pos];
+            let column = match op {
+                ast::AlterColumnOperation::SetDefault { value } => ddl::with_default(old, value)?,
+                ast::AlterColumnOperation::DropDefault => {
+                    let mut c = old.clone();
+                    c.default = None;
+                    c
+                }
+                other => return Err(SqlError::unsupported(format!("ALTER COLUMN ... {other}"))),
+            };
+            Ok(util(Utility::AlterColumn {
+                db,
+                table,
+                pos,
+                column,
+                check: false,
+            }))
+        }
         [Op::DropIndex { name }] => Ok(util(Utility::DropIndex {
             db,
             table,
@@ -916,6 +1004,61 @@ fn alter_table(at: &ast::AlterTable, cx: &PlanCx) -> Result<Plan, SqlError> {
             "ALTER TABLE with several changes (give one per statement)",
         )),
     }
+}
+
+/// Position of column `name` of `def` (1054 naming the table, as MariaDB's ALTER does).
+fn column_of(def: &tierdb_engine::TableDef, name: &str) -> Result<usize, SqlError> {
+    def.column_index(name).ok_or_else(|| {
+        SqlError::new(
+            1054,
+            "42S22",
+            format!("Unknown column '{name}' in '{}'", def.name),
+        )
+    })
+}
+
+/// `ALTER TABLE ... MODIFY [COLUMN] c type ...` (`old` = `new`) or `CHANGE [COLUMN] old new
+/// type ...`: the new definition replaces the old one; a type or a NOT NULL that some stored
+/// value might not satisfy asks for every value to be checked first.
+#[allow(clippy::too_many_arguments)]
+fn change_column(
+    at: &ast::AlterTable,
+    cx: &PlanCx,
+    old: &ast::Ident,
+    new: &ast::Ident,
+    data_type: &ast::DataType,
+    options: &[ast::ColumnOption],
+    position: &Option<ast::MySQLColumnPosition>,
+) -> Result<Plan, SqlError> {
+    if position.is_some() {
+        return Err(SqlError::unsupported(
+            "MODIFY / CHANGE COLUMN ... FIRST / AFTER (columns keep their place)",
+        ));
+    }
+    let (db, table) = cx.qualify(&at.name)?;
+    let t = cx.table(&at.name)?;
+    let pos = column_of(&t.def, &old.value)?;
+    let c = ast::ColumnDef {
+        name: new.clone(),
+        data_type: data_type.clone(),
+        options: options
+            .iter()
+            .map(|o| ast::ColumnOptionDef {
+                name: None,
+                option: o.clone(),
+            })
+            .collect(),
+    };
+    let column = ddl::changed_column(&c, &t.def, pos)?;
+    let before = &t.def.columns[pos];
+    let check = column.ty != before.ty || (before.nullable && !column.nullable);
+    Ok(util(Utility::AlterColumn {
+        db,
+        table,
+        pos,
+        column,
+        check,
+    }))
 }
 
 fn show_filter(o: &ast::ShowStatementOptions) -> ShowFilter {

@@ -176,6 +176,7 @@ fn counter_for(plan: &Plan) -> Counter {
             Utility::Analyze { .. } => Counter::ComAnalyze,
             Utility::AlterNoop { .. }
             | Utility::AddColumn { .. }
+            | Utility::AlterColumn { .. }
             | Utility::RenameTables { alter: true, .. } => Counter::ComAlterTable,
             Utility::RenameTables { alter: false, .. } => Counter::ComRenameTable,
             Utility::LockTables { .. } => Counter::ComLockTables,
@@ -906,6 +907,26 @@ impl Core {
             }
             Utility::AddColumn { db, table, column } => {
                 engine.add_column(db, table, column.clone())?;
+                Ok(alter_ok(0))
+            }
+            Utility::AlterColumn {
+                db,
+                table,
+                pos,
+                column,
+                check,
+            } => {
+                // A stored value fits the new definition when storing it there keeps it as
+                // it is (strict mode: no truncation, no NULL in a NOT NULL column).
+                let mut fits = |v: &Value| match v {
+                    Value::Null => column.nullable,
+                    v => {
+                        crate::coerce::coerce_to_column(v.clone(), column, 1).is_ok_and(|c| &c == v)
+                    }
+                };
+                let check: Option<&mut dyn FnMut(&Value) -> bool> =
+                    if *check { Some(&mut fits) } else { None };
+                engine.alter_column(db, table, *pos, column.clone(), check)?;
                 Ok(alter_ok(0))
             }
             Utility::RenameTables { pairs, .. } => {
