@@ -11,7 +11,8 @@
 //! The case-insensitive rules, an approximation of MariaDB's `utf8mb4_general_ci` written
 //! from its observed behaviour: each character weighs as its base letter (canonical
 //! decomposition without the marks, so `é` = `e`, `ǘ` = `u`), upper-cased with Unicode's
-//! simple mapping (`ß` weighs `S`); `й`/`Й` keep their own weight; characters outside the
+//! simple mapping (`ß` weighs `S`); `й`/`Й` and Hangul syllables keep their own weight
+//! (a syllable's decomposition would start with a jamo many share); characters outside the
 //! Basic Multilingual Plane all weigh U+FFFD (they compare equal, as in MariaDB); trailing
 //! spaces are ignored (PAD SPACE: `'a' = 'a  '`). A byte that is not part of valid UTF-8
 //! weighs 0xD800 + byte (a surrogate code point, so it equals no character). Ligatures and
@@ -183,8 +184,14 @@ fn weight(c: char) -> u32 {
     if u32::from(c) > 0xFFFF {
         return 0xFFFD;
     }
-    if matches!(c, 'й' | 'Й') {
-        return u32::from('Й');
+    // Kept whole: й/Й (general_ci does not fold them to и), and Hangul syllables, whose
+    // canonical decomposition starts with a conjoining jamo shared by hundreds of syllables.
+    if matches!(c, 'й' | 'Й' | '\u{AC00}'..='\u{D7A3}') {
+        return if matches!(c, 'й' | 'Й') {
+            u32::from('Й')
+        } else {
+            u32::from(c)
+        };
     }
     let mut base = c;
     decompose_canonical(c, |d| {
@@ -264,6 +271,8 @@ mod tests {
             ("Ŀ", "L"),
             ("ẞ", "ß"),
             ("a", "b"),
+            ("수", "시"),
+            ("가", "각"),
         ];
         for (x, y) in different {
             assert_ne!(

@@ -642,12 +642,37 @@ impl Inner {
             .map(|t| t.gate.close(timeout).map_err(|e| t.gate_error(e)))
             .collect::<Result<Vec<_>>>()?;
         // The final entry of every table touched: a table renamed twice keeps its last name.
-        let mut m = Mtr::new(&self.store, 0);
         let mut finals: Vec<(Arc<Table>, String, String)> = Vec::new();
         for (t, to_db, to) in &moves {
             finals.retain(|(f, _, _)| !Arc::ptr_eq(f, t));
             finals.push((t.clone(), to_db.clone(), to.clone()));
         }
+        // Every new entry must fit a leaf before the mtr changes anything: an mtr cannot be
+        // abandoned halfway (its changed pages would stay in the pool without redo).
+        for (t, to_db, to) in &finals {
+            let mut def = t.def.clone();
+            def.name = to.clone();
+            let key = catalog::table_key(to_db, to);
+            let v = catalog::encode_table(&TableEntry {
+                id: t.id,
+                primary_root: t.primary.root,
+                index_roots: t.secondary.iter().map(|s| s.root).collect(),
+                def,
+            });
+            if key.len() > tierdb_btree::node::MAX_KEY_LEN
+                || tierdb_btree::node::leaf_cell_size(&key, &v) > tierdb_btree::node::MAX_LEAF_CELL
+            {
+                return Err(Error::NotSupported(format!(
+                    "renaming '{}' to '{to}': the table's catalog entry would not fit a page",
+                    t.def.name
+                )));
+            }
+        }
+        // Freeing dropped trees changes the catalog too, latching the meta page after a
+        // catalog leaf; this mtr may latch them the other way round (a split), so it runs
+        // alone.
+        let _reclaim = self.reclaim_lock.lock();
+        let mut m = Mtr::new(&self.store, 0);
         for (t, _, _) in &finals {
             self.catalog_tree.modify_exclusive(
                 &mut m,

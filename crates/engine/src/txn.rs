@@ -262,6 +262,11 @@ impl TxnState {
             return Ok(None);
         }
         let current = self.inner.table(&t.db, &t.def.name)?;
+        if current.id != t.id {
+            // The name now belongs to another table (RENAME TABLE a TO old, b TO a): this
+            // handle's table goes by another name or is gone.
+            return Err(Error::TableDefinitionChanged);
+        }
         if current.def.columns != t.def.columns {
             // Columns were added or changed since the statement was planned: its rows have
             // the old shape or rules. MySQL's answer: the statement is retried by the client.

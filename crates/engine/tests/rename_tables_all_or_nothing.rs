@@ -56,6 +56,7 @@ fn a_swap_is_atomic_and_survives_a_crash_image() {
     assert!(matches!(r, Err(Error::NoSuchDatabase(_))), "{r:?}");
     assert_eq!(e.tables("d").expect("tables"), vec!["a", "b"]);
 
+    let old_a = e.table("d", "a").expect("a");
     // Swap through a temporary name, and move a third table to another database.
     e.create_table("d", kv_table("m")).expect("m");
     fill(&e, "d", "m", 7..9);
@@ -71,6 +72,12 @@ fn a_swap_is_atomic_and_survives_a_crash_image() {
     let (a, b) = (e.table("d", "a").expect("a"), e.table("d", "b").expect("b"));
     assert_eq!(rows_of(&e, &a), b_rows);
     assert_eq!(rows_of(&e, &b), a_rows);
+    // A handle taken before the swap now names the other table: its write is refused
+    // (1412) instead of going into the table that took its name.
+    let mut tx = e.begin();
+    let r = tx.insert(&old_a, kv_row(500, 1, 1));
+    assert!(matches!(r, Err(Error::TableDefinitionChanged)), "{r:?}");
+    tx.rollback().expect("rollback");
     // Secondary index scans follow the table.
     let mut tx = e.begin();
     assert_eq!(index_scan_all(&mut tx, &b, 0).len(), a_rows.len());

@@ -147,19 +147,25 @@ fn disjuncts<'e>(e: &'e Expr, out: &mut Vec<&'e Expr>) {
     }
 }
 
-fn analyze(e: &Expr) -> Option<Cond> {
+fn analyze(e: &Expr, def: &TableDef) -> Option<Cond> {
     let indep = |x: &Expr| x.is_row_independent();
     match e {
-        // A byte-wise comparison has a binary column on one side (the other side is row
-        // independent here), whose index keys are bytes too.
-        Expr::Bytewise(inner) => analyze(inner),
+        // A byte-wise comparison bounds a key only when its column is binary (key bytes in
+        // byte order). When the binary operand is the constant (`ci_col < BINARY 'a'`), byte
+        // order and the column's weight order disagree: no range, the WHERE filters.
+        Expr::Bytewise(inner) => analyze(inner, def).filter(|c| {
+            def.columns
+                .get(c.col())
+                .and_then(domain_of)
+                .is_some_and(|d| d != KeyDomain::StrCi)
+        }),
         Expr::Bin(op, a, b) => {
             let (col, x, flipped) = match (&**a, &**b) {
                 (Expr::Col(c), x) if indep(x) => (*c, x, false),
                 (x, Expr::Col(c)) if indep(x) => (*c, x, true),
                 _ => {
                     if *op == BinOp::Or {
-                        return analyze_or(e);
+                        return analyze_or(e, def);
                     }
                     return None;
                 }
@@ -182,7 +188,7 @@ fn analyze(e: &Expr) -> Option<Cond> {
                 BinOp::Le => Cond::Range(col, Bound::Unbounded, Bound::Included(x)),
                 BinOp::Gt => Cond::Range(col, Bound::Excluded(x), Bound::Unbounded),
                 BinOp::Ge => Cond::Range(col, Bound::Included(x), Bound::Unbounded),
-                BinOp::Or => return analyze_or(e),
+                BinOp::Or => return analyze_or(e, def),
                 _ => return None,
             })
         }
@@ -204,7 +210,7 @@ fn analyze(e: &Expr) -> Option<Cond> {
     }
 }
 
-fn analyze_or(e: &Expr) -> Option<Cond> {
+fn analyze_or(e: &Expr, def: &TableDef) -> Option<Cond> {
     let mut ds = Vec::new();
     disjuncts(e, &mut ds);
     if ds.len() > 1024 {
@@ -213,7 +219,7 @@ fn analyze_or(e: &Expr) -> Option<Cond> {
     let mut col = None;
     let mut out = Vec::new();
     for d in ds {
-        let c = analyze(d)?;
+        let c = analyze(d, def)?;
         if *col.get_or_insert(c.col()) != c.col() {
             return None;
         }
@@ -400,7 +406,7 @@ pub fn choose(def: &TableDef, filter: Option<&Expr>, hints: &Hints) -> AccessPla
     if let Some(f) = filter {
         conjuncts(f, &mut conj);
     }
-    let conds: Vec<Cond> = conj.iter().filter_map(analyze).collect();
+    let conds: Vec<Cond> = conj.iter().filter_map(|c| analyze(c, def)).collect();
     let pk_allowed = hints.allows("PRIMARY");
     let mut possible = Vec::new();
     let mut best: Option<(Option<usize>, Candidate)> = None;

@@ -109,6 +109,17 @@ pub enum AggFunc {
     GroupConcat,
 }
 
+/// One ORDER BY key of GROUP_CONCAT.
+#[derive(Clone, Debug)]
+pub struct GroupOrder {
+    pub key: Expr,
+    pub desc: bool,
+    /// A DECIMAL key (text): sorted by number.
+    pub numeric: bool,
+    /// A binary column: strings sorted as bytes.
+    pub binary: bool,
+}
+
 #[derive(Clone, Debug)]
 pub struct AggSpec {
     pub func: AggFunc,
@@ -117,8 +128,8 @@ pub struct AggSpec {
     pub arg_type: SqlType,
     /// The argument is a binary column: MIN/MAX and DISTINCT compare its strings as bytes.
     pub binary: bool,
-    /// GROUP_CONCAT's ORDER BY: (key, descending, binary) per key, on the source row.
-    pub order: Vec<(Expr, bool, bool)>,
+    /// GROUP_CONCAT's ORDER BY keys, on the source row.
+    pub order: Vec<GroupOrder>,
     /// GROUP_CONCAT's SEPARATOR (`,` by default).
     pub separator: Vec<u8>,
 }
@@ -554,7 +565,15 @@ impl<'a> Compiler<'a> {
                         }
                         let x = self.without_agg(|c| c.compile(&k.expr))?;
                         let binary = self.scope.is_binary(&x);
-                        order.push((x, crate::plan::is_desc(k)?, binary));
+                        let scope = self.scope;
+                        let numeric =
+                            matches!(x.sql_type(&|i| scope.type_of(i)), SqlType::Decimal(_));
+                        order.push(GroupOrder {
+                            key: x,
+                            desc: crate::plan::is_desc(k)?,
+                            numeric,
+                            binary,
+                        });
                     }
                 }
                 ast::FunctionArgumentClause::Separator(v) => match &v.value {
@@ -1208,11 +1227,25 @@ fn sysvar(name: &str, global: Option<bool>) -> Expr {
 /// True for the operator nodes MySQL's `BINARY` prefix binds tighter than (see
 /// `binary_on_left`).
 fn needs_rebinding(e: &ast::Expr) -> bool {
+    use ast::BinaryOperator as B;
     use ast::Expr as A;
+    // Only operators with a truth-value result: `CAST(a + b AS BINARY)` written out means the
+    // sum's text, and a cast of a comparison's 0/1 to binary is not something to write.
     matches!(
         e,
-        A::BinaryOp { .. }
-            | A::Like { .. }
+        A::BinaryOp {
+            op: B::Eq
+                | B::NotEq
+                | B::Lt
+                | B::LtEq
+                | B::Gt
+                | B::GtEq
+                | B::Spaceship
+                | B::And
+                | B::Or
+                | B::Xor,
+            ..
+        } | A::Like { .. }
             | A::In { .. }
             | A::Between { .. }
             | A::IsNull(_)

@@ -654,7 +654,7 @@ impl Acc {
                 let keys = s
                     .order
                     .iter()
-                    .map(|(k, ..)| k.eval(row, cx).map(|v| v.into_owned()))
+                    .map(|o| o.key.eval(row, cx).map(|v| v.into_owned()))
                     .collect::<Result<Vec<_>, _>>()?;
                 let text = to_text(&v).map(|t| t.into_owned()).unwrap_or_default();
                 items.push((keys, Value::Bytes(text)));
@@ -727,8 +727,8 @@ fn group_concat(s: &AggSpec, mut items: Vec<(Vec<Value>, Value)>) -> Value {
     }
     if !s.order.is_empty() {
         items.sort_by(|(a, _), (b, _)| {
-            for ((x, y), (_, desc, binary)) in a.iter().zip(b).zip(&s.order) {
-                let c = key_cmp(x, y, *desc, false, *binary);
+            for ((x, y), o) in a.iter().zip(b).zip(&s.order) {
+                let c = key_cmp(x, y, o.desc, o.numeric, o.binary);
                 if c != Ordering::Equal {
                     return c;
                 }

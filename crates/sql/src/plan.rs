@@ -184,7 +184,7 @@ impl SelectPlan {
             Some(a) => {
                 exprs.extend(a.group.iter());
                 exprs.extend(a.specs.iter().filter_map(|s| s.arg.as_ref()));
-                exprs.extend(a.specs.iter().flat_map(|s| s.order.iter().map(|(k, ..)| k)));
+                exprs.extend(a.specs.iter().flat_map(|s| s.order.iter().map(|o| &o.key)));
             }
             None => {
                 exprs.extend(self.having.iter());

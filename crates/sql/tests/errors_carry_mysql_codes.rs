@@ -55,14 +55,6 @@ fn each_error_has_its_code() {
         code(&mut s, "SELECT * FROM t a RIGHT JOIN t b ON a.id = b.id"),
         1235
     );
-    assert_eq!(
-        code(&mut s, "SELECT * FROM t WHERE id = 1 FOR UPDATE NOWAIT"),
-        1235
-    );
-    assert_eq!(
-        code(&mut s, "SELECT * FROM t WHERE id = 1 FOR SHARE SKIP LOCKED"),
-        1235
-    );
     assert_eq!(code(&mut s, "SELECT 1 INTERSECT SELECT 2"), 1235);
     assert_eq!(
         code(

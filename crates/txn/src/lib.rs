@@ -241,6 +241,12 @@ impl LockManager {
                 leave(&mut st, queued, counted);
                 return Ok(granted);
             }
+            if timeout.is_zero() {
+                // A request that will not wait (NOWAIT / SKIP LOCKED) waits for nobody, so it
+                // closes no cycle: it times out at once instead of being a deadlock victim.
+                leave(&mut st, queued, counted);
+                return Err(LockError::Timeout);
+            }
             {
                 let mut g = self.waits_for.lock();
                 if Self::closes_cycle(&g, txn, &blockers) {
@@ -432,6 +438,25 @@ mod tests {
             "1 held it shared: upgraded, not new"
         );
         lm.release(1, [&k(2)]);
+        assert_eq!(lm.held(), 0);
+    }
+
+    #[test]
+    fn a_request_that_will_not_wait_times_out_instead_of_being_a_deadlock_victim() {
+        // 1 holds k1 and waits for k2; 2 holds k2 and asks for k1 with a zero timeout
+        // (NOWAIT / SKIP LOCKED): it would close the cycle if it waited, but it does not wait.
+        let lm = Arc::new(LockManager::new());
+        let t = Duration::from_secs(5);
+        lm.lock(1, &k(1), t).unwrap();
+        lm.lock(2, &k(2), t).unwrap();
+        let lm2 = lm.clone();
+        let h = std::thread::spawn(move || lm2.lock(1, &k(2), Duration::from_secs(5)));
+        std::thread::sleep(Duration::from_millis(50));
+        assert_eq!(lm.lock(2, &k(1), Duration::ZERO), Err(LockError::Timeout));
+        assert_eq!(lm.lock(2, &k(1), Duration::ZERO), Err(LockError::Timeout));
+        lm.release(2, [&k(2)]);
+        assert_eq!(h.join().unwrap(), Ok(true), "1 gets k2 once 2 lets go");
+        lm.release(1, [&k(1), &k(2)]);
         assert_eq!(lm.held(), 0);
     }
 
