@@ -28,7 +28,9 @@
 //! written by another active transaction.
 
 use crate::inner::Inner;
-use crate::keys::{decode_key, encode_key, encode_key_of, lower_bound, upper_bound};
+use crate::keys::{
+    decode_key, encode_key, encode_key_of, encode_value_in, lower_bound, upper_bound,
+};
 use crate::rowcodec::{
     decode_row, decode_row_cols, encode_row, header, with_header, Undo, FLAG_DELETED,
 };
@@ -80,9 +82,22 @@ pub struct Savepoint {
 }
 
 pub(crate) fn index_key(def: &TableDef, idx: &IndexDef, row: &[Value]) -> Vec<u8> {
-    let cols = index_key_columns(def, idx);
-    let vals: Vec<Value> = cols.iter().map(|&c| row[c].clone()).collect();
-    encode_key_of(def, &cols, &vals)
+    let mut out = Vec::with_capacity(32);
+    encode_row_columns(&mut out, def, &idx.columns, row);
+    encode_row_columns(&mut out, def, &def.key_columns(), row);
+    out
+}
+
+/// Appends the key encoding of `row`'s columns `cols` (each under its collation) without
+/// copying the values.
+fn encode_row_columns(out: &mut Vec<u8>, def: &TableDef, cols: &[usize], row: &[Value]) {
+    for &c in cols {
+        let coll = def
+            .columns
+            .get(c)
+            .map_or(crate::Collation::Binary, |d| d.collation);
+        encode_value_in(out, row.get(c).unwrap_or(&Value::Null), coll);
+    }
 }
 
 /// Column positions of a secondary index's keys: its columns, then the primary key's.
@@ -95,8 +110,9 @@ fn index_key_columns(def: &TableDef, idx: &IndexDef) -> Vec<usize> {
 /// True when secondary-index key `sk` is `row`'s entry in `idx` as far as the index columns
 /// go (encoded values are self-delimiting, so a prefix match is an exact match of them).
 fn index_entry_matches(def: &TableDef, idx: &IndexDef, row: &[Value], sk: &[u8]) -> bool {
-    let vals: Vec<Value> = idx.columns.iter().map(|&c| row[c].clone()).collect();
-    sk.starts_with(&encode_key_of(def, &idx.columns, &vals))
+    let mut part = Vec::with_capacity(sk.len());
+    encode_row_columns(&mut part, def, &idx.columns, row);
+    sk.starts_with(&part)
 }
 
 fn pk_values(def: &TableDef, row: &[Value]) -> Vec<Value> {
@@ -133,8 +149,16 @@ pub(crate) fn assign_auto_increment(t: &Table, row: &mut [Value]) -> Option<i64>
 /// The unique value of row `row` in unique index `idx` (its columns encoded without the primary
 /// key), or None when one of them is NULL: NULLs never collide, as in MySQL.
 pub(crate) fn unique_value(def: &TableDef, idx: &IndexDef, row: &[Value]) -> Option<Vec<u8>> {
-    let vals: Vec<Value> = idx.columns.iter().map(|&c| row[c].clone()).collect();
-    (!vals.iter().any(Value::is_null)).then(|| encode_key_of(def, &idx.columns, &vals))
+    if idx
+        .columns
+        .iter()
+        .any(|&c| row.get(c).is_none_or(Value::is_null))
+    {
+        return None;
+    }
+    let mut out = Vec::with_capacity(16);
+    encode_row_columns(&mut out, def, &idx.columns, row);
+    Some(out)
 }
 
 /// The lock that serialises every change to or from one value of unique index `index` of
