@@ -332,8 +332,14 @@ impl TxnState {
     }
 
     fn lock_key(&mut self, lk: LockKey, mode: LockMode) -> Result<()> {
-        let timeout =
-            Duration::from_millis(self.inner.lock_wait_timeout_ms.load(Ordering::Relaxed));
+        // At least 1 ms: a zero timeout means "do not wait" (NOWAIT), which also skips
+        // deadlock detection, and a configured 0 must not turn deadlocks into timeouts.
+        let timeout = Duration::from_millis(
+            self.inner
+                .lock_wait_timeout_ms
+                .load(Ordering::Relaxed)
+                .max(1),
+        );
         self.lock_key_within(lk, mode, timeout)
     }
 

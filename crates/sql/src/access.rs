@@ -150,15 +150,19 @@ fn disjuncts<'e>(e: &'e Expr, out: &mut Vec<&'e Expr>) {
 fn analyze(e: &Expr, def: &TableDef) -> Option<Cond> {
     let indep = |x: &Expr| x.is_row_independent();
     match e {
-        // A byte-wise comparison bounds a key only when its column is binary (key bytes in
-        // byte order). When the binary operand is the constant (`ci_col < BINARY 'a'`), byte
-        // order and the column's weight order disagree: no range, the WHERE filters.
-        Expr::Bytewise(inner) => analyze(inner, def).filter(|c| {
-            def.columns
-                .get(c.col())
-                .and_then(domain_of)
-                .is_some_and(|d| d != KeyDomain::StrCi)
-        }),
+        // A byte-wise comparison bounds a key fully when its column is binary (key bytes in
+        // byte order). On a case-insensitive key (`ci_col < BINARY 'a'`) byte order and the
+        // weight order disagree, so only equalities stay (what is equal byte for byte is
+        // equal ignoring case: a loose bound the WHERE re-check narrows); ranges are dropped.
+        // `BINARY col = 'x'` (a cast of the column itself) looks the key up too: the cast
+        // keeps a text column's bytes; an equality found through it is re-checked.
+        Expr::Bytewise(inner) => {
+            let (stripped, cast) = without_binary_casts(inner);
+            analyze(&stripped, def).filter(|c| {
+                let ci = def.columns.get(c.col()).and_then(domain_of) == Some(KeyDomain::StrCi);
+                !(ci || cast) || matches!(c, Cond::Eq(..) | Cond::In(..))
+            })
+        }
         Expr::Bin(op, a, b) => {
             let (col, x, flipped) = match (&**a, &**b) {
                 (Expr::Col(c), x) if indep(x) => (*c, x, false),
@@ -207,6 +211,32 @@ fn analyze(e: &Expr, def: &TableDef) -> Option<Cond> {
             _ => None,
         },
         _ => None,
+    }
+}
+
+/// `e` (a comparison) with `CAST(col AS BINARY)` operands replaced by the column, and
+/// whether there was one.
+fn without_binary_casts(e: &Expr) -> (Expr, bool) {
+    let strip = |x: &Expr| match x {
+        Expr::Cast(inner, crate::expr::CastTo::Binary) if matches!(**inner, Expr::Col(_)) => {
+            ((**inner).clone(), true)
+        }
+        other => (other.clone(), false),
+    };
+    match e {
+        Expr::Bin(op, a, b) => {
+            let ((a, ca), (b, cb)) = (strip(a), strip(b));
+            (Expr::Bin(*op, Box::new(a), Box::new(b)), ca || cb)
+        }
+        Expr::In(a, list, neg) => {
+            let (a, ca) = strip(a);
+            (Expr::In(Box::new(a), list.clone(), *neg), ca)
+        }
+        Expr::Between(a, lo, hi, neg) => {
+            let (a, ca) = strip(a);
+            (Expr::Between(Box::new(a), lo.clone(), hi.clone(), *neg), ca)
+        }
+        other => (other.clone(), false),
     }
 }
 

@@ -498,12 +498,7 @@ impl Expr {
                 let (Some(vt), Some(pt)) = (to_text(&v), to_text(&p)) else {
                     return Ok(Value::Null);
                 };
-                // The pattern is folded, so is a letter used as the escape character.
-                let esc = match coll {
-                    Collation::GeneralCi => escape.to_ascii_uppercase(),
-                    Collation::Binary => *escape,
-                };
-                let m = like_match(&coll.fold(&vt), &coll.fold(&pt), esc);
+                let m = coll.like(&vt, &pt, *escape);
                 Value::Int(i64::from(m != *negated))
             }
             Expr::Bin(op, a, b) => self.eval_bin(*op, a, b, row, cx, coll)?,
