@@ -48,7 +48,7 @@ impl Collation {
             Collation::Binary => std::borrow::Cow::Borrowed(v),
             Collation::GeneralCi => {
                 let mut out = Vec::with_capacity(v.len());
-                for w in Weights::new(trim_pad(v)) {
+                for w in weights(trim_pad(v)) {
                     push_weight(&mut out, w);
                 }
                 std::borrow::Cow::Owned(out)
@@ -67,47 +67,34 @@ impl Collation {
             One,
             Lit(u32),
         }
-        let (t, p): (Vec<u32>, Vec<Tok>) = match self {
-            Collation::Binary => {
-                let mut toks = Vec::with_capacity(pattern.len());
-                let mut i = 0;
-                while i < pattern.len() {
-                    let c = pattern[i];
-                    toks.push(if c == escape && i + 1 < pattern.len() {
-                        i += 1;
-                        Tok::Lit(u32::from(pattern[i]))
-                    } else if c == b'%' {
-                        Tok::Any
-                    } else if c == b'_' {
-                        Tok::One
-                    } else {
-                        Tok::Lit(u32::from(c))
-                    });
-                    i += 1;
-                }
-                (text.iter().map(|&b| u32::from(b)).collect(), toks)
-            }
-            Collation::GeneralCi => {
-                let raw: Vec<u32> = Chars::new(pattern).collect();
-                let mut toks = Vec::with_capacity(raw.len());
-                let mut i = 0;
-                while i < raw.len() {
-                    let c = raw[i];
-                    toks.push(if c == u32::from(escape) && i + 1 < raw.len() {
-                        i += 1;
-                        Tok::Lit(weight_of_code(raw[i]))
-                    } else if c == u32::from(b'%') {
-                        Tok::Any
-                    } else if c == u32::from(b'_') {
-                        Tok::One
-                    } else {
-                        Tok::Lit(weight_of_code(c))
-                    });
-                    i += 1;
-                }
-                (Weights::new(text).collect(), toks)
-            }
+        // Pattern and text as units (bytes, or characters), and the weight of a unit.
+        let (raw, t): (Vec<u32>, Vec<u32>) = match self {
+            Collation::Binary => (
+                pattern.iter().map(|&b| u32::from(b)).collect(),
+                text.iter().map(|&b| u32::from(b)).collect(),
+            ),
+            Collation::GeneralCi => (Chars::new(pattern).collect(), weights(text).collect()),
         };
+        let unit_weight: fn(u32) -> u32 = match self {
+            Collation::Binary => |u| u,
+            Collation::GeneralCi => weight_of_code,
+        };
+        let mut p = Vec::with_capacity(raw.len());
+        let mut i = 0;
+        while i < raw.len() {
+            let u = raw[i];
+            p.push(if u == u32::from(escape) && i + 1 < raw.len() {
+                i += 1;
+                Tok::Lit(unit_weight(raw[i]))
+            } else if u == u32::from(b'%') {
+                Tok::Any
+            } else if u == u32::from(b'_') {
+                Tok::One
+            } else {
+                Tok::Lit(unit_weight(u))
+            });
+            i += 1;
+        }
         // Wildcard matching with one backtrack point (the last `%`).
         let (mut ti, mut pi) = (0usize, 0usize);
         let mut star: Option<(usize, usize)> = None;
@@ -190,7 +177,7 @@ fn cmp_ci(a: &[u8], b: &[u8]) -> Ordering {
 /// The full case-insensitive comparison: trailing spaces dropped, then weight by weight.
 fn cmp_weights(a: &[u8], b: &[u8]) -> Ordering {
     let (a, b) = (trim_pad(a), trim_pad(b));
-    Weights::new(a).cmp(Weights::new(b))
+    weights(a).cmp(weights(b))
 }
 
 /// The characters of a text as code points, in order (a byte that is not valid UTF-8 is
@@ -208,9 +195,12 @@ impl<'a> Chars<'a> {
 impl Iterator for Chars<'_> {
     type Item = u32;
     fn next(&mut self) -> Option<u32> {
-        let (&first, _) = self.rest.split_first()?;
+        let (&first, rest) = self.rest.split_first()?;
+        if first.is_ascii() {
+            self.rest = rest;
+            return Some(u32::from(first));
+        }
         let n = match first {
-            0x00..=0x7F => 1,
             0xC2..=0xDF => 2,
             0xE0..=0xEF => 3,
             0xF0..=0xF4 => 4,
@@ -243,24 +233,8 @@ fn weight_of_code(c: u32) -> u32 {
 }
 
 /// The weights of the characters of a text, in order.
-struct Weights<'a> {
-    rest: &'a [u8],
-}
-
-impl<'a> Weights<'a> {
-    fn new(v: &'a [u8]) -> Self {
-        Weights { rest: v }
-    }
-}
-
-impl Iterator for Weights<'_> {
-    type Item = u32;
-    fn next(&mut self) -> Option<u32> {
-        let mut chars = Chars::new(self.rest);
-        let c = chars.next()?;
-        self.rest = chars.rest;
-        Some(weight_of_code(c))
-    }
+fn weights(v: &[u8]) -> impl Iterator<Item = u32> + '_ {
+    Chars::new(v).map(weight_of_code)
 }
 
 /// The weight of one character under `utf8mb4_general_ci` (see the module doc).
@@ -435,7 +409,7 @@ mod tests {
                 b'%' | b'_' | b'\\' => vec![b'\\', c],
                 c => vec![c],
             }).collect();
-            let w = |v: &[u8]| Weights::new(v).collect::<Vec<_>>();
+            let w = |v: &[u8]| weights(v).collect::<Vec<_>>();
             prop_assert_eq!(CI.like(&a, &esc, b'\\'), w(&a) == w(&b));
         }
     }
