@@ -720,7 +720,8 @@ const GROUP_CONCAT_MAX_LEN: usize = 1 << 20;
 
 /// GROUP_CONCAT's result from the rows' (ORDER BY keys, string): sorted by the keys (stably,
 /// so equal keys keep the order rows were read in), with DISTINCT the first of equal strings
-/// kept, joined by the separator and cut at `GROUP_CONCAT_MAX_LEN` bytes; NULL for no rows.
+/// kept, joined by the separator and cut at `GROUP_CONCAT_MAX_LEN` bytes (at a character
+/// boundary); NULL for no rows.
 fn group_concat(s: &AggSpec, mut items: Vec<(Vec<Value>, Value)>) -> Value {
     if items.is_empty() {
         return Value::Null;
@@ -751,7 +752,12 @@ fn group_concat(s: &AggSpec, mut items: Vec<(Vec<Value>, Value)>) -> Value {
             out.extend_from_slice(&b);
         }
         if out.len() >= GROUP_CONCAT_MAX_LEN {
-            out.truncate(GROUP_CONCAT_MAX_LEN);
+            // Cut at a character boundary: never inside a UTF-8 sequence.
+            let mut end = GROUP_CONCAT_MAX_LEN;
+            while end > 0 && out.get(end).is_some_and(|&b| b & 0xC0 == 0x80) {
+                end -= 1;
+            }
+            out.truncate(end);
             break;
         }
     }
