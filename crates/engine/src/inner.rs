@@ -858,14 +858,7 @@ impl Inner {
         m.commit()?;
         // Fill from the committed rows. If that fails, the half-built tree is freed later.
         let fill = || -> Result<u64> {
-            let mut cur = crate::txn::Cursor::new_primary(
-                self.clone(),
-                t.clone(),
-                0,
-                std::ops::Bound::Unbounded,
-                std::ops::Bound::Unbounded,
-                None,
-            );
+            let mut cur = self.committed_rows(&t);
             let mut n = 0u64;
             while let Some(row) = cur.next_row()? {
                 let k = crate::txn::index_key(&t.def, &index, &row);
@@ -1016,14 +1009,7 @@ impl Inner {
         let timeout = Duration::from_millis(self.lock_wait_timeout_ms.load(Ordering::Relaxed));
         let _closed = t.gate.close(timeout).map_err(|e| t.gate_error(e))?;
         if let Some(check) = check {
-            let mut cur = crate::txn::Cursor::new_primary(
-                self.clone(),
-                t.clone(),
-                0,
-                std::ops::Bound::Unbounded,
-                std::ops::Bound::Unbounded,
-                None,
-            );
+            let mut cur = self.committed_rows(&t);
             let mut row_no = 0u64;
             while let Some(row) = cur.next_row()? {
                 row_no += 1;
@@ -1041,6 +1027,19 @@ impl Inner {
         self.replace_table(db, table, &t, def, roots)?;
         tracing::info!(db, table, column = pos, "column changed");
         Ok(())
+    }
+
+    /// A cursor over every committed row of `t` in primary key order, for DDL that has shut
+    /// the table's writers out (index builds, column checks).
+    fn committed_rows(self: &Arc<Self>, t: &Arc<Table>) -> crate::txn::Cursor {
+        crate::txn::Cursor::new_primary(
+            self.clone(),
+            t.clone(),
+            0,
+            std::ops::Bound::Unbounded,
+            std::ops::Bound::Unbounded,
+            None,
+        )
     }
 
     pub fn drop_index(&self, db: &str, table: &str, index: &str) -> Result<()> {

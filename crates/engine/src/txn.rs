@@ -543,9 +543,7 @@ impl TxnState {
         pk: &[Value],
         mode: LockMode,
     ) -> Result<Option<Row>> {
-        let key = pk_key(&t.def, pk);
-        self.lock_mode(t, &key, mode)?;
-        self.get_key(t, &key, None)
+        self.lock_row_within(t, pk, mode, None)
     }
 
     /// `lock_row_mode` that does not wait: LockWaitTimeout at once when another transaction
@@ -556,12 +554,27 @@ impl TxnState {
         pk: &[Value],
         mode: LockMode,
     ) -> Result<Option<Row>> {
+        self.lock_row_within(t, pk, mode, Some(Duration::ZERO))
+    }
+
+    /// Locks row `pk` waiting up to `timeout` (None: `innodb_lock_wait_timeout`), then reads
+    /// its newest version.
+    fn lock_row_within(
+        &mut self,
+        t: &Table,
+        pk: &[Value],
+        mode: LockMode,
+        timeout: Option<Duration>,
+    ) -> Result<Option<Row>> {
         let key = pk_key(&t.def, pk);
         let lk = LockKey {
             table: t.id,
             key: key.clone(),
         };
-        self.lock_key_within(lk, mode, Duration::ZERO)?;
+        match timeout {
+            None => self.lock_key(lk, mode)?,
+            Some(d) => self.lock_key_within(lk, mode, d)?,
+        }
         self.get_key(t, &key, None)
     }
 

@@ -595,6 +595,23 @@ impl<'a> Compiler<'a> {
             Expr::Func(Func::Concat, args)
         };
         let binary = self.scope.is_binary(&arg);
+        self.register_agg(
+            AggSpec {
+                func: AggFunc::GroupConcat,
+                arg: Some(arg),
+                distinct,
+                arg_type: SqlType::Text,
+                binary,
+                order,
+                separator,
+            },
+            text,
+        )
+    }
+
+    /// Adds aggregate `spec` (written as `text`) to the query's list, or finds the same call
+    /// made earlier; returns its column in the aggregate row.
+    fn register_agg(&mut self, spec: AggSpec, text: String) -> Result<Expr, SqlError> {
         let agg = self
             .agg
             .as_deref_mut()
@@ -603,15 +620,7 @@ impl<'a> Compiler<'a> {
         if let Some(i) = agg.spec_texts.iter().position(|t| *t == text) {
             return Ok(Expr::Col(ng + i));
         }
-        agg.specs.push(AggSpec {
-            func: AggFunc::GroupConcat,
-            arg: Some(arg),
-            distinct,
-            arg_type: SqlType::Text,
-            binary,
-            order,
-            separator,
-        });
+        agg.specs.push(spec);
         agg.spec_texts.push(text);
         Ok(Expr::Col(ng + agg.specs.len() - 1))
     }
@@ -641,26 +650,19 @@ impl<'a> Compiler<'a> {
             .as_ref()
             .map(|a| a.sql_type(&|i| scope.type_of(i)))
             .unwrap_or(SqlType::Int);
-        let agg = self
-            .agg
-            .as_deref_mut()
-            .ok_or_else(|| SqlError::syntax("internal: aggregate context lost"))?;
-        let ng = agg.group_exprs.len();
-        if let Some(i) = agg.spec_texts.iter().position(|t| *t == text) {
-            return Ok(Expr::Col(ng + i));
-        }
         let binary = arg.as_ref().is_some_and(|a| scope.is_binary(a));
-        agg.specs.push(AggSpec {
-            func,
-            arg,
-            distinct,
-            arg_type,
-            binary,
-            order: Vec::new(),
-            separator: Vec::new(),
-        });
-        agg.spec_texts.push(text);
-        Ok(Expr::Col(ng + agg.specs.len() - 1))
+        self.register_agg(
+            AggSpec {
+                func,
+                arg,
+                distinct,
+                arg_type,
+                binary,
+                order: Vec::new(),
+                separator: Vec::new(),
+            },
+            text,
+        )
     }
 
     /// `date ± INTERVAL n unit` → `DateAdd(date, ±n, unit)`.
