@@ -205,6 +205,11 @@ fn insert_select_prints_what_mariadb_printed() {
     prints_what_mariadb_printed("insert_select");
 }
 
+#[test]
+fn correlated_subqueries_print_what_mariadb_printed() {
+    prints_what_mariadb_printed("correlated_subqueries");
+}
+
 fn prints_what_mariadb_printed(name: &str) {
     assert!(
         common::exists(MARIADB),

@@ -7,7 +7,7 @@
 //! Must never: evaluate anything against the engine, or recurse deeper than `MAX_DEPTH`
 //! (left-deep operator chains are not bounded by the parser's recursion limit).
 
-use crate::expr::{BinOp, CastTo, Expr, Func, IntervalUnit, SqlType, UnOp};
+use crate::expr::{BinOp, CastTo, Expr, Func, IntervalUnit, SqlType, SubRef, UnOp};
 use crate::result::{Column, SqlError};
 use sqlparser::ast;
 use sqlparser::tokenizer::Location;
@@ -391,25 +391,25 @@ impl<'a> Compiler<'a> {
             .collect()
     }
 
-    /// Plans an uncorrelated subquery into the statement's list and returns its number.
+    /// Plans a subquery into the statement's list. Columns it names that its own FROM lacks
+    /// are looked up in this query's scope (and the ones enclosing it): the subquery is then
+    /// correlated and takes those values as parameters (`SubRef::outer`).
     /// `one_column`: used as a value or with IN (1241 unless it returns one column).
-    fn subquery(&mut self, q: &ast::Query, one_column: bool) -> Result<usize, SqlError> {
+    fn subquery(&mut self, q: &ast::Query, one_column: bool) -> Result<SubRef, SqlError> {
         let Some(cx) = self.planner else {
             return Err(SqlError::unsupported(format!(
                 "subqueries in the {}",
                 self.clause
             )));
         };
-        let plan = crate::plan::select(q, cx).map_err(|e| {
-            if e.code == 1054 {
-                SqlError::unsupported(format!(
-                    "correlated subqueries (a subquery naming a column of the outer query) or an unknown column: {}",
-                    e.message
-                ))
-            } else {
-                e
-            }
-        })?;
+        cx.outer.borrow_mut().push(crate::plan::OuterScope {
+            scope: self.scope.clone(),
+            refs: Vec::new(),
+            group: self.agg.as_ref().map(|a| a.group_exprs.clone()),
+        });
+        let planned = crate::plan::select(q, cx);
+        let outer = cx.outer.borrow_mut().pop().map(|f| f.refs).unwrap_or_default();
+        let mut plan = planned?;
         if one_column && plan.n_out != 1 {
             return Err(SqlError::new(
                 1241,
@@ -417,9 +417,69 @@ impl<'a> Compiler<'a> {
                 "Operand should contain 1 column(s)",
             ));
         }
+        plan.outer_params = outer.len();
         let mut list = cx.subqueries.borrow_mut();
         list.push(plan);
-        Ok(list.len() - 1)
+        Ok(SubRef {
+            index: list.len() - 1,
+            outer,
+            base: self.placeholders.len(),
+        })
+    }
+
+    /// `left op ALL (SELECT ...)` (`all`) or `left op ANY / SOME (SELECT ...)`.
+    fn quantified(
+        &mut self,
+        left: &ast::Expr,
+        op: &ast::BinaryOperator,
+        right: &ast::Expr,
+        all: bool,
+    ) -> Result<Expr, SqlError> {
+        let op = match op {
+            ast::BinaryOperator::Eq => BinOp::Eq,
+            ast::BinaryOperator::NotEq => BinOp::Ne,
+            ast::BinaryOperator::Lt => BinOp::Lt,
+            ast::BinaryOperator::LtEq => BinOp::Le,
+            ast::BinaryOperator::Gt => BinOp::Gt,
+            ast::BinaryOperator::GtEq => BinOp::Ge,
+            other => {
+                return Err(SqlError::unsupported(format!(
+                    "operator {other} with ANY / ALL"
+                )))
+            }
+        };
+        let ast::Expr::Subquery(q) = right else {
+            return Err(SqlError::syntax("ANY / ALL take a subquery"));
+        };
+        let x = self.compile(left)?;
+        let bin = self.scope.is_binary(&x);
+        let sub = self.subquery(q, true)?;
+        let cmp = Expr::Quantified {
+            left: Box::new(x),
+            op,
+            sub,
+            all,
+        };
+        Ok(bytewise_if(bin, cmp))
+    }
+
+    /// A column of this query's FROM, else (where subqueries are planned) of an enclosing
+    /// query; 1054 / 1052 naming this clause.
+    fn column(&self, names: &[&str]) -> Result<Expr, SqlError> {
+        let full = names.join(".");
+        match self.scope.resolve(names) {
+            Ok(i) => Ok(Expr::Col(i)),
+            Err(e) if e.code == 1054 => match self.planner {
+                Some(cx) => match cx.outer_column(names) {
+                    Ok(Some(x)) => Ok(x),
+                    Ok(None) => Err(self.in_clause(e, &full)),
+                    Err(o) if o.code == 1052 => Err(self.in_clause(o, &full)),
+                    Err(o) => Err(o),
+                },
+                None => Err(self.in_clause(e, &full)),
+            },
+            Err(e) => Err(self.in_clause(e, &full)),
+        }
     }
 
     /// A column resolution error naming this clause: 1052 (ambiguous) or 1054 (unknown).
@@ -771,11 +831,7 @@ impl<'a> Compiler<'a> {
                 {
                     return Ok(x.clone());
                 }
-                Expr::Col(
-                    self.scope
-                        .resolve(&[&id.value])
-                        .map_err(|e| self.in_clause(e, &id.value))?,
-                )
+                self.column(&[&id.value])?
             }
             A::CompoundIdentifier(parts) => {
                 if let Some(first) = parts.first() {
@@ -792,12 +848,7 @@ impl<'a> Compiler<'a> {
                     }
                 }
                 let names: Vec<&str> = parts.iter().map(|p| p.value.as_str()).collect();
-                let full = names.join(".");
-                Expr::Col(
-                    self.scope
-                        .resolve(&names)
-                        .map_err(|e| self.in_clause(e, &full))?,
-                )
+                self.column(&names)?
             }
             A::Value(v) => match &v.value {
                 ast::Value::Placeholder(_) => Expr::Param(self.param_index(&v.span)?),
@@ -882,6 +933,17 @@ impl<'a> Compiler<'a> {
                 }
                 Expr::Bin(bop, Box::new(l), Box::new(r))
             }
+            A::AnyOp {
+                left,
+                compare_op,
+                right,
+                ..
+            } => self.quantified(left, compare_op, right, false)?,
+            A::AllOp {
+                left,
+                compare_op,
+                right,
+            } => self.quantified(left, compare_op, right, true)?,
             A::IsNull(x) => Expr::IsNull(Box::new(self.compile(x)?), false),
             A::IsNotNull(x) => Expr::IsNull(Box::new(self.compile(x)?), true),
             A::IsTrue(x) => Expr::IsBool(Box::new(self.compile(x)?), true, false),
@@ -1052,17 +1114,17 @@ impl<'a> Compiler<'a> {
                 },
             },
             A::Subquery(q) => {
-                let i = self.subquery(q, true)?;
+                let sub = self.subquery(q, true)?;
                 let t = self
                     .planner
                     .and_then(|cx| {
                         cx.subqueries
                             .borrow()
-                            .get(i)
+                            .get(sub.index)
                             .and_then(|p| p.columns.first().map(crate::plan::kind_type))
                     })
                     .unwrap_or(SqlType::Text);
-                Expr::Subquery(i, t)
+                Expr::Subquery(sub, t)
             }
             A::Exists { subquery, negated } => {
                 Expr::Exists(self.subquery(subquery, false)?, *negated)

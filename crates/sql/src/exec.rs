@@ -20,9 +20,10 @@ use crate::access::{concrete_ranges, Access, AccessPlan};
 use crate::coerce::{self, to_f64, to_i64, to_text, OrdRow};
 use crate::compile::{AggFunc, AggSpec};
 use crate::ddl;
-use crate::expr::{EvalCx, Expr, SqlType};
+use crate::expr::{EvalCx, Expr, SqlType, SubRef, SubqueryRunner};
 use crate::plan::{DeletePlan, InsertPlan, LockWait, OnDuplicate, SelectPlan, Source, UpdatePlan};
 use crate::result::{ColumnKind, SqlError, Warning};
+use std::cell::RefCell;
 use std::cmp::Ordering;
 use std::collections::{BTreeMap, BTreeSet};
 use std::ops::Bound;
@@ -343,6 +344,61 @@ pub fn conform(v: Value, kind: ColumnKind, decimals: u8) -> Value {
     }
 }
 
+/// Runs correlated subqueries through the statement's transaction, which its caller has
+/// lent to the cell: nothing else reads through it while an expression is evaluated.
+struct TxnRunner<'c, 't> {
+    txn: &'c RefCell<&'t mut Txn>,
+}
+
+impl SubqueryRunner for TxnRunner<'_, '_> {
+    fn rows(
+        &self,
+        s: &SubRef,
+        params: Vec<Value>,
+        max_rows: usize,
+        cx: &EvalCx,
+    ) -> Result<Vec<Value>, SqlError> {
+        let plan = cx
+            .subplans
+            .get(s.index)
+            .ok_or_else(|| SqlError::new(1105, "HY000", "internal: unknown subquery"))?;
+        let mut txn = self.txn.try_borrow_mut().map_err(|_| {
+            SqlError::new(
+                1105,
+                "HY000",
+                "internal: a correlated subquery ran while its transaction was reading",
+            )
+        })?;
+        let scx = EvalCx {
+            params: &params,
+            runner: None,
+            ..*cx
+        };
+        let mut out = Vec::new();
+        select_into(plan, &mut txn, &scx, &mut |r| {
+            out.push(r.into_iter().next().unwrap_or(Value::Null));
+            Ok(out.len() < max_rows)
+        })?;
+        Ok(out)
+    }
+}
+
+/// Runs `f` with `cx` able to run correlated subqueries through `txn` (lent to a cell that
+/// `f` borrows from whenever it reads or writes itself).
+fn with_runner<R>(
+    txn: &mut Txn,
+    cx: &EvalCx,
+    f: impl FnOnce(&RefCell<&mut Txn>, &EvalCx) -> Result<R, SqlError>,
+) -> Result<R, SqlError> {
+    let cell = RefCell::new(txn);
+    let runner = TxnRunner { txn: &cell };
+    let rcx = EvalCx {
+        runner: Some(&runner),
+        ..*cx
+    };
+    f(&cell, &rcx)
+}
+
 /// Runs a SELECT and collects its rows.
 pub fn run_select(
     plan: &SelectPlan,
@@ -381,6 +437,39 @@ fn select_into(
     cx: &EvalCx,
     sink: &mut RowFn,
 ) -> Result<(), SqlError> {
+    if !plan.correlated {
+        return select_rows(plan, &mut |f| source_rows(plan, txn, cx, f), cx, sink);
+    }
+    // A correlated subquery runs for each row through the transaction: read the rows first.
+    let mut rows = Vec::new();
+    source_rows(plan, txn, cx, &mut |r| {
+        rows.push(r);
+        Ok(true)
+    })?;
+    with_runner(txn, cx, |_, rcx| {
+        let mut rows = rows.into_iter();
+        let mut feed = |f: &mut RowFn| -> Result<(), SqlError> {
+            for r in rows.by_ref() {
+                if !f(r)? {
+                    break;
+                }
+            }
+            Ok(())
+        };
+        select_rows(plan, &mut feed, rcx, sink)
+    })
+}
+
+/// The rows a source feeds to its argument (until it returns false).
+type Feed<'f> = dyn FnMut(&mut RowFn) -> Result<(), SqlError> + 'f;
+
+/// Filter → (aggregate) → project → (sort, distinct) → limit over the rows of `feed`.
+fn select_rows(
+    plan: &SelectPlan,
+    feed: &mut Feed,
+    cx: &EvalCx,
+    sink: &mut RowFn,
+) -> Result<(), SqlError> {
     let limit = count_arg(&plan.limit, "LIMIT", cx)?;
     let offset = count_arg(&plan.offset, "OFFSET", cx)?.unwrap_or(0);
     if limit == Some(0) {
@@ -394,7 +483,7 @@ fn select_into(
         let mut emitted = 0u64;
         let mut seen: BTreeSet<OrdRow> = BTreeSet::new();
         let mut err = None;
-        source_rows(plan, txn, cx, &mut |row| {
+        feed(&mut |row| {
             if let Some(f) = &plan.filter {
                 if !f.matches(&row, cx)? {
                     return Ok(true);
@@ -435,7 +524,7 @@ fn select_into(
     let mut pre: Vec<Vec<Value>> = Vec::new();
     match &plan.agg {
         None => {
-            source_rows(plan, txn, cx, &mut |row| {
+            feed(&mut |row| {
                 if let Some(f) = &plan.filter {
                     if !f.matches(&row, cx)? {
                         return Ok(true);
@@ -458,7 +547,7 @@ fn select_into(
             } else {
                 None
             };
-            source_rows(plan, txn, cx, &mut |row| {
+            feed(&mut |row| {
                 if let Some(f) = &plan.filter {
                     if !f.matches(&row, cx)? {
                         return Ok(true);
@@ -701,11 +790,7 @@ impl Acc {
                     ..s.clone()
                 };
                 let env = NoEnv;
-                let cx = EvalCx {
-                    params: &[],
-                    env: &env,
-                    subq: &[],
-                };
+                let cx = EvalCx::new(&[], &env);
                 for v in vals {
                     let _ = acc.add(&probe, std::slice::from_ref(&v), &cx);
                 }
@@ -1025,7 +1110,7 @@ fn ordered_targets(
     filter: &Option<Expr>,
     order: &[crate::plan::RowOrder],
     limit: Option<u64>,
-    txn: &mut Txn,
+    txn: &RefCell<&mut Txn>,
     cx: &EvalCx,
 ) -> Result<Vec<Row>, SqlError> {
     if order.is_empty() {
@@ -1053,27 +1138,46 @@ fn ordered_targets(
     Ok(keyed.into_iter().take(n).map(|(_, r)| r).collect())
 }
 
+/// The rows of `t` an UPDATE / DELETE targets, read without locks. A WHERE running a
+/// correlated subquery is checked after the scan (the subquery reads through the
+/// transaction the scan holds).
 fn collect_targets(
     t: &Arc<Table>,
     access: &AccessPlan,
     filter: &Option<Expr>,
     limit: Option<u64>,
-    txn: &mut Txn,
+    txn: &RefCell<&mut Txn>,
     cx: &EvalCx,
 ) -> Result<Vec<Row>, SqlError> {
     let mut rows = Vec::new();
     if limit == Some(0) {
         return Ok(rows);
     }
-    table_rows(t, access, None, None, txn, cx, &mut |row| {
-        if let Some(f) = filter {
-            if !f.matches(&row, cx)? {
-                return Ok(true);
+    let full = |n: usize| limit.is_some_and(|l| n as u64 >= l);
+    let later = filter.as_ref().filter(|f| f.is_correlated());
+    table_rows(t, access, None, None, &mut txn.borrow_mut(), cx, &mut |row| {
+        if later.is_none() {
+            if let Some(f) = filter {
+                if !f.matches(&row, cx)? {
+                    return Ok(true);
+                }
             }
         }
         rows.push(row);
-        Ok(limit.is_none_or(|l| (rows.len() as u64) < l))
+        Ok(later.is_some() || !full(rows.len()))
     })?;
+    if let Some(f) = later {
+        let mut kept = Vec::new();
+        for row in rows {
+            if full(kept.len()) {
+                break;
+            }
+            if f.matches(&row, cx)? {
+                kept.push(row);
+            }
+        }
+        rows = kept;
+    }
     Ok(rows)
 }
 
@@ -1099,79 +1203,89 @@ fn lock_target(
     Ok(Some(row))
 }
 
+/// `lock_target` for UPDATE / DELETE (exclusive, waiting): the WHERE is re-checked once the
+/// transaction is free again, so it may run correlated subqueries.
+fn lock_write_target(
+    t: &Arc<Table>,
+    filter: Option<&Expr>,
+    seen: &Row,
+    txn: &RefCell<&mut Txn>,
+    cx: &EvalCx,
+) -> Result<Option<Row>, SqlError> {
+    let locked = lock_target(
+        t,
+        None,
+        LockMode::Exclusive,
+        LockWait::Wait,
+        seen,
+        &mut txn.borrow_mut(),
+        cx,
+    )?;
+    match (locked, filter) {
+        (Some(row), Some(f)) if !f.matches(&row, cx)? => Ok(None),
+        (locked, _) => Ok(locked),
+    }
+}
+
 pub fn run_update(plan: &UpdatePlan, txn: &mut Txn, cx: &EvalCx) -> Result<WriteResult, SqlError> {
     let t = &plan.table;
     let limit = count_arg(&plan.limit, "LIMIT", cx)?;
-    let targets = ordered_targets(t, &plan.access, &plan.filter, &plan.order, limit, txn, cx)?;
-    let mut matched = 0;
-    let mut changed = 0;
-    for (ri, seen) in targets.into_iter().enumerate() {
-        let Some(old) = lock_target(
-            t,
-            plan.filter.as_ref(),
-            LockMode::Exclusive,
-            LockWait::Wait,
-            &seen,
-            txn,
-            cx,
-        )?
-        else {
-            continue;
-        };
-        matched += 1;
-        let mut new = old.clone();
-        for (ci, e) in &plan.sets {
-            let col = &t.def.columns[*ci];
-            let v = e.eval(&new, cx)?.into_owned();
-            let v = coerce::coerce_to_column(v, col, ri + 1)?;
-            if v.is_null() && !col.nullable {
-                return Err(not_null(&col.name));
+    with_runner(txn, cx, |txn, cx| {
+        let targets = ordered_targets(t, &plan.access, &plan.filter, &plan.order, limit, txn, cx)?;
+        let mut matched = 0;
+        let mut changed = 0;
+        for (ri, seen) in targets.into_iter().enumerate() {
+            let Some(old) = lock_write_target(t, plan.filter.as_ref(), &seen, txn, cx)? else {
+                continue;
+            };
+            matched += 1;
+            let mut new = old.clone();
+            for (ci, e) in &plan.sets {
+                let col = &t.def.columns[*ci];
+                let v = e.eval(&new, cx)?.into_owned();
+                let v = coerce::coerce_to_column(v, col, ri + 1)?;
+                if v.is_null() && !col.nullable {
+                    return Err(not_null(&col.name));
+                }
+                new[*ci] = v;
             }
-            new[*ci] = v;
+            if new == old {
+                continue;
+            }
+            txn.borrow_mut().update(t, &pk_of(t, &old), new)?;
+            changed += 1;
         }
-        if new == old {
-            continue;
-        }
-        txn.update(t, &pk_of(t, &old), new)?;
-        changed += 1;
-    }
-    Ok(WriteResult {
-        affected: changed,
-        matched,
-        first_auto_id: None,
-        duplicates: 0,
-        warnings: Vec::new(),
+        Ok(WriteResult {
+            affected: changed,
+            matched,
+            first_auto_id: None,
+            duplicates: 0,
+            warnings: Vec::new(),
+        })
     })
 }
 
 pub fn run_delete(plan: &DeletePlan, txn: &mut Txn, cx: &EvalCx) -> Result<WriteResult, SqlError> {
     let t = &plan.table;
     let limit = count_arg(&plan.limit, "LIMIT", cx)?;
-    let targets = ordered_targets(t, &plan.access, &plan.filter, &plan.order, limit, txn, cx)?;
-    let mut n = 0;
-    for seen in targets {
-        let Some(old) = lock_target(
-            t,
-            plan.filter.as_ref(),
-            LockMode::Exclusive,
-            LockWait::Wait,
-            &seen,
-            txn,
-            cx,
-        )?
-        else {
-            continue;
-        };
-        if txn.delete(t, &pk_of(t, &old))? {
-            n += 1;
+    with_runner(txn, cx, |txn, cx| {
+        let targets = ordered_targets(t, &plan.access, &plan.filter, &plan.order, limit, txn, cx)?;
+        let mut n = 0;
+        for seen in targets {
+            let Some(old) = lock_write_target(t, plan.filter.as_ref(), &seen, txn, cx)? else {
+                continue;
+            };
+            if txn.borrow_mut().delete(t, &pk_of(t, &old))? {
+                n += 1;
+            }
         }
-    }
-    Ok(WriteResult {
-        affected: n,
-        matched: n,
-        first_auto_id: None,
-        duplicates: 0,
-        warnings: Vec::new(),
+        Ok(WriteResult {
+            affected: n,
+            matched: n,
+            first_auto_id: None,
+            duplicates: 0,
+            warnings: Vec::new(),
+        })
     })
 }
 

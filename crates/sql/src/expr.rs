@@ -233,17 +233,51 @@ pub enum Expr {
     /// `@@name` (lower-case), with an optional explicit scope (true = GLOBAL).
     SysVar(String, Option<bool>),
     UserVar(String),
-    /// `(SELECT ...)` as a value: the statement's subquery number `i` (`EvalCx::subq`), and
-    /// the type of its column.
-    Subquery(usize, SqlType),
+    /// `(SELECT ...)` as a value, and the type of its column.
+    Subquery(SubRef, SqlType),
     /// `x [NOT] IN (SELECT ...)`.
-    InSubquery(Box<Expr>, usize, bool),
+    InSubquery(Box<Expr>, SubRef, bool),
     /// `[NOT] EXISTS (SELECT ...)`.
-    Exists(usize, bool),
+    Exists(SubRef, bool),
+    /// `x op ALL (SELECT ...)` (`all`) or `x op ANY / SOME (SELECT ...)`, op a comparison.
+    Quantified {
+        left: Box<Expr>,
+        op: BinOp,
+        sub: SubRef,
+        all: bool,
+    },
     /// A comparison (`Bin` with a comparison operator, `In`, `InSubquery`, `Between`, `Like`)
     /// that compares strings byte by byte, because an operand is a binary column; the
     /// comparisons outside it use the default `utf8mb4_general_ci`.
     Bytewise(Box<Expr>),
+}
+
+/// A subquery used in an expression: the statement's subquery number `index` (its plan in
+/// `EvalCx::subplans`) and, when it is correlated, the values of the enclosing query it
+/// names.
+#[derive(Clone, Debug)]
+pub struct SubRef {
+    pub index: usize,
+    /// Uncorrelated: empty, and its rows are computed once per execution (`EvalCx::subq`).
+    /// Correlated: expressions over the enclosing query's row; the subquery is run for each
+    /// row with the statement's `base` parameters followed by these values as its parameters
+    /// (its references to the enclosing query were compiled to `Param(base + k)`).
+    pub outer: Vec<Expr>,
+    pub base: usize,
+}
+
+/// Runs correlated subqueries during evaluation (exec.rs implements it over the statement's
+/// transaction).
+pub trait SubqueryRunner {
+    /// The first column of the rows of subquery `s` run with `params`, stopping after
+    /// `max_rows`.
+    fn rows(
+        &self,
+        s: &SubRef,
+        params: Vec<Value>,
+        max_rows: usize,
+        cx: &EvalCx,
+    ) -> Result<Vec<Value>, SqlError>;
 }
 
 /// What evaluation may need from the session besides the row and parameters.
@@ -261,9 +295,28 @@ pub trait Env {
 pub struct EvalCx<'a> {
     pub params: &'a [Value],
     pub env: &'a dyn Env,
-    /// The first column of every row of each of the statement's subqueries (uncorrelated:
-    /// computed once per execution, before the statement reads anything else).
+    /// The first column of every row of each of the statement's uncorrelated subqueries
+    /// (computed once per execution, before the statement reads anything else; a correlated
+    /// subquery's entry is empty).
     pub subq: &'a [Vec<Value>],
+    /// The statement's subquery plans (`SubRef::index` numbers them).
+    pub subplans: &'a [crate::plan::SelectPlan],
+    /// Runs correlated subqueries; None where none can appear (evaluating one then fails
+    /// with an internal error, never a wrong answer).
+    pub runner: Option<&'a dyn SubqueryRunner>,
+}
+
+impl<'a> EvalCx<'a> {
+    /// A context with parameters and a session and no subqueries.
+    pub fn new(params: &'a [Value], env: &'a dyn Env) -> EvalCx<'a> {
+        EvalCx {
+            params,
+            env,
+            subq: &[],
+            subplans: &[],
+            runner: None,
+        }
+    }
 }
 
 /// SQL `v IN (items)`: true when one equals `v`, else NULL when `v` or an item is NULL, else
@@ -287,11 +340,48 @@ fn membership<'a>(
     Ok(if saw_null { None } else { Some(false) })
 }
 
-fn subquery_rows<'a>(cx: &EvalCx<'a>, i: usize) -> Result<&'a [Value], SqlError> {
-    cx.subq
-        .get(i)
-        .map(|v| v.as_slice())
-        .ok_or_else(|| SqlError::new(1105, "HY000", "internal: a subquery was not run"))
+/// The rows of subquery `s` for `row`: computed up front when uncorrelated, else run now
+/// with the row's values (at most `max_rows` of them: 1 answers EXISTS, 2 tell a scalar
+/// subquery returning several rows).
+/// `l op r` for a comparison operator (None: NULL).
+fn compare_op(op: BinOp, l: &Value, r: &Value, coll: Collation) -> Option<bool> {
+    let o = compare_in(l, r, coll)?;
+    Some(match op {
+        BinOp::Eq => o == Ordering::Equal,
+        BinOp::Ne => o != Ordering::Equal,
+        BinOp::Lt => o == Ordering::Less,
+        BinOp::Le => o != Ordering::Greater,
+        BinOp::Gt => o == Ordering::Greater,
+        _ => o != Ordering::Less,
+    })
+}
+
+fn subquery_rows<'a>(
+    cx: &EvalCx<'a>,
+    s: &SubRef,
+    row: &[Value],
+    max_rows: usize,
+) -> Result<Cow<'a, [Value]>, SqlError> {
+    if s.outer.is_empty() {
+        return cx
+            .subq
+            .get(s.index)
+            .map(|v| Cow::Borrowed(v.as_slice()))
+            .ok_or_else(|| SqlError::new(1105, "HY000", "internal: a subquery was not run"));
+    }
+    let runner = cx.runner.ok_or_else(|| {
+        SqlError::new(
+            1105,
+            "HY000",
+            "internal: a correlated subquery evaluated where it cannot run",
+        )
+    })?;
+    let mut params: Vec<Value> = cx.params.iter().take(s.base).cloned().collect();
+    params.resize(s.base, Value::Null);
+    for e in &s.outer {
+        params.push(e.eval(row, cx)?.into_owned());
+    }
+    Ok(Cow::Owned(runner.rows(s, params, max_rows, cx)?))
 }
 
 fn overflow(what: &str) -> SqlError {
@@ -322,6 +412,18 @@ fn bool_val(b: Option<bool>) -> Value {
 }
 
 impl Expr {
+    /// True when a correlated subquery is evaluated somewhere in this expression (it needs
+    /// `EvalCx::runner`, so the row source must not hold the transaction meanwhile).
+    pub fn is_correlated(&self) -> bool {
+        self.any(&mut |e| match e {
+            Expr::Subquery(s, _)
+            | Expr::Exists(s, _)
+            | Expr::InSubquery(_, s, _)
+            | Expr::Quantified { sub: s, .. } => !s.outer.is_empty(),
+            _ => false,
+        })
+    }
+
     pub fn is_row_independent(&self) -> bool {
         !self.any(&mut |e| matches!(e, Expr::Col(_)))
     }
@@ -344,8 +446,11 @@ impl Expr {
             | Expr::Bytewise(a) => a.any(f),
             Expr::Bin(_, a, b) => a.any(f) || b.any(f),
             Expr::In(a, list, _) => a.any(f) || list.iter().any(|e| e.any(f)),
-            Expr::InSubquery(a, ..) => a.any(f),
-            Expr::Subquery(..) | Expr::Exists(..) => false,
+            Expr::InSubquery(a, s, _) => a.any(f) || s.outer.iter().any(|e| e.any(f)),
+            Expr::Subquery(s, _) | Expr::Exists(s, _) => s.outer.iter().any(|e| e.any(f)),
+            Expr::Quantified { left, sub, .. } => {
+                left.any(f) || sub.outer.iter().any(|e| e.any(f))
+            }
             Expr::Between(a, b, c, _) => a.any(f) || b.any(f) || c.any(f),
             Expr::Like { expr, pattern, .. } => expr.any(f) || pattern.any(f),
             Expr::Func(_, args) => args.iter().any(|e| e.any(f)),
@@ -402,7 +507,7 @@ impl Expr {
                 let r = truthy(&v) == Some(*want);
                 Cow::Owned(Value::Int(i64::from(r != *neg)))
             }
-            Expr::Subquery(i, _) => match subquery_rows(cx, *i)? {
+            Expr::Subquery(s, _) => match &*subquery_rows(cx, s, row, 2)? {
                 [] => Cow::Owned(Value::Null),
                 [v] => Cow::Owned(v.clone()),
                 _ => {
@@ -413,11 +518,15 @@ impl Expr {
                     ))
                 }
             },
-            Expr::Exists(i, neg) => {
-                let any = !subquery_rows(cx, *i)?.is_empty();
+            Expr::Exists(s, neg) => {
+                let any = !subquery_rows(cx, s, row, 1)?.is_empty();
                 Cow::Owned(Value::Int(i64::from(any != *neg)))
             }
-            Expr::InSubquery(..) | Expr::In(..) | Expr::Between(..) | Expr::Like { .. } => {
+            Expr::InSubquery(..)
+            | Expr::Quantified { .. }
+            | Expr::In(..)
+            | Expr::Between(..)
+            | Expr::Like { .. } => {
                 Cow::Owned(self.eval_collated(Collation::GeneralCi, row, cx)?)
             }
             Expr::Bytewise(e) => Cow::Owned(e.eval_collated(Collation::Binary, row, cx)?),
@@ -463,8 +572,8 @@ impl Expr {
         cx: &EvalCx,
     ) -> Result<Value, SqlError> {
         Ok(match self {
-            Expr::InSubquery(a, i, neg) => {
-                let set = subquery_rows(cx, *i)?;
+            Expr::InSubquery(a, s, neg) => {
+                let set = subquery_rows(cx, s, row, usize::MAX)?;
                 if set.is_empty() {
                     // Nothing is IN an empty set, not even NULL.
                     return Ok(Value::Int(i64::from(*neg)));
@@ -472,6 +581,28 @@ impl Expr {
                 let v = a.eval(row, cx)?;
                 let r = membership(&v, set.iter().map(|x| Ok(Cow::Borrowed(x))), coll)?;
                 bool_val(r.map(|b| b != *neg))
+            }
+            Expr::Quantified {
+                left,
+                op,
+                sub,
+                all,
+            } => {
+                let set = subquery_rows(cx, sub, row, usize::MAX)?;
+                if set.is_empty() {
+                    // Every row of an empty set passes ALL; none passes ANY.
+                    return Ok(Value::Int(i64::from(*all)));
+                }
+                let v = left.eval(row, cx)?;
+                let mut saw_null = false;
+                for x in set.iter() {
+                    match compare_op(*op, &v, x, coll) {
+                        Some(r) if r != *all => return Ok(Value::Int(i64::from(r))),
+                        None => saw_null = true,
+                        Some(_) => {}
+                    }
+                }
+                bool_val(if saw_null { None } else { Some(*all) })
             }
             Expr::In(a, list, neg) => {
                 let v = a.eval(row, cx)?;
@@ -541,12 +672,9 @@ impl Expr {
         let l = a.eval(row, cx)?;
         let r = b.eval(row, cx)?;
         Ok(match op {
-            BinOp::Eq => bool_val(compare_in(&l, &r, coll).map(|o| o == Ordering::Equal)),
-            BinOp::Ne => bool_val(compare_in(&l, &r, coll).map(|o| o != Ordering::Equal)),
-            BinOp::Lt => bool_val(compare_in(&l, &r, coll).map(|o| o == Ordering::Less)),
-            BinOp::Le => bool_val(compare_in(&l, &r, coll).map(|o| o != Ordering::Greater)),
-            BinOp::Gt => bool_val(compare_in(&l, &r, coll).map(|o| o == Ordering::Greater)),
-            BinOp::Ge => bool_val(compare_in(&l, &r, coll).map(|o| o != Ordering::Less)),
+            BinOp::Eq | BinOp::Ne | BinOp::Lt | BinOp::Le | BinOp::Gt | BinOp::Ge => {
+                bool_val(compare_op(op, &l, &r, coll))
+            }
             BinOp::NullSafeEq => Value::Int(i64::from(match (l.is_null(), r.is_null()) {
                 (true, true) => true,
                 (false, false) => compare_in(&l, &r, coll) == Some(Ordering::Equal),
@@ -590,6 +718,7 @@ impl Expr {
             | Expr::In(..)
             | Expr::InSubquery(..)
             | Expr::Exists(..)
+            | Expr::Quantified { .. }
             | Expr::Between(..)
             | Expr::Bytewise(_)
             | Expr::Like { .. } => SqlType::Int,

@@ -27,9 +27,86 @@ pub struct PlanCx<'a> {
     pub engine: &'a Arc<Engine>,
     pub db: Option<&'a str>,
     pub placeholders: &'a [Location],
-    /// The statement's (uncorrelated) subqueries, numbered in planning order; `build` moves
-    /// them into the top-level plan.
+    /// The statement's subqueries, numbered in planning order; `build` moves them into the
+    /// top-level plan.
     pub subqueries: std::cell::RefCell<Vec<SelectPlan>>,
+    /// The queries enclosing the subquery being planned, outermost first.
+    pub outer: std::cell::RefCell<Vec<OuterScope>>,
+}
+
+/// A query whose subquery is being planned: a column the subquery names and its own FROM
+/// does not have is looked up here (innermost enclosing query first), which makes the
+/// subquery correlated.
+pub struct OuterScope {
+    pub scope: Scope,
+    /// The values the subquery takes from this query, as expressions over this query's row;
+    /// the subquery sees value k as `Param(base + k)`.
+    pub refs: Vec<Expr>,
+    /// In the select list, HAVING or ORDER BY of a grouped query (evaluated on group rows,
+    /// not FROM rows): its GROUP BY expressions. A subquery there may name a column that is
+    /// one of them (passed as that group row value); other columns are refused.
+    pub group: Option<Vec<Expr>>,
+}
+
+impl<'a> PlanCx<'a> {
+    /// A planning context with no subqueries yet.
+    pub fn new(engine: &'a Arc<Engine>, db: Option<&'a str>, placeholders: &'a [Location]) -> Self {
+        PlanCx {
+            engine,
+            db,
+            placeholders,
+            subqueries: Default::default(),
+            outer: Default::default(),
+        }
+    }
+
+    /// Resolves a column the current query's FROM does not have against the enclosing
+    /// queries. Found in query L: it is passed down as a parameter through every query
+    /// between (each registers it once), and the expression returned is the innermost one's
+    /// `Param`. None: no enclosing query has it either.
+    pub fn outer_column(&self, parts: &[&str]) -> Result<Option<Expr>, SqlError> {
+        let mut frames = self.outer.borrow_mut();
+        let base = self.placeholders.len();
+        for level in (0..frames.len()).rev() {
+            let col = match frames[level].scope.resolve(parts) {
+                Ok(c) => c,
+                Err(e) if e.code == 1052 => return Err(e),
+                Err(_) => continue,
+            };
+            let mut e = match &frames[level].group {
+                None => Expr::Col(col),
+                Some(group) => match group.iter().position(|g| same_ref(g, &Expr::Col(col))) {
+                    Some(k) => Expr::Col(k),
+                    None => {
+                        return Err(SqlError::unsupported(format!(
+                            "a subquery of a grouped query naming '{}', which is not a GROUP BY column",
+                            parts.join(".")
+                        )))
+                    }
+                },
+            };
+            for f in frames[level..].iter_mut() {
+                let k = match f.refs.iter().position(|r| same_ref(r, &e)) {
+                    Some(k) => k,
+                    None => {
+                        f.refs.push(e);
+                        f.refs.len() - 1
+                    }
+                };
+                e = Expr::Param(base + k);
+            }
+            return Ok(Some(e));
+        }
+        Ok(None)
+    }
+}
+
+/// Two references to an enclosing query's value are the same (columns and parameters only).
+fn same_ref(a: &Expr, b: &Expr) -> bool {
+    match (a, b) {
+        (Expr::Col(x), Expr::Col(y)) | (Expr::Param(x), Expr::Param(y)) => x == y,
+        _ => false,
+    }
 }
 
 impl PlanCx<'_> {
@@ -147,6 +224,12 @@ pub struct SelectPlan {
     pub project_moves: Vec<bool>,
     /// The statement's subqueries (top-level plan only; `Expr::Subquery` etc. index them).
     pub subqueries: Vec<SelectPlan>,
+    /// As a correlated subquery: how many values of the enclosing query it takes (after the
+    /// statement's parameters); 0 for every other plan.
+    pub outer_params: usize,
+    /// An expression evaluated on this plan's rows runs a correlated subquery: the rows are
+    /// read first, then filtered and projected with the transaction free (set by `finish`).
+    pub correlated: bool,
 }
 
 impl SelectPlan {
@@ -154,6 +237,19 @@ impl SelectPlan {
     /// change to the expressions, the source or the locking clause.
     pub fn finish(&mut self) {
         self.read_cols = self.columns_read();
+        let agg_exprs = self.agg.iter().flat_map(|a| {
+            a.group
+                .iter()
+                .chain(a.specs.iter().filter_map(|s| s.arg.as_ref()))
+                .chain(a.specs.iter().flat_map(|s| s.order.iter().map(|o| &o.key)))
+        });
+        self.correlated = self
+            .filter
+            .iter()
+            .chain(self.having.iter())
+            .chain(self.project.iter())
+            .chain(agg_exprs)
+            .any(Expr::is_correlated);
         self.project_moves =
             (0..self.project.len())
                 .map(|i| match &self.project[i] {
@@ -1592,6 +1688,8 @@ fn set_operation(
                 read_cols: None,
                 project_moves: Vec::new(),
                 subqueries: Vec::new(),
+                outer_params: 0,
+                correlated: false,
             };
             p.finish();
             Ok(p)
@@ -1931,6 +2029,7 @@ pub fn select(q: &ast::Query, cx: &PlanCx) -> Result<SelectPlan, SqlError> {
         Some(h) => {
             let mut c = Compiler::new(&scope, cx.placeholders);
             c.clause = "having clause";
+            c.planner = Some(cx);
             c.aliases = &aliases;
             if is_agg {
                 c.agg = Some(&mut builder);
@@ -1951,6 +2050,7 @@ pub fn select(q: &ast::Query, cx: &PlanCx) -> Result<SelectPlan, SqlError> {
             e => {
                 let mut c = Compiler::new(&scope, cx.placeholders);
                 c.clause = "order clause";
+                c.planner = Some(cx);
                 c.aliases = &aliases;
                 if is_agg {
                     c.agg = Some(&mut builder);
@@ -2140,6 +2240,8 @@ pub fn select(q: &ast::Query, cx: &PlanCx) -> Result<SelectPlan, SqlError> {
         read_cols: None,
         project_moves: Vec::new(),
         subqueries: Vec::new(),
+        outer_params: 0,
+        correlated: false,
     };
     if let Some(l) = lock {
         let names = scope.cols.first().map(|c| c.qualifiers.as_slice());
@@ -2174,6 +2276,12 @@ fn set_lock(
     locks: &[ast::LockClause],
     names: Option<&[String]>,
 ) -> Result<(), SqlError> {
+    if p.filter.as_ref().is_some_and(Expr::is_correlated) {
+        // The locked rows are re-checked against WHERE while the scan holds the transaction.
+        return Err(SqlError::unsupported(
+            "a correlated subquery in the WHERE of a locking read",
+        ));
+    }
     let unresolved = |name: String| {
         SqlError::new(
             3568,
@@ -2744,7 +2852,11 @@ fn update(u: &ast::Update, cx: &PlanCx) -> Result<Plan, SqlError> {
                 let col = &table.def.columns[ci];
                 Expr::Const(col.default.clone().unwrap_or(Value::Null))
             }
-            e => Compiler::new(&scope, cx.placeholders).compile(e)?,
+            e => {
+                let mut c = Compiler::new(&scope, cx.placeholders);
+                c.planner = Some(cx);
+                c.compile(e)?
+            }
         };
         sets.push((ci, value));
     }

@@ -277,12 +277,7 @@ impl Session {
             ));
         }
         let plan = {
-            let cx = PlanCx {
-                engine: &self.core.st.shared.engine,
-                db: self.core.st.db.as_deref(),
-                placeholders: &[],
-                subqueries: Default::default(),
-            };
+            let cx = PlanCx::new(&self.core.st.shared.engine, self.core.st.db.as_deref(), &[]);
             plan::build(&stmt, &cx)?
         };
         self.core.st.shared.counters.inc(counter_for(&plan));
@@ -296,12 +291,7 @@ impl Session {
         let Parsed { stmt, placeholders } = parse(sql)?;
         let version = shared.catalog_version();
         let plan = {
-            let cx = PlanCx {
-                engine: &shared.engine,
-                db: self.core.st.db.as_deref(),
-                placeholders: &placeholders,
-                subqueries: Default::default(),
-            };
+            let cx = PlanCx::new(&shared.engine, self.core.st.db.as_deref(), &placeholders);
             plan::build(&stmt, &cx)?
         };
         if placeholders.len() > usize::from(u16::MAX) {
@@ -357,12 +347,7 @@ impl Session {
             // The old plan goes first: its table handles keep a dropped table's pages from
             // being freed, also when the table is gone and re-planning fails.
             p.plan = None;
-            let cx = PlanCx {
-                engine: &shared.engine,
-                db: p.db.as_deref(),
-                placeholders: &p.placeholders,
-                subqueries: Default::default(),
-            };
+            let cx = PlanCx::new(&shared.engine, p.db.as_deref(), &p.placeholders);
             p.plan = Some(plan::build(&p.stmt, &cx)?);
             p.version = version;
         }
@@ -572,11 +557,7 @@ impl Core {
         let keep_open = self.txn.is_some() || !self.st.autocommit;
         if !keep_open {
             let mut txn = shared.engine.begin_as(self.owner());
-            let cx = EvalCx {
-                params,
-                env: &self.st,
-                subq: &[],
-            };
+            let cx = EvalCx::new(params, &self.st);
             let r = run_dml(plan, &mut txn, &cx);
             return match r {
                 Ok((res, auto, warnings)) => {
@@ -600,11 +581,7 @@ impl Core {
         let txn = self
             .txn
             .get_or_insert_with(|| shared.engine.begin_as(owner));
-        let cx = EvalCx {
-            params,
-            env: &self.st,
-            subq: &[],
-        };
+        let cx = EvalCx::new(params, &self.st);
         let sp = txn.savepoint();
         let r = run_dml(plan, txn, &cx);
         match r {
@@ -1006,11 +983,7 @@ impl Core {
         let shared = self.st.shared.clone();
         let value = match &it.value {
             Some(e) => {
-                let cx = EvalCx {
-                    params,
-                    env: &self.st,
-                    subq: &[],
-                };
+                let cx = EvalCx::new(params, &self.st);
                 Some(e.eval(&[], &cx)?.into_owned())
             }
             None => None,
@@ -1189,13 +1162,20 @@ fn run_dml(plan: &Plan, txn: &mut Txn, cx: &EvalCx) -> Result<DmlOutcome, SqlErr
         Plan::Insert(p) => p.select.as_ref().map_or(&[], |q| &q.subqueries),
         _ => &[],
     };
+    // Correlated ones run later, for each row of the query naming them.
     let mut subq: Vec<Vec<Value>> = Vec::with_capacity(subplans.len());
     for sp in subplans {
+        if sp.outer_params > 0 {
+            subq.push(Vec::new());
+            continue;
+        }
         let rows = {
             let scx = EvalCx {
                 params: cx.params,
                 env: cx.env,
                 subq: &subq,
+                subplans,
+                runner: None,
             };
             exec::run_select(sp, txn, &scx)?
         };
@@ -1209,6 +1189,8 @@ fn run_dml(plan: &Plan, txn: &mut Txn, cx: &EvalCx) -> Result<DmlOutcome, SqlErr
         params: cx.params,
         env: cx.env,
         subq: &subq,
+        subplans,
+        runner: None,
     };
     match plan {
         Plan::Select(p) => {

@@ -65,11 +65,7 @@ pub fn filter_rows(
                     .collect(),
             };
             let x = Compiler::new(&scope, &[]).compile(e)?;
-            let cx = EvalCx {
-                params: &[],
-                env,
-                subq: &[],
-            };
+            let cx = EvalCx::new(&[], env);
             let mut out = Vec::new();
             for r in rows {
                 if x.matches(&r, &cx)? {

@@ -1,8 +1,8 @@
 //! Subqueries beyond what the MariaDB script covers: a prepared statement whose subquery
 //! takes a parameter gives each execution's own answer; a subquery sees the statement's own
 //! transaction; under LOCK TABLES a subquery's table must be locked too (1100); a correlated
-//! subquery is refused with 1235 naming it; subqueries where tierdb does not run them (SET,
-//! INSERT values) are 1235 too, never a panic.
+//! subquery in the WHERE of a locking read is refused with 1235 naming it; subqueries where
+//! tierdb does not run them (SET, INSERT values) are 1235 too, never a panic.
 
 mod common;
 
@@ -47,9 +47,11 @@ fn subqueries_with_parameters_transactions_and_table_locks() {
     );
     exec(&mut s, "UNLOCK TABLES");
 
+    // A correlated subquery in the WHERE of a locking read is refused, naming it (the
+    // locked rows are re-checked while the scan holds the transaction).
     let e = err(
         &mut s,
-        "SELECT id FROM t WHERE k = (SELECT k FROM big WHERE big.id = t.id)",
+        "SELECT id FROM t WHERE k = (SELECT k FROM big WHERE big.id = t.id) FOR UPDATE",
     );
     assert_eq!(e.code, 1235, "{e:?}");
     assert!(e.message.contains("correlated"), "{}", e.message);
