@@ -1029,6 +1029,230 @@ impl Inner {
         Ok(())
     }
 
+    /// ALTER TABLE that changes how rows are stored (DROP COLUMN, a column's type or place,
+    /// the primary key): every committed row of the table (whose definition must still be
+    /// `from`) is passed through `map` (old columns → columns of `def`) into new trees, behind the closed gate (writers wait, plain
+    /// reads go on in the old trees), then one mtr swaps the table's catalog entry to the new
+    /// trees. The new trees carry dropped-tree entries while they are filled, so a crash or a
+    /// failure (a `map` error, a duplicate key under the new keys) leaves the table as it was
+    /// and frees them; the swap replaces those entries with the old trees'. The table keeps its
+    /// id (row locks) and name. Returns the rows copied.
+    pub fn rebuild_table(
+        self: &Arc<Self>,
+        db: &str,
+        table: &str,
+        from: &TableDef,
+        def: TableDef,
+        map: &mut dyn FnMut(Vec<crate::Value>) -> Result<Vec<crate::Value>>,
+    ) -> Result<u64> {
+        let _g = self.ddl.lock();
+        let t = self.table(db, table)?;
+        if t.def != *from {
+            // Another DDL changed the table since `def` was derived from `from`.
+            return Err(Error::TableDefinitionChanged);
+        }
+        if def.name != t.def.name {
+            return Err(Error::Internal("a rebuild keeps the table's name".into()));
+        }
+        let width = def.columns.len();
+        if def.primary_key.iter().any(|&c| c >= width)
+            || def
+                .indexes
+                .iter()
+                .any(|i| i.columns.iter().any(|&c| c >= width))
+        {
+            return Err(Error::Internal("key column out of range".into()));
+        }
+        let timeout = Duration::from_millis(self.lock_wait_timeout_ms.load(Ordering::Relaxed));
+        let closed = t.gate.close(timeout).map_err(|e| {
+            tracing::info!(
+                db,
+                table,
+                "ALTER TABLE gave up waiting for the table's writers"
+            );
+            t.gate_error(e)
+        })?;
+        let mut m = Mtr::new(&self.store, 0);
+        let primary = BTree::create(&mut m)?;
+        let mut secondary = Vec::with_capacity(def.indexes.len());
+        for _ in &def.indexes {
+            secondary.push(BTree::create(&mut m)?);
+        }
+        m.commit()?;
+        let new_roots: Vec<PageId> = std::iter::once(primary.root)
+            .chain(secondary.iter().map(|s| s.root))
+            .collect();
+        self.put_dropped_entries(&new_roots, &[], None)?;
+        let abandon = |e: Error| -> Error {
+            let mut d = self.dropped.lock();
+            for &root in &new_roots {
+                d.push(Dropped {
+                    root,
+                    holder: Holder::Nobody,
+                    horizon: None,
+                });
+            }
+            e
+        };
+        let auto_col = def.columns.iter().position(|c| c.auto_increment);
+        let mut max_auto = 0i64;
+        let mut row_id = 0i64;
+        let mut copy = || -> Result<u64> {
+            let mut cur = self.committed_rows(&t);
+            let mut n = 0u64;
+            let old_width = t.def.columns.len();
+            while let Some(mut row) = cur.next_row()? {
+                row.truncate(old_width);
+                let mut row = map(row)?;
+                if row.len() != width {
+                    return Err(Error::Internal(format!(
+                        "a rebuilt row has {} values for {width} columns",
+                        row.len()
+                    )));
+                }
+                for (i, c) in def.columns.iter().enumerate() {
+                    if row[i].is_null() && !c.nullable {
+                        return Err(Error::NotNull(c.name.clone()));
+                    }
+                }
+                if let Some(crate::Value::Int(v)) = auto_col.and_then(|a| row.get(a)) {
+                    max_auto = max_auto.max(*v);
+                }
+                if def.has_hidden_key() {
+                    row_id += 1;
+                    row.push(crate::Value::Int(row_id));
+                }
+                let pk = crate::txn::pk_values(&def, &row);
+                let key = crate::txn::pk_key(&def, &pk);
+                let mut enc = Vec::with_capacity(64);
+                crate::rowcodec::encode_row(&mut enc, 0, 0, &row);
+                let mut dup = false;
+                let mut m = Mtr::new(&self.store, 0);
+                primary.modify(&mut m, &key, |cur| {
+                    dup = cur.is_some();
+                    if dup {
+                        Modify::Keep
+                    } else {
+                        Modify::Put(enc.clone())
+                    }
+                })?;
+                m.commit()?;
+                if dup {
+                    return Err(Error::DuplicateKey {
+                        key: crate::txn::shown(&pk),
+                        index: "PRIMARY".into(),
+                    });
+                }
+                for (idx, tree) in def.indexes.iter().zip(&secondary) {
+                    if idx.unique {
+                        if let Some(v) = crate::txn::unique_value(&def, idx, &row) {
+                            if crate::txn::has_key_prefix(&self.store, *tree, &v)? {
+                                return Err(Error::DuplicateKey {
+                                    key: crate::txn::shown_columns(idx, &row),
+                                    index: idx.name.clone(),
+                                });
+                            }
+                        }
+                    }
+                    let k = crate::txn::index_key(&def, idx, &row);
+                    let mut m = Mtr::new(&self.store, 0);
+                    tree.modify(&mut m, &k, |_| Modify::Put(Vec::new()))?;
+                    m.commit()?;
+                }
+                n += 1;
+                if n % 100_000 == 0 {
+                    tracing::info!(db, table, rows = n, "ALTER TABLE copying rows");
+                }
+            }
+            Ok(n)
+        };
+        let n = copy().map_err(abandon)?;
+        // The swap: the new trees lose their dropped-tree entries, the old ones get theirs,
+        // and the table's entry names the new trees, in one mtr.
+        let old_roots: Vec<PageId> = t.roots().collect();
+        let e = TableEntry {
+            id: t.id,
+            primary_root: primary.root,
+            index_roots: secondary.iter().map(|s| s.root).collect(),
+            def,
+        };
+        let key = catalog::table_key(db, table);
+        let v = catalog::encode_table(&e);
+        if key.len() > tierdb_btree::node::MAX_KEY_LEN
+            || tierdb_btree::node::leaf_cell_size(&key, &v) > tierdb_btree::node::MAX_LEAF_CELL
+        {
+            return Err(abandon(Error::NotSupported(format!(
+                "altering '{table}': the table's catalog entry would not fit a page"
+            ))));
+        }
+        self.put_dropped_entries(&old_roots, &new_roots, Some((&key, &v)))?;
+        // Readers of the old trees hold the old handle (or an older one, re-planned before
+        // its next use): the old trees are freed once it is gone.
+        {
+            let mut d = self.dropped.lock();
+            for root in old_roots {
+                d.push(Dropped {
+                    root,
+                    holder: Holder::Handle(Arc::downgrade(&t)),
+                    horizon: None,
+                });
+            }
+        }
+        t.auto_inc.fetch_max(max_auto, Ordering::Relaxed);
+        t.gate.bump_version();
+        let nt = Arc::new(Table {
+            db: db.into(),
+            def: e.def,
+            id: t.id,
+            primary,
+            secondary,
+            auto_inc: t.auto_inc.clone(),
+            row_id: Arc::new(AtomicI64::new(row_id)),
+            gate: t.gate.clone(),
+            version: t.gate.version(),
+        });
+        self.catalog
+            .write()
+            .entry(db.to_string())
+            .or_default()
+            .insert(table.to_string(), nt);
+        drop(closed);
+        tracing::info!(db, table, rows = n, "table rebuilt");
+        Ok(n)
+    }
+
+    /// Writes dropped-tree entries for `add`, deletes those of `remove` and puts catalog
+    /// entry `table` (key, value), in one mtr.
+    fn put_dropped_entries(
+        &self,
+        add: &[PageId],
+        remove: &[PageId],
+        table: Option<(&[u8], &[u8])>,
+    ) -> Result<()> {
+        // Freeing dropped trees latches the meta page after a catalog leaf; a split here may
+        // latch them the other way round, so this mtr runs alone.
+        let _reclaim = self.reclaim_lock.lock();
+        let mut m = Mtr::new(&self.store, 0);
+        for &root in add {
+            self.catalog_tree
+                .modify_exclusive(&mut m, &catalog::dropped_key(root), |_| {
+                    Modify::Put(catalog::encode_dropped(root))
+                })?;
+        }
+        for &root in remove {
+            self.catalog_tree
+                .modify_exclusive(&mut m, &catalog::dropped_key(root), |_| Modify::Delete)?;
+        }
+        if let Some((key, v)) = table {
+            self.catalog_tree
+                .modify_exclusive(&mut m, key, |_| Modify::Put(v.to_vec()))?;
+        }
+        if let Some(end) = m.commit()? {
+            self.store.wal.flush_to(end)?;
+        }
+        Ok(())
+    }
+
     /// A cursor over every committed row of `t` in primary key order, for DDL that has shut
     /// the table's writers out (index builds, column checks).
     fn committed_rows(self: &Arc<Self>, t: &Arc<Table>) -> crate::txn::Cursor {
@@ -1242,7 +1466,7 @@ pub(crate) fn parse_size(s: &str) -> Option<u64> {
 /// stored form (integers stay integers, text and BLOBs stay bytes, doubles stay doubles,
 /// DECIMAL keeps its scale, dates their kind), and a column in a key keeps its collation (its
 /// key bytes depend on it). NotSupported naming what would need a table rewrite otherwise.
-fn storage_compatible(old: &ColumnDef, new: &ColumnDef, keyed: bool) -> Result<()> {
+pub(crate) fn storage_compatible(old: &ColumnDef, new: &ColumnDef, keyed: bool) -> Result<()> {
     use crate::types::ColumnType as T;
     let bytes = |t: &T| matches!(t, T::Char(_) | T::VarChar(_) | T::Text | T::Blob);
     let same_form = match (&old.ty, &new.ty) {

@@ -228,6 +228,27 @@ impl Engine {
     ) -> Result<()> {
         self.inner.alter_column(db, table, pos, col, check)
     }
+    /// Rewrites every row of the table into definition `def` (same name) through `map`
+    /// (old columns → new columns): DROP COLUMN, type changes, column order, a new primary
+    /// key. The table must still have definition `from` (else TableDefinitionChanged).
+    /// Writers wait meanwhile; a failure or a crash leaves the table as it was. Returns the
+    /// rows copied.
+    pub fn rebuild_table(
+        &self,
+        db: &str,
+        table: &str,
+        from: &TableDef,
+        def: TableDef,
+        map: &mut dyn FnMut(Vec<Value>) -> Result<Vec<Value>>,
+    ) -> Result<u64> {
+        self.inner.rebuild_table(db, table, from, def, map)
+    }
+
+    /// True when column definition `old` can become `new` without rewriting rows (same
+    /// stored form; a key column keeps its collation; AUTO_INCREMENT stays as it is).
+    pub fn changes_in_place(old: &ColumnDef, new: &ColumnDef, keyed: bool) -> bool {
+        inner::storage_compatible(old, new, keyed).is_ok()
+    }
     /// Looks a table up (names compare case-sensitively, like MySQL on Linux).
     pub fn table(&self, db: &str, name: &str) -> Result<Arc<Table>> {
         self.inner.table(db, name)

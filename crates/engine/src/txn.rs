@@ -115,12 +115,12 @@ fn index_entry_matches(def: &TableDef, idx: &IndexDef, row: &[Value], sk: &[u8])
     sk.starts_with(&part)
 }
 
-fn pk_values(def: &TableDef, row: &[Value]) -> Vec<Value> {
+pub(crate) fn pk_values(def: &TableDef, row: &[Value]) -> Vec<Value> {
     def.key_columns().iter().map(|&c| row[c].clone()).collect()
 }
 
 /// The primary-tree key of primary key values `pk` (under the key columns' collations).
-fn pk_key(def: &TableDef, pk: &[Value]) -> Vec<u8> {
+pub(crate) fn pk_key(def: &TableDef, pk: &[Value]) -> Vec<u8> {
     encode_key_of(def, &def.key_columns(), pk)
 }
 
@@ -172,7 +172,7 @@ fn unique_lock(t: &Table, index: usize, value: Vec<u8>) -> LockKey {
 }
 
 /// A key as MySQL shows it in "Duplicate entry": the values joined by '-'.
-fn shown(vals: &[Value]) -> String {
+pub(crate) fn shown(vals: &[Value]) -> String {
     let v: Vec<String> = vals.iter().map(|v| v.to_string()).collect();
     v.join("-")
 }

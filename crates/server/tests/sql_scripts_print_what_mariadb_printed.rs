@@ -210,6 +210,11 @@ fn correlated_subqueries_print_what_mariadb_printed() {
     prints_what_mariadb_printed("correlated_subqueries");
 }
 
+#[test]
+fn alter_table_rewrites_print_what_mariadb_printed() {
+    prints_what_mariadb_printed("alter_table_rewrites");
+}
+
 fn prints_what_mariadb_printed(name: &str) {
     assert!(
         common::exists(MARIADB),

@@ -408,7 +408,12 @@ impl<'a> Compiler<'a> {
             group: self.agg.as_ref().map(|a| a.group_exprs.clone()),
         });
         let planned = crate::plan::select(q, cx);
-        let outer = cx.outer.borrow_mut().pop().map(|f| f.refs).unwrap_or_default();
+        let outer = cx
+            .outer
+            .borrow_mut()
+            .pop()
+            .map(|f| f.refs)
+            .unwrap_or_default();
         let mut plan = planned?;
         if one_column && plan.n_out != 1 {
             return Err(SqlError::new(

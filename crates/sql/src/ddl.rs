@@ -496,15 +496,25 @@ pub fn changed_column(
     def: &TableDef,
     pos: usize,
 ) -> Result<ColumnDef, SqlError> {
-    // Checked against the other columns only: the column may keep its own name.
-    let mut others = def.clone();
-    others.columns.remove(pos);
-    let p = parse_column(c, &others, table_default_collation(def))?;
-    if p.primary || p.unique {
+    let (col, primary, unique) = changed_column_keys(c, def, pos)?;
+    if primary || unique {
         return Err(SqlError::unsupported(
             "MODIFY / CHANGE COLUMN with PRIMARY KEY or UNIQUE (change the column, then add the index)",
         ));
     }
+    Ok(col)
+}
+
+/// `changed_column`, also telling whether the new definition says PRIMARY KEY and UNIQUE.
+pub fn changed_column_keys(
+    c: &ast::ColumnDef,
+    def: &TableDef,
+    pos: usize,
+) -> Result<(ColumnDef, bool, bool), SqlError> {
+    // Checked against the other columns only: the column may keep its own name.
+    let mut others = def.clone();
+    others.columns.remove(pos);
+    let p = parse_column(c, &others, table_default_collation(def))?;
     let mut col = p.col;
     if def.primary_key.contains(&pos) {
         col.nullable = false;
@@ -519,7 +529,10 @@ pub fn changed_column(
     if let Some(e) = &p.default {
         col.default = default_value(e, &col)?;
     }
-    Ok(col)
+    if p.primary {
+        col.nullable = false;
+    }
+    Ok((col, p.primary, p.unique))
 }
 
 /// `ALTER TABLE t ALTER [COLUMN] c SET DEFAULT x`: column `col` with default `e`.

@@ -11,7 +11,9 @@
 //! when no row has it (the plan sorts again when the rows come through a secondary index in
 //! ORDER BY order: a re-read row's order column may have moved). Like UPDATE, a locking read
 //! does not see a row whose committed version did not match the WHERE when scanned, even if
-//! another transaction is changing it to match.
+//! another transaction is changing it to match. A query whose expressions run a correlated
+//! subquery reads its source rows first and evaluates them with the transaction lent to the
+//! subquery runner (`TxnRunner`); UPDATE / DELETE always lend it that way.
 //!
 //! Must never: commit or roll back the transaction, or undo a failed statement (the session
 //! owns that, through an engine savepoint), or keep a cursor open while writing.
@@ -1155,17 +1157,25 @@ fn collect_targets(
     }
     let full = |n: usize| limit.is_some_and(|l| n as u64 >= l);
     let later = filter.as_ref().filter(|f| f.is_correlated());
-    table_rows(t, access, None, None, &mut txn.borrow_mut(), cx, &mut |row| {
-        if later.is_none() {
-            if let Some(f) = filter {
-                if !f.matches(&row, cx)? {
-                    return Ok(true);
+    table_rows(
+        t,
+        access,
+        None,
+        None,
+        &mut txn.borrow_mut(),
+        cx,
+        &mut |row| {
+            if later.is_none() {
+                if let Some(f) = filter {
+                    if !f.matches(&row, cx)? {
+                        return Ok(true);
+                    }
                 }
             }
-        }
-        rows.push(row);
-        Ok(later.is_some() || !full(rows.len()))
-    })?;
+            rows.push(row);
+            Ok(later.is_some() || !full(rows.len()))
+        },
+    )?;
     if let Some(f) = later {
         let mut kept = Vec::new();
         for row in rows {

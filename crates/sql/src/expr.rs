@@ -448,9 +448,7 @@ impl Expr {
             Expr::In(a, list, _) => a.any(f) || list.iter().any(|e| e.any(f)),
             Expr::InSubquery(a, s, _) => a.any(f) || s.outer.iter().any(|e| e.any(f)),
             Expr::Subquery(s, _) | Expr::Exists(s, _) => s.outer.iter().any(|e| e.any(f)),
-            Expr::Quantified { left, sub, .. } => {
-                left.any(f) || sub.outer.iter().any(|e| e.any(f))
-            }
+            Expr::Quantified { left, sub, .. } => left.any(f) || sub.outer.iter().any(|e| e.any(f)),
             Expr::Between(a, b, c, _) => a.any(f) || b.any(f) || c.any(f),
             Expr::Like { expr, pattern, .. } => expr.any(f) || pattern.any(f),
             Expr::Func(_, args) => args.iter().any(|e| e.any(f)),
@@ -526,9 +524,7 @@ impl Expr {
             | Expr::Quantified { .. }
             | Expr::In(..)
             | Expr::Between(..)
-            | Expr::Like { .. } => {
-                Cow::Owned(self.eval_collated(Collation::GeneralCi, row, cx)?)
-            }
+            | Expr::Like { .. } => Cow::Owned(self.eval_collated(Collation::GeneralCi, row, cx)?),
             Expr::Bytewise(e) => Cow::Owned(e.eval_collated(Collation::Binary, row, cx)?),
             Expr::Func(f, args) => Cow::Owned(eval_func(*f, args, row, cx)?),
             Expr::Case {
@@ -582,12 +578,7 @@ impl Expr {
                 let r = membership(&v, set.iter().map(|x| Ok(Cow::Borrowed(x))), coll)?;
                 bool_val(r.map(|b| b != *neg))
             }
-            Expr::Quantified {
-                left,
-                op,
-                sub,
-                all,
-            } => {
+            Expr::Quantified { left, op, sub, all } => {
                 let set = subquery_rows(cx, sub, row, usize::MAX)?;
                 if set.is_empty() {
                     // Every row of an empty set passes ALL; none passes ANY.

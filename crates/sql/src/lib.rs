@@ -2,7 +2,8 @@
 //!
 //! Layers, top down: `session` (one per connection: transactions, prepared statements,
 //! dispatch) → `parse` (sqlparser, MySQL dialect) → `plan` (+ `compile` for expressions,
-//! `access` for key ranges, `ddl` for table definitions) → `exec` (row pipeline on an
+//! `access` for key ranges, `ddl` for table definitions, `alter` for ALTER TABLE
+//! changes that rewrite rows) → `exec` (row pipeline on an
 //! engine `Txn`) and `show` (SHOW / EXPLAIN result sets). `shared`, `variables` and
 //! `status` hold server-wide state; `infoschema` makes INFORMATION_SCHEMA's virtual tables.
 //! `result` is the seam to the wire protocol.
@@ -10,6 +11,7 @@
 //! Must never: reach storage except through `tierdb_engine`, or panic on client input.
 
 pub mod access;
+pub mod alter;
 pub mod coerce;
 pub mod compile;
 pub mod ddl;

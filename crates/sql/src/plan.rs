@@ -77,12 +77,10 @@ impl<'a> PlanCx<'a> {
                 None => Expr::Col(col),
                 Some(group) => match group.iter().position(|g| same_ref(g, &Expr::Col(col))) {
                     Some(k) => Expr::Col(k),
-                    None => {
-                        return Err(SqlError::unsupported(format!(
-                            "a subquery of a grouped query naming '{}', which is not a GROUP BY column",
-                            parts.join(".")
-                        )))
-                    }
+                    None => return Err(SqlError::unsupported(format!(
+                        "a subquery of a grouped query naming '{}', which is not a GROUP BY column",
+                        parts.join(".")
+                    ))),
                 },
             };
             for f in frames[level..].iter_mut() {
@@ -533,6 +531,12 @@ pub enum Utility {
         column: tierdb_engine::ColumnDef,
         check: bool,
     },
+    /// `ALTER TABLE` changes that rewrite every row (see `crate::alter`).
+    RebuildTable {
+        db: String,
+        table: String,
+        rebuild: Box<crate::alter::Rebuild>,
+    },
     /// `RENAME TABLE a TO b, ...` / `ALTER TABLE a RENAME TO b`: (db, from, to_db, to) per
     /// table, all renamed or none; `alter` for the ALTER TABLE form (its counter).
     RenameTables {
@@ -568,6 +572,7 @@ impl Utility {
                 | Utility::AddColumn { .. }
                 | Utility::RenameTables { .. }
                 | Utility::AlterColumn { .. }
+                | Utility::RebuildTable { .. }
                 | Utility::Truncate { .. }
         )
     }
@@ -968,6 +973,17 @@ fn alter_table(at: &ast::AlterTable, cx: &PlanCx) -> Result<Plan, SqlError> {
         .iter()
         .filter(|o| !matches!(o, Op::Algorithm { .. } | Op::Lock { .. }))
         .collect();
+    if !ops.is_empty() {
+        let t = cx.table(&at.name)?;
+        if crate::alter::rewrites(&ops, &t.def)? {
+            let rebuild = crate::alter::plan(&ops, &t.def)?;
+            return Ok(util(Utility::RebuildTable {
+                db,
+                table,
+                rebuild: Box::new(rebuild),
+            }));
+        }
+    }
     match ops.as_slice() {
         [] => Ok(util(Utility::AlterNoop { db, table })),
         [Op::AddConstraint {
@@ -987,14 +1003,8 @@ fn alter_table(at: &ast::AlterTable, cx: &PlanCx) -> Result<Plan, SqlError> {
         [Op::AddColumn {
             if_not_exists,
             column_def,
-            column_position,
             ..
         }] => {
-            if column_position.is_some() {
-                return Err(SqlError::unsupported(
-                    "ADD COLUMN ... FIRST / AFTER (columns are added at the end)",
-                ));
-            }
             let t = cx.table(&at.name)?;
             if *if_not_exists && t.def.column_index(&column_def.name.value).is_some() {
                 return Ok(util(Utility::AlterNoop { db, table }));
@@ -1096,8 +1106,8 @@ fn alter_table(at: &ast::AlterTable, cx: &PlanCx) -> Result<Plan, SqlError> {
             name: name.value.clone(),
         })),
         [one] => Err(SqlError::unsupported(format!("ALTER TABLE ... {one}"))),
-        _ => Err(SqlError::unsupported(
-            "ALTER TABLE with several changes (give one per statement)",
+        _ => Err(SqlError::syntax(
+            "internal: several ALTER TABLE changes not planned",
         )),
     }
 }
@@ -1126,11 +1136,7 @@ fn change_column(
     options: &[ast::ColumnOption],
     position: &Option<ast::MySQLColumnPosition>,
 ) -> Result<Plan, SqlError> {
-    if position.is_some() {
-        return Err(SqlError::unsupported(
-            "MODIFY / CHANGE COLUMN ... FIRST / AFTER (columns keep their place)",
-        ));
-    }
+    debug_assert!(position.is_none(), "a change of place is a rebuild");
     let (db, table) = cx.qualify(&at.name)?;
     let t = cx.table(&at.name)?;
     let pos = column_of(&t.def, &old.value)?;

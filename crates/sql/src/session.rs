@@ -177,6 +177,7 @@ fn counter_for(plan: &Plan) -> Counter {
             Utility::AlterNoop { .. }
             | Utility::AddColumn { .. }
             | Utility::AlterColumn { .. }
+            | Utility::RebuildTable { .. }
             | Utility::RenameTables { alter: true, .. } => Counter::ComAlterTable,
             Utility::RenameTables { alter: false, .. } => Counter::ComRenameTable,
             Utility::LockTables { .. } => Counter::ComLockTables,
@@ -276,12 +277,21 @@ impl Session {
                 "'?' parameter markers are only allowed in prepared statements",
             ));
         }
-        let plan = {
-            let cx = PlanCx::new(&self.core.st.shared.engine, self.core.st.db.as_deref(), &[]);
-            plan::build(&stmt, &cx)?
+        let plan_now = |core: &Core| {
+            let cx = PlanCx::new(&core.st.shared.engine, core.st.db.as_deref(), &[]);
+            plan::build(&stmt, &cx)
         };
+        let plan = plan_now(&self.core)?;
         self.core.st.shared.counters.inc(counter_for(&plan));
-        self.core.run(&plan, &[])
+        match self.core.run(&plan, &[]) {
+            // See `execute`: a table changed shape under the plan; plan again once.
+            Err(e) if e.code == 1412 => {
+                drop(plan);
+                let plan = plan_now(&self.core)?;
+                self.core.run(&plan, &[])
+            }
+            r => r,
+        }
     }
 
     /// COM_STMT_PREPARE.
@@ -342,31 +352,45 @@ impl Session {
                 "Incorrect arguments to mysqld_stmt_execute",
             ));
         }
-        let version = shared.catalog_version();
-        if version != p.version || p.plan.is_none() {
-            // The old plan goes first: its table handles keep a dropped table's pages from
-            // being freed, also when the table is gone and re-planning fails.
-            p.plan = None;
-            let cx = PlanCx::new(&shared.engine, p.db.as_deref(), &p.placeholders);
-            p.plan = Some(plan::build(&p.stmt, &cx)?);
-            p.version = version;
+        if let Some(c) = self.core.conn.as_ref() {
+            c.busy.store(true, Ordering::Relaxed);
+            c.since_ms.store(shared.now_ms(), Ordering::Relaxed);
         }
-        let Some(plan) = p.plan.as_ref() else {
-            return Err(SqlError::new(
-                1105,
-                "HY000",
-                "prepared statement without a plan",
-            ));
-        };
-        shared.counters.inc(counter_for(plan));
-        if self.core.conn.is_some() {
-            let c = self.core.conn.as_ref();
-            if let Some(c) = c {
-                c.busy.store(true, Ordering::Relaxed);
-                c.since_ms.store(shared.now_ms(), Ordering::Relaxed);
+        let mut replanned = false;
+        let r = loop {
+            let version = shared.catalog_version();
+            if version != p.version || p.plan.is_none() {
+                // The old plan goes first: its table handles keep a dropped table's pages
+                // from being freed, also when the table is gone and re-planning fails.
+                p.plan = None;
+                let cx = PlanCx::new(&shared.engine, p.db.as_deref(), &p.placeholders);
+                match plan::build(&p.stmt, &cx) {
+                    Ok(plan) => p.plan = Some(plan),
+                    Err(e) => break Err(e),
+                }
+                p.version = version;
             }
-        }
-        let r = self.core.run(plan, params);
+            let Some(plan) = p.plan.as_ref() else {
+                break Err(SqlError::new(
+                    1105,
+                    "HY000",
+                    "prepared statement without a plan",
+                ));
+            };
+            if !replanned {
+                shared.counters.inc(counter_for(plan));
+            }
+            match self.core.run(plan, params) {
+                // A table changed shape between planning and running (ALTER TABLE): the
+                // statement's changes were undone; plan it again and run it once more, as
+                // MySQL re-prepares.
+                Err(e) if e.code == 1412 && !replanned => {
+                    replanned = true;
+                    p.plan = None;
+                }
+                r => break r,
+            }
+        };
         self.core.end_busy();
         r
     }
@@ -905,6 +929,46 @@ impl Core {
                     if *check { Some(&mut fits) } else { None };
                 engine.alter_column(db, table, *pos, column.clone(), check)?;
                 Ok(alter_ok(0))
+            }
+            Utility::RebuildTable { db, table, rebuild } => {
+                for (code, msg) in &rebuild.notes {
+                    self.st.warnings.push(Warning::note(*code, msg.clone()));
+                }
+                let warnings = self.st.warnings.len();
+                if rebuild.is_noop() {
+                    return Ok(alter_ok(warnings));
+                }
+                // A row that does not convert stops the copy; its error is the statement's.
+                let mut failed: Option<SqlError> = None;
+                let mut notes = Vec::new();
+                let mut row = 0u64;
+                let mut map = |old: Vec<Value>| {
+                    row += 1;
+                    rebuild.convert(&old, row, &mut notes).map_err(|e| {
+                        failed = Some(e);
+                        tierdb_engine::Error::Internal("a row did not convert".into())
+                    })
+                };
+                let copied =
+                    engine.rebuild_table(db, table, &rebuild.from, rebuild.def.clone(), &mut map);
+                if let Some(e) = failed {
+                    return Err(e);
+                }
+                for (code, msg) in notes {
+                    self.st.warnings.push(Warning::note(code, msg));
+                }
+                let warnings = self.st.warnings.len();
+                let shown = if rebuild.copies {
+                    copied?
+                } else {
+                    copied.map(|_| 0)?
+                };
+                Ok(QueryResult::Ok {
+                    affected_rows: shown,
+                    last_insert_id: 0,
+                    warnings: warnings.min(usize::from(u16::MAX)) as u16,
+                    info: format!("Records: {shown}  Duplicates: 0  Warnings: {warnings}"),
+                })
             }
             Utility::RenameTables { pairs, .. } => {
                 engine.rename_tables(pairs)?;

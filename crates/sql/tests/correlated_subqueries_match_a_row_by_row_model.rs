@@ -124,9 +124,8 @@ fn correlated_subqueries_answer_row_by_row() {
         assert_eq!(int(&row[1]), mine.len() as i64, "count for {c:?}");
         let sum = (!mine.is_empty()).then(|| mine.iter().sum::<i64>());
         assert_eq!(opt(&row[2]), sum, "sum for {c:?}");
-        let max = c
-            .2
-            .and_then(|cr| mine.iter().copied().filter(|a| *a < cr).max());
+        let max =
+            c.2.and_then(|cr| mine.iter().copied().filter(|a| *a < cr).max());
         assert_eq!(opt(&row[3]), max, "max below credit for {c:?}");
     }
 
