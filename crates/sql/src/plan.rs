@@ -77,10 +77,12 @@ impl<'a> PlanCx<'a> {
                 None => Expr::Col(col),
                 Some(group) => match group.iter().position(|g| same_ref(g, &Expr::Col(col))) {
                     Some(k) => Expr::Col(k),
-                    None => return Err(SqlError::unsupported(format!(
+                    None => {
+                        return Err(SqlError::unsupported(format!(
                         "a subquery of a grouped query naming '{}', which is not a GROUP BY column",
                         parts.join(".")
-                    ))),
+                    )))
+                    }
                 },
             };
             for f in frames[level..].iter_mut() {

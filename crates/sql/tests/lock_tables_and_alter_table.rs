@@ -140,9 +140,22 @@ fn alter_table_adds_and_drops_indexes() {
     assert!(!q(&mut s, "SHOW INDEX FROM t")
         .iter()
         .any(|r| text(&r[2]) == "v_idx"));
-    assert_eq!(code(&mut s, "ALTER TABLE t DROP COLUMN v"), 1235);
+    // Several changes at once (a rebuild of the table); an unsupported one is still 1235.
+    exec(&mut s, "ALTER TABLE t ADD INDEX a (v), ADD INDEX b (k)");
+    let names: Vec<String> = q(&mut s, "SHOW INDEX FROM t")
+        .iter()
+        .map(|r| text(&r[2]))
+        .collect();
+    assert!(names.contains(&"a".to_string()) && names.contains(&"b".to_string()));
     assert_eq!(
-        code(&mut s, "ALTER TABLE t ADD INDEX a (v), ADD INDEX b (k)"),
+        q(&mut s, "SELECT COUNT(*) FROM t FORCE INDEX (a) WHERE v = 1")[0][0],
+        int_value(17)
+    );
+    assert_eq!(
+        code(
+            &mut s,
+            "ALTER TABLE t ADD INDEX c (v), ADD FOREIGN KEY (k) REFERENCES t (id)"
+        ),
         1235
     );
 }
