@@ -856,6 +856,9 @@ impl Inner {
         let mut m = Mtr::new(&self.store, 0);
         let tree = BTree::create(&mut m)?;
         m.commit()?;
+        // Until the table's entry lists it, the new tree carries a dropped-tree entry: a crash
+        // while it is filled frees it at the next open.
+        self.put_dropped_entries(&[tree.root], &[], None)?;
         // Fill from the committed rows. If that fails, the half-built tree is freed later.
         let fill = || -> Result<u64> {
             let mut cur = self.committed_rows(&t);
@@ -883,25 +886,21 @@ impl Inner {
             }
             Ok(n)
         };
-        let n = match fill() {
-            Ok(n) => n,
-            Err(e) => {
-                if let Err(q) = self.queue_dropped_tree(tree.root, Holder::Nobody) {
-                    tracing::warn!(error = %q, root = tree.root.0, "cannot queue a half-built index for freeing; its pages stay allocated");
-                }
-                return Err(e);
-            }
+        let abandon = |e: Error| -> Error {
+            self.dropped.lock().push(Dropped {
+                root: tree.root,
+                holder: Holder::Nobody,
+                horizon: None,
+            });
+            e
         };
+        let n = fill().map_err(abandon)?;
         let mut def = t.def.clone();
         def.indexes.push(index);
         let mut index_roots: Vec<PageId> = t.secondary.iter().map(|s| s.root).collect();
         index_roots.push(tree.root);
-        if let Err(e) = self.replace_table(db, table, &t, def, index_roots) {
-            if let Err(q) = self.queue_dropped_tree(tree.root, Holder::Nobody) {
-                tracing::warn!(error = %q, root = tree.root.0, "cannot queue an unused index tree for freeing; its pages stay allocated");
-            }
-            return Err(e);
-        }
+        self.replace_table_built(db, table, &t, def, index_roots, &[tree.root])
+            .map_err(abandon)?;
         tracing::info!(db, table, entries = n, "index built");
         Ok(())
     }
@@ -916,16 +915,33 @@ impl Inner {
         def: TableDef,
         index_roots: Vec<PageId>,
     ) -> Result<()> {
+        self.replace_table_built(db, table, t, def, index_roots, &[])
+    }
+
+    /// `replace_table` for a definition that lists `built`, trees filled behind the closed
+    /// gate: their dropped-tree entries go in the mtr that writes the table's entry.
+    fn replace_table_built(
+        &self,
+        db: &str,
+        table: &str,
+        t: &Table,
+        def: TableDef,
+        index_roots: Vec<PageId>,
+        built: &[PageId],
+    ) -> Result<()> {
         let e = TableEntry {
             id: t.id,
             primary_root: t.primary.root,
             index_roots,
             def,
         };
-        self.catalog_put(
-            &catalog::table_key(db, table),
-            Some(catalog::encode_table(&e)),
-        )?;
+        let key = catalog::table_key(db, table);
+        let v = catalog::encode_table(&e);
+        if built.is_empty() {
+            self.catalog_put(&key, Some(v))?;
+        } else {
+            self.put_dropped_entries(&[], built, Some((&key, &v)))?;
+        }
         // Writers holding an older handle move to this one at their next change.
         t.gate.bump_version();
         let nt = Arc::new(Table {
