@@ -39,6 +39,10 @@ pub enum TableLockMode {
 struct State {
     /// Writing transactions inside → their owner (0 = none).
     writers: HashMap<u64, u64>,
+    /// Transactions holding row locks of the table without writing it (locking reads): a
+    /// build waits for them (it may change the key bytes their locks are on); table locks
+    /// do not.
+    lockers: std::collections::HashSet<u64>,
     building: bool,
     /// Table locks: owner → mode.
     locks: HashMap<u64, TableLockMode>,
@@ -47,9 +51,10 @@ struct State {
 }
 
 impl State {
-    /// May a transaction of `owner` start writing?
-    fn admits_writer(&self, owner: u64) -> bool {
-        !self.building
+    /// May transaction `txn` of `owner` start writing? One that already holds row locks
+    /// may even while a build waits for it (the build starts only once it has ended).
+    fn admits_writer(&self, txn: u64, owner: u64) -> bool {
+        (!self.building || self.lockers.contains(&txn))
             && self
                 .locks
                 .iter()
@@ -125,7 +130,9 @@ impl TableGate {
     pub(crate) fn enter(&self, txn: u64, owner: u64, timeout: Duration) -> Result<(), GateError> {
         let deadline = Instant::now() + timeout;
         let mut st = self.state.lock();
-        if !self.wait_until(&mut st, deadline, |s| s.dropped || s.admits_writer(owner)) {
+        if !self.wait_until(&mut st, deadline, |s| {
+            s.dropped || s.admits_writer(txn, owner)
+        }) {
             return Err(GateError::Timeout);
         }
         if st.dropped {
@@ -135,10 +142,26 @@ impl TableGate {
         Ok(())
     }
 
+    /// Transaction `txn` is about to lock rows of the table (a locking read): waits while the
+    /// table is being rebuilt or an index built, then keeps builds out until it ends.
+    pub(crate) fn enter_locker(&self, txn: u64, timeout: Duration) -> Result<(), GateError> {
+        let deadline = Instant::now() + timeout;
+        let mut st = self.state.lock();
+        if !self.wait_until(&mut st, deadline, |s| s.dropped || !s.building) {
+            return Err(GateError::Timeout);
+        }
+        if st.dropped {
+            return Err(GateError::Dropped);
+        }
+        st.lockers.insert(txn);
+        Ok(())
+    }
+
     /// Transaction `txn` has ended (committed or rolled back).
     pub(crate) fn leave(&self, txn: u64) {
         let mut st = self.state.lock();
-        if st.writers.remove(&txn).is_some() {
+        let writer = st.writers.remove(&txn).is_some();
+        if st.lockers.remove(&txn) || writer {
             self.changed.notify_all();
         }
     }
@@ -173,8 +196,8 @@ impl TableGate {
         }
     }
 
-    /// Closes the gate and waits until no writer and no table lock is left. On a timeout
-    /// the gate is open again.
+    /// Closes the gate and waits until no writer, no locking reader and no table lock is
+    /// left. On a timeout the gate is open again.
     pub(crate) fn close(&self, timeout: Duration) -> Result<BuildGuard<'_>, GateError> {
         let deadline = Instant::now() + timeout;
         let mut st = self.state.lock();
@@ -187,7 +210,7 @@ impl TableGate {
         }
         st.building = true;
         if !self.wait_until(&mut st, deadline, |s| {
-            s.writers.is_empty() && s.locks.is_empty()
+            s.writers.is_empty() && s.lockers.is_empty() && s.locks.is_empty()
         }) {
             st.building = false;
             self.changed.notify_all();
@@ -246,6 +269,25 @@ mod tests {
         );
         g.leave(11);
         g.lock(1, TableLockMode::Read, T).unwrap();
+    }
+
+    #[test]
+    fn a_build_waits_for_locking_readers_which_may_still_write() {
+        let g = TableGate::default();
+        g.enter_locker(20, T).unwrap();
+        g.lock(1, TableLockMode::Read, T).unwrap();
+        g.unlock(1);
+        assert!(g.close(T).is_err(), "a build waits for the locker");
+        std::thread::scope(|s| {
+            let closer = s.spawn(|| g.close(Duration::from_secs(5)).map(|_| ()));
+            std::thread::sleep(Duration::from_millis(30));
+            // The locker goes on to write while the build waits for it; its end lets the
+            // build in.
+            g.enter(20, 0, T).unwrap();
+            g.leave(20);
+            assert_eq!(closer.join().unwrap(), Ok(()));
+        });
+        g.enter_locker(21, T).unwrap();
     }
 
     #[test]

@@ -853,12 +853,9 @@ impl Inner {
             );
             t.gate_error(e)
         })?;
-        let mut m = Mtr::new(&self.store, 0);
-        let tree = BTree::create(&mut m)?;
-        m.commit()?;
-        // Until the table's entry lists it, the new tree carries a dropped-tree entry: a crash
-        // while it is filled frees it at the next open.
-        self.put_dropped_entries(&[tree.root], &[], None)?;
+        let [tree] = self.create_unlisted_trees(1)?[..] else {
+            return Err(Error::Internal("one tree asked, another count made".into()));
+        };
         // Fill from the committed rows. If that fails, the half-built tree is freed later.
         let fill = || -> Result<u64> {
             let mut cur = self.committed_rows(&t);
@@ -899,8 +896,9 @@ impl Inner {
         def.indexes.push(index);
         let mut index_roots: Vec<PageId> = t.secondary.iter().map(|s| s.root).collect();
         index_roots.push(tree.root);
-        self.replace_table_built(db, table, &t, def, index_roots, &[tree.root])
-            .map_err(abandon)?;
+        // Not `abandon` on a failure here: the entry may be durable while its flush failed;
+        // the next open sorts the dropped-tree entries out.
+        self.replace_table_built(db, table, &t, def, index_roots, &[tree.root])?;
         tracing::info!(db, table, entries = n, "index built");
         Ok(())
     }
@@ -1088,17 +1086,12 @@ impl Inner {
             );
             t.gate_error(e)
         })?;
-        let mut m = Mtr::new(&self.store, 0);
-        let primary = BTree::create(&mut m)?;
-        let mut secondary = Vec::with_capacity(def.indexes.len());
-        for _ in &def.indexes {
-            secondary.push(BTree::create(&mut m)?);
-        }
-        m.commit()?;
+        let mut trees = self.create_unlisted_trees(1 + def.indexes.len())?;
+        let secondary = trees.split_off(1);
+        let primary = trees[0];
         let new_roots: Vec<PageId> = std::iter::once(primary.root)
             .chain(secondary.iter().map(|s| s.root))
             .collect();
-        self.put_dropped_entries(&new_roots, &[], None)?;
         let abandon = |e: Error| -> Error {
             let mut d = self.dropped.lock();
             for &root in &new_roots {
@@ -1201,6 +1194,8 @@ impl Inner {
                 "altering '{table}': the table's catalog entry would not fit a page"
             ))));
         }
+        // Not `abandon` on a failure here: the swap may be durable while its flush failed;
+        // the next open sorts the entries out (one whose tree a table lists is void).
         self.put_dropped_entries(&old_roots, &new_roots, Some((&key, &v)))?;
         // Readers of the old trees hold the old handle (or an older one, re-planned before
         // its next use): the old trees are freed once it is gone.
@@ -1235,6 +1230,30 @@ impl Inner {
         drop(closed);
         tracing::info!(db, table, rows = n, "table rebuilt");
         Ok(n)
+    }
+
+    /// `n` new empty trees carrying dropped-tree entries, made in one mtr: until a table's
+    /// entry lists them (`put_dropped_entries` with them in `remove`), a crash frees them at
+    /// the next open.
+    fn create_unlisted_trees(&self, n: usize) -> Result<Vec<BTree>> {
+        // Allocation latches the meta page before the catalog leaves here, the other way
+        // round from freeing: no reclaim meanwhile (and other DDL waits for the ddl lock).
+        let _reclaim = self.reclaim_lock.lock();
+        let mut m = Mtr::new(&self.store, 0);
+        let mut trees = Vec::with_capacity(n);
+        for _ in 0..n {
+            trees.push(BTree::create(&mut m)?);
+        }
+        for t in &trees {
+            self.catalog_tree
+                .modify_exclusive(&mut m, &catalog::dropped_key(t.root), |_| {
+                    Modify::Put(catalog::encode_dropped(t.root))
+                })?;
+        }
+        if let Some(end) = m.commit()? {
+            self.store.wal.flush_to(end)?;
+        }
+        Ok(trees)
     }
 
     /// Writes dropped-tree entries for `add`, deletes those of `remove` and puts catalog

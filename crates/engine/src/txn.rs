@@ -66,6 +66,8 @@ pub(crate) struct TxnState {
     purge: Vec<Purge>,
     /// Gates of the tables this transaction writes, held until it ends (see `gate`).
     gates: Vec<Arc<crate::gate::TableGate>>,
+    /// Gates of the tables it holds row locks of without writing (locking reads).
+    lock_gates: Vec<Arc<crate::gate::TableGate>>,
     /// The session this transaction belongs to, for table locks (0 = none).
     pub owner: u64,
     /// Some change was written to the redo log (then commit and rollback append an end
@@ -264,6 +266,7 @@ impl TxnState {
             locks: Vec::new(),
             purge: Vec::new(),
             gates: Vec::new(),
+            lock_gates: Vec::new(),
             owner: 0,
             logged: false,
         }
@@ -282,6 +285,12 @@ impl TxnState {
                 .map_err(|e| t.gate_error(e))?;
             self.gates.push(t.gate.clone());
         }
+        self.current_handle(t)
+    }
+
+    /// None when `t` is current; else the current handle, when changes made through it mean
+    /// what they meant through `t` (only indexes were added or dropped).
+    fn current_handle(&self, t: &Table) -> Result<Option<Arc<Table>>> {
         if t.version == t.gate.version() {
             return Ok(None);
         }
@@ -291,12 +300,35 @@ impl TxnState {
             // handle's table goes by another name or is gone.
             return Err(Error::TableDefinitionChanged);
         }
-        if current.def.columns != t.def.columns {
-            // Columns were added or changed since the statement was planned: its rows have
-            // the old shape or rules. MySQL's answer: the statement is retried by the client.
+        if current.def.columns != t.def.columns
+            || current.def.primary_key != t.def.primary_key
+            || current.primary.root != t.primary.root
+        {
+            // Columns were added or changed since the statement was planned (its rows have
+            // the old shape or rules), or the table was rebuilt (its keys were read from the
+            // old trees, maybe under another primary key). MySQL's answer: the statement is
+            // retried (the SQL layer plans it again).
             return Err(Error::TableDefinitionChanged);
         }
         Ok(Some(current))
+    }
+
+    /// Before locking rows of `t` without writing it (a locking read): keeps table rebuilds
+    /// and index builds out until the transaction ends (they may change the key bytes the
+    /// locks are on); returns the current handle like `enter` when `t` is stale.
+    fn enter_to_lock(&mut self, t: &Table) -> Result<Option<Arc<Table>>> {
+        let inside =
+            |gates: &[Arc<crate::gate::TableGate>]| gates.iter().any(|g| Arc::ptr_eq(g, &t.gate));
+        if !inside(&self.gates) && !inside(&self.lock_gates) {
+            let id = self.ensure_active()?.id;
+            let timeout =
+                Duration::from_millis(self.inner.lock_wait_timeout_ms.load(Ordering::Relaxed));
+            t.gate
+                .enter_locker(id, timeout)
+                .map_err(|e| t.gate_error(e))?;
+            self.lock_gates.push(t.gate.clone());
+        }
+        self.current_handle(t)
     }
 
     fn id(&self) -> u64 {
@@ -566,6 +598,8 @@ impl TxnState {
         mode: LockMode,
         timeout: Option<Duration>,
     ) -> Result<Option<Row>> {
+        let current = self.enter_to_lock(t)?;
+        let t = current.as_deref().unwrap_or(t);
         let key = pk_key(&t.def, pk);
         let lk = LockKey {
             table: t.id,
@@ -765,7 +799,7 @@ impl TxnState {
         if let Some(a) = self.active.take() {
             self.inner.active.end(a.id);
             self.inner.locks.release(a.id, self.locks.iter());
-            for g in self.gates.drain(..) {
+            for g in self.gates.drain(..).chain(self.lock_gates.drain(..)) {
                 g.leave(a.id);
             }
         }

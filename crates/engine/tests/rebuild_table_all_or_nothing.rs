@@ -224,8 +224,35 @@ fn a_running_writer_delays_the_rebuild_which_times_out_unchanged() {
     let r = e.rebuild_table("d", "t", &from, slim_def(), &mut slim);
     assert!(matches!(r, Err(Error::LockWaitTimeout)), "{r:?}");
     writer.commit().expect("commit");
+    // A locking read holds the table's key bytes too: the rebuild waits for it.
+    let mut locker = e.begin();
+    assert!(locker.lock_row(&t, &key(1)).expect("lock").is_some());
+    let r = e.rebuild_table("d", "t", &from, slim_def(), &mut slim);
+    assert!(matches!(r, Err(Error::LockWaitTimeout)), "{r:?}");
+    locker.commit().expect("commit");
     e.rebuild_table("d", "t", &from, slim_def(), &mut slim)
-        .expect("rebuild after the writer");
+        .expect("rebuild after the writer and the locker");
     let t = e.table("d", "t").expect("t");
     assert_eq!(rows_of(&e, &t), vec![slim(kv_row(1, 1, 1)).expect("slim")]);
+}
+
+#[test]
+fn a_handle_from_before_a_key_change_cannot_write_or_lock() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let e = setup(dir.path(), 50);
+    let old = e.table("d", "t").expect("t");
+    let from = old.def.clone();
+    // Same columns, another primary key (k, id): only the keys change.
+    let mut def = from.clone();
+    def.primary_key = vec![1, 0];
+    e.rebuild_table("d", "t", &from, def, &mut Ok)
+        .expect("rebuild");
+    let mut tx = e.begin();
+    let r = tx.delete(&old, &key(1));
+    assert!(matches!(r, Err(Error::TableDefinitionChanged)), "{r:?}");
+    let r = tx.lock_row(&old, &key(2));
+    assert!(matches!(r, Err(Error::TableDefinitionChanged)), "{r:?}");
+    tx.rollback().expect("rollback");
+    let t = e.table("d", "t").expect("t");
+    assert_eq!(rows_of(&e, &t).len(), 50);
 }

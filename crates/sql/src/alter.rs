@@ -41,6 +41,7 @@ pub fn rewrites(ops: &[&ast::AlterTableOperation], def: &TableDef) -> Result<boo
         return Ok(ops.len() > 1);
     };
     Ok(match op {
+        Op::DropIndex { name } => name.value.eq_ignore_ascii_case("PRIMARY"),
         Op::DropColumn { .. }
         | Op::DropPrimaryKey { .. }
         | Op::AddConstraint {
@@ -125,7 +126,8 @@ pub fn plan(ops: &[&ast::AlterTableOperation], from: &TableDef) -> Result<Rebuil
                 ..
             } => {
                 for name in column_names {
-                    match r.def.column_index(&name.value) {
+                    // Only columns the table had before the statement (as MariaDB).
+                    match r.original(&name.value) {
                         Some(pos) => r.remove(pos)?,
                         None if *if_exists => r.notes.push((
                             1091,
@@ -158,7 +160,7 @@ pub fn plan(ops: &[&ast::AlterTableOperation], from: &TableDef) -> Result<Rebuil
                 old_column_name,
                 new_column_name,
             } => {
-                let pos = column_pos(&r.def, &old_column_name.value)?;
+                let pos = r.original_pos(&old_column_name.value)?;
                 if r.def
                     .columns
                     .iter()
@@ -174,7 +176,7 @@ pub fn plan(ops: &[&ast::AlterTableOperation], from: &TableDef) -> Result<Rebuil
                 r.def.columns[pos].name = new_column_name.value.clone();
             }
             Op::AlterColumn { column_name, op } => {
-                let pos = column_pos(&r.def, &column_name.value)?;
+                let pos = r.original_pos(&column_name.value)?;
                 let col = &mut r.def.columns[pos];
                 match op {
                     ast::AlterColumnOperation::SetDefault { value } => {
@@ -215,7 +217,9 @@ pub fn plan(ops: &[&ast::AlterTableOperation], from: &TableDef) -> Result<Rebuil
             }
             Op::DropIndex { name } => {
                 let before = r.def.indexes.len();
-                r.def.indexes.retain(|i| i.name != name.value);
+                r.def
+                    .indexes
+                    .retain(|i| !i.name.eq_ignore_ascii_case(&name.value));
                 if r.def.indexes.len() == before {
                     return Err(SqlError::new(
                         1091,
@@ -259,6 +263,25 @@ pub fn plan(ops: &[&ast::AlterTableOperation], from: &TableDef) -> Result<Rebuil
 }
 
 impl Rebuild {
+    /// Position of column `name` if the table had it before the statement (a change names
+    /// the table's columns, not ones the same statement adds).
+    fn original(&self, name: &str) -> Option<usize> {
+        self.def
+            .column_index(name)
+            .filter(|&p| self.sources[p].is_some())
+    }
+
+    /// `original`, else 1054 naming the table.
+    fn original_pos(&self, name: &str) -> Result<usize, SqlError> {
+        self.original(name).ok_or_else(|| {
+            SqlError::new(
+                1054,
+                "42S22",
+                format!("Unknown column '{name}' in '{}'", self.def.name),
+            )
+        })
+    }
+
     /// Nothing changes (every change was skipped): no row needs copying.
     pub fn is_noop(&self) -> bool {
         let mut same = self.from.clone();
@@ -417,9 +440,15 @@ impl Rebuild {
         options: &[ast::ColumnOption],
         place: &Option<ast::MySQLColumnPosition>,
     ) -> Result<(), SqlError> {
+        // A column this statement adds may be changed too (MariaDB): existing rows then get
+        // what the final definition fills in.
         let pos = column_pos(&self.def, &old.value)?;
         let (col, primary, unique) =
             ddl::changed_column_keys(&column_ast(new, data_type, options), &self.def, pos)?;
+        if self.sources[pos].is_none() {
+            self.fills[pos] =
+                ddl::column_default(&col).unwrap_or_else(|| ddl::implicit_default(&col.ty));
+        }
         let name = col.name.clone();
         self.def.columns[pos] = col;
         if primary {

@@ -71,6 +71,7 @@ impl Scope {
     pub fn is_binary(&self, e: &Expr) -> bool {
         match e {
             Expr::Col(i) => self.cols.get(*i).is_some_and(|c| c.meta.binary),
+            Expr::Outer { binary, .. } => *binary,
             Expr::Cast(_, CastTo::Binary) => true,
             _ => false,
         }
@@ -206,6 +207,15 @@ pub fn contains_aggregate(e: &ast::Expr, depth: usize) -> bool {
             target: ast::InTarget::List(l),
             ..
         } => contains_aggregate(expr, d) || l.iter().any(|x| contains_aggregate(x, d)),
+        // The left operand of a subquery comparison is this query's (the subquery's own
+        // aggregates are its own).
+        ast::Expr::In {
+            expr,
+            target: ast::InTarget::Subquery(_),
+            ..
+        }
+        | ast::Expr::AnyOp { left: expr, .. }
+        | ast::Expr::AllOp { left: expr, .. } => contains_aggregate(expr, d),
         ast::Expr::Like { expr, pattern, .. } => {
             contains_aggregate(expr, d) || contains_aggregate(pattern, d)
         }
@@ -573,14 +583,20 @@ impl<'a> Compiler<'a> {
                     .agg
                     .as_deref_mut()
                     .ok_or_else(|| SqlError::syntax("internal: aggregate context lost"))?;
-                if let Expr::Col(ci) = compiled {
-                    if let Some(gi) = agg
-                        .group_exprs
-                        .iter()
-                        .position(|g| matches!(g, Expr::Col(x) if *x == ci))
-                    {
-                        return Ok(Some(Expr::Col(gi)));
+                match compiled {
+                    Expr::Col(ci) => {
+                        if let Some(gi) = agg
+                            .group_exprs
+                            .iter()
+                            .position(|g| matches!(g, Expr::Col(x) if *x == ci))
+                        {
+                            return Ok(Some(Expr::Col(gi)));
+                        }
                     }
+                    // A column of an enclosing query is one value for every group (also
+                    // when there is no row).
+                    outer @ Expr::Outer { .. } => return Ok(Some(outer)),
+                    _ => {}
                 }
                 self.add_agg(AggFunc::AnyValue, Some(e), false, text)
                     .map(Some)

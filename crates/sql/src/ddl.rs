@@ -543,7 +543,7 @@ pub fn with_default(col: &ColumnDef, e: &ast::Expr) -> Result<ColumnDef, SqlErro
 }
 
 /// What MariaDB stores for a NOT NULL column given no value outside strict mode.
-fn implicit_default(ty: &ColumnType) -> Value {
+pub fn implicit_default(ty: &ColumnType) -> Value {
     match ty {
         ColumnType::Int { .. } => Value::Int(0),
         ColumnType::Float | ColumnType::Double => Value::Double(0.0),

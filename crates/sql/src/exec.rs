@@ -442,10 +442,13 @@ fn select_into(
     if !plan.correlated {
         return select_rows(plan, &mut |f| source_rows(plan, txn, cx, f), cx, sink);
     }
-    // A correlated subquery runs for each row through the transaction: read the rows first.
+    // A correlated subquery runs for each row through the transaction: read the rows first
+    // (only those the WHERE's other conditions let through).
     let mut rows = Vec::new();
     source_rows(plan, txn, cx, &mut |r| {
-        rows.push(r);
+        if uncorrelated_conjuncts_hold(plan.filter.as_ref(), &r, cx)? {
+            rows.push(r);
+        }
         Ok(true)
     })?;
     with_runner(txn, cx, |_, rcx| {
@@ -460,6 +463,24 @@ fn select_into(
         };
         select_rows(plan, &mut feed, rcx, sink)
     })
+}
+
+/// False when a condition ANDed into `filter` that runs no correlated subquery fails on
+/// `row` (the whole filter then fails too).
+fn uncorrelated_conjuncts_hold(
+    filter: Option<&Expr>,
+    row: &[Value],
+    cx: &EvalCx,
+) -> Result<bool, SqlError> {
+    match filter {
+        None => Ok(true),
+        Some(Expr::Bin(crate::expr::BinOp::And, a, b)) => {
+            Ok(uncorrelated_conjuncts_hold(Some(a), row, cx)?
+                && uncorrelated_conjuncts_hold(Some(b), row, cx)?)
+        }
+        Some(e) if e.is_correlated() => Ok(true),
+        Some(e) => e.matches(row, cx),
+    }
 }
 
 /// The rows a source feeds to its argument (until it returns false).
@@ -1165,12 +1186,13 @@ fn collect_targets(
         &mut txn.borrow_mut(),
         cx,
         &mut |row| {
-            if later.is_none() {
-                if let Some(f) = filter {
-                    if !f.matches(&row, cx)? {
-                        return Ok(true);
-                    }
-                }
+            let pass = match (later, filter) {
+                (None, Some(f)) => f.matches(&row, cx)?,
+                (Some(_), f) => uncorrelated_conjuncts_hold(f.as_ref(), &row, cx)?,
+                (None, None) => true,
+            };
+            if !pass {
+                return Ok(true);
             }
             rows.push(row);
             Ok(later.is_some() || !full(rows.len()))
@@ -1240,10 +1262,15 @@ fn lock_write_target(
 pub fn run_update(plan: &UpdatePlan, txn: &mut Txn, cx: &EvalCx) -> Result<WriteResult, SqlError> {
     let t = &plan.table;
     let limit = count_arg(&plan.limit, "LIMIT", cx)?;
+    // A correlated subquery may read this table: every row is matched and its new values
+    // computed before the first change (as MariaDB, which collects the rows first).
+    let two_phase = plan.filter.as_ref().is_some_and(Expr::is_correlated)
+        || plan.sets.iter().any(|(_, e)| e.is_correlated());
     with_runner(txn, cx, |txn, cx| {
         let targets = ordered_targets(t, &plan.access, &plan.filter, &plan.order, limit, txn, cx)?;
         let mut matched = 0;
         let mut changed = 0;
+        let mut pending: Vec<(Vec<Value>, Row)> = Vec::new();
         for (ri, seen) in targets.into_iter().enumerate() {
             let Some(old) = lock_write_target(t, plan.filter.as_ref(), &seen, txn, cx)? else {
                 continue;
@@ -1262,8 +1289,15 @@ pub fn run_update(plan: &UpdatePlan, txn: &mut Txn, cx: &EvalCx) -> Result<Write
             if new == old {
                 continue;
             }
-            txn.borrow_mut().update(t, &pk_of(t, &old), new)?;
+            if two_phase {
+                pending.push((pk_of(t, &old), new));
+            } else {
+                txn.borrow_mut().update(t, &pk_of(t, &old), new)?;
+            }
             changed += 1;
+        }
+        for (pk, new) in pending {
+            txn.borrow_mut().update(t, &pk, new)?;
         }
         Ok(WriteResult {
             affected: changed,
@@ -1278,14 +1312,24 @@ pub fn run_update(plan: &UpdatePlan, txn: &mut Txn, cx: &EvalCx) -> Result<Write
 pub fn run_delete(plan: &DeletePlan, txn: &mut Txn, cx: &EvalCx) -> Result<WriteResult, SqlError> {
     let t = &plan.table;
     let limit = count_arg(&plan.limit, "LIMIT", cx)?;
+    // See `run_update`: with a correlated subquery every row is matched first.
+    let two_phase = plan.filter.as_ref().is_some_and(Expr::is_correlated);
     with_runner(txn, cx, |txn, cx| {
         let targets = ordered_targets(t, &plan.access, &plan.filter, &plan.order, limit, txn, cx)?;
         let mut n = 0;
+        let mut pending = Vec::new();
         for seen in targets {
             let Some(old) = lock_write_target(t, plan.filter.as_ref(), &seen, txn, cx)? else {
                 continue;
             };
-            if txn.borrow_mut().delete(t, &pk_of(t, &old))? {
+            if two_phase {
+                pending.push(pk_of(t, &old));
+            } else if txn.borrow_mut().delete(t, &pk_of(t, &old))? {
+                n += 1;
+            }
+        }
+        for pk in pending {
+            if txn.borrow_mut().delete(t, &pk)? {
                 n += 1;
             }
         }

@@ -209,6 +209,13 @@ pub enum SqlType {
 pub enum Expr {
     Const(Value),
     Param(usize),
+    /// A column of an enclosing query, passed to a correlated subquery as its parameter
+    /// `param` (see `SubRef`), with the column's type and whether it is binary.
+    Outer {
+        param: usize,
+        ty: SqlType,
+        binary: bool,
+    },
     Col(usize),
     Unary(UnOp, Box<Expr>),
     Bin(BinOp, Box<Expr>, Box<Expr>),
@@ -424,8 +431,10 @@ impl Expr {
         })
     }
 
+    /// No column of the row is read (and no correlated subquery runs, which would need the
+    /// transaction): the value can be computed once, e.g. as a key bound.
     pub fn is_row_independent(&self) -> bool {
-        !self.any(&mut |e| matches!(e, Expr::Col(_)))
+        !self.any(&mut |e| matches!(e, Expr::Col(_))) && !self.is_correlated()
     }
 
     /// True when `f` holds for this node or any descendant.
@@ -436,6 +445,7 @@ impl Expr {
         match self {
             Expr::Const(_)
             | Expr::Param(_)
+            | Expr::Outer { .. }
             | Expr::Col(_)
             | Expr::SysVar(..)
             | Expr::UserVar(_) => false,
@@ -476,7 +486,9 @@ impl Expr {
     ) -> Result<Cow<'a, Value>, SqlError> {
         Ok(match self {
             Expr::Const(v) => Cow::Borrowed(v),
-            Expr::Param(i) => Cow::Borrowed(cx.params.get(*i).unwrap_or(&Value::Null)),
+            Expr::Param(i) | Expr::Outer { param: i, .. } => {
+                Cow::Borrowed(cx.params.get(*i).unwrap_or(&Value::Null))
+            }
             Expr::Col(i) => Cow::Borrowed(row.get(*i).unwrap_or(&Value::Null)),
             Expr::Unary(op, a) => {
                 let v = a.eval(row, cx)?;
@@ -697,6 +709,7 @@ impl Expr {
                 Value::Bytes(_) => SqlType::Text,
             },
             Expr::Param(_) | Expr::UserVar(_) | Expr::SysVar(..) => SqlType::Text,
+            Expr::Outer { ty, .. } => *ty,
             Expr::Col(i) => cols(*i),
             Expr::Unary(UnOp::Neg, a) => match a.sql_type(cols) {
                 SqlType::Text => SqlType::Double,

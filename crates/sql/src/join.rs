@@ -89,7 +89,8 @@ pub fn choose_lookup(t: &Table, offset: usize, conds: &[&Expr]) -> Option<Lookup
             if let Expr::Col(ci) = **col {
                 if (offset..offset + width).contains(&ci)
                     && only_columns_below(other, offset)
-                    && !other.any(&mut |x| matches!(x, Expr::Param(_)))
+                    && !other.any(&mut |x| matches!(x, Expr::Param(_) | Expr::Outer { .. }))
+                    && !other.is_correlated()
                     && eq[ci - offset].is_none()
                 {
                     eq[ci - offset] = Some((**other).clone());

@@ -63,7 +63,7 @@ impl<'a> PlanCx<'a> {
     /// Resolves a column the current query's FROM does not have against the enclosing
     /// queries. Found in query L: it is passed down as a parameter through every query
     /// between (each registers it once), and the expression returned is the innermost one's
-    /// `Param`. None: no enclosing query has it either.
+    /// `Expr::Outer` parameter. None: no enclosing query has it either.
     pub fn outer_column(&self, parts: &[&str]) -> Result<Option<Expr>, SqlError> {
         let mut frames = self.outer.borrow_mut();
         let base = self.placeholders.len();
@@ -73,6 +73,8 @@ impl<'a> PlanCx<'a> {
                 Err(e) if e.code == 1052 => return Err(e),
                 Err(_) => continue,
             };
+            let scope = &frames[level].scope;
+            let (ty, binary) = (scope.type_of(col), scope.is_binary(&Expr::Col(col)));
             let mut e = match &frames[level].group {
                 None => Expr::Col(col),
                 Some(group) => match group.iter().position(|g| same_ref(g, &Expr::Col(col))) {
@@ -93,7 +95,11 @@ impl<'a> PlanCx<'a> {
                         f.refs.len() - 1
                     }
                 };
-                e = Expr::Param(base + k);
+                e = Expr::Outer {
+                    param: base + k,
+                    ty,
+                    binary,
+                };
             }
             return Ok(Some(e));
         }
@@ -104,7 +110,8 @@ impl<'a> PlanCx<'a> {
 /// Two references to an enclosing query's value are the same (columns and parameters only).
 fn same_ref(a: &Expr, b: &Expr) -> bool {
     match (a, b) {
-        (Expr::Col(x), Expr::Col(y)) | (Expr::Param(x), Expr::Param(y)) => x == y,
+        (Expr::Col(x), Expr::Col(y))
+        | (Expr::Outer { param: x, .. }, Expr::Outer { param: y, .. }) => x == y,
         _ => false,
     }
 }

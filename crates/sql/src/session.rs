@@ -283,9 +283,10 @@ impl Session {
         };
         let plan = plan_now(&self.core)?;
         self.core.st.shared.counters.inc(counter_for(&plan));
+        let had_txn = self.core.txn.is_some();
         match self.core.run(&plan, &[]) {
             // See `execute`: a table changed shape under the plan; plan again once.
-            Err(e) if e.code == 1412 => {
+            Err(e) if e.code == 1412 && (!had_txn || self.core.txn.is_some()) => {
                 drop(plan);
                 let plan = plan_now(&self.core)?;
                 self.core.run(&plan, &[])
@@ -380,11 +381,13 @@ impl Session {
             if !replanned {
                 shared.counters.inc(counter_for(plan));
             }
+            let had_txn = self.core.txn.is_some();
             match self.core.run(plan, params) {
                 // A table changed shape between planning and running (ALTER TABLE): the
                 // statement's changes were undone; plan it again and run it once more, as
-                // MySQL re-prepares.
-                Err(e) if e.code == 1412 && !replanned => {
+                // MySQL re-prepares — unless that ended the transaction it ran in (a rerun
+                // would hide the loss of its earlier statements).
+                Err(e) if e.code == 1412 && !replanned && (!had_txn || self.core.txn.is_some()) => {
                     replanned = true;
                     p.plan = None;
                 }

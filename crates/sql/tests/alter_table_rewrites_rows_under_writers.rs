@@ -131,3 +131,42 @@ fn rewriting_alters_run_under_writers_without_errors_or_lost_updates() {
         500 + inserts
     );
 }
+
+#[test]
+fn a_rewriting_alter_waits_for_a_locking_read_and_statements_from_before_are_replanned() {
+    let env = env();
+    let mut s = env.session(1);
+    let mut other = env.session(2);
+    exec(&mut s, "SET GLOBAL innodb_lock_wait_timeout = 1");
+    exec(&mut s, "CREATE TABLE p (a INT PRIMARY KEY, b INT NOT NULL)");
+    exec(&mut s, "INSERT INTO p VALUES (1, 3), (2, 2), (3, 1)");
+    // A row locked by a locking read keeps a rewrite of the keys out until its transaction
+    // ends (the lock is on the old key bytes).
+    exec(&mut other, "BEGIN");
+    assert_eq!(
+        q(&mut other, "SELECT b FROM p WHERE a = 1 FOR UPDATE")[0][0],
+        Value::Int(3)
+    );
+    let e = err(
+        &mut s,
+        "ALTER TABLE p DROP PRIMARY KEY, ADD PRIMARY KEY (b)",
+    );
+    assert_eq!(e.code, 1205, "{e:?}");
+    exec(&mut other, "COMMIT");
+    // A statement prepared before the key change deletes the row it names afterwards.
+    let del = other
+        .prepare("DELETE FROM p WHERE a = ?")
+        .expect("prepare")
+        .statement_id;
+    exec(
+        &mut s,
+        "ALTER TABLE p DROP PRIMARY KEY, ADD PRIMARY KEY (b)",
+    );
+    let r = other.execute(del, &[Value::Int(1)]).expect("delete");
+    assert_eq!(affected(&r), 1);
+    let left: Vec<(i64, i64)> = q(&mut s, "SELECT a, b FROM p ORDER BY a")
+        .iter()
+        .map(|r| (int(&r[0]), int(&r[1])))
+        .collect();
+    assert_eq!(left, vec![(2, 2), (3, 1)]);
+}
