@@ -1169,7 +1169,7 @@ impl Inner {
                     m.commit()?;
                 }
                 n += 1;
-                if n % 100_000 == 0 {
+                if n.is_multiple_of(100_000) {
                     tracing::info!(db, table, rows = n, "ALTER TABLE copying rows");
                 }
             }
