@@ -313,9 +313,10 @@ impl TxnState {
         Ok(Some(current))
     }
 
-    /// Before locking rows of `t` without writing it (a locking read): keeps table rebuilds
-    /// and index builds out until the transaction ends (they may change the key bytes the
-    /// locks are on); returns the current handle like `enter` when `t` is stale.
+    /// Before taking shared row locks of `t` (FOR SHARE / LOCK IN SHARE MODE): keeps table
+    /// rebuilds and index builds out until the transaction ends (they may change the key
+    /// bytes the locks are on), without counting as a writer for LOCK TABLES; returns the
+    /// current handle like `enter` when `t` is stale.
     fn enter_to_lock(&mut self, t: &Table) -> Result<Option<Arc<Table>>> {
         let inside =
             |gates: &[Arc<crate::gate::TableGate>]| gates.iter().any(|g| Arc::ptr_eq(g, &t.gate));
@@ -598,7 +599,12 @@ impl TxnState {
         mode: LockMode,
         timeout: Option<Duration>,
     ) -> Result<Option<Row>> {
-        let current = self.enter_to_lock(t)?;
+        // An exclusive lock is taken to write (UPDATE, DELETE, FOR UPDATE): enter the gate as
+        // a writer at once, as InnoDB's intention-exclusive table lock would.
+        let current = match mode {
+            LockMode::Exclusive => self.enter(t)?,
+            LockMode::Shared => self.enter_to_lock(t)?,
+        };
         let t = current.as_deref().unwrap_or(t);
         let key = pk_key(&t.def, pk);
         let lk = LockKey {

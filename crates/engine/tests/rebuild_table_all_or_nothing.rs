@@ -10,7 +10,7 @@ mod common;
 use common::*;
 use std::sync::Arc;
 use std::time::Duration;
-use tierdb_engine::{Engine, Error, IndexDef, Row, Table, TableDef, Value};
+use tierdb_engine::{Engine, Error, IndexDef, LockMode, Row, Table, TableDef, Value};
 
 fn open(dir: &std::path::Path) -> Arc<Engine> {
     Engine::open(small_cfg(dir, 4 << 20)).expect("open")
@@ -224,12 +224,18 @@ fn a_running_writer_delays_the_rebuild_which_times_out_unchanged() {
     let r = e.rebuild_table("d", "t", &from, slim_def(), &mut slim);
     assert!(matches!(r, Err(Error::LockWaitTimeout)), "{r:?}");
     writer.commit().expect("commit");
-    // A locking read holds the table's key bytes too: the rebuild waits for it.
-    let mut locker = e.begin();
-    assert!(locker.lock_row(&t, &key(1)).expect("lock").is_some());
-    let r = e.rebuild_table("d", "t", &from, slim_def(), &mut slim);
-    assert!(matches!(r, Err(Error::LockWaitTimeout)), "{r:?}");
-    locker.commit().expect("commit");
+    // Locking reads hold the table's key bytes too: the rebuild waits for them (shared and
+    // exclusive).
+    for mode in [LockMode::Shared, LockMode::Exclusive] {
+        let mut locker = e.begin();
+        assert!(locker
+            .lock_row_mode(&t, &key(1), mode)
+            .expect("lock")
+            .is_some());
+        let r = e.rebuild_table("d", "t", &from, slim_def(), &mut slim);
+        assert!(matches!(r, Err(Error::LockWaitTimeout)), "{mode:?}: {r:?}");
+        locker.commit().expect("commit");
+    }
     e.rebuild_table("d", "t", &from, slim_def(), &mut slim)
         .expect("rebuild after the writer and the locker");
     let t = e.table("d", "t").expect("t");

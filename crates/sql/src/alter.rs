@@ -340,6 +340,7 @@ impl Rebuild {
                         format!("Truncated incorrect {kind} value: '{v}'"),
                     ));
                 }
+                Err(e) if e.code == 1264 => return Err(e),
                 Err(_) => return Err(truncated()),
             };
             // Same stored form: a value that changes on the way (shortened, rounded) does not

@@ -608,7 +608,10 @@ impl Plan {
         fn select<'a>(s: &'a SelectPlan, out: &mut Vec<(&'a Arc<Table>, bool)>) {
             match &s.source {
                 Source::Dual => {}
-                Source::Table { table, .. } => out.push((table, false)),
+                // FOR UPDATE counts as a write (1099 under a READ table lock, as MariaDB).
+                Source::Table { table, .. } => {
+                    out.push((table, s.lock.is_some_and(|l| l.exclusive)))
+                }
                 Source::Derived { plan, .. } => select(plan, out),
                 Source::Virtual(_) => {}
                 Source::Join(j) => out.extend(j.tables().map(|t| (t, false))),

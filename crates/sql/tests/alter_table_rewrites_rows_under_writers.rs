@@ -153,6 +153,23 @@ fn a_rewriting_alter_waits_for_a_locking_read_and_statements_from_before_are_rep
     );
     assert_eq!(e.code, 1205, "{e:?}");
     exec(&mut other, "COMMIT");
+    // So does a shared one.
+    exec(&mut other, "BEGIN");
+    q(&mut other, "SELECT b FROM p WHERE a = 2 LOCK IN SHARE MODE");
+    let e = err(
+        &mut s,
+        "ALTER TABLE p DROP PRIMARY KEY, ADD PRIMARY KEY (b)",
+    );
+    assert_eq!(e.code, 1205, "{e:?}");
+    exec(&mut other, "COMMIT");
+    // FOR UPDATE under a READ table lock is a write (1099, as MariaDB); sharing is not.
+    exec(&mut other, "LOCK TABLES p READ");
+    assert_eq!(
+        err(&mut other, "SELECT b FROM p WHERE a = 1 FOR UPDATE").code,
+        1099
+    );
+    q(&mut other, "SELECT b FROM p WHERE a = 1 LOCK IN SHARE MODE");
+    exec(&mut other, "UNLOCK TABLES");
     // A statement prepared before the key change deletes the row it names afterwards.
     let del = other
         .prepare("DELETE FROM p WHERE a = ?")
