@@ -94,6 +94,9 @@ pub(crate) struct Inner {
     pub dropped: Mutex<Vec<Dropped>>,
     /// One reclaimer at a time (the checkpointer, or a test).
     reclaim_lock: Mutex<()>,
+    /// Purges of transactions that ended while a read view was open, with the clock value
+    /// they are retained under (see `txns`): run once no view opened before is open.
+    pub deferred: Mutex<Vec<crate::txn::Deferred>>,
 }
 
 fn err_b(e: tierdb_btree::Error) -> Error {
@@ -343,6 +346,7 @@ impl Inner {
             closed: AtomicBool::new(false),
             dropped: Mutex::new(Vec::new()),
             reclaim_lock: Mutex::new(()),
+            deferred: Mutex::new(Vec::new()),
         });
         inner
             .counters
@@ -470,6 +474,7 @@ impl Inner {
             row_id: Arc::new(AtomicI64::new(row_id)),
             gate: Arc::default(),
             version: 0,
+            since: self.active.stamp(),
         }))
     }
 
@@ -718,6 +723,7 @@ impl Inner {
                 row_id: t.row_id.clone(),
                 gate: t.gate.clone(),
                 version: t.gate.version(),
+                since: t.since,
             });
             c.entry(to_db).or_default().insert(nt.def.name.clone(), nt);
         }
@@ -952,6 +958,12 @@ impl Inner {
             row_id: t.row_id.clone(),
             gate: t.gate.clone(),
             version: t.gate.version(),
+            // New trees (an index build): read views opened before cannot use this handle.
+            since: if built.is_empty() {
+                t.since
+            } else {
+                self.active.stamp()
+            },
         });
         self.catalog
             .write()
@@ -1221,6 +1233,7 @@ impl Inner {
             row_id: Arc::new(AtomicI64::new(row_id)),
             gate: t.gate.clone(),
             version: t.gate.version(),
+            since: self.active.stamp(),
         });
         self.catalog
             .write()
@@ -1294,7 +1307,7 @@ impl Inner {
         crate::txn::Cursor::new_primary(
             self.clone(),
             t.clone(),
-            0,
+            Default::default(),
             std::ops::Bound::Unbounded,
             std::ops::Bound::Unbounded,
             None,

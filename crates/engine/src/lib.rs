@@ -126,6 +126,9 @@ pub struct Table {
     pub(crate) gate: Arc<gate::TableGate>,
     /// The gate version this handle was made under (older than the gate's: stale handle).
     pub(crate) version: u64,
+    /// When this handle's trees were made (`ActiveTxns::stamp`): read views opened before
+    /// cannot read through it (1412, as InnoDB).
+    pub(crate) since: u64,
 }
 
 impl Table {
@@ -372,6 +375,29 @@ impl Engine {
             (
                 "Tierdb_active_write_transactions".into(),
                 i.active.count().to_string(),
+            ),
+            (
+                "Tierdb_read_views_open".into(),
+                i.active.open_views().to_string(),
+            ),
+            // Ended transactions whose before-images open read views may still need (what
+            // InnoDB calls its history list), their bytes, and purges waiting for those views.
+            (
+                "Innodb_history_list_length".into(),
+                i.active.history().0.to_string(),
+            ),
+            (
+                "Tierdb_history_bytes".into(),
+                i.active.history().1.to_string(),
+            ),
+            (
+                "Tierdb_purges_deferred".into(),
+                i.deferred
+                    .lock()
+                    .iter()
+                    .map(|d| d.len() as u64)
+                    .sum::<u64>()
+                    .to_string(),
             ),
             (
                 "Tierdb_recovery_redo_records".into(),
@@ -661,6 +687,24 @@ impl Txn {
     /// locking reads alone do not count).
     pub fn has_writes(&self) -> bool {
         self.st.has_writes()
+    }
+    /// REPEATABLE READ: plain reads (`get`, scans) from now on see the database as of one
+    /// moment — the read view opened by the first call in this transaction (`START
+    /// TRANSACTION WITH CONSISTENT SNAPSHOT`, or the first plain read) — plus this
+    /// transaction's own changes. Locking reads and changes still work on the newest
+    /// committed versions, as in InnoDB. A table whose trees were made after the view opened
+    /// (rebuilt, indexed, created) cannot be read through it: `TableDefinitionChanged`.
+    pub fn consistent_reads(&mut self) {
+        self.st.consistent_reads()
+    }
+    /// Plain reads see the newest committed versions again (READ COMMITTED, and the current
+    /// reads of UPDATE / DELETE); an open view is kept for a later `consistent_reads`.
+    pub fn current_reads(&mut self) {
+        self.st.current_reads()
+    }
+    /// A read view is open in this transaction.
+    pub fn has_view(&self) -> bool {
+        self.st.has_view()
     }
 }
 

@@ -34,7 +34,7 @@ use crate::keys::{
 use crate::rowcodec::{
     decode_row, decode_row_cols, encode_row, header, with_header, Undo, FLAG_DELETED,
 };
-use crate::txns::{ActiveTxn, Visible};
+use crate::txns::{ActiveTxn, ReadAs, ReadView, Visible};
 use crate::types::{IndexDef, Row, TableDef, Value};
 use crate::{Error, Result, Table};
 use std::collections::VecDeque;
@@ -45,7 +45,7 @@ use std::time::Duration;
 use tierdb_btree::{BTree, Modify, Mtr};
 use tierdb_txn::{LockError, LockKey, LockMode};
 
-enum Purge {
+pub(crate) enum Purge {
     /// Remove the delete-marked primary entry.
     Row { tree: BTree, key: Vec<u8> },
     /// Remove secondary entry `skey` of index `index` unless the row (primary key `pk`) now
@@ -56,6 +56,21 @@ enum Purge {
         skey: Vec<u8>,
         pk: Vec<u8>,
     },
+}
+
+/// The purge of a transaction that ended while a read view was open (see `txns`).
+pub(crate) struct Deferred {
+    /// The clock value the transaction is retained under.
+    clock: u64,
+    /// Its id (a delete-mark is purged only while it still carries this writer).
+    txn: u64,
+    items: Vec<Purge>,
+}
+
+impl Deferred {
+    pub(crate) fn len(&self) -> usize {
+        self.items.len()
+    }
 }
 
 pub(crate) struct TxnState {
@@ -73,6 +88,11 @@ pub(crate) struct TxnState {
     /// Some change was written to the redo log (then commit and rollback append an end
     /// record; stays true after a rollback to a savepoint).
     logged: bool,
+    /// The read view of a REPEATABLE READ transaction, opened by its first consistent read.
+    view: Option<Arc<ReadView>>,
+    /// Plain reads go through `view` (else they read the last committed versions: the
+    /// current reads of UPDATE, DELETE and locking SELECTs, and READ COMMITTED).
+    consistent: bool,
 }
 
 /// A point inside a transaction that `Txn::rollback_to_savepoint` returns to: the changes
@@ -226,14 +246,14 @@ fn corrupt(t: &Table) -> Error {
 /// materialised; see `decode_row_cols`).
 fn read_row(
     inner: &Inner,
-    me: u64,
+    r: &ReadAs,
     t: &Table,
     key: &[u8],
     want: Option<&[bool]>,
 ) -> Result<Option<Row>> {
     let r = t.primary.get(&inner.store, key, |v| match v {
         None => Ok(None),
-        Some(stored) => visible_row(inner, me, &t.def, t.primary.root.0, key, stored, want),
+        Some(stored) => visible_row(inner, r, &t.def, t.primary.root.0, key, stored, want),
     })?;
     r.map_err(|_| corrupt(t))
 }
@@ -241,14 +261,14 @@ fn read_row(
 /// Decodes the version of `stored` visible to `me`.
 fn visible_row(
     inner: &Inner,
-    me: u64,
+    r: &ReadAs,
     def: &TableDef,
     tree: u64,
     key: &[u8],
     stored: &[u8],
     want: Option<&[bool]>,
 ) -> std::result::Result<Option<Row>, ()> {
-    let row = match inner.active.visible(me, tree, key, stored) {
+    let row = match inner.active.visible(r, tree, key, stored) {
         Visible::None => return Ok(None),
         Visible::Stored(b) => decode_row_cols(b, want),
         Visible::Owned(b) => decode_row_cols(&b, want),
@@ -269,6 +289,49 @@ impl TxnState {
             lock_gates: Vec::new(),
             owner: 0,
             logged: false,
+            view: None,
+            consistent: false,
+        }
+    }
+
+    /// Plain reads from now on see the database as of one moment (REPEATABLE READ): the
+    /// read view is opened now unless this transaction has one. Changes and locking reads
+    /// still work on the newest committed versions.
+    pub fn consistent_reads(&mut self) {
+        if self.view.is_none() {
+            self.view = Some(self.inner.active.open_view());
+        }
+        self.consistent = true;
+    }
+
+    /// Plain reads read the newest committed versions (READ COMMITTED, and the current reads
+    /// of writing statements); an open view stays for later `consistent_reads`.
+    pub fn current_reads(&mut self) {
+        self.consistent = false;
+    }
+
+    pub fn has_view(&self) -> bool {
+        self.view.is_some()
+    }
+
+    /// How plain reads choose versions now.
+    fn reader(&self) -> ReadAs {
+        ReadAs {
+            me: self.id(),
+            view: if self.consistent {
+                self.view.clone()
+            } else {
+                None
+            },
+        }
+    }
+
+    /// A plain read of `t` through a view opened before `t`'s trees were made cannot be
+    /// answered (the versions it needs were never in them): 1412, as InnoDB.
+    fn check_view(&self, t: &Table, r: &ReadAs) -> Result<()> {
+        match &r.view {
+            Some(v) if v.predates(t.since) => Err(Error::TableDefinitionChanged),
+            _ => Ok(()),
         }
     }
 
@@ -615,15 +678,32 @@ impl TxnState {
             None => self.lock_key(lk, mode)?,
             Some(d) => self.lock_key_within(lk, mode, d)?,
         }
-        self.get_key(t, &key, None)
+        self.get_key_current(t, &key)
     }
 
+    /// A plain read of row `key` (through the view when reads are consistent).
     fn get_key(&self, t: &Table, key: &[u8], want: Option<&[bool]>) -> Result<Option<Row>> {
+        let r = self.reader();
+        self.check_view(t, &r)?;
+        self.count_read();
+        read_row(&self.inner, &r, t, key, want)
+    }
+
+    /// The last committed (or own) version of row `key`, whatever the view.
+    fn get_key_current(&self, t: &Table, key: &[u8]) -> Result<Option<Row>> {
+        self.count_read();
+        let r = ReadAs {
+            me: self.id(),
+            view: None,
+        };
+        read_row(&self.inner, &r, t, key, None)
+    }
+
+    fn count_read(&self) {
         self.inner
             .counters
             .rows_read
             .fetch_add(1, Ordering::Relaxed);
-        read_row(&self.inner, self.id(), t, key, want)
     }
 
     pub fn insert(&mut self, t: &Table, mut row: Row) -> Result<Option<i64>> {
@@ -801,9 +881,29 @@ impl TxnState {
         Ok(true)
     }
 
-    fn finish(&mut self) {
+    /// Ends the transaction (`committed`: its changes stay). Purges still listed (a commit
+    /// that an open view does not see) are deferred while the transaction is retained for
+    /// such views, else run now, under the row locks. Closes the read view last.
+    fn finish(&mut self, committed: bool) {
         if let Some(a) = self.active.take() {
-            self.inner.active.end(a.id);
+            let retained = self.inner.active.end(a.id, committed && self.logged);
+            let purge = std::mem::take(&mut self.purge);
+            if committed && !purge.is_empty() {
+                match retained {
+                    Some(clock) => self.inner.deferred.lock().push(Deferred {
+                        clock,
+                        txn: a.id,
+                        items: purge,
+                    }),
+                    None => {
+                        for p in purge {
+                            if let Err(e) = self.purge_one(a.id, p) {
+                                tracing::warn!(error = %e, "purge after commit failed");
+                            }
+                        }
+                    }
+                }
+            }
             self.inner.locks.release(a.id, self.locks.iter());
             for g in self.gates.drain(..).chain(self.lock_gates.drain(..)) {
                 g.leave(a.id);
@@ -813,6 +913,11 @@ impl TxnState {
         self.undo.clear();
         self.purge.clear();
         self.logged = false;
+        self.consistent = false;
+        if let Some(v) = self.view.take() {
+            let horizon = self.inner.active.close_view(&v);
+            run_deferred(&self.inner, horizon);
+        }
     }
 
     pub fn savepoint(&self) -> Savepoint {
@@ -842,12 +947,13 @@ impl TxnState {
 
     pub fn commit(&mut self) -> Result<()> {
         let Some(a) = self.active.clone() else {
+            self.finish(true);
             return Ok(());
         };
         if !self.logged {
             // Only locks were taken (locking reads): nothing to make durable.
             self.inner.counters.commits.fetch_add(1, Ordering::Relaxed);
-            self.finish();
+            self.finish(true);
             return Ok(());
         }
         let payload = tierdb_btree::redo::encode_txn_end(a.id, true);
@@ -855,40 +961,38 @@ impl TxnState {
             Ok(e) => e,
             Err(e) => {
                 // The log is poisoned: nothing more can be written, not even the rollback.
-                self.finish();
+                self.purge.clear();
+                self.finish(false);
                 return Err(e.into());
             }
         };
         let durable = self.inner.store.wal.commit(end);
-        // Purge while the row locks are still held. Failures leave harmless garbage.
-        let purge = std::mem::take(&mut self.purge);
-        for p in purge {
-            if let Err(e) = self.purge_one(a.id, p) {
-                tracing::warn!(error = %e, "purge after commit failed");
+        // Purge while the row locks are still held, unless a read view that does not see
+        // this transaction is open: then its delete-marks and old index entries stay until
+        // such views are closed (`finish` defers them). Failures leave harmless garbage.
+        if self.inner.active.committed_unseen_by_none(&a) {
+            let purge = std::mem::take(&mut self.purge);
+            for p in purge {
+                if let Err(e) = self.purge_one(a.id, p) {
+                    tracing::warn!(error = %e, "purge after commit failed");
+                }
             }
         }
         self.inner.counters.commits.fetch_add(1, Ordering::Relaxed);
-        self.finish();
+        self.finish(true);
         durable.map_err(Error::from)
     }
 
     fn purge_one(&self, me: u64, p: Purge) -> Result<()> {
         match p {
-            Purge::Row { tree, key } => {
-                let mut m = Mtr::new(&self.inner.store, 0);
-                tree.modify(&mut m, &key, |cur| match cur.and_then(header) {
-                    Some((f, w)) if f & FLAG_DELETED != 0 && w == me => Modify::Delete,
-                    _ => Modify::Keep,
-                })?;
-                m.commit()?;
-            }
+            Purge::Row { tree, key } => purge_row(&self.inner, me, tree, &key)?,
             Purge::Sec {
                 table,
                 index,
                 skey,
                 pk,
             } => {
-                if let Some(row) = self.get_key(&table, &pk, None)? {
+                if let Some(row) = self.get_key_current(&table, &pk)? {
                     if index_key(&table.def, &table.def.indexes[index], &row) == skey {
                         return Ok(());
                     }
@@ -908,7 +1012,9 @@ impl TxnState {
     }
 
     pub fn rollback(&mut self) -> Result<()> {
+        self.purge.clear();
         let Some(a) = self.active.clone() else {
+            self.finish(false);
             return Ok(());
         };
         if !self.logged {
@@ -916,7 +1022,7 @@ impl TxnState {
                 .counters
                 .rollbacks
                 .fetch_add(1, Ordering::Relaxed);
-            self.finish();
+            self.finish(false);
             return Ok(());
         }
         let undo = std::mem::take(&mut self.undo);
@@ -933,8 +1039,89 @@ impl TxnState {
             .counters
             .rollbacks
             .fetch_add(1, Ordering::Relaxed);
-        self.finish();
+        self.finish(false);
         r
+    }
+}
+
+/// Removes the delete-marked entry `key` if `writer` is still the one that marked it (a
+/// later insert of the key has replaced the mark otherwise).
+fn purge_row(inner: &Inner, writer: u64, tree: BTree, key: &[u8]) -> Result<()> {
+    let mut m = Mtr::new(&inner.store, 0);
+    tree.modify(&mut m, key, |cur| match cur.and_then(header) {
+        Some((f, w)) if f & FLAG_DELETED != 0 && w == writer => Modify::Delete,
+        _ => Modify::Keep,
+    })?;
+    m.commit()?;
+    Ok(())
+}
+
+/// Runs the deferred purges of transactions retained under clock values below `horizon`
+/// (no open view was opened before they ended).
+pub(crate) fn run_deferred(inner: &Inner, horizon: u64) {
+    let ready: Vec<Deferred> = {
+        let mut d = inner.deferred.lock();
+        if d.is_empty() {
+            return;
+        }
+        let (ready, keep) = std::mem::take(&mut *d)
+            .into_iter()
+            .partition(|x| x.clock < horizon);
+        *d = keep;
+        ready
+    };
+    for d in ready {
+        for p in d.items {
+            if let Err(e) = purge_deferred(inner, d.txn, p) {
+                tracing::warn!(error = %e, "deferred purge failed");
+            }
+        }
+    }
+}
+
+/// One deferred purge, run without the row lock. A delete-mark goes only while `writer`'s
+/// mark is still there. An index entry is checked and removed under its leaf's exclusive
+/// latch, so a writer moving the row back to it (which must put the entry under that latch
+/// after changing the row) cannot slip in between: it stays while any version of the row a
+/// reader may still get (the stored one, or a running or retained writer's before-image)
+/// maps to it — the transaction that later moved the row away purges it then.
+fn purge_deferred(inner: &Inner, writer: u64, p: Purge) -> Result<()> {
+    match p {
+        Purge::Row { tree, key } => purge_row(inner, writer, tree, &key),
+        Purge::Sec {
+            table,
+            index,
+            skey,
+            pk,
+        } => {
+            let idx = &table.def.indexes[index];
+            let maps = |b: &[u8]| -> bool {
+                match header(b) {
+                    Some((f, _)) if f & FLAG_DELETED == 0 => decode_row(b)
+                        .map(|r| index_key(&table.def, idx, &complete_row(&table.def, r)) == skey)
+                        .unwrap_or(true),
+                    Some(_) => false,
+                    None => true,
+                }
+            };
+            let root = table.primary.root.0;
+            let mut m = Mtr::new(&inner.store, 0);
+            table.secondary[index].modify(&mut m, &skey, |cur| {
+                if cur.is_none() {
+                    return Modify::Keep;
+                }
+                let needed = table.primary.get(&inner.store, &pk, |v| match v {
+                    None => false,
+                    Some(stored) => inner.active.any_version(root, &pk, stored, maps),
+                });
+                match needed {
+                    Ok(false) => Modify::Delete,
+                    _ => Modify::Keep,
+                }
+            })?;
+            m.commit()?;
+            Ok(())
+        }
     }
 }
 
@@ -948,7 +1135,7 @@ enum Source {
 pub(crate) struct Cursor {
     inner: Arc<Inner>,
     table: Arc<Table>,
-    me: u64,
+    reader: ReadAs,
     source: Source,
     next: Bound<Vec<u8>>,
     hi: Bound<Vec<u8>>,
@@ -965,7 +1152,7 @@ impl Cursor {
     pub fn new_primary(
         inner: Arc<Inner>,
         table: Arc<Table>,
-        me: u64,
+        reader: ReadAs,
         lo: Bound<Vec<Value>>,
         hi: Bound<Vec<Value>>,
         want: Option<Arc<[bool]>>,
@@ -975,7 +1162,7 @@ impl Cursor {
         Cursor {
             inner,
             table,
-            me,
+            reader,
             source: Source::Primary,
             next,
             hi,
@@ -988,7 +1175,7 @@ impl Cursor {
     pub fn new_secondary(
         inner: Arc<Inner>,
         table: Arc<Table>,
-        me: u64,
+        reader: ReadAs,
         index: usize,
         lo: Bound<Vec<Value>>,
         hi: Bound<Vec<Value>>,
@@ -1009,7 +1196,7 @@ impl Cursor {
         Cursor {
             inner,
             table,
-            me,
+            reader,
             source: Source::Secondary { index },
             next,
             hi,
@@ -1030,7 +1217,7 @@ impl Cursor {
         let mut n = 0usize;
         let mut hit_end = true;
         let mut bad = false;
-        let (inner, me, table) = (&self.inner, self.me, &self.table);
+        let (inner, reader, table) = (&self.inner, &self.reader, &self.table);
         let want = self.want.as_deref();
         let mut rows: Vec<Row> = Vec::new();
         let mut skeys: Vec<Vec<u8>> = Vec::new();
@@ -1057,7 +1244,7 @@ impl Cursor {
             last.extend_from_slice(k);
             match self.source {
                 Source::Primary => {
-                    match visible_row(inner, me, &table.def, tree.root.0, k, v, want) {
+                    match visible_row(inner, reader, &table.def, tree.root.0, k, v, want) {
                         Ok(Some(r)) => rows.push(r),
                         Ok(None) => {}
                         Err(()) => {
@@ -1084,7 +1271,7 @@ impl Cursor {
                 // The key parts are re-encoded as they were stored (a case-insensitive
                 // part decodes to its weights, which encode back to the same bytes).
                 let pk = encode_key(&vals[idx.columns.len()..]);
-                if let Some(row) = read_row(inner, me, table, &pk, want)? {
+                if let Some(row) = read_row(inner, reader, table, &pk, want)? {
                     if index_entry_matches(&table.def, idx, &row, &sk) {
                         rows.push(row);
                     }
@@ -1141,13 +1328,15 @@ impl TxnState {
         hi: Bound<Vec<Value>>,
         want: Option<Arc<[bool]>>,
     ) -> Result<Cursor> {
+        let r = self.reader();
+        self.check_view(t, &r)?;
         Ok(match index {
-            None => Cursor::new_primary(self.inner.clone(), t.clone(), self.id(), lo, hi, want),
+            None => Cursor::new_primary(self.inner.clone(), t.clone(), r, lo, hi, want),
             Some(i) => {
                 if i >= t.secondary.len() {
                     return Err(Error::Internal(format!("index {i} out of range")));
                 }
-                Cursor::new_secondary(self.inner.clone(), t.clone(), self.id(), i, lo, hi, want)
+                Cursor::new_secondary(self.inner.clone(), t.clone(), r, i, lo, hi, want)
             }
         })
     }

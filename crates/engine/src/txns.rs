@@ -7,9 +7,21 @@
 //! (which needs the exclusive latch to restore a row) cannot slip between their read of the
 //! row and their look-up here.
 //!
-//! Lock order: page latch → `shards` → `ActiveTxn::writes`; `order` is never taken with a
-//! page latch held. Must never: report a transaction as finished before its changes are
-//! committed or rolled back.
+//! Read views (REPEATABLE READ, `START TRANSACTION WITH CONSISTENT SNAPSHOT`): a view is the
+//! set of transactions whose changes it sees, fixed when it is opened (every id below the next
+//! one except those active then, as InnoDB's read views). A reader meeting a row whose writer
+//! the view does not see walks back through before-images — the writer's own while it runs,
+//! then the ones *retained* here after it ended — to the version the view sees. A transaction
+//! that ends while a view is open is retained (its before-images kept) until every view
+//! opened before its end is closed; the SQL layer's purge of its delete-marks and stale index
+//! entries waits as long (`Inner::defer_purge`). A transaction whose commit is durable and
+//! whose purge runs at once (no view open) is marked `committed` first, so a view opened
+//! between that and its end counts it as seen.
+//!
+//! Lock order: page latch → `shards` / `retained` → `ActiveTxn::writes`; `order` is never
+//! taken with a page latch held. Must never: report a transaction as finished before its
+//! changes are committed or rolled back; drop a retained transaction some open view may still
+//! need.
 
 use crate::rowcodec::{header, FLAG_DELETED};
 use parking_lot::{Mutex, RwLock};
@@ -24,6 +36,9 @@ pub struct ActiveTxn {
     pub id: u64,
     /// tree root → key → before-image (None = the key did not exist).
     writes: Mutex<HashMap<u64, BeforeImages>>,
+    /// Set (under `order`) once the commit is durable and no view was open: views opened
+    /// from then on see this transaction although it has not ended yet.
+    committed: std::sync::atomic::AtomicBool,
 }
 
 impl ActiveTxn {
@@ -44,48 +59,206 @@ impl ActiveTxn {
 }
 
 const SHARDS: usize = 16;
+/// Most versions one read walks back through (a longer chain is reported as corrupt).
+const MAX_CHAIN: usize = 1 << 20;
+
+/// The transactions a consistent read sees: every id below `high` except `active` (the ones
+/// running when the view was opened), plus the reader's own.
+pub struct ReadView {
+    low: u64,
+    high: u64,
+    active: Vec<u64>,
+    /// Order of opening among views and transaction ends (see `ActiveTxns::end`).
+    seq: u64,
+}
+
+impl ReadView {
+    pub fn sees(&self, writer: u64) -> bool {
+        writer < self.low
+            || (writer < self.high && self.active.binary_search(&writer).is_err())
+    }
+    /// The view was opened before a table handle stamped `since` existed.
+    pub fn predates(&self, since: u64) -> bool {
+        since > self.seq
+    }
+}
+
+/// How a read chooses row versions: `me`'s own changes and, without a view, the last
+/// committed version of every other row (READ COMMITTED); with one, the version the view sees.
+#[derive(Clone, Default)]
+pub struct ReadAs {
+    pub me: u64,
+    pub view: Option<Arc<ReadView>>,
+}
+
+struct Order {
+    next_id: u64,
+    /// id → first LSN of each active transaction.
+    active: BTreeMap<u64, u64>,
+    /// Clock of view openings and retained ends (`ReadView::seq`, `Retained::seq`).
+    seq: u64,
+    /// seq → number of open views opened at that seq.
+    views: BTreeMap<u64, usize>,
+}
+
+struct Retained {
+    txn: Arc<ActiveTxn>,
+    /// The clock when it ended: views with a larger seq see it.
+    seq: u64,
+}
 
 pub struct ActiveTxns {
     shards: Vec<RwLock<HashMap<u64, Arc<ActiveTxn>>>>,
-    /// next id and the set of active ids (for the oldest); one lock so that an id is never
-    /// handed out without being active.
-    order: Mutex<(u64, BTreeMap<u64, u64>)>,
+    /// next id, the active ids (for the oldest) and the open views; one lock so that an id is
+    /// never handed out without being active and a view's active set is exact.
+    order: Mutex<Order>,
     /// Rows written by a transaction id below this are committed (fast path).
     oldest_active: AtomicU64,
+    /// Ended transactions some open view may not see, by id.
+    retained: RwLock<HashMap<u64, Retained>>,
+    /// Number of open views (fast check on every commit).
+    open_views: AtomicU64,
+    /// Bytes of before-images held by retained transactions (an estimate for SHOW STATUS).
+    retained_bytes: AtomicU64,
 }
 
 impl ActiveTxns {
     pub fn new(next_id: u64) -> ActiveTxns {
         ActiveTxns {
             shards: (0..SHARDS).map(|_| RwLock::new(HashMap::new())).collect(),
-            order: Mutex::new((next_id.max(1), BTreeMap::new())),
+            order: Mutex::new(Order {
+                next_id: next_id.max(1),
+                active: BTreeMap::new(),
+                seq: 0,
+                views: BTreeMap::new(),
+            }),
             oldest_active: AtomicU64::new(u64::MAX),
+            retained: RwLock::new(HashMap::new()),
+            open_views: AtomicU64::new(0),
+            retained_bytes: AtomicU64::new(0),
         }
     }
 
     pub fn begin(&self, first_lsn: u64) -> Arc<ActiveTxn> {
         let mut o = self.order.lock();
-        let id = o.0;
-        o.0 += 1;
+        let id = o.next_id;
+        o.next_id += 1;
         let t = Arc::new(ActiveTxn {
             id,
             writes: Mutex::new(HashMap::new()),
+            committed: Default::default(),
         });
         self.shards[(id as usize) % SHARDS]
             .write()
             .insert(id, t.clone());
-        o.1.insert(id, first_lsn);
-        let oldest = o.1.keys().next().copied().unwrap_or(u64::MAX);
+        o.active.insert(id, first_lsn);
+        let oldest = o.active.keys().next().copied().unwrap_or(u64::MAX);
         self.oldest_active.store(oldest, Ordering::Release);
         t
     }
 
-    pub fn end(&self, id: u64) {
+    /// Called once the commit of `t` is durable, before its purge. True: no view is open, `t`
+    /// is now seen by every view opened from here on and its purge may run at once. False:
+    /// a view is open that does not see `t`; its purge must wait (`end` retains it).
+    pub fn committed_unseen_by_none(&self, t: &ActiveTxn) -> bool {
+        let o = self.order.lock();
+        if o.views.is_empty() {
+            t.committed.store(true, Ordering::Release);
+            true
+        } else {
+            false
+        }
+    }
+
+    /// Transaction `id` ended (`committed`: false for a rollback, whose rows are restored).
+    /// Returns the clock value it is retained under when a view that may not see it is open
+    /// (the caller defers its purge until `views_closed_before` passes it), else None.
+    pub fn end(&self, id: u64, committed: bool) -> Option<u64> {
         let mut o = self.order.lock();
+        let mut retained = None;
+        if committed && !o.views.is_empty() {
+            if let Some(t) = self.shards[(id as usize) % SHARDS].read().get(&id).cloned() {
+                let bytes = t.bytes();
+                self.retained_bytes.fetch_add(bytes, Ordering::Relaxed);
+                // Into `retained` before it leaves the shard: a reader always finds it in one.
+                self.retained
+                    .write()
+                    .insert(id, Retained { txn: t, seq: o.seq });
+                retained = Some(o.seq);
+            }
+        }
         self.shards[(id as usize) % SHARDS].write().remove(&id);
-        o.1.remove(&id);
-        let oldest = o.1.keys().next().copied().unwrap_or(u64::MAX);
+        o.active.remove(&id);
+        let oldest = o.active.keys().next().copied().unwrap_or(u64::MAX);
         self.oldest_active.store(oldest, Ordering::Release);
+        retained
+    }
+
+    /// Opens a read view: it sees every transaction committed so far (and those whose commit
+    /// is durable with their purge under way), none active now, none begun later.
+    pub fn open_view(&self) -> Arc<ReadView> {
+        let mut o = self.order.lock();
+        o.seq += 1;
+        let seq = o.seq;
+        *o.views.entry(seq).or_default() += 1;
+        self.open_views.fetch_add(1, Ordering::Relaxed);
+        let active: Vec<u64> = o
+            .active
+            .keys()
+            .copied()
+            .filter(|id| {
+                self.shards[(*id as usize) % SHARDS]
+                    .read()
+                    .get(id)
+                    .is_none_or(|t| !t.committed.load(Ordering::Acquire))
+            })
+            .collect();
+        Arc::new(ReadView {
+            low: active.first().copied().unwrap_or(o.next_id),
+            high: o.next_id,
+            active,
+            seq,
+        })
+    }
+
+    /// Closes `view`. Returns the clock value below which no open view was opened any more
+    /// (`u64::MAX` when none is open): retained transactions that ended before it are
+    /// forgotten here, and the caller runs the purges deferred under those values.
+    pub fn close_view(&self, view: &ReadView) -> u64 {
+        let horizon = {
+            let mut o = self.order.lock();
+            if let Some(n) = o.views.get_mut(&view.seq) {
+                *n -= 1;
+                if *n == 0 {
+                    o.views.remove(&view.seq);
+                }
+                self.open_views.fetch_sub(1, Ordering::Relaxed);
+            }
+            o.views.keys().next().copied().unwrap_or(u64::MAX)
+        };
+        // A transaction retained at clock c is needed by the views with seq <= c.
+        let mut r = self.retained.write();
+        r.retain(|_, t| {
+            let keep = t.seq >= horizon;
+            if !keep {
+                self.retained_bytes
+                    .fetch_sub(t.txn.bytes(), Ordering::Relaxed);
+            }
+            keep
+        });
+        horizon
+    }
+
+    /// Number of ended transactions kept for open views, and their before-images' bytes.
+    pub fn history(&self) -> (u64, u64) {
+        (
+            self.retained.read().len() as u64,
+            self.retained_bytes.load(Ordering::Relaxed),
+        )
+    }
+
+    pub fn open_views(&self) -> u64 {
+        self.open_views.load(Ordering::Relaxed)
     }
 
     pub fn get(&self, id: u64) -> Option<Arc<ActiveTxn>> {
@@ -95,14 +268,63 @@ impl ActiveTxns {
         self.shards[(id as usize) % SHARDS].read().get(&id).cloned()
     }
 
+    /// The before-image transaction `writer` recorded for `key` of `tree`, running or
+    /// retained: Some(None) when the key did not exist before it, None when unknown.
+    fn before_of(&self, writer: u64, tree: u64, key: &[u8]) -> Option<Option<Vec<u8>>> {
+        if let Some(t) = self.shards[(writer as usize) % SHARDS].read().get(&writer) {
+            return t.before(tree, key);
+        }
+        self.retained
+            .read()
+            .get(&writer)
+            .and_then(|r| r.txn.before(tree, key))
+    }
+
+    /// Calls `f` with the stored version of a row and then each older version kept for
+    /// readers (before-images of running and retained writers), newest first, while `f`
+    /// returns false. Delete-marked versions are passed too. True if `f` returned true.
+    pub fn any_version(&self, tree: u64, key: &[u8], stored: &[u8], mut f: impl FnMut(&[u8]) -> bool) -> bool {
+        let mut cur: Vec<u8>;
+        if f(stored) {
+            return true;
+        }
+        let Some((_, mut w)) = header(stored) else {
+            return false;
+        };
+        for _ in 0..MAX_CHAIN {
+            match self.before_of(w, tree, key) {
+                Some(Some(b)) => {
+                    cur = b;
+                    if f(&cur) {
+                        return true;
+                    }
+                    match header(&cur) {
+                        Some((_, next)) if next != w => w = next,
+                        _ => return false,
+                    }
+                }
+                _ => return false,
+            }
+        }
+        false
+    }
+
     /// Smallest `first_lsn` of the active transactions.
     pub fn min_first_lsn(&self) -> Option<u64> {
-        self.order.lock().1.values().min().copied()
+        self.order.lock().active.values().min().copied()
     }
 
     /// The id the next transaction will get: every transaction active now has a smaller one.
     pub fn next_id(&self) -> u64 {
-        self.order.lock().0
+        self.order.lock().next_id
+    }
+
+    /// A clock value for a table handle whose trees are new (a rebuild, an index build, a new
+    /// table): views opened before it cannot read through that handle (`ReadView::predates`).
+    pub fn stamp(&self) -> u64 {
+        let mut o = self.order.lock();
+        o.seq += 1;
+        o.seq
     }
 
     /// Smallest id of an active transaction (`u64::MAX` when none is active).
@@ -111,12 +333,17 @@ impl ActiveTxns {
     }
 
     pub fn count(&self) -> usize {
-        self.order.lock().1.len()
+        self.order.lock().active.len()
     }
 
-    /// The version of a stored row that transaction `me` sees: the stored bytes, the
-    /// before-image of an active writer, or nothing (absent or deleted).
-    pub fn visible<'a>(&self, me: u64, tree: u64, key: &[u8], stored: &'a [u8]) -> Visible<'a> {
+    /// The version of a stored row that the reader sees: the stored bytes, the before-image
+    /// of an active writer (or, with a view, the version the view sees), or nothing (absent or
+    /// deleted).
+    pub fn visible<'a>(&self, r: &ReadAs, tree: u64, key: &[u8], stored: &'a [u8]) -> Visible<'a> {
+        let me = r.me;
+        if let Some(view) = &r.view {
+            return self.visible_in_view(me, view, tree, key, stored);
+        }
         let Some((flags, writer)) = header(stored) else {
             return Visible::Corrupt;
         };
@@ -138,6 +365,65 @@ impl ActiveTxns {
         } else {
             Visible::Stored(stored)
         }
+    }
+}
+
+impl ActiveTxns {
+    fn visible_in_view<'a>(
+        &self,
+        me: u64,
+        view: &ReadView,
+        tree: u64,
+        key: &[u8],
+        stored: &'a [u8],
+    ) -> Visible<'a> {
+        let shown = |flags: u8| flags & FLAG_DELETED == 0;
+        let Some((flags, mut writer)) = header(stored) else {
+            return Visible::Corrupt;
+        };
+        if writer == me || view.sees(writer) {
+            return if shown(flags) {
+                Visible::Stored(stored)
+            } else {
+                Visible::None
+            };
+        }
+        for _ in 0..MAX_CHAIN {
+            match self.before_of(writer, tree, key) {
+                // The key did not exist before the first writer the view does not see.
+                Some(None) => return Visible::None,
+                Some(Some(b)) => {
+                    let Some((f, w)) = header(&b) else {
+                        return Visible::Corrupt;
+                    };
+                    if w == me || view.sees(w) {
+                        return if shown(f) { Visible::Owned(b) } else { Visible::None };
+                    }
+                    if w == writer {
+                        return Visible::Corrupt;
+                    }
+                    writer = w;
+                }
+                // Unknown writer: not retained, so it ended before every open view.
+                None => {
+                    debug_assert!(false, "writer {writer} neither active nor retained");
+                    return Visible::Corrupt;
+                }
+            }
+        }
+        Visible::Corrupt
+    }
+}
+
+impl ActiveTxn {
+    /// Bytes held by the recorded before-images (keys and values).
+    fn bytes(&self) -> u64 {
+        self.writes
+            .lock()
+            .values()
+            .flat_map(|t| t.iter())
+            .map(|(k, v)| (k.len() + v.as_ref().map_or(0, |v| v.len()) + 32) as u64)
+            .sum()
     }
 }
 
