@@ -14,9 +14,9 @@
 //! then the ones *retained* here after it ended — to the version the view sees. A transaction
 //! that ends while a view is open is retained (its before-images kept) until every view
 //! opened before its end is closed; the SQL layer's purge of its delete-marks and stale index
-//! entries waits as long (`Inner::defer_purge`). A transaction whose commit is durable and
-//! whose purge runs at once (no view open) is marked `committed` first, so a view opened
-//! between that and its end counts it as seen.
+//! entries waits as long (`txn::run_deferred`). A transaction whose commit is durable is
+//! marked `committed` before its purge, so a view opened between that and its end counts it
+//! as seen.
 //!
 //! Lock order: page latch → `shards` / `retained` → `ActiveTxn::writes`; `order` is never
 //! taken with a page latch held. Must never: report a transaction as finished before its
@@ -36,8 +36,8 @@ pub struct ActiveTxn {
     pub id: u64,
     /// tree root → key → before-image (None = the key did not exist).
     writes: Mutex<HashMap<u64, BeforeImages>>,
-    /// Set (under `order`) once the commit is durable and no view was open: views opened
-    /// from then on see this transaction although it has not ended yet.
+    /// Set once the commit is durable (`committed_unseen_by_none`): views opened from then on
+    /// see this transaction although it has not ended yet.
     committed: std::sync::atomic::AtomicBool,
 }
 
@@ -157,17 +157,15 @@ impl ActiveTxns {
         t
     }
 
-    /// Called once the commit of `t` is durable, before its purge. True: no view is open, `t`
-    /// is now seen by every view opened from here on and its purge may run at once. False:
-    /// a view is open that does not see `t`; its purge must wait (`end` retains it).
+    /// Called once the commit of `t` is durable, before its purge: `t` is seen by every view
+    /// opened from here on. True: no view is open and its purge may run at once. False: a
+    /// view that may not see `t` is open; its purge must wait (`end` retains it).
     pub fn committed_unseen_by_none(&self, t: &ActiveTxn) -> bool {
-        let o = self.order.lock();
-        if o.views.is_empty() {
-            t.committed.store(true, Ordering::Release);
-            true
-        } else {
-            false
-        }
+        // No lock on the commit path: flag first, then look for views (both SeqCst). A view
+        // opener raises `open_views` before it reads the flags, so either it sees the flag
+        // (and counts `t` as seen) or this load sees its view (and the purge waits).
+        t.committed.store(true, Ordering::SeqCst);
+        self.open_views.load(Ordering::SeqCst) == 0
     }
 
     /// Transaction `id` ended (`committed`: false for a rollback, whose rows are restored).
@@ -201,7 +199,7 @@ impl ActiveTxns {
         o.seq += 1;
         let seq = o.seq;
         *o.views.entry(seq).or_default() += 1;
-        self.open_views.fetch_add(1, Ordering::Relaxed);
+        self.open_views.fetch_add(1, Ordering::SeqCst);
         let active: Vec<u64> = o
             .active
             .keys()
@@ -210,7 +208,7 @@ impl ActiveTxns {
                 self.shards[(*id as usize) % SHARDS]
                     .read()
                     .get(id)
-                    .is_none_or(|t| !t.committed.load(Ordering::Acquire))
+                    .is_none_or(|t| !t.committed.load(Ordering::SeqCst))
             })
             .collect();
         Arc::new(ReadView {

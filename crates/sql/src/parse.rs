@@ -122,20 +122,43 @@ fn mariadb_comments(
     Ok(())
 }
 
-/// `START TRANSACTION ... WITH CONSISTENT SNAPSHOT`: tierdb has no snapshots to offer.
-fn consistent_snapshot(tokens: &[sqlparser::tokenizer::TokenWithSpan]) -> bool {
-    let words: Vec<String> = tokens
+/// `START TRANSACTION ... WITH CONSISTENT SNAPSHOT [, READ WRITE | READ ONLY]`, which
+/// sqlparser does not parse: cuts the three words (and a comma after them) and returns true;
+/// the caller marks the parsed statement (`SNAPSHOT_MARK`).
+fn consistent_snapshot(tokens: &mut Vec<sqlparser::tokenizer::TokenWithSpan>) -> bool {
+    let words: Vec<(usize, String)> = tokens
         .iter()
-        .filter_map(|t| match &t.token {
-            Token::Word(w) if w.quote_style.is_none() => Some(w.value.to_ascii_uppercase()),
+        .enumerate()
+        .filter_map(|(i, t)| match &t.token {
+            Token::Word(w) if w.quote_style.is_none() => Some((i, w.value.to_ascii_uppercase())),
             _ => None,
         })
         .collect();
-    words.first().is_some_and(|w| w == "START")
-        && words
-            .windows(3)
-            .any(|w| w[0] == "WITH" && w[1] == "CONSISTENT" && w[2] == "SNAPSHOT")
+    if words.first().is_none_or(|(_, w)| w != "START") {
+        return false;
+    }
+    let Some(at) = words
+        .windows(3)
+        .position(|w| w[0].1 == "WITH" && w[1].1 == "CONSISTENT" && w[2].1 == "SNAPSHOT")
+    else {
+        return false;
+    };
+    let (from, mut to) = (words[at].0, words[at + 2].0);
+    if let Some(next) = (to + 1..tokens.len()).find(|&i| !matches!(tokens[i].token, Token::Whitespace(_))) {
+        if tokens[next].token == Token::Comma {
+            to = next;
+        }
+    }
+    tokens.drain(from..=to);
+    true
 }
+
+/// How a parsed `START TRANSACTION` says it came `WITH CONSISTENT SNAPSHOT`: an isolation
+/// mode MySQL's grammar cannot produce.
+pub const SNAPSHOT_MARK: sqlparser::ast::TransactionMode =
+    sqlparser::ast::TransactionMode::IsolationLevel(
+        sqlparser::ast::TransactionIsolationLevel::Snapshot,
+    );
 
 /// `SHOW CREATE {DATABASE | SCHEMA} [IF NOT EXISTS] name`, which sqlparser does not parse:
 /// handed on as the words `CREATE DATABASE [IF NOT EXISTS] name` of a `SHOW`.
@@ -213,11 +236,7 @@ pub fn parse(sql: &str) -> Result<Parsed, SqlError> {
         .tokenize_with_location()
         .map_err(syntax)?;
     mariadb_comments(&dialect, &mut tokens)?;
-    if consistent_snapshot(&tokens) {
-        return Err(SqlError::unsupported(
-            "START TRANSACTION WITH CONSISTENT SNAPSHOT (reads are READ COMMITTED; for a consistent mariadb-dump keep its default --lock-tables instead of --single-transaction)",
-        ));
-    }
+    let snapshot = consistent_snapshot(&mut tokens);
     if let Some(stmt) = show_create_database(&tokens) {
         return Ok(Parsed {
             stmt,
@@ -350,6 +369,12 @@ pub fn parse(sql: &str) -> Result<Parsed, SqlError> {
             of: None,
             nonblock: share_nonblock,
         });
+    }
+    if snapshot {
+        match &mut stmt {
+            sqlparser::ast::Statement::StartTransaction { modes, .. } => modes.push(SNAPSHOT_MARK),
+            _ => return Err(syntax("WITH CONSISTENT SNAPSHOT belongs to START TRANSACTION")),
+        }
     }
     placeholders.sort_by_key(|l| (l.line, l.column));
     Ok(Parsed { stmt, placeholders })

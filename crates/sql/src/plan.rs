@@ -431,7 +431,11 @@ pub struct SetItem {
 /// Statements the session runs itself (no row access plan).
 #[derive(Clone, Debug)]
 pub enum Utility {
-    Begin,
+    /// `BEGIN` / `START TRANSACTION`; `snapshot`: `WITH CONSISTENT SNAPSHOT` (the read view
+    /// opens now under REPEATABLE READ).
+    Begin {
+        snapshot: bool,
+    },
     Commit,
     Rollback,
     /// `SAVEPOINT name`.
@@ -713,7 +717,9 @@ pub fn build(stmt: &ast::Statement, cx: &PlanCx) -> Result<Plan, SqlError> {
                 filter: ShowFilter::None,
             })
         }
-        S::StartTransaction { .. } => util(Utility::Begin),
+        S::StartTransaction { modes, .. } => util(Utility::Begin {
+            snapshot: modes.contains(&crate::parse::SNAPSHOT_MARK),
+        }),
         S::Commit { chain: false, .. } => util(Utility::Commit),
         S::Rollback {
             chain: false,

@@ -46,6 +46,18 @@ pub(crate) struct SessionState {
 }
 
 impl SessionState {
+    /// The session's isolation level keeps one read view per transaction (REPEATABLE READ;
+    /// SERIALIZABLE is served the same way). READ COMMITTED (the default) and READ
+    /// UNCOMMITTED read the last committed versions.
+    fn repeatable_read(&self) -> bool {
+        let v = self
+            .vars
+            .get("transaction_isolation")
+            .cloned()
+            .or_else(|| self.shared.global("transaction_isolation"));
+        matches!(v, Some(Value::Bytes(b)) if b == b"REPEATABLE-READ" || b == b"SERIALIZABLE")
+    }
+
     fn session_value(&self, name: &str) -> Option<Value> {
         match name {
             "autocommit" => Some(Value::Int(i64::from(self.autocommit))),
@@ -158,7 +170,7 @@ fn counter_for(plan: &Plan) -> Counter {
         Plan::Delete(_) => Counter::ComDelete,
         Plan::Explain(_) => Counter::ComExplain,
         Plan::Utility(u) => match &**u {
-            Utility::Begin => Counter::ComBegin,
+            Utility::Begin { .. } => Counter::ComBegin,
             Utility::Commit => Counter::ComCommit,
             Utility::Rollback => Counter::ComRollback,
             Utility::Savepoint(_) => Counter::ComSavepoint,
@@ -582,8 +594,12 @@ impl Core {
     fn dml(&mut self, plan: &Plan, params: &[Value]) -> Result<QueryResult, SqlError> {
         let shared = self.st.shared.clone();
         let keep_open = self.txn.is_some() || !self.st.autocommit;
+        let consistent = reads_consistently(plan) && self.st.repeatable_read();
         if !keep_open {
             let mut txn = shared.engine.begin_as(self.owner());
+            if consistent {
+                txn.consistent_reads();
+            }
             let cx = EvalCx::new(params, &self.st);
             let r = run_dml(plan, &mut txn, &cx);
             return match r {
@@ -608,6 +624,13 @@ impl Core {
         let txn = self
             .txn
             .get_or_insert_with(|| shared.engine.begin_as(owner));
+        // Plain SELECTs read through the transaction's view under REPEATABLE READ; writes and
+        // locking reads read the newest committed versions (InnoDB's current reads).
+        if consistent {
+            txn.consistent_reads();
+        } else {
+            txn.current_reads();
+        }
         let cx = EvalCx::new(params, &self.st);
         let sp = txn.savepoint();
         let r = run_dml(plan, txn, &cx);
@@ -650,11 +673,17 @@ impl Core {
             self.commit_open()?;
         }
         let r = match u {
-            Utility::Begin => {
+            Utility::Begin { snapshot } => {
                 self.commit_open()?;
                 // As in MySQL, starting a transaction releases the session's table locks.
                 self.release_table_locks();
-                self.txn = Some(engine.begin_as(self.owner()));
+                let mut txn = engine.begin_as(self.owner());
+                // WITH CONSISTENT SNAPSHOT opens the read view now (under READ COMMITTED it
+                // has no effect, as in InnoDB).
+                if *snapshot && self.st.repeatable_read() {
+                    txn.consistent_reads();
+                }
+                self.txn = Some(txn);
                 Ok(QueryResult::ok())
             }
             Utility::Commit => {
@@ -1318,4 +1347,9 @@ fn run_dml(plan: &Plan, txn: &mut Txn, cx: &EvalCx) -> Result<DmlOutcome, SqlErr
 /// MySQL error 1305 for a savepoint name the transaction does not have.
 fn no_savepoint(name: &str) -> SqlError {
     SqlError::new(1305, "42000", format!("SAVEPOINT {name} does not exist"))
+}
+
+/// A statement whose reads may come from a read view: a SELECT that locks no rows.
+fn reads_consistently(plan: &Plan) -> bool {
+    matches!(plan, Plan::Select(s) if s.lock.is_none())
 }
