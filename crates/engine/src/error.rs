@@ -21,6 +21,8 @@ pub enum Error {
     TableDefinitionChanged,
     #[error("Lock wait timeout exceeded; try restarting transaction")]
     LockWaitTimeout,
+    #[error("This transaction's read view was released: the row history it needed grew past read_view_history_limit; try restarting transaction")]
+    ReadViewTooOld,
     #[error("Field '{0}' doesn't have a default value")]
     NoDefault(String),
     #[error("Column '{0}' cannot be null")]
@@ -60,6 +62,7 @@ impl Error {
             Error::Deadlock => (1213, "40001"),
             Error::TableDefinitionChanged => (1412, "HY000"),
             Error::LockWaitTimeout => (1205, "HY000"),
+            Error::ReadViewTooOld => (1105, "HY000"),
             Error::NoDefault(_) => (1364, "HY000"),
             Error::NotNull(_) => (1048, "23000"),
             Error::DataTruncated { .. } => (1265, "01000"),

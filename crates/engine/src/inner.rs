@@ -349,6 +349,9 @@ impl Inner {
             deferred: Mutex::new(Vec::new()),
         });
         inner
+            .active
+            .set_history_limit(inner.cfg.read_view_history_limit);
+        inner
             .counters
             .recovered_redo_records
             .store(n_records, Ordering::Relaxed);

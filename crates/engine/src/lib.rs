@@ -51,6 +51,10 @@ pub struct EngineConfig {
     pub flush_log_at_trx_commit: u8,
     /// Like `innodb_lock_wait_timeout`.
     pub lock_wait_timeout: Duration,
+    /// Most bytes of row history (before-images of ended transactions) kept for open
+    /// REPEATABLE READ views; past it the oldest views are released and their next read fails
+    /// (`Error::ReadViewTooOld`). 0 = no limit.
+    pub read_view_history_limit: u64,
     /// In-process emulation of a slow cloud disk for the data file (IOPS cap, latency), for
     /// machines where kernel throttling is unavailable. None = the device as it is.
     pub data_throttle: Option<ThrottleConfig>,
@@ -86,6 +90,7 @@ impl std::fmt::Debug for EngineConfig {
             .field("buffer_pool_size_bytes", &self.buffer_pool_size_bytes)
             .field("flush_log_at_trx_commit", &self.flush_log_at_trx_commit)
             .field("lock_wait_timeout", &self.lock_wait_timeout)
+            .field("read_view_history_limit", &self.read_view_history_limit)
             .field("data_throttle", &self.data_throttle)
             .field("bpe", &self.bpe)
             .finish()
@@ -101,6 +106,7 @@ impl EngineConfig {
             buffer_pool_size_bytes: 128 << 20,
             flush_log_at_trx_commit: 1,
             lock_wait_timeout: Duration::from_secs(50),
+            read_view_history_limit: 1 << 30,
             data_throttle: None,
             data_device_wrapper: None,
             redo_opener: None,
@@ -265,7 +271,8 @@ impl Engine {
             .cloned()
             .collect())
     }
-    /// Starts a transaction. Plain reads see the latest committed version (READ COMMITTED).
+    /// Starts a transaction. Plain reads see the latest committed version (READ COMMITTED)
+    /// until `Txn::consistent_reads` gives it a read view (REPEATABLE READ).
     /// A transaction costs nothing until its first write.
     pub fn begin(&self) -> Txn {
         Txn {
@@ -380,6 +387,10 @@ impl Engine {
                 "Tierdb_read_views_open".into(),
                 i.active.open_views().to_string(),
             ),
+            (
+                "Tierdb_read_views_expired".into(),
+                i.active.expired_views().to_string(),
+            ),
             // Ended transactions whose before-images open read views may still need (what
             // InnoDB calls its history list), their bytes, and purges waiting for those views.
             (
@@ -433,6 +444,10 @@ impl Engine {
                 (self.inner.lock_wait_timeout_ms.load(Ordering::Relaxed) / 1000).to_string(),
             ),
             (
+                "tierdb_read_view_history_limit".into(),
+                self.inner.active.history_limit().to_string(),
+            ),
+            (
                 "innodb_page_size".into(),
                 tierdb_page::PAGE_SIZE.to_string(),
             ),
@@ -474,6 +489,14 @@ impl Engine {
                 self.inner
                     .lock_wait_timeout_ms
                     .store(v as u64 * 1000, Ordering::Relaxed);
+                Ok(true)
+            }
+            "tierdb_read_view_history_limit" | "read_view_history_limit" => {
+                let v = value.as_i64().filter(|v| *v >= 0).ok_or_else(bad)?;
+                self.inner.active.set_history_limit(v as u64);
+                if let Some(h) = self.inner.active.trim_history() {
+                    txn::run_deferred(&self.inner, h);
+                }
                 Ok(true)
             }
             "innodb_buffer_pool_size" => Err(Error::NotSupported(

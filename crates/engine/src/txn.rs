@@ -238,6 +238,15 @@ pub(crate) fn complete_row(def: &TableDef, mut row: Row) -> Row {
     row
 }
 
+/// After a read through a view: the view was not expired meanwhile (an expired view's
+/// history may be gone, so what the read returned cannot be trusted).
+fn still_valid(inner: &Inner, r: &ReadAs) -> Result<()> {
+    match &r.view {
+        Some(v) if inner.active.view_expired(v) => Err(Error::ReadViewTooOld),
+        _ => Ok(()),
+    }
+}
+
 fn corrupt(t: &Table) -> Error {
     Error::Corrupt(format!("undecodable row in table {}.{}", t.db, t.def.name))
 }
@@ -331,7 +340,7 @@ impl TxnState {
     fn check_view(&self, t: &Table, r: &ReadAs) -> Result<()> {
         match &r.view {
             Some(v) if v.predates(t.since) => Err(Error::TableDefinitionChanged),
-            _ => Ok(()),
+            _ => still_valid(&self.inner, r),
         }
     }
 
@@ -686,7 +695,9 @@ impl TxnState {
         let r = self.reader();
         self.check_view(t, &r)?;
         self.count_read();
-        read_row(&self.inner, &r, t, key, want)
+        let row = read_row(&self.inner, &r, t, key, want);
+        still_valid(&self.inner, &r)?;
+        row
     }
 
     /// The last committed (or own) version of row `key`, whatever the view.
@@ -887,6 +898,11 @@ impl TxnState {
     fn finish(&mut self, committed: bool) {
         if let Some(a) = self.active.take() {
             let retained = self.inner.active.end(a.id, committed && self.logged);
+            if retained.is_some() {
+                if let Some(horizon) = self.inner.active.trim_history() {
+                    run_deferred(&self.inner, horizon);
+                }
+            }
             let purge = std::mem::take(&mut self.purge);
             if committed && !purge.is_empty() {
                 match retained {
@@ -1257,6 +1273,7 @@ impl Cursor {
             }
             true
         })?;
+        still_valid(inner, reader)?;
         if bad {
             return Err(corrupt(table));
         }
@@ -1271,12 +1288,20 @@ impl Cursor {
                 // The key parts are re-encoded as they were stored (a case-insensitive
                 // part decodes to its weights, which encode back to the same bytes).
                 let pk = encode_key(&vals[idx.columns.len()..]);
-                if let Some(row) = read_row(inner, reader, table, &pk, want)? {
+                let row = match read_row(inner, reader, table, &pk, want) {
+                    Ok(row) => row,
+                    Err(e) => {
+                        still_valid(inner, reader)?;
+                        return Err(e);
+                    }
+                };
+                if let Some(row) = row {
                     if index_entry_matches(&table.def, idx, &row, &sk) {
                         rows.push(row);
                     }
                 }
             }
+            still_valid(inner, reader)?;
         }
         inner
             .counters

@@ -74,8 +74,7 @@ pub struct ReadView {
 
 impl ReadView {
     pub fn sees(&self, writer: u64) -> bool {
-        writer < self.low
-            || (writer < self.high && self.active.binary_search(&writer).is_err())
+        writer < self.low || (writer < self.high && self.active.binary_search(&writer).is_err())
     }
     /// The view was opened before a table handle stamped `since` existed.
     pub fn predates(&self, since: u64) -> bool {
@@ -118,8 +117,14 @@ pub struct ActiveTxns {
     retained: RwLock<HashMap<u64, Retained>>,
     /// Number of open views (fast check on every commit).
     open_views: AtomicU64,
-    /// Bytes of before-images held by retained transactions (an estimate for SHOW STATUS).
+    /// Bytes of before-images held by retained transactions (keys, values, 32 bytes each).
     retained_bytes: AtomicU64,
+    /// Most `retained_bytes` before the oldest views are expired (0 = no limit).
+    history_limit: AtomicU64,
+    /// Views opened at a seq below this are expired: their reads fail (`Error::ReadViewTooOld`).
+    expired_below: AtomicU64,
+    /// Views expired so far.
+    expired_views: AtomicU64,
 }
 
 impl ActiveTxns {
@@ -136,7 +141,75 @@ impl ActiveTxns {
             retained: RwLock::new(HashMap::new()),
             open_views: AtomicU64::new(0),
             retained_bytes: AtomicU64::new(0),
+            history_limit: AtomicU64::new(0),
+            expired_below: AtomicU64::new(0),
+            expired_views: AtomicU64::new(0),
         }
+    }
+
+    pub fn set_history_limit(&self, bytes: u64) {
+        self.history_limit.store(bytes, Ordering::Relaxed);
+    }
+
+    pub fn history_limit(&self) -> u64 {
+        self.history_limit.load(Ordering::Relaxed)
+    }
+
+    pub fn expired_views(&self) -> u64 {
+        self.expired_views.load(Ordering::Relaxed)
+    }
+
+    /// The view was expired to bound the history (its reads may have lost what they need).
+    pub fn view_expired(&self, view: &ReadView) -> bool {
+        view.seq < self.expired_below.load(Ordering::SeqCst)
+    }
+
+    /// While the retained history is over the limit, expires the oldest open views (a reader
+    /// of an expired view gets `ReadViewTooOld` from its next read) and forgets what only
+    /// they needed. Returns the new horizon when a view was expired (the caller runs the
+    /// purges deferred below it).
+    pub fn trim_history(&self) -> Option<u64> {
+        let limit = self.history_limit.load(Ordering::Relaxed);
+        let over = || limit > 0 && self.retained_bytes.load(Ordering::Relaxed) > limit;
+        let mut horizon = None;
+        while over() {
+            let h = {
+                let mut o = self.order.lock();
+                let Some((&seq, &n)) = o.views.iter().next() else {
+                    break;
+                };
+                o.views.remove(&seq);
+                // Expired before anything it needs is forgotten: its readers check after
+                // each read, so a read that raced with the pruning is never returned.
+                self.expired_below.fetch_max(seq + 1, Ordering::SeqCst);
+                self.open_views.fetch_sub(n as u64, Ordering::SeqCst);
+                self.expired_views.fetch_add(n as u64, Ordering::Relaxed);
+                tracing::warn!(
+                    views = n,
+                    history_bytes = self.retained_bytes.load(Ordering::Relaxed),
+                    limit,
+                    "read view expired: the history it needs outgrew read_view_history_limit"
+                );
+                o.views.keys().next().copied().unwrap_or(u64::MAX)
+            };
+            self.prune(h);
+            horizon = Some(h);
+        }
+        horizon
+    }
+
+    /// Forgets the retained transactions no view opened at or after `horizon` needs.
+    fn prune(&self, horizon: u64) {
+        // A transaction retained at clock c is needed by the views with seq <= c.
+        let mut r = self.retained.write();
+        r.retain(|_, t| {
+            let keep = t.seq >= horizon;
+            if !keep {
+                self.retained_bytes
+                    .fetch_sub(t.txn.bytes(), Ordering::Relaxed);
+            }
+            keep
+        });
     }
 
     pub fn begin(&self, first_lsn: u64) -> Arc<ActiveTxn> {
@@ -234,16 +307,7 @@ impl ActiveTxns {
             }
             o.views.keys().next().copied().unwrap_or(u64::MAX)
         };
-        // A transaction retained at clock c is needed by the views with seq <= c.
-        let mut r = self.retained.write();
-        r.retain(|_, t| {
-            let keep = t.seq >= horizon;
-            if !keep {
-                self.retained_bytes
-                    .fetch_sub(t.txn.bytes(), Ordering::Relaxed);
-            }
-            keep
-        });
+        self.prune(horizon);
         horizon
     }
 
@@ -281,7 +345,13 @@ impl ActiveTxns {
     /// Calls `f` with the stored version of a row and then each older version kept for
     /// readers (before-images of running and retained writers), newest first, while `f`
     /// returns false. Delete-marked versions are passed too. True if `f` returned true.
-    pub fn any_version(&self, tree: u64, key: &[u8], stored: &[u8], mut f: impl FnMut(&[u8]) -> bool) -> bool {
+    pub fn any_version(
+        &self,
+        tree: u64,
+        key: &[u8],
+        stored: &[u8],
+        mut f: impl FnMut(&[u8]) -> bool,
+    ) -> bool {
         let mut cur: Vec<u8>;
         if f(stored) {
             return true;
@@ -395,7 +465,11 @@ impl ActiveTxns {
                         return Visible::Corrupt;
                     };
                     if w == me || view.sees(w) {
-                        return if shown(f) { Visible::Owned(b) } else { Visible::None };
+                        return if shown(f) {
+                            Visible::Owned(b)
+                        } else {
+                            Visible::None
+                        };
                     }
                     if w == writer {
                         return Visible::Corrupt;

@@ -7,6 +7,9 @@
 //!   and its locking reads see the newest versions; once it closes, the deferred purges run
 //!   and the index lists exactly the table's rows again;
 //! - a view cannot read a table whose trees were made after it opened (1412), as InnoDB;
+//! - a view left open while writers go on keeps their history only up to
+//!   `read_view_history_limit`: past it the view is released (its next read fails with
+//!   ReadViewTooOld), the history and deferred purges are let go, and writers never notice;
 //! - many writers moving money between accounts (also by deleting an account and inserting
 //!   it under a new id, and moving it between buckets of an index), committing or rolling
 //!   back at random, while readers sum the accounts several times per view by primary scans,
@@ -74,7 +77,9 @@ fn a_view_keeps_seeing_the_moment_it_opened_until_it_closes() {
 
     // Running when the view opens: never seen by it, even after it commits.
     let mut running = e.begin();
-    running.update(&t, &key(1), kv_row(1, 1, 100)).expect("update");
+    running
+        .update(&t, &key(1), kv_row(1, 1, 100))
+        .expect("update");
 
     let mut r = e.begin();
     r.consistent_reads();
@@ -120,7 +125,8 @@ fn a_view_keeps_seeing_the_moment_it_opened_until_it_closes() {
     }
 
     // Its own changes it sees; locking reads and changes work on the newest versions.
-    r.update(&t, &key(6), kv_row(6, 6, 600)).expect("own update");
+    r.update(&t, &key(6), kv_row(6, 6, 600))
+        .expect("own update");
     assert_eq!(v_of(&r.get(&t, &key(6)).expect("get").expect("row 6")), 600);
     assert_eq!(
         v_of(&r.lock_row(&t, &key(2)).expect("lock").expect("row 2")),
@@ -186,6 +192,77 @@ fn a_view_cannot_read_a_table_whose_trees_are_newer() {
     r2.consistent_reads();
     assert_eq!(index_scan_all(&mut r2, &nt, 1).len(), 1);
     r2.commit().expect("commit");
+    e.shutdown().expect("shutdown");
+}
+
+#[test]
+fn a_view_left_open_is_released_when_its_history_outgrows_the_limit() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut cfg = small_cfg(dir.path(), 8 << 20);
+    cfg.read_view_history_limit = 256 << 10;
+    let e = Engine::open(cfg).expect("open");
+    e.create_database("d").expect("create database");
+    e.create_table("d", kv_table("t")).expect("create table");
+    let t = e.table("d", "t").expect("table");
+    let mut tx = e.begin();
+    for id in 1..=50 {
+        tx.insert(&t, kv_row(id, id, 0)).expect("insert");
+    }
+    tx.commit().expect("commit");
+
+    let mut forgotten = e.begin();
+    forgotten.consistent_reads();
+    assert_eq!(scan_all(&mut forgotten, &t).len(), 50);
+    let mut fresh_seen = false;
+    // Each transaction retains about 50 before-images of ~250 bytes: the limit is passed
+    // after about 20 of them.
+    for round in 1..=60 {
+        let mut w = e.begin();
+        for id in 1..=50 {
+            w.update(&t, &key(id), kv_row(id, id + round, round))
+                .expect("a writer never notices the limit");
+        }
+        w.delete(&t, &key(1000 + round - 1)).expect("delete");
+        w.insert(&t, kv_row(1000 + round, 0, 0)).expect("insert");
+        w.commit().expect("commit");
+        if round == 30 {
+            // A view opened later is not released along with the old one.
+            let mut fresh = e.begin();
+            fresh.consistent_reads();
+            assert_eq!(scan_all(&mut fresh, &t).len(), 51);
+            fresh.commit().expect("commit");
+            fresh_seen = true;
+        }
+        assert!(
+            status(&e, "Tierdb_history_bytes") <= 256 << 10,
+            "round {round}"
+        );
+    }
+    assert!(fresh_seen);
+    assert_eq!(status(&e, "Tierdb_read_views_expired"), 1);
+    assert!(matches!(
+        forgotten.get(&t, &key(1)),
+        Err(Error::ReadViewTooOld)
+    ));
+    assert!(matches!(
+        forgotten.scan(&t, std::ops::Bound::Unbounded, std::ops::Bound::Unbounded),
+        Err(Error::ReadViewTooOld)
+    ));
+    forgotten
+        .commit()
+        .expect("the released transaction still ends");
+    assert_eq!(status(&e, "Tierdb_read_views_open"), 0);
+    assert_eq!(status(&e, "Innodb_history_list_length"), 0);
+    assert_eq!(status(&e, "Tierdb_purges_deferred"), 0);
+    let mut rc = e.begin();
+    let table = shape(&scan_all(&mut rc, &t));
+    assert_eq!(table.len(), 51);
+    assert_eq!(
+        shape(&index_scan_all(&mut rc, &t, 0)),
+        table,
+        "index == table"
+    );
+    drop(rc);
     e.shutdown().expect("shutdown");
 }
 
@@ -312,7 +389,11 @@ fn views_over_concurrent_transfers_always_sum_to_the_same_total() {
                     assert_eq!(shape(&[row]).get(&id), Some(&(k, v)), "point read of {id}");
                 }
                 std::thread::sleep(Duration::from_millis(3));
-                assert_eq!(shape(&scan_all(&mut r, &t)), first, "re-read in the same view");
+                assert_eq!(
+                    shape(&scan_all(&mut r, &t)),
+                    first,
+                    "re-read in the same view"
+                );
                 r.commit().expect("commit");
                 views += 1;
             }
@@ -332,7 +413,11 @@ fn views_over_concurrent_transfers_always_sum_to_the_same_total() {
     let mut rc = e.begin();
     let table = shape(&scan_all(&mut rc, &t));
     assert_eq!(table.values().map(|&(_, v)| v).sum::<i64>(), total);
-    assert_eq!(shape(&index_scan_all(&mut rc, &t, 0)), table, "index == table");
+    assert_eq!(
+        shape(&index_scan_all(&mut rc, &t, 0)),
+        table,
+        "index == table"
+    );
     drop(rc);
     e.shutdown().expect("shutdown");
     eprintln!("{done} transfers, {views} views");

@@ -218,6 +218,8 @@ settings! {
     flush_log_at_trx_commit: u8 = 1;
     /// Seconds a statement waits for a row lock before error 1205.
     lock_wait_timeout: u64 = 50;
+    /// Most DRAM (bytes or K/M/G) for the row history that open REPEATABLE READ transactions still need; past it the oldest one is released (its next read fails); 0 = no limit.
+    read_view_history_limit: ByteSize = ByteSize(1 << 30);
     /// Most client connections at once; one more gets error 1040.
     max_connections: u32 = 1024;
     /// Largest packet a client may send (bytes or K/M/G); larger gets error 1153 and the connection is closed.
@@ -377,6 +379,7 @@ impl Config {
         e.buffer_pool_size_bytes = self.buffer_pool_size.0;
         e.flush_log_at_trx_commit = self.flush_log_at_trx_commit;
         e.lock_wait_timeout = std::time::Duration::from_secs(self.lock_wait_timeout);
+        e.read_view_history_limit = self.read_view_history_limit.0;
         let throttle = |r: u32, w: u32, total: u32, lat: u32| {
             (r > 0 || w > 0 || total > 0 || lat > 0).then_some(tierdb_engine::ThrottleConfig {
                 read_iops: r,

@@ -57,14 +57,20 @@ fn repeatable_read_sees_one_moment_and_read_committed_sees_each_commit() {
         &mut b,
         "CREATE TABLE t (id INT PRIMARY KEY, k INT NOT NULL, v INT NOT NULL, KEY k (k))",
     );
-    exec(&mut b, "INSERT INTO t VALUES (1, 1, 10), (2, 2, 20), (3, 3, 30)");
+    exec(
+        &mut b,
+        "INSERT INTO t VALUES (1, 1, 10), (2, 2, 20), (3, 3, 30)",
+    );
     let mut a = conn(&server, Some("snap"));
     let level: String = a
         .query_first("SELECT @@transaction_isolation")
         .expect("select")
         .expect("row");
     assert_eq!(level, "READ-COMMITTED", "the default");
-    exec(&mut a, "SET SESSION TRANSACTION ISOLATION LEVEL REPEATABLE READ");
+    exec(
+        &mut a,
+        "SET SESSION TRANSACTION ISOLATION LEVEL REPEATABLE READ",
+    );
     let level: String = a
         .query_first("SELECT @@tx_isolation")
         .expect("select")
@@ -78,7 +84,10 @@ fn repeatable_read_sees_one_moment_and_read_committed_sees_each_commit() {
     let before = vec![(1, 1, 10), (2, 2, 20), (3, 3, 30)];
     assert_eq!(rows(&mut a, "SELECT id, k, v FROM t ORDER BY id"), before);
     assert_eq!(
-        rows(&mut a, "SELECT id, k, v FROM t WHERE k BETWEEN 1 AND 20 ORDER BY k"),
+        rows(
+            &mut a,
+            "SELECT id, k, v FROM t WHERE k BETWEEN 1 AND 20 ORDER BY k"
+        ),
         before,
         "through the k index"
     );
@@ -92,7 +101,11 @@ fn repeatable_read_sees_one_moment_and_read_committed_sees_each_commit() {
     let r = a
         .query_iter("UPDATE t SET v = v + 100 WHERE id = 4")
         .expect("update");
-    assert_eq!(r.affected_rows(), 1, "an UPDATE sees the row inserted after the view");
+    assert_eq!(
+        r.affected_rows(),
+        1,
+        "an UPDATE sees the row inserted after the view"
+    );
     drop(r);
     assert_eq!(one(&mut a, "SELECT v FROM t WHERE id = 4"), 140);
     exec(&mut a, "COMMIT");
@@ -119,7 +132,10 @@ fn repeatable_read_sees_one_moment_and_read_committed_sees_each_commit() {
     exec(&mut c, "COMMIT");
 
     // A rebuild after the view opened: 1412, as MariaDB.
-    exec(&mut a, "START TRANSACTION WITH CONSISTENT SNAPSHOT, READ WRITE");
+    exec(
+        &mut a,
+        "START TRANSACTION WITH CONSISTENT SNAPSHOT, READ WRITE",
+    );
     assert_eq!(one(&mut a, "SELECT COUNT(*) FROM t"), 3);
     exec(&mut b, "ALTER TABLE t DROP COLUMN k");
     match a.query_drop("SELECT * FROM t") {
@@ -137,7 +153,10 @@ const ACCOUNTS: i64 = 3000;
 
 #[test]
 fn a_single_transaction_dump_is_one_moment_while_money_moves() {
-    assert!(common::exists(MARIADB), "the mariadb client is not installed");
+    assert!(
+        common::exists(MARIADB),
+        "the mariadb client is not installed"
+    );
     let server = TestServer::start();
     let mut c = conn(&server, None);
     exec(&mut c, "CREATE DATABASE bank");
@@ -146,7 +165,10 @@ fn a_single_transaction_dump_is_one_moment_while_money_moves() {
         &mut c,
         "CREATE TABLE accounts (id INT PRIMARY KEY, balance INT NOT NULL, KEY bal (balance))",
     );
-    exec(&mut c, "CREATE TABLE vault (id INT PRIMARY KEY, amount INT NOT NULL)");
+    exec(
+        &mut c,
+        "CREATE TABLE vault (id INT PRIMARY KEY, amount INT NOT NULL)",
+    );
     exec(&mut c, "INSERT INTO vault VALUES (1, 0)");
     for chunk in (1..=ACCOUNTS).collect::<Vec<_>>().chunks(500) {
         let values: Vec<String> = chunk.iter().map(|i| format!("({i}, 100)")).collect();

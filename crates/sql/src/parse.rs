@@ -144,7 +144,9 @@ fn consistent_snapshot(tokens: &mut Vec<sqlparser::tokenizer::TokenWithSpan>) ->
         return false;
     };
     let (from, mut to) = (words[at].0, words[at + 2].0);
-    if let Some(next) = (to + 1..tokens.len()).find(|&i| !matches!(tokens[i].token, Token::Whitespace(_))) {
+    if let Some(next) =
+        (to + 1..tokens.len()).find(|&i| !matches!(tokens[i].token, Token::Whitespace(_)))
+    {
         if tokens[next].token == Token::Comma {
             to = next;
         }
@@ -373,7 +375,11 @@ pub fn parse(sql: &str) -> Result<Parsed, SqlError> {
     if snapshot {
         match &mut stmt {
             sqlparser::ast::Statement::StartTransaction { modes, .. } => modes.push(SNAPSHOT_MARK),
-            _ => return Err(syntax("WITH CONSISTENT SNAPSHOT belongs to START TRANSACTION")),
+            _ => {
+                return Err(syntax(
+                    "WITH CONSISTENT SNAPSHOT belongs to START TRANSACTION",
+                ))
+            }
         }
     }
     placeholders.sort_by_key(|l| (l.line, l.column));
