@@ -97,6 +97,8 @@ pub(crate) struct Inner {
     /// Purges of transactions that ended while a read view was open, with the clock value
     /// they are retained under (see `txns`): run once no view opened before is open.
     pub deferred: Mutex<Vec<crate::txn::Deferred>>,
+    /// Deferred purges taken out of `deferred` and still running (raised under its lock).
+    pub deferred_running: AtomicU64,
 }
 
 fn err_b(e: tierdb_btree::Error) -> Error {
@@ -347,6 +349,7 @@ impl Inner {
             dropped: Mutex::new(Vec::new()),
             reclaim_lock: Mutex::new(()),
             deferred: Mutex::new(Vec::new()),
+            deferred_running: AtomicU64::new(0),
         });
         inner
             .active
@@ -789,6 +792,15 @@ impl Inner {
         let _g = self.reclaim_lock.lock();
         if self.closed.load(Ordering::Acquire) {
             return Ok(0);
+        }
+        // A deferred purge holds a handle that may be older than the one a dropped tree's
+        // holder watches: no tree is freed while any deferred purge is pending or running.
+        // (Its writer pushed it before leaving the table's gate, so before any DROP.)
+        {
+            let d = self.deferred.lock();
+            if !d.is_empty() || self.deferred_running.load(Ordering::Acquire) > 0 {
+                return Ok(0);
+            }
         }
         let ready: Vec<PageId> = {
             let mut d = self.dropped.lock();

@@ -1080,10 +1080,15 @@ pub(crate) fn run_deferred(inner: &Inner, horizon: u64) {
         if d.is_empty() {
             return;
         }
-        let (ready, keep) = std::mem::take(&mut *d)
+        let (ready, keep): (Vec<Deferred>, Vec<Deferred>) = std::mem::take(&mut *d)
             .into_iter()
             .partition(|x| x.clock < horizon);
         *d = keep;
+        if ready.is_empty() {
+            return;
+        }
+        // Raised under the lock: `reclaim_dropped` sees a purge either listed or running.
+        inner.deferred_running.fetch_add(1, Ordering::AcqRel);
         ready
     };
     for d in ready {
@@ -1093,6 +1098,7 @@ pub(crate) fn run_deferred(inner: &Inner, horizon: u64) {
             }
         }
     }
+    inner.deferred_running.fetch_sub(1, Ordering::AcqRel);
 }
 
 /// One deferred purge, run without the row lock. A delete-mark goes only while `writer`'s

@@ -243,7 +243,8 @@ impl ActiveTxns {
 
     /// Transaction `id` ended (`committed`: false for a rollback, whose rows are restored).
     /// Returns the clock value it is retained under when a view that may not see it is open
-    /// (the caller defers its purge until `views_closed_before` passes it), else None.
+    /// (the caller defers its purge until `close_view` returns a horizon above it), else
+    /// None.
     pub fn end(&self, id: u64, committed: bool) -> Option<u64> {
         let mut o = self.order.lock();
         let mut retained = None;

@@ -7,6 +7,8 @@
 //!   and its locking reads see the newest versions; once it closes, the deferred purges run
 //!   and the index lists exactly the table's rows again;
 //! - a view cannot read a table whose trees were made after it opened (1412), as InnoDB;
+//! - an index dropped while purges of its entries wait for a view keeps its pages until those
+//!   purges ran (they would write into freed pages otherwise), then they are freed;
 //! - a view left open while writers go on keeps their history only up to
 //!   `read_view_history_limit`: past it the view is released (its next read fails with
 //!   ReadViewTooOld), the history and deferred purges are let go, and writers never notice;
@@ -193,6 +195,68 @@ fn a_view_cannot_read_a_table_whose_trees_are_newer() {
     assert_eq!(index_scan_all(&mut r2, &nt, 1).len(), 1);
     r2.commit().expect("commit");
     e.shutdown().expect("shutdown");
+}
+
+#[test]
+fn a_dropped_index_keeps_its_pages_until_the_purges_waiting_for_a_view_ran() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (e, t) = open(dir.path());
+    let mut tx = e.begin();
+    for id in 1..=300 {
+        tx.insert(&t, kv_row(id, id, 0)).expect("insert");
+    }
+    tx.commit().expect("commit");
+    let mut r = e.begin();
+    r.consistent_reads();
+    assert_eq!(scan_all(&mut r, &t).len(), 300);
+    let mut w = e.begin();
+    for id in 1..=300 {
+        if id % 2 == 0 {
+            w.delete(&t, &key(id)).expect("delete");
+        } else {
+            w.update(&t, &key(id), kv_row(id, id + 1000, 1))
+                .expect("update");
+        }
+    }
+    w.commit().expect("commit");
+    assert!(status(&e, "Tierdb_purges_deferred") >= 300);
+    // The purges hold the handle from before this index; the dropped k_idx tree's holder
+    // watches the newer handle, which nobody holds.
+    e.create_index(
+        "d",
+        "t",
+        IndexDef {
+            name: "v_idx".into(),
+            columns: vec![3],
+            unique: false,
+        },
+    )
+    .expect("create index");
+    drop(t);
+    e.drop_index("d", "t", "k_idx").expect("drop index");
+    assert_eq!(status(&e, "Tierdb_dropped_trees_pending"), 1);
+    assert_eq!(
+        e.reclaim_dropped(1000).expect("reclaim"),
+        0,
+        "purges still wait"
+    );
+    assert_eq!(status(&e, "Tierdb_dropped_trees_pending"), 1);
+    r.commit().expect("commit");
+    assert_eq!(status(&e, "Tierdb_purges_deferred"), 0);
+    assert!(e.reclaim_dropped(1000).expect("reclaim") > 0);
+    assert_eq!(status(&e, "Tierdb_dropped_trees_pending"), 0);
+    let t = e.table("d", "t").expect("table");
+    let mut rc = e.begin();
+    let table = shape(&scan_all(&mut rc, &t));
+    assert_eq!(table.len(), 150);
+    assert_eq!(
+        shape(&index_scan_all(&mut rc, &t, 0)),
+        table,
+        "v_idx == table"
+    );
+    drop(rc);
+    e.shutdown().expect("shutdown");
+    verify_data_file(dir.path()).expect("every page verifies");
 }
 
 #[test]
