@@ -36,6 +36,15 @@ fn open(dir: &std::path::Path) -> (Arc<Engine>, Arc<Table>) {
     (e, t)
 }
 
+/// `KEY v_idx (v)`.
+fn v_idx() -> IndexDef {
+    IndexDef {
+        name: "v_idx".into(),
+        columns: vec![3],
+        unique: false,
+    }
+}
+
 fn v_of(r: &Row) -> i64 {
     match r[3] {
         tierdb_engine::Value::Int(v) => v,
@@ -167,16 +176,7 @@ fn a_view_cannot_read_a_table_whose_trees_are_newer() {
     let mut r = e.begin();
     r.consistent_reads();
     assert_eq!(scan_all(&mut r, &t).len(), 1);
-    e.create_index(
-        "d",
-        "t",
-        IndexDef {
-            name: "v_idx".into(),
-            columns: vec![3],
-            unique: false,
-        },
-    )
-    .expect("create index");
+    e.create_index("d", "t", v_idx()).expect("create index");
     let nt = e.table("d", "t").expect("table");
     assert!(matches!(
         r.scan(&nt, std::ops::Bound::Unbounded, std::ops::Bound::Unbounded),
@@ -222,16 +222,7 @@ fn a_dropped_index_keeps_its_pages_until_the_purges_waiting_for_a_view_ran() {
     assert!(status(&e, "Tierdb_purges_deferred") >= 300);
     // The purges hold the handle from before this index; the dropped k_idx tree's holder
     // watches the newer handle, which nobody holds.
-    e.create_index(
-        "d",
-        "t",
-        IndexDef {
-            name: "v_idx".into(),
-            columns: vec![3],
-            unique: false,
-        },
-    )
-    .expect("create index");
+    e.create_index("d", "t", v_idx()).expect("create index");
     drop(t);
     e.drop_index("d", "t", "k_idx").expect("drop index");
     assert_eq!(status(&e, "Tierdb_dropped_trees_pending"), 1);

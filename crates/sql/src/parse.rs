@@ -155,6 +155,30 @@ fn consistent_snapshot(tokens: &mut Vec<sqlparser::tokenizer::TokenWithSpan>) ->
     true
 }
 
+/// `SET {GLOBAL | SESSION | LOCAL} TRANSACTION ...`: the scope word, which sqlparser reads
+/// and drops (its `session` flag is for PostgreSQL's `SESSION CHARACTERISTICS`).
+fn set_transaction_scope(tokens: &[sqlparser::tokenizer::TokenWithSpan]) -> Option<String> {
+    let mut words = tokens.iter().filter_map(|t| match &t.token {
+        Token::Whitespace(_) => None,
+        Token::Word(w) if w.quote_style.is_none() => Some(Some(w.value.to_ascii_uppercase())),
+        _ => Some(None),
+    });
+    match (words.next()??, words.next()??, words.next()??) {
+        (set, scope, tx)
+            if set == "SET"
+                && tx == "TRANSACTION"
+                && ["GLOBAL", "SESSION", "LOCAL"].contains(&scope.as_str()) =>
+        {
+            Some(scope)
+        }
+        _ => None,
+    }
+}
+
+/// How a parsed `SET GLOBAL TRANSACTION` keeps its scope: the snapshot value, which MySQL's
+/// grammar never sets (`SESSION` / `LOCAL` set the `session` flag).
+pub const GLOBAL_MARK: sqlparser::ast::Value = sqlparser::ast::Value::Placeholder(String::new());
+
 /// How a parsed `START TRANSACTION` says it came `WITH CONSISTENT SNAPSHOT`: an isolation
 /// mode MySQL's grammar cannot produce.
 pub const SNAPSHOT_MARK: sqlparser::ast::TransactionMode =
@@ -239,6 +263,7 @@ pub fn parse(sql: &str) -> Result<Parsed, SqlError> {
         .map_err(syntax)?;
     mariadb_comments(&dialect, &mut tokens)?;
     let snapshot = consistent_snapshot(&mut tokens);
+    let tx_scope = set_transaction_scope(&tokens);
     if let Some(stmt) = show_create_database(&tokens) {
         return Ok(Parsed {
             stmt,
@@ -371,6 +396,20 @@ pub fn parse(sql: &str) -> Result<Parsed, SqlError> {
             of: None,
             nonblock: share_nonblock,
         });
+    }
+    if let Some(scope) = tx_scope {
+        if let sqlparser::ast::Statement::Set(sqlparser::ast::Set::SetTransaction {
+            session,
+            snapshot,
+            ..
+        }) = &mut stmt
+        {
+            if scope == "GLOBAL" {
+                *snapshot = Some(GLOBAL_MARK.with_empty_span());
+            } else {
+                *session = true;
+            }
+        }
     }
     if snapshot {
         match &mut stmt {

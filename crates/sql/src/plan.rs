@@ -417,8 +417,19 @@ pub enum SetTarget {
     },
     Isolation {
         level: String,
-        global: bool,
+        scope: IsolationScope,
     },
+}
+
+/// Which transactions a `SET ... TRANSACTION ISOLATION LEVEL` is for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum IsolationScope {
+    /// `SET TRANSACTION ...`: the next transaction only.
+    Next,
+    /// `SET SESSION TRANSACTION ...`: the session's later transactions.
+    Session,
+    /// `SET GLOBAL TRANSACTION ...`: sessions that start later.
+    Global,
 }
 
 #[derive(Clone, Debug)]
@@ -1352,7 +1363,17 @@ fn set(s: &ast::Set, cx: &PlanCx) -> Result<Vec<SetItem>, SqlError> {
             },
             value: None,
         }],
-        ast::Set::SetTransaction { modes, session, .. } => {
+        ast::Set::SetTransaction {
+            modes,
+            session,
+            snapshot,
+        } => {
+            let scope = match snapshot {
+                None if *session => IsolationScope::Session,
+                None => IsolationScope::Next,
+                Some(v) if v.value == crate::parse::GLOBAL_MARK => IsolationScope::Global,
+                Some(_) => return Err(SqlError::unsupported("SET TRANSACTION SNAPSHOT")),
+            };
             let mut out = Vec::new();
             for m in modes {
                 match m {
@@ -1371,7 +1392,7 @@ fn set(s: &ast::Set, cx: &PlanCx) -> Result<Vec<SetItem>, SqlError> {
                         out.push(SetItem {
                             target: SetTarget::Isolation {
                                 level: level.into(),
-                                global: false,
+                                scope,
                             },
                             value: None,
                         });
@@ -1380,7 +1401,6 @@ fn set(s: &ast::Set, cx: &PlanCx) -> Result<Vec<SetItem>, SqlError> {
                     other => return Err(SqlError::unsupported(format!("SET TRANSACTION {other}"))),
                 }
             }
-            let _ = session;
             out
         }
         ast::Set::SetTimeZone { value, .. } => {

@@ -17,7 +17,7 @@
 use crate::exec::{self, WriteResult};
 use crate::expr::{Env, EvalCx};
 use crate::parse::{parse, Parsed};
-use crate::plan::{self, no_db, Plan, PlanCx, SetItem, SetTarget, Utility};
+use crate::plan::{self, no_db, IsolationScope, Plan, PlanCx, SetItem, SetTarget, Utility};
 use crate::result::{Column, PreparedInfo, QueryResult, SqlError, Warning};
 use crate::shared::{ConnInfo, Shared};
 use crate::show;
@@ -43,6 +43,8 @@ pub(crate) struct SessionState {
     last_insert_id: u64,
     /// Warnings of the last statement that used a table (SHOW WARNINGS): (code, message).
     warnings: Vec<Warning>,
+    /// `SET TRANSACTION ISOLATION LEVEL` for the next transaction only (cleared when it ends).
+    next_isolation: Option<String>,
 }
 
 impl SessionState {
@@ -50,6 +52,9 @@ impl SessionState {
     /// SERIALIZABLE is served the same way). READ COMMITTED (the default) and READ
     /// UNCOMMITTED read the last committed versions.
     fn repeatable_read(&self) -> bool {
+        if let Some(l) = &self.next_isolation {
+            return l == "REPEATABLE-READ" || l == "SERIALIZABLE";
+        }
         let v = self
             .vars
             .get("transaction_isolation")
@@ -245,6 +250,13 @@ impl Session {
             .and_then(|v| v.as_i64())
             .unwrap_or(1)
             != 0;
+        // A session starts with the global isolation level and keeps it through later SET
+        // GLOBAL changes (as MySQL).
+        let mut vars = HashMap::new();
+        if let Some(v) = shared.global("transaction_isolation") {
+            vars.insert("transaction_isolation", v.clone());
+            vars.insert("tx_isolation", v);
+        }
         Ok(Session {
             core: Core {
                 st: SessionState {
@@ -254,10 +266,11 @@ impl Session {
                     host: host.to_string(),
                     db: db.map(str::to_string),
                     autocommit,
-                    vars: HashMap::new(),
+                    vars,
                     user_vars: HashMap::new(),
                     last_insert_id: 0,
                     warnings: Vec::new(),
+                    next_isolation: None,
                 },
                 txn: None,
                 savepoints: Vec::new(),
@@ -518,7 +531,11 @@ impl Core {
     /// its savepoints go with it.
     fn take_txn(&mut self) -> Option<Txn> {
         self.savepoints.clear();
-        self.txn.take()
+        let t = self.txn.take();
+        if t.is_some() {
+            self.st.next_isolation = None;
+        }
+        t
     }
 
     fn commit_open(&mut self) -> Result<(), SqlError> {
@@ -600,6 +617,8 @@ impl Core {
             if consistent {
                 txn.consistent_reads();
             }
+            // This statement is the next transaction `SET TRANSACTION` was for.
+            self.st.next_isolation = None;
             let cx = EvalCx::new(params, &self.st);
             let r = run_dml(plan, &mut txn, &cx);
             return match r {
@@ -1113,15 +1132,28 @@ impl Core {
                 }
                 Ok(())
             }
-            SetTarget::Isolation { level, global } => {
+            SetTarget::Isolation { level, scope } => {
                 let v = Value::Bytes(level.clone().into_bytes());
-                if *global {
-                    let mut g = shared.globals.write();
-                    g.insert("transaction_isolation", v.clone());
-                    g.insert("tx_isolation", v);
-                } else {
-                    self.st.vars.insert("transaction_isolation", v.clone());
-                    self.st.vars.insert("tx_isolation", v);
+                match scope {
+                    IsolationScope::Global => {
+                        let mut g = shared.globals.write();
+                        g.insert("transaction_isolation", v.clone());
+                        g.insert("tx_isolation", v);
+                    }
+                    IsolationScope::Session => {
+                        self.st.vars.insert("transaction_isolation", v.clone());
+                        self.st.vars.insert("tx_isolation", v);
+                    }
+                    IsolationScope::Next => {
+                        if self.txn.is_some() {
+                            return Err(SqlError::new(
+                                1568,
+                                "25001",
+                                "Transaction characteristics can't be changed while a transaction is in progress",
+                            ));
+                        }
+                        self.st.next_isolation = Some(level.clone());
+                    }
                 }
                 Ok(())
             }
