@@ -143,21 +143,38 @@ fn repeatable_read_sees_one_moment_and_read_committed_sees_each_commit() {
     exec(&mut c, "BEGIN");
     assert_eq!(one(&mut c, "SELECT v FROM t WHERE id = 3"), 34);
     exec(&mut b, "UPDATE t SET v = 35 WHERE id = 3");
-    assert_eq!(one(&mut c, "SELECT v FROM t WHERE id = 3"), 34, "the next one is RR");
+    assert_eq!(
+        one(&mut c, "SELECT v FROM t WHERE id = 3"),
+        34,
+        "the next one is RR"
+    );
     exec(&mut c, "COMMIT");
     exec(&mut c, "BEGIN");
     assert_eq!(one(&mut c, "SELECT v FROM t WHERE id = 3"), 35);
     exec(&mut b, "UPDATE t SET v = 36 WHERE id = 3");
-    assert_eq!(one(&mut c, "SELECT v FROM t WHERE id = 3"), 36, "then RC again");
+    assert_eq!(
+        one(&mut c, "SELECT v FROM t WHERE id = 3"),
+        36,
+        "then RC again"
+    );
     exec(&mut c, "COMMIT");
-    exec(&mut b, "SET GLOBAL TRANSACTION ISOLATION LEVEL REPEATABLE READ");
+    exec(
+        &mut b,
+        "SET GLOBAL TRANSACTION ISOLATION LEVEL REPEATABLE READ",
+    );
     let mut d = conn(&server, Some("snap"));
     let level: String = d
         .query_first("SELECT @@transaction_isolation")
         .expect("select")
         .expect("row");
-    assert_eq!(level, "REPEATABLE-READ", "a new session gets the global level");
-    exec(&mut b, "SET GLOBAL TRANSACTION ISOLATION LEVEL READ COMMITTED");
+    assert_eq!(
+        level, "REPEATABLE-READ",
+        "a new session gets the global level"
+    );
+    exec(
+        &mut b,
+        "SET GLOBAL TRANSACTION ISOLATION LEVEL READ COMMITTED",
+    );
     drop(d);
 
     // A rebuild after the view opened: 1412, as MariaDB.

@@ -55,12 +55,11 @@ impl SessionState {
         if let Some(l) = &self.next_isolation {
             return l == "REPEATABLE-READ" || l == "SERIALIZABLE";
         }
-        let v = self
-            .vars
-            .get("transaction_isolation")
-            .cloned()
-            .or_else(|| self.shared.global("transaction_isolation"));
-        matches!(v, Some(Value::Bytes(b)) if b == b"REPEATABLE-READ" || b == b"SERIALIZABLE")
+        // Every session holds its level from the start (copied from the global one).
+        matches!(
+            self.vars.get("transaction_isolation"),
+            Some(Value::Bytes(b)) if b == b"REPEATABLE-READ" || b == b"SERIALIZABLE"
+        )
     }
 
     fn session_value(&self, name: &str) -> Option<Value> {
