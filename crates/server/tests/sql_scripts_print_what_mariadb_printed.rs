@@ -211,6 +211,11 @@ fn correlated_subqueries_print_what_mariadb_printed() {
 }
 
 #[test]
+fn right_joins_print_what_mariadb_printed() {
+    prints_what_mariadb_printed("right_joins");
+}
+
+#[test]
 fn alter_table_rewrites_print_what_mariadb_printed() {
     prints_what_mariadb_printed("alter_table_rewrites");
 }

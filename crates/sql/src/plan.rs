@@ -1951,8 +1951,8 @@ pub fn select(q: &ast::Query, cx: &PlanCx) -> Result<SelectPlan, SqlError> {
                 if scope.cols.is_empty() {
                     return Err(SqlError::new(1096, "HY000", "No tables used"));
                 }
-                for (i, c) in scope.cols.iter().enumerate() {
-                    items.push((ItemExpr::Col(i), c.name.clone()));
+                for i in star_order(&source_kind, scope.cols.len()) {
+                    items.push((ItemExpr::Col(i), scope.cols[i].name.clone()));
                 }
             }
             ast::SelectItem::QualifiedWildcard(kind, _) => {
@@ -1963,7 +1963,8 @@ pub fn select(q: &ast::Query, cx: &PlanCx) -> Result<SelectPlan, SqlError> {
                     _ => return Err(SqlError::unsupported("this wildcard form")),
                 };
                 let mut any = false;
-                for (i, c) in scope.cols.iter().enumerate() {
+                for i in star_order(&source_kind, scope.cols.len()) {
+                    let c = &scope.cols[i];
                     if c.qualifiers.contains(&q) {
                         items.push((ItemExpr::Col(i), c.name.clone()));
                         any = true;
@@ -2190,11 +2191,13 @@ pub fn select(q: &ast::Query, cx: &PlanCx) -> Result<SelectPlan, SqlError> {
             },
             _ => None,
         };
+        // A GROUP BY key is a value of some row of its group: NOT NULL stays.
+        let group_key = matches!((e, &agg), (Expr::Col(c), Some(a)) if *c < a.group.len());
         match base_col.and_then(|c| scope.cols.get(c)) {
             Some(sc) => {
                 let mut m = sc.meta.clone();
                 m.name = name.clone();
-                if agg.is_some() {
+                if agg.is_some() && !group_key {
                     m.not_null = false;
                 }
                 columns.push(m);
@@ -2256,7 +2259,7 @@ pub fn select(q: &ast::Query, cx: &PlanCx) -> Result<SelectPlan, SqlError> {
         }
         SourceKind::Derived(p, a) => Source::Derived { plan: p, alias: a },
         SourceKind::Virtual(v) => Source::Virtual(v),
-        SourceKind::Join(parts) => {
+        SourceKind::Join(parts, _) => {
             Source::Join(Box::new(plan_join(parts, &scope, filter.as_ref(), cx)?))
         }
     };
@@ -2393,7 +2396,17 @@ enum SourceKind {
     Table(Arc<Table>, Hints),
     Derived(Box<SelectPlan>, String),
     Virtual(Box<crate::infoschema::InfoTable>),
-    Join(Vec<JoinPart>),
+    /// The tables in the order they are joined, and for a `RIGHT JOIN` the order `*` lists
+    /// their columns in (row positions; None = row order).
+    Join(Vec<JoinPart>, Option<Vec<usize>>),
+}
+
+/// The row positions `*` lists, in order: a RIGHT JOIN's tables as the statement names them.
+fn star_order(source: &SourceKind, width: usize) -> Vec<usize> {
+    match source {
+        SourceKind::Join(_, Some(order)) if order.len() == width => order.clone(),
+        _ => (0..width).collect(),
+    }
 }
 
 /// One base table of a join as FROM names it.
@@ -2445,8 +2458,10 @@ fn join_sources(
     use ast::JoinOperator as J;
     let mut parts = Vec::new();
     let mut scope = Scope::default();
+    let mut star = None;
+    // Adds a table; returns the number of its columns.
     let mut add =
-        |f: &ast::TableFactor, left: bool, on: Option<ast::Expr>| -> Result<(), SqlError> {
+        |f: &ast::TableFactor, left: bool, on: Option<ast::Expr>| -> Result<usize, SqlError> {
             let (table, hints, sc) = base_table(f, cx, "joins")?;
             // The name the table is known by (its alias, else its name) must be new.
             if let Some(q) = sc.cols.first().and_then(|c| c.qualifiers.first()) {
@@ -2459,6 +2474,7 @@ fn join_sources(
                 }
             }
             let mut cols = sc.cols;
+            let width = cols.len();
             if left {
                 // NULL-extended when no row matches: the columns may be NULL.
                 for c in &mut cols {
@@ -2472,37 +2488,63 @@ fn join_sources(
                 left,
                 on,
             });
-            Ok(())
+            Ok(width)
         };
-    for twj in from {
-        add(&twj.relation, false, None)?;
-        for j in &twj.joins {
+    let on_of = |c: &C| -> Result<Option<ast::Expr>, SqlError> {
+        match c {
+            C::On(e) => Ok(Some(e.clone())),
+            C::None => Ok(None),
+            C::Using(_) | C::UsingAlias(..) => Err(SqlError::unsupported("JOIN ... USING")),
+            C::Natural => Err(SqlError::unsupported("NATURAL JOIN")),
+        }
+    };
+    for (n, twj) in from.iter().enumerate() {
+        let mut joins = twj.joins.iter().peekable();
+        match joins.peek().map(|j| &j.join_operator) {
+            // `a RIGHT JOIN b ON c` first in FROM is `b LEFT JOIN a ON c` with a's columns
+            // listed first by `*` (as MySQL rewrites it).
+            Some(J::Right(c) | J::RightOuter(c)) if n == 0 => {
+                let on =
+                    on_of(c)?.ok_or_else(|| SqlError::syntax("RIGHT JOIN needs an ON clause"))?;
+                let Some(j) = joins.next() else {
+                    return Err(SqlError::syntax("internal: RIGHT JOIN without a table"));
+                };
+                let wb = add(&j.relation, false, None)?;
+                let wa = add(&twj.relation, true, Some(on))?;
+                star = Some((wb..wb + wa).chain(0..wb).collect::<Vec<usize>>());
+            }
+            _ => {
+                let w = add(&twj.relation, false, None)?;
+                if let Some(s) = &mut star {
+                    let from = s.len();
+                    s.extend(from..from + w);
+                }
+            }
+        }
+        for j in joins {
             let (left, c) = match &j.join_operator {
                 J::Join(c) | J::Inner(c) | J::CrossJoin(c) => (false, c),
                 J::Left(c) | J::LeftOuter(c) => (true, c),
                 J::Right(_) | J::RightOuter(_) => {
                     return Err(SqlError::unsupported(
-                        "RIGHT JOIN (write it as a LEFT JOIN)",
+                        "RIGHT JOIN after other joins (write it as a LEFT JOIN)",
                     ))
                 }
                 J::FullOuter(_) => return Err(SqlError::unsupported("FULL JOIN")),
                 _ => return Err(SqlError::unsupported("this kind of join")),
             };
-            let on = match c {
-                C::On(e) => Some(e.clone()),
-                C::None => None,
-                C::Using(_) | C::UsingAlias(..) => {
-                    return Err(SqlError::unsupported("JOIN ... USING"))
-                }
-                C::Natural => return Err(SqlError::unsupported("NATURAL JOIN")),
-            };
+            let on = on_of(c)?;
             if left && on.is_none() {
                 return Err(SqlError::syntax("LEFT JOIN needs an ON clause"));
             }
-            add(&j.relation, left, on)?;
+            let w = add(&j.relation, left, on)?;
+            if let Some(s) = &mut star {
+                let from = s.len();
+                s.extend(from..from + w);
+            }
         }
     }
-    Ok((SourceKind::Join(parts), scope))
+    Ok((SourceKind::Join(parts, star), scope))
 }
 
 /// Turns the parsed join into its plan: ON clauses compiled over the tables up to theirs,

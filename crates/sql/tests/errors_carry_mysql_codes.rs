@@ -52,7 +52,10 @@ fn each_error_has_its_code() {
     assert_eq!(code(&mut s, "SELECT id FROM t WHERE id = ?"), 1064);
     assert_eq!(code(&mut s, ""), 1065);
     assert_eq!(
-        code(&mut s, "SELECT * FROM t a RIGHT JOIN t b ON a.id = b.id"),
+        code(
+            &mut s,
+            "SELECT * FROM t a JOIN t b ON a.id = b.id RIGHT JOIN t c ON c.id = a.id"
+        ),
         1235
     );
     assert_eq!(code(&mut s, "SELECT 1 INTERSECT SELECT 2"), 1235);

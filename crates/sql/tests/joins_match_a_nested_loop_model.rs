@@ -3,8 +3,9 @@
 //! key (the inner table read once), with WHERE on either side, compared with a nested loop
 //! written here over the same rows; the plans are the expected ones (EXPLAIN), a prepared
 //! join with a parameter gives the same rows, and errors name the problem (1052 ambiguous
-//! column, 1054 for an ON clause naming a table joined later, 1235 for RIGHT JOIN and for a
-//! locking read of a join).
+//! column, 1054 for an ON clause naming a table joined later, 1235 for a RIGHT JOIN after
+//! other joins and for a locking read of a join). A RIGHT JOIN first in FROM matches the model
+//! of the LEFT JOIN with the tables swapped.
 
 mod common;
 
@@ -119,6 +120,25 @@ fn joins_return_what_a_nested_loop_returns() {
     assert_eq!(pairs(got), model(&av, &bv, false, by_x, all));
     let got = q(&mut s, "SELECT a.id, b.id FROM a LEFT JOIN b ON b.y = a.x");
     assert_eq!(pairs(got), model(&av, &bv, true, by_x, all));
+    // RIGHT JOIN: the right table preserved, the left one looked up (and `*` lists the
+    // left table's columns first).
+    let got = q(
+        &mut s,
+        "SELECT a.id, b.id FROM b RIGHT JOIN a ON b.a_id = a.id",
+    );
+    assert_eq!(pairs(got), model(&av, &bv, true, by_a_id, all));
+    let got = q(
+        &mut s,
+        "SELECT a.id, b.id FROM b RIGHT OUTER JOIN a ON b.y = a.x",
+    );
+    assert_eq!(pairs(got), model(&av, &bv, true, by_x, all));
+    let star = q(
+        &mut s,
+        "SELECT * FROM b RIGHT JOIN a ON b.a_id = a.id LIMIT 1",
+    );
+    let b_width = q(&mut s, "SELECT * FROM b LIMIT 1")[0].len();
+    let a_width = q(&mut s, "SELECT * FROM a LIMIT 1")[0].len();
+    assert_eq!(star[0].len(), a_width + b_width);
     // WHERE on both sides; for LEFT JOIN it filters after the NULL rows are made.
     let got = q(
         &mut s,
@@ -204,7 +224,11 @@ fn join_plans_and_errors() {
     );
     assert_eq!(e.code, 1054, "{e:?}");
     assert_eq!(
-        err(&mut s, "SELECT 1 FROM a RIGHT JOIN b ON b.a_id = a.id").code,
+        err(
+            &mut s,
+            "SELECT 1 FROM a JOIN b ON b.a_id = a.id RIGHT JOIN a AS c ON c.id = a.id"
+        )
+        .code,
         1235
     );
     assert_eq!(
