@@ -216,6 +216,11 @@ fn right_joins_print_what_mariadb_printed() {
 }
 
 #[test]
+fn set_operations_print_what_mariadb_printed() {
+    prints_what_mariadb_printed("set_operations");
+}
+
+#[test]
 fn alter_table_rewrites_print_what_mariadb_printed() {
     prints_what_mariadb_printed("alter_table_rewrites");
 }

@@ -23,7 +23,9 @@ use crate::coerce::{self, to_f64, to_i64, to_text, OrdRow};
 use crate::compile::{AggFunc, AggSpec};
 use crate::ddl;
 use crate::expr::{EvalCx, Expr, SqlType, SubRef, SubqueryRunner};
-use crate::plan::{DeletePlan, InsertPlan, LockWait, OnDuplicate, SelectPlan, Source, UpdatePlan};
+use crate::plan::{
+    DeletePlan, InsertPlan, LockWait, OnDuplicate, SelectPlan, SetOp, Source, UpdatePlan,
+};
 use crate::result::{ColumnKind, SqlError, Warning};
 use std::cell::RefCell;
 use std::cmp::Ordering;
@@ -237,7 +239,8 @@ fn source_rows(
             table_rows(table, access, lock, plan.read_cols.as_ref(), txn, cx, f)
         }
         Source::Derived { plan, .. } => select_into(plan, txn, cx, f),
-        Source::Union {
+        Source::SetOperation {
+            op: SetOp::Union,
             left,
             right,
             distinct,
@@ -250,6 +253,7 @@ fn source_rows(
                     break;
                 }
                 select_into(part, txn, cx, &mut |row| {
+                    let row = conform_row(plan, row);
                     if *distinct && !seen.insert(OrdRow(row.clone(), binary)) {
                         return Ok(true);
                     }
@@ -258,6 +262,45 @@ fn source_rows(
                 })?;
             }
             Ok(())
+        }
+        Source::SetOperation {
+            op,
+            left,
+            right,
+            distinct,
+        } => {
+            // The right operand's rows, counted; then the left one streams through them.
+            let binary = left.output_binary();
+            let mut counts: BTreeMap<OrdRow, u64> = BTreeMap::new();
+            select_into(right, txn, cx, &mut |row| {
+                *counts
+                    .entry(OrdRow(conform_row(plan, row), binary))
+                    .or_default() += 1;
+                Ok(true)
+            })?;
+            let intersect = *op == SetOp::Intersect;
+            let mut emitted: BTreeSet<OrdRow> = BTreeSet::new();
+            select_into(left, txn, cx, &mut |row| {
+                let key = OrdRow(conform_row(plan, row), binary);
+                let keep = if *distinct {
+                    counts.contains_key(&key) == intersect && !emitted.contains(&key)
+                } else {
+                    match counts.get_mut(&key) {
+                        Some(n) if *n > 0 => {
+                            *n -= 1;
+                            intersect
+                        }
+                        _ => !intersect,
+                    }
+                };
+                if !keep {
+                    return Ok(true);
+                }
+                if *distinct {
+                    emitted.insert(OrdRow(key.0.clone(), binary));
+                }
+                f(key.0)
+            })
         }
         Source::Join(j) => {
             // The first table's rows are collected first: the join reads the others through
@@ -307,6 +350,21 @@ fn count_arg(e: &Option<Expr>, what: &str, cx: &EvalCx) -> Result<Option<u64>, S
 }
 
 /// Converts a computed value to the kind announced in the column metadata.
+/// An operand row of a set operation in the result's column kinds (so `1` and `1.00` of an
+/// INT and a DECIMAL operand compare equal).
+fn conform_row(plan: &SelectPlan, row: Vec<Value>) -> Vec<Value> {
+    if plan.conform.iter().all(Option::is_none) {
+        return row;
+    }
+    row.into_iter()
+        .enumerate()
+        .map(|(i, v)| match plan.conform.get(i).copied().flatten() {
+            Some((k, decimals)) => conform(v, k, decimals),
+            None => v,
+        })
+        .collect()
+}
+
 pub fn conform(v: Value, kind: ColumnKind, decimals: u8) -> Value {
     if v.is_null() {
         return v;

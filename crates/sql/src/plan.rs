@@ -173,13 +173,33 @@ pub enum Source {
     Virtual(Box<crate::infoschema::InfoTable>),
     /// Base tables joined left to right (`crate::join`).
     Join(Box<crate::join::JoinPlan>),
-    /// `left UNION [ALL | DISTINCT] right`: the rows of both (projected), duplicates removed
-    /// unless ALL (first occurrences kept).
-    Union {
+    /// `left UNION | INTERSECT | EXCEPT [ALL | DISTINCT] right` (projected rows): UNION the
+    /// rows of both, INTERSECT left rows also in right, EXCEPT left rows not in right; with
+    /// DISTINCT duplicates removed (first occurrences kept), with ALL counted (INTERSECT ALL
+    /// keeps a row as often as both have it, EXCEPT ALL as often as left has it more).
+    SetOperation {
+        op: SetOp,
         left: Box<SelectPlan>,
         right: Box<SelectPlan>,
         distinct: bool,
     },
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SetOp {
+    Union,
+    Intersect,
+    Except,
+}
+
+impl SetOp {
+    pub fn sql(self) -> &'static str {
+        match self {
+            SetOp::Union => "UNION",
+            SetOp::Intersect => "INTERSECT",
+            SetOp::Except => "EXCEPT",
+        }
+    }
 }
 
 #[derive(Clone, Debug)]
@@ -630,7 +650,7 @@ impl Plan {
                 Source::Derived { plan, .. } => select(plan, out),
                 Source::Virtual(_) => {}
                 Source::Join(j) => out.extend(j.tables().map(|t| (t, false))),
-                Source::Union { left, right, .. } => {
+                Source::SetOperation { left, right, .. } => {
                     select(left, out);
                     select(right, out);
                 }
@@ -1654,15 +1674,21 @@ fn set_operation(
 ) -> Result<SelectPlan, SqlError> {
     match body {
         ast::SetExpr::SetOperation {
-            op: ast::SetOperator::Union,
+            op:
+                op @ (ast::SetOperator::Union | ast::SetOperator::Intersect | ast::SetOperator::Except),
             set_quantifier,
             left,
             right,
         } => {
+            let op = match op {
+                ast::SetOperator::Intersect => SetOp::Intersect,
+                ast::SetOperator::Except => SetOp::Except,
+                _ => SetOp::Union,
+            };
             let distinct = match set_quantifier {
                 ast::SetQuantifier::All => false,
                 ast::SetQuantifier::Distinct | ast::SetQuantifier::None => true,
-                other => return Err(SqlError::unsupported(format!("UNION {other}"))),
+                other => return Err(SqlError::unsupported(format!("{} {other}", op.sql()))),
             };
             let l = set_operation(outer, left, cx)?;
             let r = set_operation(outer, right, cx)?;
@@ -1711,7 +1737,8 @@ fn set_operation(
                 }
             }
             let mut p = SelectPlan {
-                source: Source::Union {
+                source: Source::SetOperation {
+                    op,
                     left: Box::new(l),
                     right: Box::new(r),
                     distinct,
@@ -2380,10 +2407,11 @@ fn set_lock(
                 l.sql()
             )))
         }
-        Source::Union { .. } => {
+        Source::SetOperation { op, .. } => {
             return Err(SqlError::unsupported(format!(
-                "locking reads ({}) of a UNION",
-                l.sql()
+                "locking reads ({}) of a {}",
+                l.sql(),
+                op.sql()
             )))
         }
     }

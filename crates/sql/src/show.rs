@@ -720,11 +720,13 @@ fn explain_select(
             rows.push(access_row(id, select_type, &table.def.name, &a, extra));
         }
         Source::Virtual(info) => rows.push(scan_row(id, select_type, &info.def.name, p, extra)),
-        Source::Union { left, right, .. } => {
+        Source::SetOperation {
+            op, left, right, ..
+        } => {
             explain_select(left, id, select_type, rows, next_id);
             *next_id += 1;
             let child = *next_id;
-            explain_select(right, child, "UNION", rows, next_id);
+            explain_select(right, child, op.sql(), rows, next_id);
         }
         Source::Join(j) => {
             let mut a = j.first_access.clone();

@@ -58,7 +58,13 @@ fn each_error_has_its_code() {
         ),
         1235
     );
-    assert_eq!(code(&mut s, "SELECT 1 INTERSECT SELECT 2"), 1235);
+    assert_eq!(
+        code(
+            &mut s,
+            "SELECT id FROM t INTERSECT SELECT id FROM t FOR UPDATE"
+        ),
+        1235
+    );
     assert_eq!(
         code(
             &mut s,
