@@ -96,7 +96,7 @@ pub(crate) struct Inner {
     reclaim_lock: Mutex<()>,
     /// Purges of transactions that ended while a read view was open, with the clock value
     /// they are retained under (see `txns`): run once no view opened before is open.
-    pub deferred: Mutex<Vec<crate::txn::Deferred>>,
+    pub deferred: Mutex<BTreeMap<u64, Vec<crate::txn::Deferred>>>,
     /// Deferred purges taken out of `deferred` and still running (raised under its lock).
     pub deferred_running: AtomicU64,
 }
@@ -348,7 +348,7 @@ impl Inner {
             closed: AtomicBool::new(false),
             dropped: Mutex::new(Vec::new()),
             reclaim_lock: Mutex::new(()),
-            deferred: Mutex::new(Vec::new()),
+            deferred: Mutex::new(BTreeMap::new()),
             deferred_running: AtomicU64::new(0),
         });
         inner

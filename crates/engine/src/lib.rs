@@ -405,7 +405,8 @@ impl Engine {
                 "Tierdb_purges_deferred".into(),
                 i.deferred
                     .lock()
-                    .iter()
+                    .values()
+                    .flatten()
                     .map(|d| d.len() as u64)
                     .sum::<u64>()
                     .to_string(),

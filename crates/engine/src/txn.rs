@@ -58,10 +58,9 @@ pub(crate) enum Purge {
     },
 }
 
-/// The purge of a transaction that ended while a read view was open (see `txns`).
+/// The purge of a transaction that ended while a read view was open (see `txns`), kept in
+/// `Inner::deferred` under the clock value the transaction is retained under.
 pub(crate) struct Deferred {
-    /// The clock value the transaction is retained under.
-    clock: u64,
     /// Its id (a delete-mark is purged only while it still carries this writer).
     txn: u64,
     items: Vec<Purge>,
@@ -898,19 +897,20 @@ impl TxnState {
     fn finish(&mut self, committed: bool) {
         if let Some(a) = self.active.take() {
             let retained = self.inner.active.end(a.id, committed && self.logged);
-            if retained.is_some() {
-                if let Some(horizon) = self.inner.active.trim_history() {
-                    run_deferred(&self.inner, horizon);
-                }
-            }
             let purge = std::mem::take(&mut self.purge);
             if committed && !purge.is_empty() {
                 match retained {
-                    Some(clock) => self.inner.deferred.lock().push(Deferred {
-                        clock,
-                        txn: a.id,
-                        items: purge,
-                    }),
+                    Some(clock) => {
+                        self.inner
+                            .deferred
+                            .lock()
+                            .entry(clock)
+                            .or_default()
+                            .push(Deferred {
+                                txn: a.id,
+                                items: purge,
+                            })
+                    }
                     None => {
                         for p in purge {
                             if let Err(e) = self.purge_one(a.id, p) {
@@ -919,6 +919,14 @@ impl TxnState {
                         }
                     }
                 }
+            }
+            if retained.is_some() {
+                if let Some(horizon) = self.inner.active.trim_history() {
+                    run_deferred(&self.inner, horizon);
+                }
+                // The views this transaction was retained for may have closed between its
+                // `end` and the push above: their closers did not see its purges.
+                run_deferred(&self.inner, self.inner.active.horizon());
             }
             self.inner.locks.release(a.id, self.locks.iter());
             for g in self.gates.drain(..).chain(self.lock_gates.drain(..)) {
@@ -1077,19 +1085,14 @@ fn purge_row(inner: &Inner, writer: u64, tree: BTree, key: &[u8]) -> Result<()> 
 pub(crate) fn run_deferred(inner: &Inner, horizon: u64) {
     let ready: Vec<Deferred> = {
         let mut d = inner.deferred.lock();
-        if d.is_empty() {
+        if d.first_key_value().is_none_or(|(&c, _)| c >= horizon) {
             return;
         }
-        let (ready, keep): (Vec<Deferred>, Vec<Deferred>) = std::mem::take(&mut *d)
-            .into_iter()
-            .partition(|x| x.clock < horizon);
-        *d = keep;
-        if ready.is_empty() {
-            return;
-        }
+        let later = d.split_off(&horizon);
+        let ready = std::mem::replace(&mut *d, later);
         // Raised under the lock: `reclaim_dropped` sees a purge either listed or running.
         inner.deferred_running.fetch_add(1, Ordering::AcqRel);
-        ready
+        ready.into_values().flatten().collect()
     };
     for d in ready {
         for p in d.items {
@@ -1106,7 +1109,9 @@ pub(crate) fn run_deferred(inner: &Inner, horizon: u64) {
 /// latch, so a writer moving the row back to it (which must put the entry under that latch
 /// after changing the row) cannot slip in between: it stays while any version of the row a
 /// reader may still get (the stored one, or a running or retained writer's before-image)
-/// maps to it — the transaction that later moved the row away purges it then.
+/// maps to it — the transaction that later moved the row away purges it then — and while the
+/// row's writer is still running (it may roll back to a savepoint, to a version that maps to
+/// it).
 fn purge_deferred(inner: &Inner, writer: u64, p: Purge) -> Result<()> {
     match p {
         Purge::Row { tree, key } => purge_row(inner, writer, tree, &key),
@@ -1134,7 +1139,13 @@ fn purge_deferred(inner: &Inner, writer: u64, p: Purge) -> Result<()> {
                 }
                 let needed = table.primary.get(&inner.store, &pk, |v| match v {
                     None => false,
-                    Some(stored) => inner.active.any_version(root, &pk, stored, maps),
+                    // A running writer of the row may roll back to a version between its
+                    // first before-image and the stored one (a savepoint): keep the entry;
+                    // that writer's own purge list covers it if it moves the row away.
+                    Some(stored) => {
+                        header(stored).is_none_or(|(_, w)| inner.active.may_roll_back(w))
+                            || inner.active.any_version(root, &pk, stored, maps)
+                    }
                 });
                 match needed {
                     Ok(false) => Modify::Delete,

@@ -190,7 +190,7 @@ impl ActiveTxns {
                     limit,
                     "read view expired: the history it needs outgrew read_view_history_limit"
                 );
-                o.views.keys().next().copied().unwrap_or(u64::MAX)
+                Self::horizon_of(&o)
             };
             self.prune(h);
             horizon = Some(h);
@@ -293,9 +293,9 @@ impl ActiveTxns {
         })
     }
 
-    /// Closes `view`. Returns the clock value below which no open view was opened any more
-    /// (`u64::MAX` when none is open): retained transactions that ended before it are
-    /// forgotten here, and the caller runs the purges deferred under those values.
+    /// Closes `view`. Returns the horizon (`horizon_of`): retained transactions that ended
+    /// before it are forgotten here, and the caller runs the purges deferred under those
+    /// values.
     pub fn close_view(&self, view: &ReadView) -> u64 {
         let horizon = {
             let mut o = self.order.lock();
@@ -306,10 +306,23 @@ impl ActiveTxns {
                 }
                 self.open_views.fetch_sub(1, Ordering::Relaxed);
             }
-            o.views.keys().next().copied().unwrap_or(u64::MAX)
+            Self::horizon_of(&o)
         };
         self.prune(horizon);
         horizon
+    }
+
+    /// The seq of the oldest open view, or with none open the next seq: a transaction
+    /// retained (and a purge deferred) under a smaller clock value is needed by no view open
+    /// now or opened later. Never `u64::MAX`: a horizon used after the lock is let go must
+    /// not cover views and retained transactions that come meanwhile.
+    fn horizon_of(o: &Order) -> u64 {
+        o.views.keys().next().copied().unwrap_or(o.seq + 1)
+    }
+
+    /// The current horizon (see `horizon_of`).
+    pub fn horizon(&self) -> u64 {
+        Self::horizon_of(&self.order.lock())
     }
 
     /// Number of ended transactions kept for open views, and their before-images' bytes.
@@ -329,6 +342,13 @@ impl ActiveTxns {
             return None;
         }
         self.shards[(id as usize) % SHARDS].read().get(&id).cloned()
+    }
+
+    /// `writer` is running and may still roll back (all of it or to a savepoint, bringing
+    /// back versions no before-image records).
+    pub fn may_roll_back(&self, writer: u64) -> bool {
+        self.get(writer)
+            .is_some_and(|t| !t.committed.load(Ordering::SeqCst))
     }
 
     /// The before-image transaction `writer` recorded for `key` of `tree`, running or
@@ -477,11 +497,9 @@ impl ActiveTxns {
                     }
                     writer = w;
                 }
-                // Unknown writer: not retained, so it ended before every open view.
-                None => {
-                    debug_assert!(false, "writer {writer} neither active nor retained");
-                    return Visible::Corrupt;
-                }
+                // Unknown writer: its history was let go (an expired view; the reader's
+                // `still_valid` check turns this into ReadViewTooOld).
+                None => return Visible::Corrupt,
             }
         }
         Visible::Corrupt
@@ -505,4 +523,35 @@ pub enum Visible<'a> {
     Stored(&'a [u8]),
     Owned(Vec<u8>),
     Corrupt,
+}
+
+#[cfg(test)]
+mod tests {
+    //! The horizon a view's closer computes is used after the lock is let go: it must not
+    //! cover a view opened, or a transaction retained, in between.
+    use super::*;
+
+    #[test]
+    fn a_stale_horizon_never_forgets_what_a_newer_view_needs() {
+        let a = ActiveTxns::new(1);
+        let v1 = a.open_view();
+        let stale = a.close_view(&v1);
+        assert_ne!(stale, u64::MAX);
+        // Meanwhile: a view opens, and a transaction it does not see ends.
+        let v2 = a.open_view();
+        let t = a.begin(0);
+        t.record_before(1, b"k", Some(b"old-version-bytes"));
+        let clock = a.end(t.id, true).expect("retained for the open view");
+        assert!(
+            clock >= stale,
+            "retained under {clock}, stale horizon {stale}"
+        );
+        // The first closer prunes with its stale horizon: the newer view keeps its history.
+        a.prune(stale);
+        assert_eq!(a.history().0, 1);
+        assert!(a.before_of(t.id, 1, b"k").is_some());
+        let h = a.close_view(&v2);
+        assert!(h > clock);
+        assert_eq!(a.history().0, 0);
+    }
 }

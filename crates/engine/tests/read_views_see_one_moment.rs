@@ -9,6 +9,8 @@
 //! - a view cannot read a table whose trees were made after it opened (1412), as InnoDB;
 //! - an index dropped while purges of its entries wait for a view keeps its pages until those
 //!   purges ran (they would write into freed pages otherwise), then they are freed;
+//! - a deferred purge does not remove an index entry that a running writer's rollback to a
+//!   savepoint brings back into use; a purge deferred while the only view expires still runs;
 //! - a view left open while writers go on keeps their history only up to
 //!   `read_view_history_limit`: past it the view is released (its next read fails with
 //!   ReadViewTooOld), the history and deferred purges are let go, and writers never notice;
@@ -318,6 +320,74 @@ fn a_view_left_open_is_released_when_its_history_outgrows_the_limit() {
         "index == table"
     );
     drop(rc);
+    e.shutdown().expect("shutdown");
+}
+
+#[test]
+fn a_deferred_purge_keeps_an_entry_a_savepoint_rollback_brings_back() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (e, t) = open(dir.path());
+    let mut tx = e.begin();
+    tx.insert(&t, kv_row(1, 10, 0)).expect("insert");
+    tx.commit().expect("commit");
+    let mut view = e.begin();
+    view.consistent_reads();
+    assert!(view.get(&t, &key(1)).expect("get").is_some());
+    // k 10 -> 20, committed while the view is open: the purge of entry 10 waits.
+    let mut t1 = e.begin();
+    t1.update(&t, &key(1), kv_row(1, 20, 0)).expect("update");
+    t1.commit().expect("commit");
+    // k 20 -> 10, savepoint, 10 -> 30; the purge of entry 10 runs when the view closes.
+    let mut t2 = e.begin();
+    t2.update(&t, &key(1), kv_row(1, 10, 0)).expect("update");
+    let sp = t2.savepoint();
+    t2.update(&t, &key(1), kv_row(1, 30, 0)).expect("update");
+    view.commit().expect("commit");
+    // Back to k = 10: its entry must still be there.
+    t2.rollback_to_savepoint(sp).expect("rollback to savepoint");
+    t2.commit().expect("commit");
+    let mut rc = e.begin();
+    let table = shape(&scan_all(&mut rc, &t));
+    assert_eq!(table.get(&1), Some(&(10, 0)));
+    assert_eq!(
+        shape(&index_scan_all(&mut rc, &t, 0)),
+        table,
+        "index == table"
+    );
+    drop(rc);
+    e.shutdown().expect("shutdown");
+}
+
+#[test]
+fn a_purge_deferred_while_the_only_view_expires_still_runs() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (e, t) = open(dir.path());
+    let mut tx = e.begin();
+    for id in 1..=3 {
+        tx.insert(&t, kv_row(id, id, 0)).expect("insert");
+    }
+    tx.commit().expect("commit");
+    e.set_variable(
+        "tierdb_read_view_history_limit",
+        &tierdb_engine::Value::Int(1),
+    )
+    .expect("set");
+    let mut view = e.begin();
+    view.consistent_reads();
+    assert!(view.get(&t, &key(1)).expect("get").is_some());
+    // This commit is retained for the view, then its own history trim expires the view.
+    let mut w = e.begin();
+    w.delete(&t, &key(3)).expect("delete");
+    w.commit().expect("commit");
+    assert_eq!(status(&e, "Tierdb_read_views_expired"), 1);
+    assert_eq!(
+        status(&e, "Tierdb_purges_deferred"),
+        0,
+        "no purge left behind"
+    );
+    assert_eq!(status(&e, "Innodb_history_list_length"), 0);
+    assert!(matches!(view.get(&t, &key(1)), Err(Error::ReadViewTooOld)));
+    drop(view);
     e.shutdown().expect("shutdown");
 }
 

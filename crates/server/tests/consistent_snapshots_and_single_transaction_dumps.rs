@@ -122,6 +122,45 @@ fn repeatable_read_sees_one_moment_and_read_committed_sees_each_commit() {
     assert_eq!(one(&mut a, "SELECT v FROM t WHERE id = 3"), 32);
     exec(&mut a, "COMMIT");
 
+    // A locking read anywhere in the statement (here a UNION operand) reads current versions.
+    exec(&mut a, "BEGIN");
+    assert_eq!(one(&mut a, "SELECT COUNT(*) FROM t"), 3);
+    exec(&mut b, "INSERT INTO t VALUES (9, 9, 90)");
+    let got: Vec<i64> = a
+        .query("(SELECT id FROM t WHERE id >= 9 FOR UPDATE) UNION ALL (SELECT 0) ORDER BY 1")
+        .expect("union");
+    assert_eq!(got, vec![0, 9]);
+    exec(&mut a, "ROLLBACK");
+    exec(&mut b, "DELETE FROM t WHERE id = 9");
+
+    // A level set in the middle of a transaction is for the next one (as MySQL).
+    exec(&mut a, "BEGIN");
+    assert_eq!(one(&mut a, "SELECT v FROM t WHERE id = 3"), 33);
+    exec(
+        &mut a,
+        "SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED",
+    );
+    exec(&mut b, "UPDATE t SET v = 330 WHERE id = 3");
+    assert_eq!(
+        one(&mut a, "SELECT v FROM t WHERE id = 3"),
+        33,
+        "still one view"
+    );
+    exec(&mut a, "COMMIT");
+    exec(&mut a, "BEGIN");
+    assert_eq!(one(&mut a, "SELECT v FROM t WHERE id = 3"), 330);
+    exec(&mut b, "UPDATE t SET v = 33 WHERE id = 3");
+    assert_eq!(
+        one(&mut a, "SELECT v FROM t WHERE id = 3"),
+        33,
+        "now READ COMMITTED"
+    );
+    exec(&mut a, "COMMIT");
+    exec(
+        &mut a,
+        "SET SESSION TRANSACTION ISOLATION LEVEL REPEATABLE READ",
+    );
+
     // READ COMMITTED sees each commit, also inside a transaction; WITH CONSISTENT SNAPSHOT
     // changes nothing there (as in InnoDB).
     let mut c = conn(&server, Some("snap"));

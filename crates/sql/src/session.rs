@@ -141,6 +141,9 @@ struct Core {
     /// Named savepoints of the open transaction (SQL `SAVEPOINT`), oldest first. Emptied
     /// whenever the transaction ends (`Core::take_txn`), so a name never outlives it.
     savepoints: Vec<(String, Savepoint)>,
+    /// The open transaction is REPEATABLE READ: the level when it began (its first
+    /// statement, or BEGIN), kept until it ends whatever SET SESSION says meanwhile.
+    txn_repeatable: Option<bool>,
     conn: Option<Arc<ConnInfo>>,
     /// SQL text of the running statement (for SHOW PROCESSLIST of this connection).
     current_sql: String,
@@ -273,6 +276,7 @@ impl Session {
                 },
                 txn: None,
                 savepoints: Vec::new(),
+                txn_repeatable: None,
                 conn,
                 current_sql: String::new(),
                 table_locks: Vec::new(),
@@ -530,6 +534,7 @@ impl Core {
     /// its savepoints go with it.
     fn take_txn(&mut self) -> Option<Txn> {
         self.savepoints.clear();
+        self.txn_repeatable = None;
         let t = self.txn.take();
         if t.is_some() {
             self.st.next_isolation = None;
@@ -610,7 +615,14 @@ impl Core {
     fn dml(&mut self, plan: &Plan, params: &[Value]) -> Result<QueryResult, SqlError> {
         let shared = self.st.shared.clone();
         let keep_open = self.txn.is_some() || !self.st.autocommit;
-        let consistent = reads_consistently(plan) && self.st.repeatable_read();
+        let repeatable = if keep_open {
+            *self
+                .txn_repeatable
+                .get_or_insert_with(|| self.st.repeatable_read())
+        } else {
+            self.st.repeatable_read()
+        };
+        let consistent = reads_consistently(plan) && repeatable;
         if !keep_open {
             let mut txn = shared.engine.begin_as(self.owner());
             if consistent {
@@ -696,9 +708,11 @@ impl Core {
                 // As in MySQL, starting a transaction releases the session's table locks.
                 self.release_table_locks();
                 let mut txn = engine.begin_as(self.owner());
+                let repeatable = self.st.repeatable_read();
+                self.txn_repeatable = Some(repeatable);
                 // WITH CONSISTENT SNAPSHOT opens the read view now (under READ COMMITTED it
                 // has no effect, as in InnoDB).
-                if *snapshot && self.st.repeatable_read() {
+                if *snapshot && repeatable {
                     txn.consistent_reads();
                 }
                 self.txn = Some(txn);
@@ -1380,7 +1394,20 @@ fn no_savepoint(name: &str) -> SqlError {
     SqlError::new(1305, "42000", format!("SAVEPOINT {name} does not exist"))
 }
 
-/// A statement whose reads may come from a read view: a SELECT that locks no rows.
+/// A statement whose reads may come from a read view: a SELECT that locks no rows anywhere
+/// (a locking read in a UNION operand, a derived table or a subquery makes the whole
+/// statement read current versions, or the rows it locks would be found through the view).
 fn reads_consistently(plan: &Plan) -> bool {
-    matches!(plan, Plan::Select(s) if s.lock.is_none())
+    fn locks(s: &crate::plan::SelectPlan) -> bool {
+        s.lock.is_some()
+            || s.subqueries.iter().any(locks)
+            || match &s.source {
+                crate::plan::Source::Derived { plan, .. } => locks(plan),
+                crate::plan::Source::SetOperation { left, right, .. } => {
+                    locks(left) || locks(right)
+                }
+                _ => false,
+            }
+    }
+    matches!(plan, Plan::Select(s) if !locks(s))
 }
