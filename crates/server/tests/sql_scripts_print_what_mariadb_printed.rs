@@ -221,6 +221,11 @@ fn set_operations_print_what_mariadb_printed() {
 }
 
 #[test]
+fn sql_prepared_statements_print_what_mariadb_printed() {
+    prints_what_mariadb_printed("sql_prepared_statements");
+}
+
+#[test]
 fn alter_table_rewrites_print_what_mariadb_printed() {
     prints_what_mariadb_printed("alter_table_rewrites");
 }

@@ -256,6 +256,119 @@ fn keys_toggle_as_noop(tokens: &mut Vec<sqlparser::tokenizer::TokenWithSpan>) {
     tokens.insert(b, sqlparser::tokenizer::TokenWithSpan::wrap(Token::Eq));
 }
 
+/// SQL-level prepared statements, which sqlparser reads only in PostgreSQL's form.
+#[derive(Debug, PartialEq)]
+pub enum SqlPrepared {
+    /// `PREPARE name FROM 'text'` or `FROM @var`.
+    Prepare { name: String, from: PrepareFrom },
+    /// `EXECUTE name [USING @a, @b, ...]` (user variable names, lower case).
+    Execute { name: String, using: Vec<String> },
+    /// `{DEALLOCATE | DROP} PREPARE name`.
+    Deallocate { name: String },
+}
+
+#[derive(Debug, PartialEq)]
+pub enum PrepareFrom {
+    Text(String),
+    UserVar(String),
+}
+
+/// Reads `PREPARE` / `EXECUTE` / `DEALLOCATE PREPARE` statements (None: another statement).
+/// Names are case-insensitive (kept in lower case).
+pub fn sql_prepared(sql: &str) -> Result<Option<SqlPrepared>, SqlError> {
+    let dialect = MySqlDialect {};
+    let Ok(mut tokens) = Tokenizer::new(&dialect, sql).tokenize_with_location() else {
+        return Ok(None);
+    };
+    mariadb_comments(&dialect, &mut tokens)?;
+    let toks: Vec<&Token> = tokens
+        .iter()
+        .map(|t| &t.token)
+        .filter(|t| !matches!(t, Token::Whitespace(_) | Token::EOF))
+        .collect();
+    let toks = match toks.split_last() {
+        Some((Token::SemiColon, rest)) => rest.to_vec(),
+        _ => toks,
+    };
+    let word = |i: usize| match toks.get(i) {
+        Some(Token::Word(w)) => Some(w.value.to_ascii_uppercase()),
+        _ => None,
+    };
+    let name_at = |i: usize| match toks.get(i) {
+        Some(Token::Word(w)) => Ok(w.value.to_ascii_lowercase()),
+        _ => Err(syntax("a prepared statement name was expected")),
+    };
+    // `@name` comes as one word or as `@` and a word.
+    let user_var = |i: usize| -> Option<(String, usize)> {
+        match (toks.get(i), toks.get(i + 1)) {
+            (Some(Token::Word(w)), _) if w.value.starts_with('@') && w.value.len() > 1 => {
+                Some((w.value[1..].to_ascii_lowercase(), i + 1))
+            }
+            (Some(Token::AtSign), Some(Token::Word(w))) => {
+                Some((w.value.to_ascii_lowercase(), i + 2))
+            }
+            _ => None,
+        }
+    };
+    let end = |i: usize| {
+        if i == toks.len() {
+            Ok(())
+        } else {
+            Err(syntax(format!(
+                "unexpected {} after the statement",
+                toks[i]
+            )))
+        }
+    };
+    match word(0).as_deref() {
+        Some("PREPARE") if word(2).as_deref() == Some("FROM") => {
+            let name = name_at(1)?;
+            let from = match toks.get(3) {
+                Some(Token::SingleQuotedString(s) | Token::DoubleQuotedString(s)) => {
+                    end(4)?;
+                    PrepareFrom::Text(s.clone())
+                }
+                _ => match user_var(3) {
+                    Some((v, next)) => {
+                        end(next)?;
+                        PrepareFrom::UserVar(v)
+                    }
+                    None => return Err(syntax("PREPARE ... FROM needs a string or a @variable")),
+                },
+            };
+            Ok(Some(SqlPrepared::Prepare { name, from }))
+        }
+        Some("EXECUTE") => {
+            let name = name_at(1)?;
+            let mut using = Vec::new();
+            let mut i = 2;
+            if word(2).as_deref() == Some("USING") {
+                i = 3;
+                loop {
+                    let Some((v, next)) = user_var(i) else {
+                        return Err(syntax("EXECUTE ... USING takes @variables"));
+                    };
+                    using.push(v);
+                    i = next;
+                    if toks.get(i) == Some(&&Token::Comma) {
+                        i += 1;
+                    } else {
+                        break;
+                    }
+                }
+            }
+            end(i)?;
+            Ok(Some(SqlPrepared::Execute { name, using }))
+        }
+        Some("DEALLOCATE" | "DROP") if word(1).as_deref() == Some("PREPARE") => {
+            let name = name_at(2)?;
+            end(3)?;
+            Ok(Some(SqlPrepared::Deallocate { name }))
+        }
+        _ => Ok(None),
+    }
+}
+
 pub fn parse(sql: &str) -> Result<Parsed, SqlError> {
     let dialect = MySqlDialect {};
     let mut tokens = Tokenizer::new(&dialect, sql)
@@ -423,4 +536,59 @@ pub fn parse(sql: &str) -> Result<Parsed, SqlError> {
     }
     placeholders.sort_by_key(|l| (l.line, l.column));
     Ok(Parsed { stmt, placeholders })
+}
+
+#[cfg(test)]
+mod tests {
+    //! The PREPARE / EXECUTE / DEALLOCATE shim: what it reads, and that it leaves other
+    //! statements (and malformed ones) to the parser or a clear syntax error.
+    use super::*;
+
+    fn p(sql: &str) -> Result<Option<SqlPrepared>, u16> {
+        sql_prepared(sql).map_err(|e| e.code)
+    }
+
+    #[test]
+    fn prepared_statement_commands_are_read_or_refused_clearly() {
+        assert_eq!(
+            p("PREPARE Sel FROM 'SELECT ?';"),
+            Ok(Some(SqlPrepared::Prepare {
+                name: "sel".into(),
+                from: PrepareFrom::Text("SELECT ?".into())
+            }))
+        );
+        assert_eq!(
+            p("prepare s from @Q"),
+            Ok(Some(SqlPrepared::Prepare {
+                name: "s".into(),
+                from: PrepareFrom::UserVar("q".into())
+            }))
+        );
+        assert_eq!(
+            p("EXECUTE s USING @a, @B"),
+            Ok(Some(SqlPrepared::Execute {
+                name: "s".into(),
+                using: vec!["a".into(), "b".into()]
+            }))
+        );
+        assert_eq!(
+            p("execute s"),
+            Ok(Some(SqlPrepared::Execute {
+                name: "s".into(),
+                using: vec![]
+            }))
+        );
+        assert_eq!(
+            p("DROP PREPARE s"),
+            Ok(Some(SqlPrepared::Deallocate { name: "s".into() }))
+        );
+        assert_eq!(p("DROP TABLE s"), Ok(None));
+        assert_eq!(p("SELECT 1"), Ok(None));
+        assert_eq!(p("PREPARE s FROM 1"), Err(1064));
+        assert_eq!(p("EXECUTE s USING"), Err(1064));
+        assert_eq!(p("EXECUTE s USING @a @b"), Err(1064));
+        assert_eq!(p("EXECUTE"), Err(1064));
+        assert_eq!(p("DEALLOCATE PREPARE"), Err(1064));
+        assert_eq!(p("PREPARE s FROM 'x' 'y'"), Err(1064));
+    }
 }

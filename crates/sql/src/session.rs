@@ -163,6 +163,9 @@ pub struct Session {
     core: Core,
     stmts: HashMap<u32, Prepared>,
     next_stmt_id: u32,
+    /// SQL-level prepared statements (`PREPARE name FROM ...`): name (lower case) → id in
+    /// `stmts`.
+    named: HashMap<String, u32>,
     ended: bool,
 }
 
@@ -283,6 +286,7 @@ impl Session {
             },
             stmts: HashMap::new(),
             next_stmt_id: 1,
+            named: HashMap::new(),
             ended: false,
         })
     }
@@ -299,6 +303,20 @@ impl Session {
     }
 
     fn query_inner(&mut self, sql: &str) -> Result<QueryResult, SqlError> {
+        // PREPARE / EXECUTE / DEALLOCATE PREPARE: a cheap look at the first word first.
+        let head: String = sql.trim_start().chars().take(10).collect();
+        let first = |w: &str| {
+            head.get(..w.len())
+                .is_some_and(|h| h.eq_ignore_ascii_case(w))
+        };
+        if ["PREPARE", "EXECUTE", "DEALLOCATE", "DROP"]
+            .iter()
+            .any(|w| first(w))
+        {
+            if let Some(p) = crate::parse::sql_prepared(sql)? {
+                return self.sql_prepared(p);
+            }
+        }
         let Parsed { stmt, placeholders } = parse(sql)?;
         if !placeholders.is_empty() {
             return Err(SqlError::syntax(
@@ -323,10 +341,87 @@ impl Session {
         }
     }
 
+    /// `PREPARE name FROM ...`, `EXECUTE name [USING @a, ...]`, `DEALLOCATE PREPARE name`:
+    /// the statements of the binary protocol, named and driven from SQL text.
+    fn sql_prepared(&mut self, p: crate::parse::SqlPrepared) -> Result<QueryResult, SqlError> {
+        use crate::parse::{PrepareFrom, SqlPrepared};
+        let shared = self.core.st.shared.clone();
+        let counters = &shared.counters;
+        let unknown = |name: &str, what: &str| {
+            SqlError::new(
+                1243,
+                "HY000",
+                format!("Unknown prepared statement handler ({name}) given to {what}"),
+            )
+        };
+        match p {
+            SqlPrepared::Prepare { name, from } => {
+                counters.inc(Counter::ComPrepareSql);
+                let text = match from {
+                    PrepareFrom::Text(s) => s,
+                    PrepareFrom::UserVar(v) => match self.core.st.user_var(&v) {
+                        Value::Null => {
+                            return Err(SqlError::syntax(
+                                "PREPARE ... FROM a variable that is NULL",
+                            ))
+                        }
+                        Value::Bytes(b) => String::from_utf8_lossy(&b).into_owned(),
+                        other => other.to_string(),
+                    },
+                };
+                // A statement of that name goes first, also when the new one fails (MySQL).
+                if let Some(old) = self.named.remove(&name) {
+                    self.stmts.remove(&old);
+                }
+                let info = self.prepare_inner(&text)?;
+                self.named.insert(name, info.statement_id);
+                Ok(QueryResult::Ok {
+                    affected_rows: 0,
+                    last_insert_id: 0,
+                    warnings: 0,
+                    info: "Statement prepared".into(),
+                })
+            }
+            SqlPrepared::Execute { name, using } => {
+                counters.inc(Counter::ComExecuteSql);
+                let id = *self
+                    .named
+                    .get(&name)
+                    .ok_or_else(|| unknown(&name, "EXECUTE"))?;
+                let params: Vec<Value> = using.iter().map(|v| self.core.st.user_var(v)).collect();
+                if self
+                    .stmts
+                    .get(&id)
+                    .is_some_and(|p| p.placeholders.len() != params.len())
+                {
+                    return Err(SqlError::new(
+                        1210,
+                        "HY000",
+                        "Incorrect arguments to EXECUTE",
+                    ));
+                }
+                self.execute_inner(id, &params)
+            }
+            SqlPrepared::Deallocate { name } => {
+                counters.inc(Counter::ComDeallocSql);
+                let id = self
+                    .named
+                    .remove(&name)
+                    .ok_or_else(|| unknown(&name, "DEALLOCATE PREPARE"))?;
+                self.stmts.remove(&id);
+                Ok(QueryResult::ok())
+            }
+        }
+    }
+
     /// COM_STMT_PREPARE.
     pub fn prepare(&mut self, sql: &str) -> Result<PreparedInfo, SqlError> {
+        self.core.st.shared.counters.inc(Counter::ComStmtPrepare);
+        self.prepare_inner(sql)
+    }
+
+    fn prepare_inner(&mut self, sql: &str) -> Result<PreparedInfo, SqlError> {
         let shared = self.core.st.shared.clone();
-        shared.counters.inc(Counter::ComStmtPrepare);
         let Parsed { stmt, placeholders } = parse(sql)?;
         let version = shared.catalog_version();
         let plan = {
@@ -365,6 +460,11 @@ impl Session {
         let shared = self.core.st.shared.clone();
         shared.counters.inc(Counter::Questions);
         shared.counters.inc(Counter::ComStmtExecute);
+        self.execute_inner(stmt_id, params)
+    }
+
+    fn execute_inner(&mut self, stmt_id: u32, params: &[Value]) -> Result<QueryResult, SqlError> {
+        let shared = self.core.st.shared.clone();
         let Some(p) = self.stmts.get_mut(&stmt_id) else {
             return Err(SqlError::new(
                 1243,
