@@ -38,6 +38,22 @@ fn open(dir: &std::path::Path) -> (Arc<Engine>, Arc<Table>) {
     (e, t)
 }
 
+/// Inserts `kv_row(id, k(id), 0)` for each id, in one committed transaction.
+fn insert_rows(e: &Engine, t: &Table, ids: impl IntoIterator<Item = i64>, k: impl Fn(i64) -> i64) {
+    let mut tx = e.begin();
+    for id in ids {
+        tx.insert(t, kv_row(id, k(id), 0)).expect("insert");
+    }
+    tx.commit().expect("commit");
+}
+
+/// A transaction whose plain reads go through a read view opened now.
+fn with_view(e: &Engine) -> Txn {
+    let mut tx = e.begin();
+    tx.consistent_reads();
+    tx
+}
+
 /// `KEY v_idx (v)`.
 fn v_idx() -> IndexDef {
     IndexDef {
@@ -78,11 +94,7 @@ fn shape(rows: &[Row]) -> BTreeMap<i64, (i64, i64)> {
 fn a_view_keeps_seeing_the_moment_it_opened_until_it_closes() {
     let dir = tempfile::tempdir().expect("tempdir");
     let (e, t) = open(dir.path());
-    let mut tx = e.begin();
-    for id in 1..=20 {
-        tx.insert(&t, kv_row(id, id, 0)).expect("insert");
-    }
-    tx.commit().expect("commit");
+    insert_rows(&e, &t, 1..=20, |id| id);
     let before = {
         let mut tx = e.begin();
         shape(&scan_all(&mut tx, &t))
@@ -94,8 +106,7 @@ fn a_view_keeps_seeing_the_moment_it_opened_until_it_closes() {
         .update(&t, &key(1), kv_row(1, 1, 100))
         .expect("update");
 
-    let mut r = e.begin();
-    r.consistent_reads();
+    let mut r = with_view(&e);
     assert!(r.has_view());
     assert_eq!(v_of(&r.get(&t, &key(1)).expect("get").expect("row 1")), 0);
 
@@ -175,8 +186,7 @@ fn a_view_cannot_read_a_table_whose_trees_are_newer() {
     tx.insert(&t, kv_row(1, 1, 1)).expect("insert");
     tx.commit().expect("commit");
 
-    let mut r = e.begin();
-    r.consistent_reads();
+    let mut r = with_view(&e);
     assert_eq!(scan_all(&mut r, &t).len(), 1);
     e.create_index("d", "t", v_idx()).expect("create index");
     let nt = e.table("d", "t").expect("table");
@@ -192,8 +202,7 @@ fn a_view_cannot_read_a_table_whose_trees_are_newer() {
     r.current_reads();
     assert_eq!(scan_all(&mut r, &nt).len(), 1);
     r.commit().expect("commit");
-    let mut r2 = e.begin();
-    r2.consistent_reads();
+    let mut r2 = with_view(&e);
     assert_eq!(index_scan_all(&mut r2, &nt, 1).len(), 1);
     r2.commit().expect("commit");
     e.shutdown().expect("shutdown");
@@ -203,13 +212,8 @@ fn a_view_cannot_read_a_table_whose_trees_are_newer() {
 fn a_dropped_index_keeps_its_pages_until_the_purges_waiting_for_a_view_ran() {
     let dir = tempfile::tempdir().expect("tempdir");
     let (e, t) = open(dir.path());
-    let mut tx = e.begin();
-    for id in 1..=300 {
-        tx.insert(&t, kv_row(id, id, 0)).expect("insert");
-    }
-    tx.commit().expect("commit");
-    let mut r = e.begin();
-    r.consistent_reads();
+    insert_rows(&e, &t, 1..=300, |id| id);
+    let mut r = with_view(&e);
     assert_eq!(scan_all(&mut r, &t).len(), 300);
     let mut w = e.begin();
     for id in 1..=300 {
@@ -261,14 +265,9 @@ fn a_view_left_open_is_released_when_its_history_outgrows_the_limit() {
     e.create_database("d").expect("create database");
     e.create_table("d", kv_table("t")).expect("create table");
     let t = e.table("d", "t").expect("table");
-    let mut tx = e.begin();
-    for id in 1..=50 {
-        tx.insert(&t, kv_row(id, id, 0)).expect("insert");
-    }
-    tx.commit().expect("commit");
+    insert_rows(&e, &t, 1..=50, |id| id);
 
-    let mut forgotten = e.begin();
-    forgotten.consistent_reads();
+    let mut forgotten = with_view(&e);
     assert_eq!(scan_all(&mut forgotten, &t).len(), 50);
     let mut fresh_seen = false;
     // Each transaction retains about 50 before-images of ~250 bytes: the limit is passed
@@ -330,8 +329,7 @@ fn a_deferred_purge_keeps_an_entry_a_savepoint_rollback_brings_back() {
     let mut tx = e.begin();
     tx.insert(&t, kv_row(1, 10, 0)).expect("insert");
     tx.commit().expect("commit");
-    let mut view = e.begin();
-    view.consistent_reads();
+    let mut view = with_view(&e);
     assert!(view.get(&t, &key(1)).expect("get").is_some());
     // k 10 -> 20, committed while the view is open: the purge of entry 10 waits.
     let mut t1 = e.begin();
@@ -362,18 +360,13 @@ fn a_deferred_purge_keeps_an_entry_a_savepoint_rollback_brings_back() {
 fn a_purge_deferred_while_the_only_view_expires_still_runs() {
     let dir = tempfile::tempdir().expect("tempdir");
     let (e, t) = open(dir.path());
-    let mut tx = e.begin();
-    for id in 1..=3 {
-        tx.insert(&t, kv_row(id, id, 0)).expect("insert");
-    }
-    tx.commit().expect("commit");
+    insert_rows(&e, &t, 1..=3, |id| id);
     e.set_variable(
         "tierdb_read_view_history_limit",
         &tierdb_engine::Value::Int(1),
     )
     .expect("set");
-    let mut view = e.begin();
-    view.consistent_reads();
+    let mut view = with_view(&e);
     assert!(view.get(&t, &key(1)).expect("get").is_some());
     // This commit is retained for the view, then its own history trim expires the view.
     let mut w = e.begin();
