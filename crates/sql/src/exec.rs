@@ -247,7 +247,7 @@ fn source_rows(
         } => {
             let mut seen: BTreeSet<OrdRow> = BTreeSet::new();
             let mut go_on = true;
-            let binary = left.output_binary();
+            let binary = left.output_binary() | right.output_binary();
             for part in [left, right] {
                 if !go_on {
                     break;
@@ -270,7 +270,7 @@ fn source_rows(
             distinct,
         } => {
             // The right operand's rows, counted; then the left one streams through them.
-            let binary = left.output_binary();
+            let binary = left.output_binary() | right.output_binary();
             let mut counts: BTreeMap<OrdRow, u64> = BTreeMap::new();
             select_into(right, txn, cx, &mut |row| {
                 *counts

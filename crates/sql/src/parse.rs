@@ -295,7 +295,7 @@ pub fn sql_prepared(sql: &str) -> Result<Option<SqlPrepared>, SqlError> {
         _ => None,
     };
     let name_at = |i: usize| match toks.get(i) {
-        Some(Token::Word(w)) => Ok(w.value.to_ascii_lowercase()),
+        Some(Token::Word(w)) => Ok(w.value.to_lowercase()),
         _ => Err(syntax("a prepared statement name was expected")),
     };
     // `@name` comes as one word or as `@` and a word.

@@ -1710,13 +1710,35 @@ fn set_operation(
                 let (ta, tb) = (kind_type(a), kind_type(b));
                 let numeric =
                     |t: SqlType| matches!(t, SqlType::Int | SqlType::Double | SqlType::Decimal(_));
-                if a.kind == b.kind {
+                if a.kind == b.kind && a.kind == ColumnKind::NewDecimal {
+                    // DECIMALs (kept as text) in the larger scale, so 1.0 and 1.00 are one
+                    // value and print as MariaDB merges them (1.50).
+                    let mut c = a.clone();
+                    c.not_null = a.not_null && b.not_null;
+                    c.decimals = a.decimals.max(b.decimals);
+                    c.length = a.length.max(b.length);
+                    c.table = String::new();
+                    conform.push(Some((c.kind, c.decimals)));
+                    columns.push(c);
+                } else if a.kind == b.kind {
                     let mut c = a.clone();
                     c.not_null = a.not_null && b.not_null;
                     c.length = a.length.max(b.length);
                     c.table = String::new();
                     columns.push(c);
                     conform.push(None);
+                } else if b.kind == ColumnKind::Null || a.kind == ColumnKind::Null {
+                    // A NULL literal takes the other operand's kind.
+                    let mut c = if a.kind == ColumnKind::Null {
+                        b.clone()
+                    } else {
+                        a.clone()
+                    };
+                    c.name = a.name.clone();
+                    c.not_null = false;
+                    c.table = String::new();
+                    conform.push(None);
+                    columns.push(c);
                 } else if numeric(ta) && numeric(tb) {
                     // Numbers of different kinds: DOUBLE if either is, else DECIMAL with the
                     // larger scale (integers have scale 0), as MariaDB merges them.

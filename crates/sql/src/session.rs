@@ -309,7 +309,7 @@ impl Session {
             head.get(..w.len())
                 .is_some_and(|h| h.eq_ignore_ascii_case(w))
         };
-        if ["PREPARE", "EXECUTE", "DEALLOCATE", "DROP"]
+        if ["PREPARE", "EXECUTE", "DEALLOCATE", "DROP", "/*", "--", "#"]
             .iter()
             .any(|w| first(w))
         {
@@ -728,8 +728,11 @@ impl Core {
             if consistent {
                 txn.consistent_reads();
             }
-            // This statement is the next transaction `SET TRANSACTION` was for.
-            self.st.next_isolation = None;
+            // This statement is the next transaction `SET TRANSACTION` was for (one that
+            // reads no table starts none).
+            if !uses_no_table(plan) {
+                self.st.next_isolation = None;
+            }
             let cx = EvalCx::new(params, &self.st);
             let r = run_dml(plan, &mut txn, &cx);
             return match r {
@@ -798,6 +801,11 @@ impl Core {
                 "HY000",
                 "Can't execute the given command because you have active locked tables or an active transaction",
             ));
+        }
+        if plan_is_ddl || matches!(u, Utility::Commit | Utility::Rollback) {
+            // DDL, COMMIT and ROLLBACK end the transaction a pending level was for, open or
+            // not (as MariaDB).
+            self.st.next_isolation = None;
         }
         if plan_is_ddl {
             self.commit_open()?;
@@ -1256,6 +1264,8 @@ impl Core {
                     IsolationScope::Session => {
                         self.st.vars.insert("transaction_isolation", v.clone());
                         self.st.vars.insert("tx_isolation", v);
+                        // A pending next-transaction level gives way (as MariaDB).
+                        self.st.next_isolation = None;
                     }
                     IsolationScope::Next => {
                         if self.txn.is_some() {

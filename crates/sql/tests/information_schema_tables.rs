@@ -178,6 +178,11 @@ fn mariadb_specific_statement_text_from_mariadb_dump() {
         "semijoin=off"
     );
     exec(&mut s, "set optimizer_switch=default");
+    // Prepared statements behind a leading comment (clients and ORMs add them).
+    exec(&mut s, "/* app */ PREPARE p1 FROM 'SELECT 41 + 1'");
+    assert_eq!(int(&q(&mut s, "-- tag\nEXECUTE p1")[0][0]), 42);
+    exec(&mut s, "/*!40101 DEALLOCATE PREPARE P1 */");
+    assert_eq!(err(&mut s, "/* again */ EXECUTE p1").code, 1243);
     // mariadb-dump --single-transaction's opening, version comment included.
     exec(
         &mut s,
