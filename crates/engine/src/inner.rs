@@ -177,6 +177,20 @@ fn redo_change(
 }
 
 impl Inner {
+    /// `innodb_lock_wait_timeout` now.
+    pub fn lock_wait(&self) -> Duration {
+        Duration::from_millis(self.lock_wait_timeout_ms.load(Ordering::Relaxed))
+    }
+
+    /// Closes `t`'s gate for the DDL `what` (waiting up to the lock wait timeout for the
+    /// transactions writing it and LOCK TABLES holders), logging when it gives up.
+    fn close_gate<'t>(&self, t: &'t Table, what: &str) -> Result<crate::gate::BuildGuard<'t>> {
+        t.gate.close(self.lock_wait()).map_err(|e| {
+            tracing::info!(db = %t.db, table = %t.def.name, "{what} gave up waiting for the table's writers");
+            t.gate_error(e)
+        })
+    }
+
     pub fn open(cfg: EngineConfig) -> Result<Arc<Inner>> {
         for d in [&cfg.data_dir, &cfg.redo_dir] {
             std::fs::create_dir_all(d)
@@ -640,7 +654,7 @@ impl Inner {
                 moves.push((t, to_db.clone(), to.clone()));
             }
         }
-        let timeout = Duration::from_millis(self.lock_wait_timeout_ms.load(Ordering::Relaxed));
+        let timeout = self.lock_wait();
         // Each table once (one may be renamed twice in a statement), closed like DROP does.
         let mut tables: Vec<&Arc<Table>> = Vec::with_capacity(moves.len());
         for (t, _, _) in &moves {
@@ -756,11 +770,7 @@ impl Inner {
     fn drop_table_entry(&self, db: &str, t: &Arc<Table>) -> Result<()> {
         // Like MySQL's metadata lock: wait for the transactions writing the table and for
         // LOCK TABLES holders; afterwards the gate turns every older handle away.
-        let timeout = Duration::from_millis(self.lock_wait_timeout_ms.load(Ordering::Relaxed));
-        let closed = t.gate.close(timeout).map_err(|e| {
-            tracing::info!(db, table = %t.def.name, "DROP gave up waiting for the table's writers");
-            t.gate_error(e)
-        })?;
+        let closed = self.close_gate(t, "DROP")?;
         for root in t.roots() {
             self.queue_dropped_tree(root, Holder::Table(Arc::downgrade(&t.gate)))?;
         }
@@ -865,15 +875,7 @@ impl Inner {
         }
         // No writer of the table may run while the index is built (their changes would miss
         // it): wait for those inside to end, keep new ones out until the new handle is there.
-        let timeout = Duration::from_millis(self.lock_wait_timeout_ms.load(Ordering::Relaxed));
-        let _closed = t.gate.close(timeout).map_err(|e| {
-            tracing::info!(
-                db,
-                table,
-                "CREATE INDEX gave up waiting for the table's writers"
-            );
-            t.gate_error(e)
-        })?;
+        let _closed = self.close_gate(&t, "CREATE INDEX")?;
         let [tree] = self.create_unlisted_trees(1)?[..] else {
             return Err(Error::Internal("one tree asked, another count made".into()));
         };
@@ -1007,8 +1009,7 @@ impl Inner {
                 "an added column needs a fill value and cannot be AUTO_INCREMENT".into(),
             ));
         }
-        let timeout = Duration::from_millis(self.lock_wait_timeout_ms.load(Ordering::Relaxed));
-        let _closed = t.gate.close(timeout).map_err(|e| t.gate_error(e))?;
+        let _closed = self.close_gate(&t, "ALTER TABLE")?;
         let mut def = t.def.clone();
         def.columns.push(col);
         let roots: Vec<PageId> = t.secondary.iter().map(|s| s.root).collect();
@@ -1047,8 +1048,7 @@ impl Inner {
             return Err(Error::Internal(format!("column '{}' exists", col.name)));
         }
         col.fill = old.fill.clone();
-        let timeout = Duration::from_millis(self.lock_wait_timeout_ms.load(Ordering::Relaxed));
-        let _closed = t.gate.close(timeout).map_err(|e| t.gate_error(e))?;
+        let _closed = self.close_gate(&t, "ALTER TABLE")?;
         if let Some(check) = check {
             let mut cur = self.committed_rows(&t);
             let mut row_no = 0u64;
@@ -1104,15 +1104,7 @@ impl Inner {
         {
             return Err(Error::Internal("key column out of range".into()));
         }
-        let timeout = Duration::from_millis(self.lock_wait_timeout_ms.load(Ordering::Relaxed));
-        let closed = t.gate.close(timeout).map_err(|e| {
-            tracing::info!(
-                db,
-                table,
-                "ALTER TABLE gave up waiting for the table's writers"
-            );
-            t.gate_error(e)
-        })?;
+        let closed = self.close_gate(&t, "ALTER TABLE")?;
         let mut trees = self.create_unlisted_trees(1 + def.indexes.len())?;
         let secondary = trees.split_off(1);
         let primary = trees[0];

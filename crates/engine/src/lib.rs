@@ -292,8 +292,7 @@ impl Engine {
     /// locks. READ: nobody writes the table; WRITE: only `owner`'s transactions write it.
     /// Plain reads are never blocked. Errors: LockWaitTimeout.
     pub fn lock_table(&self, t: &Table, owner: u64, mode: TableLockMode) -> Result<()> {
-        let timeout =
-            Duration::from_millis(self.inner.lock_wait_timeout_ms.load(Ordering::Relaxed));
+        let timeout = self.inner.lock_wait();
         t.gate
             .lock(owner, mode, timeout)
             .map_err(|e| t.gate_error(e))

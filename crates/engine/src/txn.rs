@@ -349,8 +349,7 @@ impl TxnState {
     fn enter(&mut self, t: &Table) -> Result<Option<Arc<Table>>> {
         let id = self.ensure_active()?.id;
         if !self.gates.iter().any(|g| Arc::ptr_eq(g, &t.gate)) {
-            let timeout =
-                Duration::from_millis(self.inner.lock_wait_timeout_ms.load(Ordering::Relaxed));
+            let timeout = self.inner.lock_wait();
             t.gate
                 .enter(id, self.owner, timeout)
                 .map_err(|e| t.gate_error(e))?;
@@ -393,8 +392,7 @@ impl TxnState {
             |gates: &[Arc<crate::gate::TableGate>]| gates.iter().any(|g| Arc::ptr_eq(g, &t.gate));
         if !inside(&self.gates) && !inside(&self.lock_gates) {
             let id = self.ensure_active()?.id;
-            let timeout =
-                Duration::from_millis(self.inner.lock_wait_timeout_ms.load(Ordering::Relaxed));
+            let timeout = self.inner.lock_wait();
             t.gate
                 .enter_locker(id, timeout)
                 .map_err(|e| t.gate_error(e))?;
