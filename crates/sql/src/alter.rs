@@ -161,18 +161,7 @@ pub fn plan(ops: &[&ast::AlterTableOperation], from: &TableDef) -> Result<Rebuil
                 new_column_name,
             } => {
                 let pos = r.original_pos(&old_column_name.value)?;
-                if r.def
-                    .columns
-                    .iter()
-                    .enumerate()
-                    .any(|(i, c)| i != pos && c.name.eq_ignore_ascii_case(&new_column_name.value))
-                {
-                    return Err(SqlError::new(
-                        1060,
-                        "42S21",
-                        format!("Duplicate column name '{}'", new_column_name.value),
-                    ));
-                }
+                ddl::check_rename(&r.def, pos, &new_column_name.value)?;
                 r.def.columns[pos].name = new_column_name.value.clone();
             }
             Op::AlterColumn { column_name, op } => {

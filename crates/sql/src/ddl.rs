@@ -402,6 +402,24 @@ pub fn collation_name(c: &ColumnDef) -> Option<&'static str> {
 
 /// Parses column `c` of a table whose columns so far are `def`'s (1060 for a name taken);
 /// text columns get collation `text_default` unless they name their own.
+/// 1060 when `name` belongs to a column of `def` other than the one at `pos` (a column
+/// renamed to a name already taken).
+pub(crate) fn check_rename(def: &TableDef, pos: usize, name: &str) -> Result<(), SqlError> {
+    if def
+        .columns
+        .iter()
+        .enumerate()
+        .any(|(i, c)| i != pos && c.name.eq_ignore_ascii_case(name))
+    {
+        return Err(SqlError::new(
+            1060,
+            "42S21",
+            format!("Duplicate column name '{name}'"),
+        ));
+    }
+    Ok(())
+}
+
 fn parse_column(
     c: &ast::ColumnDef,
     def: &TableDef,

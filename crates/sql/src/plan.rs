@@ -1106,18 +1106,7 @@ fn alter_table(at: &ast::AlterTable, cx: &PlanCx) -> Result<Plan, SqlError> {
         }] => {
             let t = cx.table(&at.name)?;
             let pos = column_of(&t.def, &old_column_name.value)?;
-            if t.def
-                .columns
-                .iter()
-                .enumerate()
-                .any(|(i, c)| i != pos && c.name.eq_ignore_ascii_case(&new_column_name.value))
-            {
-                return Err(SqlError::new(
-                    1060,
-                    "42S21",
-                    format!("Duplicate column name '{}'", new_column_name.value),
-                ));
-            }
+            crate::ddl::check_rename(&t.def, pos, &new_column_name.value)?;
             let mut column = t.def.columns[pos].clone();
             column.name = new_column_name.value.clone();
             Ok(util(Utility::AlterColumn {
