@@ -135,6 +135,7 @@ fn col(name: &str, ty: ColumnType) -> ColumnDef {
         default: None,
         fill: None,
         collation: tierdb_engine::Collation::Binary,
+        on_update_now: false,
     }
 }
 

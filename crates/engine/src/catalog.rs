@@ -220,7 +220,8 @@ pub fn encode_table(e: &TableEntry) -> Vec<u8> {
         w.u8(c.nullable as u8
             | (c.auto_increment as u8) << 1
             | (c.fill.is_some() as u8) << 2
-            | ((c.collation == Collation::GeneralCi) as u8) << 3);
+            | ((c.collation == Collation::GeneralCi) as u8) << 3
+            | (c.on_update_now as u8) << 4);
         match &c.default {
             None => w.u8(0),
             Some(v) => {
@@ -287,6 +288,7 @@ pub fn decode_table(b: &[u8]) -> Result<TableEntry> {
             } else {
                 Collation::Binary
             },
+            on_update_now: fl & 16 != 0,
         });
     }
     let np = r.u16()?;
@@ -350,6 +352,7 @@ mod tests {
                     default: None,
                     fill: None,
                     collation: Collation::Binary,
+                    on_update_now: false,
                 },
                 ColumnDef {
                     name: "c".into(),
@@ -359,6 +362,17 @@ mod tests {
                     default: Some(Value::Bytes(vec![])),
                     fill: None,
                     collation: Collation::Binary,
+                    on_update_now: false,
+                },
+                ColumnDef {
+                    name: "changed_at".into(),
+                    ty: ColumnType::Timestamp,
+                    nullable: true,
+                    auto_increment: false,
+                    default: None,
+                    fill: None,
+                    collation: Collation::Binary,
+                    on_update_now: true,
                 },
             ],
             primary_key: vec![0],

@@ -1573,6 +1573,7 @@ mod tests {
                 default: None,
                 fill: None,
                 collation: crate::Collation::Binary,
+                on_update_now: false,
             }],
             primary_key: vec![0],
             indexes: vec![],

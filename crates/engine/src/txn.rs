@@ -1401,6 +1401,7 @@ mod tests {
             default: None,
             fill: None,
             collation: crate::Collation::Binary,
+            on_update_now: false,
         }
     }
 

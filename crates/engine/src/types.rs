@@ -102,6 +102,9 @@ pub struct ColumnDef {
     /// How text values of this column compare, sort and form index keys (ignored for
     /// non-text types, which are `Binary`).
     pub collation: crate::collation::Collation,
+    /// `ON UPDATE CURRENT_TIMESTAMP` (DATETIME / TIMESTAMP only): an UPDATE that changes the
+    /// row and does not assign this column sets it to the current time.
+    pub on_update_now: bool,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -32,6 +32,7 @@ fn col(name: &str) -> ColumnDef {
         default: None,
         fill: None,
         collation: tierdb_engine::Collation::Binary,
+        on_update_now: false,
     }
 }
 

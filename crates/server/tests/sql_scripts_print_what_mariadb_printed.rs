@@ -230,6 +230,11 @@ fn alter_table_rewrites_print_what_mariadb_printed() {
     prints_what_mariadb_printed("alter_table_rewrites");
 }
 
+#[test]
+fn on_update_current_timestamp_prints_what_mariadb_printed() {
+    prints_what_mariadb_printed("on_update_current_timestamp");
+}
+
 fn prints_what_mariadb_printed(name: &str) {
     assert!(
         common::exists(MARIADB),

@@ -170,12 +170,7 @@ fn default_value(e: &ast::Expr, col: &ColumnDef) -> Result<Option<Value>, SqlErr
             },
             _ => return Err(invalid()),
         },
-        ast::Expr::Function(f)
-            if matches!(
-                object_name_last(&f.name).to_ascii_uppercase().as_str(),
-                "CURRENT_TIMESTAMP" | "NOW" | "LOCALTIMESTAMP" | "LOCALTIME"
-            ) =>
-        {
+        ast::Expr::Function(_) if is_now_call(e) => {
             if !matches!(col.ty, ColumnType::DateTime | ColumnType::Timestamp) {
                 return Err(invalid());
             }
@@ -192,6 +187,15 @@ fn default_value(e: &ast::Expr, col: &ColumnDef) -> Result<Option<Value>, SqlErr
     coerce::coerce_to_column(v, col, 1)
         .map(Some)
         .map_err(|_| invalid())
+}
+
+/// `CURRENT_TIMESTAMP` / `NOW()` / `LOCALTIMESTAMP` / `LOCALTIME`: the current time as a
+/// column DEFAULT or ON UPDATE value.
+fn is_now_call(e: &ast::Expr) -> bool {
+    matches!(e, ast::Expr::Function(f) if matches!(
+        object_name_last(&f.name).to_ascii_uppercase().as_str(),
+        "CURRENT_TIMESTAMP" | "NOW" | "LOCALTIMESTAMP" | "LOCALTIME"
+    ))
 }
 
 /// The value a column gets when an INSERT does not name it (`None` = no default: error).
@@ -447,6 +451,7 @@ fn parse_column(
             } else {
                 Collation::Binary
             },
+            on_update_now: false,
         },
         primary: false,
         unique: false,
@@ -479,6 +484,21 @@ fn parse_column(
                 }
             }
             ast::ColumnOption::Comment(_) => {}
+            ast::ColumnOption::OnUpdate(e) => {
+                if !is_now_call(e) {
+                    return Err(SqlError::syntax(format!(
+                        "ON UPDATE {e}: only CURRENT_TIMESTAMP (or NOW(), LOCALTIMESTAMP) can follow ON UPDATE"
+                    )));
+                }
+                if !matches!(p.col.ty, ColumnType::DateTime | ColumnType::Timestamp) {
+                    return Err(SqlError::new(
+                        1294,
+                        "HY000",
+                        format!("Invalid ON UPDATE clause for '{}' column", c.name.value),
+                    ));
+                }
+                p.col.on_update_now = true;
+            }
             other => return Err(SqlError::unsupported(format!("column option {other}"))),
         }
     }
@@ -721,6 +741,47 @@ pub fn default_text(col: &ColumnDef) -> Option<String> {
     }
 }
 
+/// A column's default as SQL text, as SHOW CREATE TABLE and
+/// INFORMATION_SCHEMA.COLUMNS.COLUMN_DEFAULT show it: `current_timestamp()`, numbers bare,
+/// text quoted, `NULL` for a nullable column without one (None: a NOT NULL column without one).
+pub fn default_sql(c: &ColumnDef) -> Option<String> {
+    Some(match &c.default {
+        Some(Value::Bytes(b))
+            if b == CURRENT_TIMESTAMP
+                && matches!(c.ty, ColumnType::DateTime | ColumnType::Timestamp) =>
+        {
+            "current_timestamp()".to_string()
+        }
+        // Numbers unquoted (DECIMAL defaults are kept as text), as MariaDB shows them.
+        Some(Value::Bytes(b))
+            if matches!(
+                c.ty,
+                ColumnType::Decimal { .. }
+                    | ColumnType::Int { .. }
+                    | ColumnType::Float
+                    | ColumnType::Double
+            ) && std::str::from_utf8(b).is_ok_and(|t| t.parse::<f64>().is_ok()) =>
+        {
+            String::from_utf8_lossy(b).into_owned()
+        }
+        Some(Value::Bytes(b)) => quote_str(b),
+        Some(v) => v.to_string(),
+        None if c.nullable => "NULL".to_string(),
+        None => return None,
+    })
+}
+
+/// The `Extra` of SHOW COLUMNS and INFORMATION_SCHEMA.COLUMNS.
+pub fn extra_text(col: &ColumnDef) -> &'static str {
+    if col.auto_increment {
+        "auto_increment"
+    } else if col.on_update_now {
+        "on update current_timestamp()"
+    } else {
+        ""
+    }
+}
+
 /// SHOW CREATE TABLE text. `next_auto_increment`: the table option `AUTO_INCREMENT=n`
 /// shown when above 1 (rows were inserted), as MariaDB does.
 pub fn render_create_table(def: &TableDef, next_auto_increment: Option<u64>) -> String {
@@ -735,29 +796,15 @@ pub fn render_create_table(def: &TableDef, next_auto_increment: Option<u64>) -> 
         if !c.nullable {
             l.push_str(" NOT NULL");
         }
-        match &c.default {
-            Some(Value::Bytes(b))
-                if b == CURRENT_TIMESTAMP
-                    && matches!(c.ty, ColumnType::DateTime | ColumnType::Timestamp) =>
-            {
-                l.push_str(" DEFAULT current_timestamp()")
-            }
-            // Numbers unquoted (DECIMAL defaults are kept as text), as MariaDB shows them.
-            Some(Value::Bytes(b))
-                if matches!(
-                    c.ty,
-                    ColumnType::Decimal { .. }
-                        | ColumnType::Int { .. }
-                        | ColumnType::Float
-                        | ColumnType::Double
-                ) && std::str::from_utf8(b).is_ok_and(|t| t.parse::<f64>().is_ok()) =>
-            {
-                l.push_str(&format!(" DEFAULT {}", String::from_utf8_lossy(b)))
-            }
-            Some(Value::Bytes(b)) => l.push_str(&format!(" DEFAULT {}", quote_str(b))),
-            Some(v) => l.push_str(&format!(" DEFAULT {v}")),
-            None if c.nullable => l.push_str(" DEFAULT NULL"),
-            None => {}
+        if c.nullable && c.ty == ColumnType::Timestamp {
+            l.push_str(" NULL");
+        }
+        if let Some(d) = default_sql(c) {
+            l.push_str(" DEFAULT ");
+            l.push_str(&d);
+        }
+        if c.on_update_now {
+            l.push_str(" ON UPDATE current_timestamp()");
         }
         if c.auto_increment {
             l.push_str(" AUTO_INCREMENT");

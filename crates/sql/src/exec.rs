@@ -1147,6 +1147,7 @@ fn upsert(
                 if joined == holder {
                     return Ok(Upserted::Updated { changed: false });
                 }
+                touch_on_update(&t.def, sets, &mut joined);
                 txn.update(t, &pk_of(t, &holder), joined)?;
                 return Ok(Upserted::Updated { changed: true });
             }
@@ -1317,6 +1318,20 @@ fn lock_write_target(
     }
 }
 
+/// ON UPDATE CURRENT_TIMESTAMP: the columns with it that the statement did not assign take
+/// the current time in a row the statement changed.
+fn touch_on_update(def: &tierdb_engine::TableDef, sets: &[(usize, Expr)], row: &mut Row) {
+    let mut now = None;
+    for (i, c) in def.columns.iter().enumerate() {
+        if c.on_update_now && !sets.iter().any(|(ci, _)| *ci == i) {
+            if let Some(v) = row.get_mut(i) {
+                let t = now.get_or_insert_with(coerce::now_text);
+                *v = Value::Bytes(t.clone().into_bytes());
+            }
+        }
+    }
+}
+
 pub fn run_update(plan: &UpdatePlan, txn: &mut Txn, cx: &EvalCx) -> Result<WriteResult, SqlError> {
     let t = &plan.table;
     let limit = count_arg(&plan.limit, "LIMIT", cx)?;
@@ -1347,6 +1362,7 @@ pub fn run_update(plan: &UpdatePlan, txn: &mut Txn, cx: &EvalCx) -> Result<Write
             if new == old {
                 continue;
             }
+            touch_on_update(&t.def, &plan.sets, &mut new);
             if two_phase {
                 pending.push((pk_of(t, &old), new));
             } else {

@@ -62,6 +62,7 @@ fn col(name: &str, ty: ColumnType) -> ColumnDef {
         default: None,
         fill: None,
         collation: tierdb_engine::Collation::Binary,
+        on_update_now: false,
     }
 }
 
@@ -351,7 +352,7 @@ pub fn rows(t: &InfoTable) -> Result<Vec<Row>, SqlError> {
                             s(&h.def.name),
                             s(&c.name),
                             n(ci as u64 + 1),
-                            ddl::default_text(c).map(s).unwrap_or(Value::Null),
+                            ddl::default_sql(c).map(s).unwrap_or(Value::Null),
                             s(if c.nullable { "YES" } else { "NO" }),
                             s(data_type(&c.ty)),
                             chars.clone(),
@@ -366,11 +367,7 @@ pub fn rows(t: &InfoTable) -> Result<Vec<Row>, SqlError> {
                             ddl::collation_name(c).map(s).unwrap_or(Value::Null),
                             s(ddl::type_name(&c.ty)),
                             s(key),
-                            s(if c.auto_increment {
-                                "auto_increment"
-                            } else {
-                                ""
-                            }),
+                            s(ddl::extra_text(c)),
                             s("select,insert,update,references"),
                             s(""),
                             s("NEVER"),

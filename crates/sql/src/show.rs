@@ -196,11 +196,7 @@ pub fn columns(
         r.push(s(if c.nullable { "YES" } else { "NO" }));
         r.push(s(column_key(&t.def, ci)));
         r.push(opt(ddl::default_text(c)));
-        r.push(s(if c.auto_increment {
-            "auto_increment"
-        } else {
-            ""
-        }));
+        r.push(s(ddl::extra_text(c)));
         if full {
             r.push(s("select,insert,update,references"));
             r.push(s(""));

@@ -28,6 +28,7 @@ pub fn int_col(name: &str) -> ColumnDef {
         default: None,
         fill: None,
         collation: tierdb_engine::Collation::Binary,
+        on_update_now: false,
     }
 }
 
@@ -40,6 +41,7 @@ pub fn bytes_col(name: &str, len: u32) -> ColumnDef {
         default: None,
         fill: None,
         collation: tierdb_engine::Collation::Binary,
+        on_update_now: false,
     }
 }
 
