@@ -235,6 +235,16 @@ fn on_update_current_timestamp_prints_what_mariadb_printed() {
     prints_what_mariadb_printed("on_update_current_timestamp");
 }
 
+#[test]
+fn joins_using_and_natural_print_what_mariadb_printed() {
+    prints_what_mariadb_printed("joins_using_and_natural");
+}
+
+#[test]
+fn column_errors_name_the_clause_as_mariadb() {
+    prints_what_mariadb_printed("column_errors_name_the_clause");
+}
+
 fn prints_what_mariadb_printed(name: &str) {
     assert!(
         common::exists(MARIADB),

@@ -24,6 +24,9 @@ pub struct ScopeCol {
     pub qualifiers: Vec<String>,
     pub ty: SqlType,
     pub meta: Column,
+    /// The right-hand copy of a column a USING / NATURAL join merged: only a qualified name
+    /// (`t.c`) reaches it; a bare `c` means the merged column.
+    pub merged_away: bool,
 }
 
 /// The columns of the row an expression is evaluated against.
@@ -38,28 +41,28 @@ impl Scope {
             [n] => (None, *n),
             [q, n] => (Some(q.to_string()), *n),
             [d, t, n] => (Some(format!("{d}.{t}")), *n),
-            _ => return Err(unknown_column(&parts.join("."), "field list")),
+            _ => return Err(unknown_column(&parts.join("."), "SELECT")),
         };
         let mut found = None;
         for (i, c) in self.cols.iter().enumerate() {
             if !c.name.eq_ignore_ascii_case(name) {
                 continue;
             }
-            if let Some(q) = &qual {
-                if !c.qualifiers.iter().any(|x| x == q) {
-                    continue;
-                }
+            match &qual {
+                Some(q) if !c.qualifiers.iter().any(|x| x == q) => continue,
+                None if c.merged_away => continue,
+                _ => {}
             }
             if found.is_some() {
                 return Err(SqlError::new(
                     1052,
                     "23000",
-                    format!("Column '{}' in field list is ambiguous", parts.join(".")),
+                    format!("Column '{}' in SELECT is ambiguous", parts.join(".")),
                 ));
             }
             found = Some(i);
         }
-        found.ok_or_else(|| unknown_column(&parts.join("."), "field list"))
+        found.ok_or_else(|| unknown_column(&parts.join("."), "SELECT"))
     }
     pub fn type_of(&self, i: usize) -> SqlType {
         self.cols.get(i).map(|c| c.ty).unwrap_or(SqlType::Null)
@@ -364,7 +367,7 @@ impl<'a> Compiler<'a> {
             placeholders,
             agg: None,
             aliases: &[],
-            clause: "field list",
+            clause: "SELECT",
             values_offset: None,
             planner: None,
             depth: 0,
@@ -497,6 +500,29 @@ impl<'a> Compiler<'a> {
         }
     }
 
+    /// The select-list item named `name` (ORDER BY / HAVING see them): None when no item has
+    /// the name; 1052 when several different items have it (`SELECT *` over a join with two
+    /// `x` columns, then `ORDER BY x`).
+    fn alias(&self, name: &str) -> Result<Option<Expr>, SqlError> {
+        let mut found: Option<&Expr> = None;
+        for (n, x) in self.aliases {
+            if !n.eq_ignore_ascii_case(name) {
+                continue;
+            }
+            match found {
+                Some(f) if format!("{f:?}") != format!("{x:?}") => {
+                    return Err(SqlError::new(
+                        1052,
+                        "23000",
+                        format!("Column '{name}' in {} is ambiguous", self.clause),
+                    ))
+                }
+                _ => found = Some(x),
+            }
+        }
+        Ok(found.cloned())
+    }
+
     /// A column resolution error naming this clause: 1052 (ambiguous) or 1054 (unknown).
     fn in_clause(&self, e: SqlError, name: &str) -> SqlError {
         if e.code == 1052 {
@@ -569,12 +595,8 @@ impl<'a> Compiler<'a> {
             }
             ast::Expr::Identifier(_) | ast::Expr::CompoundIdentifier(_) if !is_variable(e) => {
                 if let ast::Expr::Identifier(id) = e {
-                    if let Some((_, x)) = self
-                        .aliases
-                        .iter()
-                        .find(|(n, _)| n.eq_ignore_ascii_case(&id.value))
-                    {
-                        return Ok(Some(x.clone()));
+                    if let Some(x) = self.alias(&id.value)? {
+                        return Ok(Some(x));
                     }
                 }
                 // A bare column in an aggregate query: its group-by position or ANY_VALUE.
@@ -845,12 +867,8 @@ impl<'a> Compiler<'a> {
                 if let Some(v) = id.value.strip_prefix('@') {
                     return Ok(Expr::UserVar(v.to_ascii_lowercase()));
                 }
-                if let Some((_, x)) = self
-                    .aliases
-                    .iter()
-                    .find(|(n, _)| n.eq_ignore_ascii_case(&id.value))
-                {
-                    return Ok(x.clone());
+                if let Some(x) = self.alias(&id.value)? {
+                    return Ok(x);
                 }
                 self.column(&[&id.value])?
             }

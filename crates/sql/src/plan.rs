@@ -1569,6 +1569,7 @@ fn def_scope(def: &TableDef, db: &str, alias: Option<&str>) -> Scope {
             .iter()
             .enumerate()
             .map(|(i, c)| ScopeCol {
+                merged_away: false,
                 name: c.name.clone(),
                 qualifiers: quals.clone(),
                 ty: sql_type_of(&c.ty),
@@ -1816,6 +1817,7 @@ fn union_order_and_limit(p: &mut SelectPlan, q: &ast::Query, cx: &PlanCx) -> Res
             .columns
             .iter()
             .map(|c| ScopeCol {
+                merged_away: false,
                 name: c.name.clone(),
                 qualifiers: Vec::new(),
                 ty: kind_type(c),
@@ -1828,11 +1830,11 @@ fn union_order_and_limit(p: &mut SelectPlan, q: &ast::Query, cx: &PlanCx) -> Res
         let desc = is_desc(o)?;
         let pos = match &o.expr {
             ast::Expr::Value(v) if matches!(v.value, ast::Value::Number(..)) => {
-                position_of(&v.value, p.n_out, "order clause")?
+                position_of(&v.value, p.n_out, "ORDER BY")?
             }
             e => {
                 let mut c = Compiler::new(&scope, cx.placeholders);
-                c.clause = "order clause";
+                c.clause = "ORDER BY";
                 p.project.push(c.compile(e)?);
                 p.project.len() - 1
             }
@@ -1939,6 +1941,7 @@ pub fn select(q: &ast::Query, cx: &PlanCx) -> Result<SelectPlan, SqlError> {
                         .columns
                         .iter()
                         .map(|c| ScopeCol {
+                            merged_away: false,
                             name: c.name.clone(),
                             qualifiers: vec![a.clone()],
                             ty: kind_type(c),
@@ -1968,7 +1971,7 @@ pub fn select(q: &ast::Query, cx: &PlanCx) -> Result<SelectPlan, SqlError> {
                 ));
             }
             let mut c = Compiler::new(&scope, cx.placeholders);
-            c.clause = "where clause";
+            c.clause = "WHERE";
             c.planner = Some(cx);
             Some(c.compile(w)?)
         }
@@ -2001,7 +2004,9 @@ pub fn select(q: &ast::Query, cx: &PlanCx) -> Result<SelectPlan, SqlError> {
                     _ => return Err(SqlError::unsupported("this wildcard form")),
                 };
                 let mut any = false;
-                for i in star_order(&source_kind, scope.cols.len()) {
+                // All of the table's columns in its own order (also a USING join's merged
+                // ones, as MySQL lists them).
+                for i in 0..scope.cols.len() {
                     let c = &scope.cols[i];
                     if c.qualifiers.contains(&q) {
                         items.push((ItemExpr::Col(i), c.name.clone()));
@@ -2034,23 +2039,36 @@ pub fn select(q: &ast::Query, cx: &PlanCx) -> Result<SelectPlan, SqlError> {
             // GROUP BY <position> / <alias> refer to the select list.
             let resolved = match g {
                 ast::Expr::Value(v) if matches!(v.value, ast::Value::Number(..)) => {
-                    let n = position_of(&v.value, items.len(), "group statement")?;
+                    let n = position_of(&v.value, items.len(), "GROUP BY")?;
                     items[n].0.clone()
                 }
-                ast::Expr::Identifier(id) if scope.resolve(&[&id.value]).is_err() => {
-                    match items
-                        .iter()
-                        .find(|(_, name)| name.eq_ignore_ascii_case(&id.value))
-                    {
-                        Some((e, _)) => e.clone(),
-                        None => {
-                            return Err(crate::compile::unknown_column(
-                                &id.value,
-                                "group statement",
-                            ))
+                ast::Expr::Identifier(id) => match scope.resolve(&[&id.value]) {
+                    Ok(_) => ItemExpr::Ast(Box::new(g.clone())),
+                    // Not (or not only) a column of FROM: the select-list item of that name.
+                    Err(e) => {
+                        let named: Vec<&ItemExpr> = items
+                            .iter()
+                            .filter(|(_, name)| name.eq_ignore_ascii_case(&id.value))
+                            .map(|(x, _)| x)
+                            .collect();
+                        let text = |x: &ItemExpr| match x {
+                            ItemExpr::Ast(a) => a.to_string(),
+                            ItemExpr::Col(i) => format!("#{i}"),
+                        };
+                        let one = named.iter().all(|x| text(x) == text(named[0]));
+                        match named.first() {
+                            Some(x) if one => (*x).clone(),
+                            Some(_) | None if e.code == 1052 => {
+                                return Err(SqlError::new(
+                                    1052,
+                                    "23000",
+                                    format!("Column '{}' in GROUP BY is ambiguous", id.value),
+                                ))
+                            }
+                            _ => return Err(crate::compile::unknown_column(&id.value, "GROUP BY")),
                         }
                     }
-                }
+                },
                 other => ItemExpr::Ast(Box::new(other.clone())),
             };
             let (text, compiled) = match &resolved {
@@ -2063,7 +2081,7 @@ pub fn select(q: &ast::Query, cx: &PlanCx) -> Result<SelectPlan, SqlError> {
                         ));
                     }
                     let mut c = Compiler::new(&scope, cx.placeholders);
-                    c.clause = "group statement";
+                    c.clause = "GROUP BY";
                     (a.to_string(), c.compile(a)?)
                 }
                 ItemExpr::Col(i) => (scope.cols[*i].name.clone(), Expr::Col(*i)),
@@ -2111,7 +2129,7 @@ pub fn select(q: &ast::Query, cx: &PlanCx) -> Result<SelectPlan, SqlError> {
     let having = match &s.having {
         Some(h) => {
             let mut c = Compiler::new(&scope, cx.placeholders);
-            c.clause = "having clause";
+            c.clause = "HAVING";
             c.planner = Some(cx);
             c.aliases = &aliases;
             if is_agg {
@@ -2128,11 +2146,11 @@ pub fn select(q: &ast::Query, cx: &PlanCx) -> Result<SelectPlan, SqlError> {
         let desc = is_desc(o)?;
         let pos = match &o.expr {
             ast::Expr::Value(v) if matches!(v.value, ast::Value::Number(..)) => {
-                position_of(&v.value, n_out, "order clause")?
+                position_of(&v.value, n_out, "ORDER BY")?
             }
             e => {
                 let mut c = Compiler::new(&scope, cx.placeholders);
-                c.clause = "order clause";
+                c.clause = "ORDER BY";
                 c.planner = Some(cx);
                 c.aliases = &aliases;
                 if is_agg {
@@ -2440,10 +2458,11 @@ enum SourceKind {
     Join(Vec<JoinPart>, Option<Vec<usize>>),
 }
 
-/// The row positions `*` lists, in order: a RIGHT JOIN's tables as the statement names them.
+/// The row positions `*` lists, in order: a RIGHT JOIN's tables as the statement names them,
+/// a USING / NATURAL join's merged columns once, first.
 fn star_order(source: &SourceKind, width: usize) -> Vec<usize> {
     match source {
-        SourceKind::Join(_, Some(order)) if order.len() == width => order.clone(),
+        SourceKind::Join(_, Some(order)) => order.iter().copied().filter(|&i| i < width).collect(),
         _ => (0..width).collect(),
     }
 }
@@ -2493,72 +2512,70 @@ fn join_sources(
     from: &[ast::TableWithJoins],
     cx: &PlanCx,
 ) -> Result<(SourceKind, Scope), SqlError> {
-    use ast::JoinConstraint as C;
     use ast::JoinOperator as J;
     let mut parts = Vec::new();
     let mut scope = Scope::default();
-    let mut star = None;
-    // Adds a table; returns the number of its columns.
-    let mut add =
-        |f: &ast::TableFactor, left: bool, on: Option<ast::Expr>| -> Result<usize, SqlError> {
-            let (table, hints, sc) = base_table(f, cx, "joins")?;
-            // The name the table is known by (its alias, else its name) must be new.
-            if let Some(q) = sc.cols.first().and_then(|c| c.qualifiers.first()) {
-                if scope.cols.iter().any(|o| o.qualifiers.first() == Some(q)) {
-                    return Err(SqlError::new(
-                        1066,
-                        "42000",
-                        format!("Not unique table/alias: '{q}'"),
-                    ));
-                }
+    // The row positions `*` lists, in order (a RIGHT JOIN or a USING join reorders them).
+    let mut star: Vec<usize> = Vec::new();
+    // Adds a table (its ON clause is set later); returns the range of its columns.
+    let add = |f: &ast::TableFactor,
+               left: bool,
+               scope: &mut Scope,
+               parts: &mut Vec<JoinPart>|
+     -> Result<std::ops::Range<usize>, SqlError> {
+        let (table, hints, sc) = base_table(f, cx, "joins")?;
+        // The name the table is known by (its alias, else its name) must be new.
+        if let Some(q) = sc.cols.first().and_then(|c| c.qualifiers.first()) {
+            if scope.cols.iter().any(|o| o.qualifiers.first() == Some(q)) {
+                return Err(SqlError::new(
+                    1066,
+                    "42000",
+                    format!("Not unique table/alias: '{q}'"),
+                ));
             }
-            let mut cols = sc.cols;
-            let width = cols.len();
-            if left {
-                // NULL-extended when no row matches: the columns may be NULL.
-                for c in &mut cols {
-                    c.meta.not_null = false;
-                }
-            }
-            scope.cols.extend(cols);
-            parts.push(JoinPart {
-                table,
-                hints,
-                left,
-                on,
-            });
-            Ok(width)
-        };
-    let on_of = |c: &C| -> Result<Option<ast::Expr>, SqlError> {
-        match c {
-            C::On(e) => Ok(Some(e.clone())),
-            C::None => Ok(None),
-            C::Using(_) | C::UsingAlias(..) => Err(SqlError::unsupported("JOIN ... USING")),
-            C::Natural => Err(SqlError::unsupported("NATURAL JOIN")),
         }
+        let mut cols = sc.cols;
+        let start = scope.cols.len();
+        if left {
+            // NULL-extended when no row matches: the columns may be NULL.
+            for c in &mut cols {
+                c.meta.not_null = false;
+            }
+        }
+        scope.cols.extend(cols);
+        parts.push(JoinPart {
+            table,
+            hints,
+            left,
+            on: None,
+        });
+        Ok(start..scope.cols.len())
     };
     for (n, twj) in from.iter().enumerate() {
+        // This comma-list item's columns as `*` lists them: what a USING / NATURAL join
+        // inside it looks for its columns in (the comma binds weaker than JOIN).
+        let mut group: Vec<usize>;
         let mut joins = twj.joins.iter().peekable();
         match joins.peek().map(|j| &j.join_operator) {
             // `a RIGHT JOIN b ON c` first in FROM is `b LEFT JOIN a ON c` with a's columns
             // listed first by `*` (as MySQL rewrites it).
             Some(J::Right(c) | J::RightOuter(c)) if n == 0 => {
-                let on =
-                    on_of(c)?.ok_or_else(|| SqlError::syntax("RIGHT JOIN needs an ON clause"))?;
                 let Some(j) = joins.next() else {
                     return Err(SqlError::syntax("internal: RIGHT JOIN without a table"));
                 };
-                let wb = add(&j.relation, false, None)?;
-                let wa = add(&twj.relation, true, Some(on))?;
-                star = Some((wb..wb + wa).chain(0..wb).collect::<Vec<usize>>());
+                let b = add(&j.relation, false, &mut scope, &mut parts)?;
+                let a = add(&twj.relation, true, &mut scope, &mut parts)?;
+                let b_cols: Vec<usize> = b.collect();
+                let (on, merged) = join_condition(c, &b_cols, a.clone(), &mut scope)?;
+                let on = on.ok_or_else(|| SqlError::syntax("RIGHT JOIN needs an ON clause"))?;
+                set_on(&mut parts, on);
+                group = match merged {
+                    // USING / NATURAL: the merged columns (b's), b's others, then a's others.
+                    Some(m) => m,
+                    None => a.chain(b_cols).collect(),
+                };
             }
-            _ => {
-                let w = add(&twj.relation, false, None)?;
-                if let Some(s) = &mut star {
-                    let from = s.len();
-                    s.extend(from..from + w);
-                }
-            }
+            _ => group = add(&twj.relation, false, &mut scope, &mut parts)?.collect(),
         }
         for j in joins {
             let (left, c) = match &j.join_operator {
@@ -2572,18 +2589,121 @@ fn join_sources(
                 J::FullOuter(_) => return Err(SqlError::unsupported("FULL JOIN")),
                 _ => return Err(SqlError::unsupported("this kind of join")),
             };
-            let on = on_of(c)?;
+            let r = add(&j.relation, left, &mut scope, &mut parts)?;
+            let (on, merged) = join_condition(c, &group, r.clone(), &mut scope)?;
             if left && on.is_none() {
                 return Err(SqlError::syntax("LEFT JOIN needs an ON clause"));
             }
-            let w = add(&j.relation, left, on)?;
-            if let Some(s) = &mut star {
-                let from = s.len();
-                s.extend(from..from + w);
+            if let Some(on) = on {
+                set_on(&mut parts, on);
+            }
+            match merged {
+                Some(m) => group = m,
+                None => group.extend(r),
             }
         }
+        star.extend(group);
     }
+    let star = (!star.iter().copied().eq(0..scope.cols.len())).then_some(star);
     Ok((SourceKind::Join(parts, star), scope))
+}
+
+fn set_on(parts: &mut [JoinPart], on: ast::Expr) {
+    if let Some(p) = parts.last_mut() {
+        p.on = Some(on);
+    }
+}
+
+/// The ON condition of a join of the table with columns `right` to the columns `left` (in
+/// `*` order) before it. For USING / NATURAL also the new `*` order: the merged columns in
+/// `left`'s order, `left`'s others, `right`'s others; the right-hand copies of the merged
+/// columns are then reachable only qualified (a bare name means the left one, as MySQL's
+/// COALESCE of the two for an inner or LEFT join).
+fn join_condition(
+    c: &ast::JoinConstraint,
+    left: &[usize],
+    right: std::ops::Range<usize>,
+    scope: &mut Scope,
+) -> Result<(Option<ast::Expr>, Option<Vec<usize>>), SqlError> {
+    use ast::JoinConstraint as C;
+    let names: Vec<String> = match c {
+        C::On(e) => return Ok((Some(e.clone()), None)),
+        C::None => return Ok((None, None)),
+        C::Using(cols) => cols
+            .iter()
+            .map(|n| object_name_parts(n).map(|p| p.join(".")))
+            .collect::<Result<_, _>>()?,
+        C::UsingAlias(..) => return Err(SqlError::unsupported("JOIN ... USING ... AS")),
+        // NATURAL: every name both sides have (the left side's in its order).
+        C::Natural => left
+            .iter()
+            .filter(|&&i| !scope.cols[i].merged_away)
+            .map(|&i| scope.cols[i].name.clone())
+            .filter(|n| {
+                scope.cols[right.clone()]
+                    .iter()
+                    .any(|c| c.name.eq_ignore_ascii_case(n))
+            })
+            .collect(),
+    };
+    let unknown = |n: &str| SqlError::new(1054, "42S22", format!("Unknown column '{n}' in 'FROM'"));
+    let mut pairs: Vec<(usize, usize)> = Vec::new();
+    for n in &names {
+        let mut l = left
+            .iter()
+            .copied()
+            .filter(|&i| !scope.cols[i].merged_away && scope.cols[i].name.eq_ignore_ascii_case(n));
+        let li = l.next().ok_or_else(|| unknown(n))?;
+        if l.next().is_some() {
+            return Err(SqlError::new(
+                1052,
+                "23000",
+                format!("Column '{n}' in FROM is ambiguous"),
+            ));
+        }
+        let ri = right
+            .clone()
+            .find(|&i| scope.cols[i].name.eq_ignore_ascii_case(n))
+            .ok_or_else(|| unknown(n))?;
+        if !pairs.iter().any(|&(a, _)| a == li) {
+            pairs.push((li, ri));
+        }
+    }
+    let col_ref = |i: usize| -> ast::Expr {
+        let c = &scope.cols[i];
+        let mut idents: Vec<ast::Ident> = Vec::new();
+        if let Some(q) = c.qualifiers.first() {
+            idents.push(ast::Ident::new(q.clone()));
+        }
+        idents.push(ast::Ident::new(c.name.clone()));
+        ast::Expr::CompoundIdentifier(idents)
+    };
+    let on = pairs
+        .iter()
+        .map(|&(l, r)| ast::Expr::BinaryOp {
+            left: Box::new(col_ref(l)),
+            op: ast::BinaryOperator::Eq,
+            right: Box::new(col_ref(r)),
+        })
+        .reduce(|a, b| ast::Expr::BinaryOp {
+            left: Box::new(a),
+            op: ast::BinaryOperator::And,
+            right: Box::new(b),
+        })
+        // NATURAL with no common column: every pair of rows.
+        .unwrap_or(ast::Expr::Value(ast::Value::Boolean(true).into()));
+    let merged: Vec<usize> = left
+        .iter()
+        .copied()
+        .filter(|i| pairs.iter().any(|&(l, _)| l == *i))
+        .collect();
+    let mut order = merged.clone();
+    order.extend(left.iter().copied().filter(|i| !merged.contains(i)));
+    for &(_, r) in &pairs {
+        scope.cols[r].merged_away = true;
+    }
+    order.extend(right.filter(|i| !pairs.iter().any(|&(_, r)| r == *i)));
+    Ok((Some(on), Some(order)))
 }
 
 /// Turns the parsed join into its plan: ON clauses compiled over the tables up to theirs,
@@ -2623,13 +2743,13 @@ fn plan_join(
         let on = match &p.on {
             Some(e) => {
                 let mut c = Compiler::new(&visible, cx.placeholders);
-                c.clause = "on clause";
+                c.clause = "ON";
                 let x = c.compile(e)?;
                 if !only_columns_below(&x, offset + width) {
                     return Err(SqlError::new(
                         1054,
                         "42S22",
-                        format!("Unknown column in 'on clause': {e} names a table joined later"),
+                        format!("Unknown column in 'ON': {e} names a table joined later"),
                     ));
                 }
                 Some(x)
@@ -2747,6 +2867,7 @@ fn insert(ins: &ast::Insert, cx: &PlanCx) -> Result<InsertPlan, SqlError> {
     let def = &table.def;
     let empty = Scope::default();
     let mut c = Compiler::new(&empty, cx.placeholders);
+    c.clause = "VALUES";
     let value = |c: &mut Compiler, e: &ast::Expr| -> Result<Option<Expr>, SqlError> {
         match e {
             ast::Expr::Identifier(i)
@@ -2832,7 +2953,7 @@ fn finish_insert(
         for (j, n) in col_names.iter().enumerate() {
             let ci = def
                 .column_index(n)
-                .ok_or_else(|| crate::compile::unknown_column(n, "field list"))?;
+                .ok_or_else(|| crate::compile::unknown_column(n, "INSERT INTO"))?;
             if col_map[ci].is_some() {
                 return Err(SqlError::new(
                     1110,
@@ -2858,7 +2979,7 @@ fn finish_insert(
                 let name = crate::compile::object_name_last(n);
                 let ci = def
                     .column_index(&name)
-                    .ok_or_else(|| crate::compile::unknown_column(&name, "field list"))?;
+                    .ok_or_else(|| crate::compile::unknown_column(&name, "UPDATE"))?;
                 out.push((ci, c.compile(&a.value)?));
             }
             OnDuplicate::Update(out)
@@ -2897,7 +3018,7 @@ fn where_and_limit(
     let filter = match selection {
         Some(w) => {
             let mut c = Compiler::new(scope, cx.placeholders);
-            c.clause = "where clause";
+            c.clause = "WHERE";
             c.planner = Some(cx);
             Some(c.compile(w)?)
         }
@@ -2939,7 +3060,7 @@ fn row_order(
     for o in order_by {
         let desc = is_desc(o)?;
         let mut c = Compiler::new(scope, cx.placeholders);
-        c.clause = "order clause";
+        c.clause = "ORDER BY";
         let expr = c.compile(&o.expr)?;
         let numeric = matches!(expr.sql_type(&|i| scope.type_of(i)), SqlType::Decimal(_));
         let binary = scope.is_binary(&expr);
@@ -2969,7 +3090,7 @@ fn update(u: &ast::Update, cx: &PlanCx) -> Result<Plan, SqlError> {
         let refs: Vec<&str> = parts.iter().map(|s| s.as_str()).collect();
         let ci = scope
             .resolve(&refs)
-            .map_err(|_| crate::compile::unknown_column(&parts.join("."), "field list"))?;
+            .map_err(|_| crate::compile::unknown_column(&parts.join("."), "SET"))?;
         let value = match &a.value {
             ast::Expr::Identifier(i)
                 if i.value.eq_ignore_ascii_case("DEFAULT") && i.quote_style.is_none() =>
@@ -2980,6 +3101,7 @@ fn update(u: &ast::Update, cx: &PlanCx) -> Result<Plan, SqlError> {
             e => {
                 let mut c = Compiler::new(&scope, cx.placeholders);
                 c.planner = Some(cx);
+                c.clause = "SET";
                 c.compile(e)?
             }
         };

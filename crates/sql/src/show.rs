@@ -57,6 +57,7 @@ pub fn filter_rows(
                 cols: columns
                     .iter()
                     .map(|c| ScopeCol {
+                        merged_away: false,
                         name: c.name.clone(),
                         qualifiers: Vec::new(),
                         ty: SqlType::Text,

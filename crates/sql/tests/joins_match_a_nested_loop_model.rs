@@ -5,7 +5,8 @@
 //! join with a parameter gives the same rows, and errors name the problem (1052 ambiguous
 //! column, 1054 for an ON clause naming a table joined later, 1235 for a RIGHT JOIN after
 //! other joins and for a locking read of a join). A RIGHT JOIN first in FROM matches the model
-//! of the LEFT JOIN with the tables swapped.
+//! of the LEFT JOIN with the tables swapped; USING / NATURAL joins match the model of the
+//! equality of their same-named columns.
 
 mod common;
 
@@ -139,6 +140,17 @@ fn joins_return_what_a_nested_loop_returns() {
     let b_width = q(&mut s, "SELECT * FROM b LIMIT 1")[0].len();
     let a_width = q(&mut s, "SELECT * FROM a LIMIT 1")[0].len();
     assert_eq!(star[0].len(), a_width + b_width);
+    // USING / NATURAL: the same-named columns (here `id`) equal; a bare `id` is the left
+    // one (the preserved side's for a RIGHT JOIN), `*` lists it once.
+    let by_id = |a: &A, b: &B| a.0 == b.0;
+    let got = q(&mut s, "SELECT id, b.id FROM a JOIN b USING (id)");
+    assert_eq!(pairs(got), model(&av, &bv, false, by_id, all));
+    let got = q(&mut s, "SELECT a.id, b.id FROM a NATURAL LEFT JOIN b");
+    assert_eq!(pairs(got), model(&av, &bv, true, by_id, all));
+    let got = q(&mut s, "SELECT id, b.id FROM b NATURAL RIGHT JOIN a");
+    assert_eq!(pairs(got), model(&av, &bv, true, by_id, all));
+    let star = q(&mut s, "SELECT * FROM a JOIN b USING (id) LIMIT 1");
+    assert_eq!(star[0].len(), a_width + b_width - 1);
     // WHERE on both sides; for LEFT JOIN it filters after the NULL rows are made.
     let got = q(
         &mut s,
