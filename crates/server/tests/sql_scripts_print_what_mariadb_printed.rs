@@ -245,6 +245,16 @@ fn column_errors_name_the_clause_as_mariadb() {
     prints_what_mariadb_printed("column_errors_name_the_clause");
 }
 
+#[test]
+fn with_queries_print_what_mariadb_printed() {
+    prints_what_mariadb_printed("with_queries");
+}
+
+#[test]
+fn derived_tables_in_joins_print_what_mariadb_printed() {
+    prints_what_mariadb_printed("derived_tables_in_joins");
+}
+
 fn prints_what_mariadb_printed(name: &str) {
     assert!(
         common::exists(MARIADB),

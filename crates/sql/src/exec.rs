@@ -305,11 +305,17 @@ fn source_rows(
         Source::Join(j) => {
             // The first table's rows are collected first: the join reads the others through
             // the same transaction.
-            let mut outer = Vec::new();
-            table_rows(&j.first, &j.first_access, None, None, txn, cx, &mut |r| {
-                outer.push(r);
-                Ok(true)
-            })?;
+            let outer = match (&j.first, &j.first_access) {
+                (crate::join::JoinInput::Table(t), Some(access)) => {
+                    let mut outer = Vec::new();
+                    table_rows(t, access, None, None, txn, cx, &mut |r| {
+                        outer.push(r);
+                        Ok(true)
+                    })?;
+                    outer
+                }
+                (first, _) => crate::join::all_rows(first, txn, cx)?,
+            };
             crate::join::run(j, outer, txn, cx, f)
         }
         Source::Virtual(info) => {
@@ -491,7 +497,7 @@ fn project(plan: &SelectPlan, mut row: Vec<Value>, cx: &EvalCx) -> Result<Vec<Va
     Ok(out)
 }
 
-fn select_into(
+pub(crate) fn select_into(
     plan: &SelectPlan,
     txn: &mut Txn,
     cx: &EvalCx,

@@ -1,11 +1,11 @@
 //! Joins: `FROM a [INNER | CROSS | LEFT [OUTER]] JOIN b ON ... [JOIN c ON ...]` and comma
-//! lists, run as left-deep nested loops over base tables.
+//! lists, run as left-deep nested loops over base tables, derived tables and WITH queries.
 //!
 //! Owns: the join plan (which rows of each inner table a row of the tables before it meets —
 //! an index or primary-key lookup when an equality of the ON clause, or of WHERE for an inner
 //! join, gives the leading key columns from earlier tables or constants; otherwise the inner
-//! table read once and kept in memory) and its execution into rows that are the tables'
-//! columns side by side, before WHERE.
+//! table — always a derived one — read once and kept in memory) and its execution into rows
+//! that are the inputs' columns side by side, before WHERE.
 //!
 //! Must never: return a row the ON clause rejects (a lookup only narrows the candidates, the
 //! whole ON clause is still evaluated), drop the NULL-extended row of a LEFT JOIN, or use a
@@ -14,22 +14,54 @@
 
 use crate::access::AccessPlan;
 use crate::expr::{BinOp, EvalCx, Expr};
+use crate::plan::SelectPlan;
 use crate::result::SqlError;
 use std::ops::Bound;
 use std::sync::Arc;
 use tierdb_engine::{ColumnType, Row, Table, Txn, Value};
 
-/// The join of `first` (read through `first_access`) with each step's table in turn.
+/// What a join reads at one position: a base table or the rows of a derived table / WITH
+/// query (computed once per execution, met by comparing every row).
+#[derive(Clone, Debug)]
+pub enum JoinInput {
+    Table(Arc<Table>),
+    Derived {
+        plan: Box<SelectPlan>,
+        alias: String,
+    },
+}
+
+impl JoinInput {
+    /// Columns this input adds to the joined row.
+    pub fn width(&self) -> usize {
+        match self {
+            JoinInput::Table(t) => t.def.columns.len(),
+            JoinInput::Derived { plan, .. } => plan.n_out,
+        }
+    }
+
+    /// The name EXPLAIN shows.
+    pub fn name(&self) -> &str {
+        match self {
+            JoinInput::Table(t) => &t.def.name,
+            JoinInput::Derived { alias, .. } => alias,
+        }
+    }
+}
+
+/// The join of `first` (a base table read through `first_access`) with each step's input in
+/// turn.
 #[derive(Clone, Debug)]
 pub struct JoinPlan {
-    pub first: Arc<Table>,
-    pub first_access: AccessPlan,
+    pub first: JoinInput,
+    /// For a base table first (a derived one is read whole).
+    pub first_access: Option<AccessPlan>,
     pub steps: Vec<JoinStep>,
 }
 
 #[derive(Clone, Debug)]
 pub struct JoinStep {
-    pub table: Arc<Table>,
+    pub input: JoinInput,
     /// LEFT JOIN: a row meeting no row of this table goes on with NULLs for its columns.
     pub left: bool,
     /// The ON clause, over the columns of the tables up to this one.
@@ -53,8 +85,8 @@ pub struct Lookup {
 }
 
 impl JoinPlan {
-    pub fn tables(&self) -> impl Iterator<Item = &Arc<Table>> {
-        std::iter::once(&self.first).chain(self.steps.iter().map(|s| &s.table))
+    pub fn inputs(&self) -> impl Iterator<Item = &JoinInput> {
+        std::iter::once(&self.first).chain(self.steps.iter().map(|s| &s.input))
     }
 }
 
@@ -160,7 +192,7 @@ pub fn run(
     f: &mut dyn FnMut(Row) -> Result<bool, SqlError>,
 ) -> Result<(), SqlError> {
     let mut cache: Vec<Option<Vec<Row>>> = vec![None; j.steps.len()];
-    let width = j.first.def.columns.len();
+    let width = j.first.width();
     for mut row in outer {
         row.truncate(width);
         if !step(j, 0, row, txn, cx, &mut cache, f)? {
@@ -170,8 +202,23 @@ pub fn run(
     Ok(())
 }
 
-/// Every row of `t` (committed or this transaction's), columns only.
-fn all_rows(t: &Arc<Table>, txn: &mut Txn) -> Result<Vec<Row>, SqlError> {
+/// Every row of `input` (a table's committed or this transaction's), columns only.
+pub(crate) fn all_rows(
+    input: &JoinInput,
+    txn: &mut Txn,
+    cx: &EvalCx,
+) -> Result<Vec<Row>, SqlError> {
+    let t = match input {
+        JoinInput::Table(t) => t,
+        JoinInput::Derived { plan, .. } => {
+            let mut out = Vec::new();
+            crate::exec::select_into(plan, txn, cx, &mut |r| {
+                out.push(r);
+                Ok(true)
+            })?;
+            return Ok(out);
+        }
+    };
     let width = t.def.columns.len();
     let mut out = Vec::new();
     for r in txn.scan_columns(t, None, Bound::Unbounded, Bound::Unbounded, None)? {
@@ -190,11 +237,10 @@ fn looked_up(
     txn: &mut Txn,
     cx: &EvalCx,
 ) -> Result<Option<Vec<Row>>, SqlError> {
-    let t = &s.table;
-    let width = t.def.columns.len();
-    let Some(lk) = &s.lookup else {
+    let (JoinInput::Table(t), Some(lk)) = (&s.input, &s.lookup) else {
         return Ok(None);
     };
+    let width = t.def.columns.len();
     let cols: &[usize] = match lk.index {
         None => &t.def.primary_key,
         Some(ix) => &t.def.indexes[ix].columns,
@@ -240,7 +286,7 @@ fn step(
     let Some(s) = j.steps.get(i) else {
         return f(prefix);
     };
-    let width = s.table.def.columns.len();
+    let width = s.input.width();
     let mut met = false;
     // Joins `prefix` with one candidate; Some(false) = the consumer wants no more rows.
     let mut one =
@@ -268,7 +314,7 @@ fn step(
             // The table is read once per statement; later steps use other slots.
             let rows = match cache[i].take() {
                 Some(rows) => rows,
-                None => all_rows(&s.table, txn)?,
+                None => all_rows(&s.input, txn, cx)?,
             };
             let mut go_on = true;
             for r in &rows {

@@ -32,6 +32,18 @@ pub struct PlanCx<'a> {
     pub subqueries: std::cell::RefCell<Vec<SelectPlan>>,
     /// The queries enclosing the subquery being planned, outermost first.
     pub outer: std::cell::RefCell<Vec<OuterScope>>,
+    /// The common table expressions in scope (`WITH name AS (...)`), outermost first: a
+    /// table name in FROM that is one of them is that query, planned as a derived table.
+    pub ctes: std::cell::RefCell<Vec<Cte>>,
+}
+
+/// One `WITH` entry in scope.
+#[derive(Clone)]
+pub struct Cte {
+    pub name: String,
+    pub query: ast::Query,
+    /// `WITH name (a, b) AS (...)`: the names of its columns.
+    pub columns: Vec<String>,
 }
 
 /// A query whose subquery is being planned: a column the subquery names and its own FROM
@@ -57,7 +69,27 @@ impl<'a> PlanCx<'a> {
             placeholders,
             subqueries: Default::default(),
             outer: Default::default(),
+            ctes: Default::default(),
         }
+    }
+
+    /// Plans the WITH query `name` (the innermost one of that name) as it was defined: it
+    /// sees only the WITH entries before it. None: no WITH entry has that name.
+    fn cte(&self, name: &ast::ObjectName) -> Result<Option<(SelectPlan, Vec<String>)>, SqlError> {
+        let [ast::ObjectNamePart::Identifier(id)] = name.0.as_slice() else {
+            return Ok(None);
+        };
+        let (at, cte) = {
+            let ctes = self.ctes.borrow();
+            match ctes.iter().rposition(|c| c.name == id.value) {
+                Some(at) => (at, ctes[at].clone()),
+                None => return Ok(None),
+            }
+        };
+        let later = self.ctes.borrow_mut().split_off(at);
+        let planned = select(&cte.query, self);
+        self.ctes.borrow_mut().extend(later);
+        Ok(Some((planned?, cte.columns)))
     }
 
     /// Resolves a column the current query's FROM does not have against the enclosing
@@ -649,7 +681,14 @@ impl Plan {
                 }
                 Source::Derived { plan, .. } => select(plan, out),
                 Source::Virtual(_) => {}
-                Source::Join(j) => out.extend(j.tables().map(|t| (t, false))),
+                Source::Join(j) => {
+                    for input in j.inputs() {
+                        match input {
+                            crate::join::JoinInput::Table(t) => out.push((t, false)),
+                            crate::join::JoinInput::Derived { plan, .. } => select(plan, out),
+                        }
+                    }
+                }
                 Source::SetOperation { left, right, .. } => {
                     select(left, out);
                     select(right, out);
@@ -1859,9 +1898,45 @@ fn union_order_and_limit(p: &mut SelectPlan, q: &ast::Query, cx: &PlanCx) -> Res
 }
 
 pub fn select(q: &ast::Query, cx: &PlanCx) -> Result<SelectPlan, SqlError> {
-    if q.with.is_some() {
-        return Err(SqlError::unsupported("WITH (common table expressions)"));
+    let Some(with) = &q.with else {
+        return select_body(q, cx);
+    };
+    if with.recursive {
+        return Err(SqlError::unsupported("WITH RECURSIVE"));
     }
+    let base = cx.ctes.borrow().len();
+    let mut added: Vec<Cte> = Vec::with_capacity(with.cte_tables.len());
+    for c in &with.cte_tables {
+        if c.from.is_some() || c.materialized.is_some() {
+            return Err(SqlError::unsupported("WITH ... AS [NOT] MATERIALIZED"));
+        }
+        let name = c.alias.name.value.clone();
+        if added.iter().any(|a| a.name == name) {
+            return Err(SqlError::new(
+                4004,
+                "HY000",
+                format!("Duplicate query name `{name}` in WITH clause"),
+            ));
+        }
+        added.push(Cte {
+            name,
+            query: (*c.query).clone(),
+            columns: c
+                .alias
+                .columns
+                .iter()
+                .map(|d| d.name.value.clone())
+                .collect(),
+        });
+    }
+    cx.ctes.borrow_mut().extend(added);
+    let r = select_body(q, cx);
+    cx.ctes.borrow_mut().truncate(base);
+    r
+}
+
+/// `select` of a query whose WITH entries (if any) are in scope.
+fn select_body(q: &ast::Query, cx: &PlanCx) -> Result<SelectPlan, SqlError> {
     if q.fetch.is_some() || q.for_clause.is_some() || !q.pipe_operators.is_empty() {
         return Err(SqlError::unsupported("FETCH/FOR clauses"));
     }
@@ -1912,7 +1987,9 @@ pub fn select(q: &ast::Query, cx: &PlanCx) -> Result<SelectPlan, SqlError> {
                 args: None,
                 ..
             } => {
-                if let Some(info) = cx.info_table(name)? {
+                if let Some((inner, a, scope)) = derived_factor(&twj.relation, cx)? {
+                    (SourceKind::Derived(inner, a), scope)
+                } else if let Some(info) = cx.info_table(name)? {
                     let alias_name = alias.as_ref().map(|a| a.name.value.clone());
                     let scope = def_scope(&info.def, infoschema::SCHEMA, alias_name.as_deref());
                     (SourceKind::Virtual(Box::new(info)), scope)
@@ -1921,40 +1998,10 @@ pub fn select(q: &ast::Query, cx: &PlanCx) -> Result<SelectPlan, SqlError> {
                     (SourceKind::Table(t, hints), scope)
                 }
             }
-            ast::TableFactor::Derived {
-                subquery,
-                alias,
-                lateral: false,
-                ..
-            } => {
-                let Some(alias) = alias else {
-                    return Err(SqlError::new(
-                        1248,
-                        "42000",
-                        "Every derived table must have its own alias",
-                    ));
-                };
-                let inner = select(subquery, cx)?;
-                let a = alias.name.value.clone();
-                let scope = Scope {
-                    cols: inner
-                        .columns
-                        .iter()
-                        .map(|c| ScopeCol {
-                            merged_away: false,
-                            name: c.name.clone(),
-                            qualifiers: vec![a.clone()],
-                            ty: kind_type(c),
-                            meta: Column {
-                                table: a.clone(),
-                                schema: String::new(),
-                                ..c.clone()
-                            },
-                        })
-                        .collect(),
-                };
-                (SourceKind::Derived(Box::new(inner), a), scope)
-            }
+            ast::TableFactor::Derived { .. } => match derived_factor(&twj.relation, cx)? {
+                Some((inner, a, scope)) => (SourceKind::Derived(inner, a), scope),
+                None => return Err(SqlError::unsupported("LATERAL derived tables")),
+            },
             other => return Err(SqlError::unsupported(format!("FROM {other}"))),
         },
         _ => return Err(SqlError::unsupported("this FROM clause")),
@@ -2469,7 +2516,7 @@ fn star_order(source: &SourceKind, width: usize) -> Vec<usize> {
 
 /// One base table of a join as FROM names it.
 struct JoinPart {
-    table: Arc<Table>,
+    input: crate::join::JoinInput,
     hints: Hints,
     left: bool,
     on: Option<ast::Expr>,
@@ -2506,6 +2553,101 @@ fn base_table(
     }
 }
 
+/// A derived table (or WITH query) `inner` known as `a` in FROM; `columns` (if given) rename
+/// its columns (4002 when their number differs).
+fn derived_source(
+    mut inner: SelectPlan,
+    a: String,
+    columns: &[String],
+) -> Result<(Box<SelectPlan>, String, Scope), SqlError> {
+    if !columns.is_empty() {
+        if columns.len() != inner.columns.len() {
+            return Err(SqlError::new(
+                4002,
+                "HY000",
+                "WITH column list and SELECT field list have different column counts",
+            ));
+        }
+        for (c, n) in inner.columns.iter_mut().zip(columns) {
+            c.name = n.clone();
+        }
+    }
+    // Its columns are named like a table's: each name once.
+    for (i, c) in inner.columns.iter().enumerate() {
+        if inner.columns[..i]
+            .iter()
+            .any(|o| o.name.eq_ignore_ascii_case(&c.name))
+        {
+            return Err(SqlError::new(
+                1060,
+                "42S21",
+                format!("Duplicate column name '{}'", c.name),
+            ));
+        }
+    }
+    let scope = Scope {
+        cols: inner
+            .columns
+            .iter()
+            .map(|c| ScopeCol {
+                merged_away: false,
+                name: c.name.clone(),
+                qualifiers: vec![a.clone()],
+                ty: kind_type(c),
+                meta: Column {
+                    table: a.clone(),
+                    schema: String::new(),
+                    ..c.clone()
+                },
+            })
+            .collect(),
+    };
+    Ok((Box::new(inner), a, scope))
+}
+
+/// A FROM item that is a derived table or a WITH query: its plan, the name it is known by
+/// and the scope of its columns. None: a base (or INFORMATION_SCHEMA) table.
+fn derived_factor(
+    f: &ast::TableFactor,
+    cx: &PlanCx,
+) -> Result<Option<(Box<SelectPlan>, String, Scope)>, SqlError> {
+    match f {
+        ast::TableFactor::Table {
+            name,
+            alias,
+            args: None,
+            ..
+        } => {
+            let Some((inner, columns)) = cx.cte(name)? else {
+                return Ok(None);
+            };
+            let a = match alias {
+                Some(a) => a.name.value.clone(),
+                None => object_name_parts(name)?.join("."),
+            };
+            derived_source(inner, a, &columns).map(Some)
+        }
+        ast::TableFactor::Derived {
+            subquery,
+            alias,
+            lateral: false,
+            ..
+        } => {
+            let Some(alias) = alias else {
+                return Err(SqlError::new(
+                    1248,
+                    "42000",
+                    "Every derived table must have its own alias",
+                ));
+            };
+            let inner = select(subquery, cx)?;
+            let columns: Vec<String> = alias.columns.iter().map(|d| d.name.value.clone()).collect();
+            derived_source(inner, alias.name.value.clone(), &columns).map(Some)
+        }
+        _ => Ok(None),
+    }
+}
+
 /// FROM with joins or a comma list: the tables in order and the scope of their columns side
 /// by side.
 fn join_sources(
@@ -2523,7 +2665,14 @@ fn join_sources(
                scope: &mut Scope,
                parts: &mut Vec<JoinPart>|
      -> Result<std::ops::Range<usize>, SqlError> {
-        let (table, hints, sc) = base_table(f, cx, "joins")?;
+        use crate::join::JoinInput;
+        let (input, hints, sc) = match derived_factor(f, cx)? {
+            Some((plan, alias, sc)) => (JoinInput::Derived { plan, alias }, Hints::default(), sc),
+            None => {
+                let (t, hints, sc) = base_table(f, cx, "joins")?;
+                (JoinInput::Table(t), hints, sc)
+            }
+        };
         // The name the table is known by (its alias, else its name) must be new.
         if let Some(q) = sc.cols.first().and_then(|c| c.qualifiers.first()) {
             if scope.cols.iter().any(|o| o.qualifiers.first() == Some(q)) {
@@ -2544,7 +2693,7 @@ fn join_sources(
         }
         scope.cols.extend(cols);
         parts.push(JoinPart {
-            table,
+            input,
             hints,
             left,
             on: None,
@@ -2715,13 +2864,15 @@ fn plan_join(
     filter: Option<&Expr>,
     cx: &PlanCx,
 ) -> Result<crate::join::JoinPlan, SqlError> {
-    use crate::join::{choose_lookup, conjuncts, only_columns_below, JoinPlan, JoinStep};
+    use crate::join::{
+        choose_lookup, conjuncts, only_columns_below, JoinInput, JoinPlan, JoinStep,
+    };
     let mut parts = parts.into_iter();
     let Some(first) = parts.next() else {
         return Err(SqlError::syntax("internal: empty join"));
     };
     let where_conds: Vec<&Expr> = filter.map(conjuncts).unwrap_or_default();
-    let w0 = first.table.def.columns.len();
+    let w0 = first.input.width();
     let pushed: Vec<Expr> = where_conds
         .iter()
         .filter(|c| only_columns_below(c, w0))
@@ -2730,11 +2881,14 @@ fn plan_join(
     let pushed = pushed
         .into_iter()
         .reduce(|a, b| Expr::Bin(crate::expr::BinOp::And, Box::new(a), Box::new(b)));
-    let first_access = access::choose(&first.table.def, pushed.as_ref(), &first.hints);
+    let first_access = match &first.input {
+        JoinInput::Table(t) => Some(access::choose(&t.def, pushed.as_ref(), &first.hints)),
+        JoinInput::Derived { .. } => None,
+    };
     let mut steps = Vec::new();
     let mut offset = w0;
     for p in parts {
-        let width = p.table.def.columns.len();
+        let width = p.input.width();
         // ON sees the tables up to its own (a prefix of the joined row), so a name that
         // a later table also has is neither ambiguous nor resolved to the later table.
         let visible = Scope {
@@ -2760,9 +2914,12 @@ fn plan_join(
         if !p.left {
             conds.extend(where_conds.iter().copied());
         }
-        let lookup = choose_lookup(&p.table, offset, &conds);
+        let lookup = match &p.input {
+            JoinInput::Table(t) => choose_lookup(t, offset, &conds),
+            JoinInput::Derived { .. } => None,
+        };
         steps.push(JoinStep {
-            table: p.table,
+            input: p.input,
             left: p.left,
             on,
             lookup,
@@ -2771,7 +2928,7 @@ fn plan_join(
         offset += width;
     }
     Ok(JoinPlan {
-        first: first.table,
+        first: first.input,
         first_access,
         steps,
     })

@@ -1516,6 +1516,9 @@ fn reads_consistently(plan: &Plan) -> bool {
                 crate::plan::Source::SetOperation { left, right, .. } => {
                     locks(left) || locks(right)
                 }
+                crate::plan::Source::Join(j) => j.inputs().any(
+                    |i| matches!(i, crate::join::JoinInput::Derived { plan, .. } if locks(plan)),
+                ),
                 _ => false,
             }
     }

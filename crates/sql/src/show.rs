@@ -726,11 +726,35 @@ fn explain_select(
             explain_select(right, child, op.sql(), rows, next_id);
         }
         Source::Join(j) => {
-            let mut a = j.first_access.clone();
-            if p.filter.is_some() && matches!(a.access, Access::Full | Access::FullIndex(_)) {
-                a.explain.using_where = true;
+            use crate::join::JoinInput;
+            // Derived inputs are explained after the join's own rows, as `<derivedN>`.
+            let mut derived: Vec<(i64, &SelectPlan)> = Vec::new();
+            fn name_of<'a>(
+                input: &'a JoinInput,
+                next_id: &mut i64,
+                derived: &mut Vec<(i64, &'a SelectPlan)>,
+            ) -> String {
+                match input {
+                    JoinInput::Table(t) => t.def.name.clone(),
+                    JoinInput::Derived { plan, .. } => {
+                        *next_id += 1;
+                        derived.push((*next_id, plan));
+                        format!("<derived{next_id}>")
+                    }
+                }
             }
-            rows.push(access_row(id, select_type, &j.first.def.name, &a, extra));
+            let first = name_of(&j.first, next_id, &mut derived);
+            match &j.first_access {
+                Some(access) => {
+                    let mut a = access.clone();
+                    if p.filter.is_some() && matches!(a.access, Access::Full | Access::FullIndex(_))
+                    {
+                        a.explain.using_where = true;
+                    }
+                    rows.push(access_row(id, select_type, &first, &a, extra));
+                }
+                None => rows.push(scan_row(id, select_type, &first, p, extra)),
+            }
             for st in &j.steps {
                 let (kind, key) = match &st.lookup {
                     Some(l) if l.point => ("eq_ref", s(&l.key_name)),
@@ -738,10 +762,11 @@ fn explain_select(
                     None => ("ALL", Value::Null),
                 };
                 let filtered = st.on.is_some() || p.filter.is_some();
+                let name = name_of(&st.input, next_id, &mut derived);
                 rows.push(vec![
                     Value::Int(id),
                     s(select_type),
-                    s(&st.table.def.name),
+                    s(name),
                     s(kind),
                     Value::Null,
                     key,
@@ -754,6 +779,9 @@ fn explain_select(
                         Value::Null
                     },
                 ]);
+            }
+            for (child, plan) in derived {
+                explain_select(plan, child, "DERIVED", rows, next_id);
             }
         }
         Source::Derived { plan, .. } => {
