@@ -255,6 +255,11 @@ fn derived_tables_in_joins_print_what_mariadb_printed() {
     prints_what_mariadb_printed("derived_tables_in_joins");
 }
 
+#[test]
+fn alias_and_scope_resolution_print_what_mariadb_printed() {
+    prints_what_mariadb_printed("alias_and_scope_resolution");
+}
+
 fn prints_what_mariadb_printed(name: &str) {
     assert!(
         common::exists(MARIADB),

@@ -153,8 +153,9 @@ pub struct Compiler<'a> {
     /// Sorted start locations of every `?` in the statement.
     pub placeholders: &'a [Location],
     pub agg: Option<&'a mut AggBuilder>,
-    /// Projection aliases usable in ORDER BY and HAVING.
-    pub aliases: &'a [(String, Expr)],
+    /// Projection aliases usable in ORDER BY and HAVING: name, compiled item, and whether
+    /// the item is a plain column (`x`, `t.x`, `*`) rather than an expression.
+    pub aliases: &'a [(String, Expr, bool)],
     pub clause: &'static str,
     /// In `ON DUPLICATE KEY UPDATE`: `VALUES(col)` is the value the statement tried to
     /// insert, found at this offset + the column's position in the evaluated row.
@@ -500,27 +501,31 @@ impl<'a> Compiler<'a> {
         }
     }
 
-    /// The select-list item named `name` (ORDER BY / HAVING see them): None when no item has
-    /// the name; 1052 when several different items have it (`SELECT *` over a join with two
-    /// `x` columns, then `ORDER BY x`).
+    /// The select-list item named `name` (ORDER BY / HAVING see them), as MariaDB finds it:
+    /// the first expression item of that name; else the plain column item of that name —
+    /// 1052 when two items name different columns (`SELECT *` over a join with two `x`
+    /// columns, then `ORDER BY x`). None when no item has the name.
     fn alias(&self, name: &str) -> Result<Option<Expr>, SqlError> {
-        let mut found: Option<&Expr> = None;
-        for (n, x) in self.aliases {
+        let mut column: Option<&Expr> = None;
+        for (n, x, plain) in self.aliases {
             if !n.eq_ignore_ascii_case(name) {
                 continue;
             }
-            match found {
-                Some(f) if format!("{f:?}") != format!("{x:?}") => {
+            if !plain {
+                return Ok(Some(x.clone()));
+            }
+            match column {
+                Some(c) if format!("{c:?}") != format!("{x:?}") => {
                     return Err(SqlError::new(
                         1052,
                         "23000",
                         format!("Column '{name}' in {} is ambiguous", self.clause),
                     ))
                 }
-                _ => found = Some(x),
+                _ => column = Some(x),
             }
         }
-        Ok(found.cloned())
+        Ok(column.cloned())
     }
 
     /// A column resolution error naming this clause: 1052 (ambiguous) or 1054 (unknown).

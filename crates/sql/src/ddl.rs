@@ -502,6 +502,12 @@ fn parse_column(
             other => return Err(SqlError::unsupported(format!("column option {other}"))),
         }
     }
+    if p.col.on_update_now && !p.col.nullable && p.default.is_none() {
+        // MariaDB gives such a column the zero date as its default.
+        p.default = Some(ast::Expr::Value(
+            ast::Value::SingleQuotedString("0000-00-00 00:00:00".into()).into(),
+        ));
+    }
     Ok(p)
 }
 

@@ -81,15 +81,27 @@ impl<'a> PlanCx<'a> {
         };
         let (at, cte) = {
             let ctes = self.ctes.borrow();
-            match ctes.iter().rposition(|c| c.name == id.value) {
+            match ctes
+                .iter()
+                .rposition(|c| c.name.eq_ignore_ascii_case(&id.value))
+            {
                 Some(at) => (at, ctes[at].clone()),
                 None => return Ok(None),
             }
         };
         let later = self.ctes.borrow_mut().split_off(at);
-        let planned = select(&cte.query, self);
+        let planned = self.derived(&cte.query);
         self.ctes.borrow_mut().extend(later);
         Ok(Some((planned?, cte.columns)))
+    }
+
+    /// Plans the body of a derived table or WITH query: it cannot see the columns of the
+    /// queries around it (no LATERAL), so the enclosing scopes are set aside meanwhile.
+    fn derived(&self, q: &ast::Query) -> Result<SelectPlan, SqlError> {
+        let outer = std::mem::take(&mut *self.outer.borrow_mut());
+        let planned = select(q, self);
+        *self.outer.borrow_mut() = outer;
+        planned
     }
 
     /// Resolves a column the current query's FROM does not have against the enclosing
@@ -1911,7 +1923,7 @@ pub fn select(q: &ast::Query, cx: &PlanCx) -> Result<SelectPlan, SqlError> {
             return Err(SqlError::unsupported("WITH ... AS [NOT] MATERIALIZED"));
         }
         let name = c.alias.name.value.clone();
-        if added.iter().any(|a| a.name == name) {
+        if added.iter().any(|a| a.name.eq_ignore_ascii_case(&name)) {
             return Err(SqlError::new(
                 4004,
                 "HY000",
@@ -1929,8 +1941,22 @@ pub fn select(q: &ast::Query, cx: &PlanCx) -> Result<SelectPlan, SqlError> {
                 .collect(),
         });
     }
-    cx.ctes.borrow_mut().extend(added);
-    let r = select_body(q, cx);
+    // Each entry is planned once here, seeing the entries before it, so an error in one
+    // the statement never reads is still reported (as MariaDB does).
+    let mut r = Ok(());
+    for c in added {
+        if r.is_ok() {
+            // (The trial plan's subqueries are dropped again: references plan it anew.)
+            let n = cx.subqueries.borrow().len();
+            r = cx
+                .derived(&c.query)
+                .and_then(|p| derived_source(p, c.name.clone(), &c.columns))
+                .map(|_| ());
+            cx.subqueries.borrow_mut().truncate(n);
+        }
+        cx.ctes.borrow_mut().push(c);
+    }
+    let r = r.and_then(|()| select_body(q, cx));
     cx.ctes.borrow_mut().truncate(base);
     r
 }
@@ -2089,33 +2115,7 @@ fn select_body(q: &ast::Query, cx: &PlanCx) -> Result<SelectPlan, SqlError> {
                     let n = position_of(&v.value, items.len(), "GROUP BY")?;
                     items[n].0.clone()
                 }
-                ast::Expr::Identifier(id) => match scope.resolve(&[&id.value]) {
-                    Ok(_) => ItemExpr::Ast(Box::new(g.clone())),
-                    // Not (or not only) a column of FROM: the select-list item of that name.
-                    Err(e) => {
-                        let named: Vec<&ItemExpr> = items
-                            .iter()
-                            .filter(|(_, name)| name.eq_ignore_ascii_case(&id.value))
-                            .map(|(x, _)| x)
-                            .collect();
-                        let text = |x: &ItemExpr| match x {
-                            ItemExpr::Ast(a) => a.to_string(),
-                            ItemExpr::Col(i) => format!("#{i}"),
-                        };
-                        let one = named.iter().all(|x| text(x) == text(named[0]));
-                        match named.first() {
-                            Some(x) if one => (*x).clone(),
-                            Some(_) | None if e.code == 1052 => {
-                                return Err(SqlError::new(
-                                    1052,
-                                    "23000",
-                                    format!("Column '{}' in GROUP BY is ambiguous", id.value),
-                                ))
-                            }
-                            _ => return Err(crate::compile::unknown_column(&id.value, "GROUP BY")),
-                        }
-                    }
-                },
+                ast::Expr::Identifier(id) => group_by_name(&id.value, g, &items, &scope)?,
                 other => ItemExpr::Ast(Box::new(other.clone())),
             };
             let (text, compiled) = match &resolved {
@@ -2140,7 +2140,7 @@ fn select_body(q: &ast::Query, cx: &PlanCx) -> Result<SelectPlan, SqlError> {
 
     // Compile projection.
     let mut project = Vec::with_capacity(items.len());
-    let mut aliases: Vec<(String, Expr)> = Vec::new();
+    let mut aliases: Vec<(String, Expr, bool)> = Vec::new();
     for (it, name) in &items {
         let e = match it {
             ItemExpr::Col(i) => {
@@ -2167,7 +2167,14 @@ fn select_body(q: &ast::Query, cx: &PlanCx) -> Result<SelectPlan, SqlError> {
                 c.compile(a)?
             }
         };
-        aliases.push((name.clone(), e.clone()));
+        let plain = match it {
+            ItemExpr::Col(_) => true,
+            ItemExpr::Ast(a) => matches!(
+                &**a,
+                ast::Expr::Identifier(_) | ast::Expr::CompoundIdentifier(_)
+            ),
+        };
+        aliases.push((name.clone(), e.clone(), plain));
         project.push(e);
     }
     let n_out = project.len();
@@ -2640,7 +2647,7 @@ fn derived_factor(
                     "Every derived table must have its own alias",
                 ));
             };
-            let inner = select(subquery, cx)?;
+            let inner = cx.derived(subquery)?;
             let columns: Vec<String> = alias.columns.iter().map(|d| d.name.value.clone()).collect();
             derived_source(inner, alias.name.value.clone(), &columns).map(Some)
         }
@@ -2932,6 +2939,62 @@ fn plan_join(
         first_access,
         steps,
     })
+}
+
+/// `GROUP BY name`, as MariaDB resolves it: among the select-list items of that name, two
+/// naming different columns are ambiguous (1052); then a column of FROM of that name wins;
+/// else the first expression item of that name, else the column item.
+fn group_by_name(
+    name: &str,
+    g: &ast::Expr,
+    items: &[(ItemExpr, String)],
+    scope: &Scope,
+) -> Result<ItemExpr, SqlError> {
+    let ambiguous = || {
+        SqlError::new(
+            1052,
+            "23000",
+            format!("Column '{name}' in GROUP BY is ambiguous"),
+        )
+    };
+    // A select item that is a plain column: its position in FROM.
+    let column_of = |x: &ItemExpr| -> Option<usize> {
+        match x {
+            ItemExpr::Col(i) => Some(*i),
+            ItemExpr::Ast(a) => match &**a {
+                ast::Expr::Identifier(i) => scope.resolve(&[&i.value]).ok(),
+                ast::Expr::CompoundIdentifier(parts) => {
+                    let p: Vec<&str> = parts.iter().map(|i| i.value.as_str()).collect();
+                    scope.resolve(&p).ok()
+                }
+                _ => None,
+            },
+        }
+    };
+    let mut column: Option<(usize, &ItemExpr)> = None;
+    let mut expression: Option<&ItemExpr> = None;
+    for (x, n) in items {
+        if !n.eq_ignore_ascii_case(name) {
+            continue;
+        }
+        match column_of(x) {
+            Some(c) => match column {
+                Some((o, _)) if o != c => return Err(ambiguous()),
+                _ => column = Some((c, x)),
+            },
+            None => {
+                expression.get_or_insert(x);
+            }
+        }
+    }
+    match scope.resolve(&[name]) {
+        Ok(_) => Ok(ItemExpr::Ast(Box::new(g.clone()))),
+        Err(e) => match expression.or(column.map(|(_, x)| x)) {
+            Some(x) => Ok(x.clone()),
+            None if e.code == 1052 => Err(ambiguous()),
+            None => Err(crate::compile::unknown_column(name, "GROUP BY")),
+        },
+    }
 }
 
 #[derive(Clone)]
