@@ -260,6 +260,11 @@ fn alias_and_scope_resolution_print_what_mariadb_printed() {
     prints_what_mariadb_printed("alias_and_scope_resolution");
 }
 
+#[test]
+fn create_table_as_select_prints_what_mariadb_printed() {
+    prints_what_mariadb_printed("create_table_as_select");
+}
+
 fn prints_what_mariadb_printed(name: &str) {
     assert!(
         common::exists(MARIADB),

@@ -9,7 +9,7 @@
 use crate::coerce::{self, now_text};
 use crate::compile::{literal, object_name_last};
 use crate::exec::is_text_type;
-use crate::result::SqlError;
+use crate::result::{Column, SqlError};
 use sqlparser::ast;
 use tierdb_engine::{Collation, ColumnDef, ColumnType, IndexDef, TableDef, Value};
 
@@ -621,9 +621,6 @@ pub fn check_table_name(name: &str) -> Result<(), SqlError> {
 
 /// CREATE TABLE → engine table definition.
 pub fn table_def(ct: &ast::CreateTable) -> Result<TableDef, SqlError> {
-    if ct.query.is_some() {
-        return Err(SqlError::unsupported("CREATE TABLE ... AS SELECT"));
-    }
     if ct.like.is_some() {
         return Err(SqlError::unsupported("CREATE TABLE ... LIKE"));
     }
@@ -722,6 +719,98 @@ pub fn table_def(ct: &ast::CreateTable) -> Result<TableDef, SqlError> {
         return Err(SqlError::new(1075, "42000", "Incorrect table definition; there can be only one auto column and it must be defined as a key"));
     }
     Ok(def)
+}
+
+/// The column `CREATE TABLE ... AS SELECT` makes for a query column that is not a plain
+/// column of a table (whose definition is copied instead): the type its result metadata
+/// `meta` describes, widened so that every value in `values` fits (a longer string, a larger
+/// integer or decimal than the metadata promises never fails the copy).
+pub fn column_for_values<'a>(
+    meta: &Column,
+    values: impl Iterator<Item = &'a Value> + Clone,
+) -> ColumnDef {
+    use crate::result::ColumnKind as K;
+    let fits_i32 = values.clone().all(|v| match v {
+        Value::Int(i) => i32::try_from(*i).is_ok(),
+        _ => true,
+    });
+    let chars = values
+        .clone()
+        .map(|v| match v {
+            Value::Bytes(b) => String::from_utf8_lossy(b).chars().count(),
+            Value::Int(i) => i.to_string().len(),
+            _ => 0,
+        })
+        .max()
+        .unwrap_or(0) as u32;
+    let text = meta.is_text;
+    let ty = match meta.kind {
+        K::Tiny | K::Short | K::Int24 | K::Long if fits_i32 => ColumnType::Int {
+            bytes: 4,
+            unsigned: false,
+        },
+        K::Tiny | K::Short | K::Int24 | K::Long | K::LongLong => ColumnType::Int {
+            bytes: 8,
+            unsigned: meta.unsigned,
+        },
+        K::Float | K::Double => ColumnType::Double,
+        K::NewDecimal => {
+            let scale = meta.decimals.min(30);
+            // Integer digits: the metadata's, or the widest value's.
+            let meta_int = meta
+                .length
+                .saturating_sub(2)
+                .saturating_sub(u32::from(scale));
+            let value_int = values
+                .map(|v| match v {
+                    Value::Bytes(b) => b
+                        .iter()
+                        .take_while(|c| **c != b'.')
+                        .filter(|c| c.is_ascii_digit())
+                        .count() as u32,
+                    _ => 0,
+                })
+                .max()
+                .unwrap_or(0);
+            let int = meta_int.max(value_int).max(1);
+            ColumnType::Decimal {
+                precision: (int + u32::from(scale)).min(65) as u8,
+                scale,
+            }
+        }
+        K::Date => ColumnType::Date,
+        K::DateTime => ColumnType::DateTime,
+        K::Timestamp => ColumnType::Timestamp,
+        K::Blob if text => ColumnType::Text,
+        K::Blob => ColumnType::Blob,
+        K::String | K::VarString | K::Null => {
+            let n = (meta.length / if text { 4 } else { 1 }).max(chars);
+            if n > 16_383 {
+                if text {
+                    ColumnType::Text
+                } else {
+                    ColumnType::Blob
+                }
+            } else {
+                ColumnType::VarChar(n)
+            }
+        }
+    };
+    let textual = is_text_type(&ty) && text;
+    ColumnDef {
+        name: meta.name.clone(),
+        ty,
+        nullable: !meta.not_null,
+        auto_increment: false,
+        default: None,
+        fill: None,
+        collation: if textual && !meta.binary {
+            Collation::GeneralCi
+        } else {
+            Collation::Binary
+        },
+        on_update_now: false,
+    }
 }
 
 fn quote_ident(s: &str) -> String {

@@ -584,6 +584,17 @@ pub enum Utility {
         def: TableDef,
         if_not_exists: bool,
     },
+    /// `CREATE TABLE t [(columns, keys)] [AS] SELECT ...`: the query runs first; the table
+    /// gets `def`'s columns that the query does not name, then one column per query column
+    /// (`def`'s definition of that name, else the plain column it copies — `sources` — else
+    /// a type that fits its values), then the rows.
+    CreateTableAs {
+        db: String,
+        def: TableDef,
+        select: Box<SelectPlan>,
+        sources: Vec<Option<ColumnDef>>,
+        if_not_exists: bool,
+    },
     DropTable {
         tables: Vec<(String, String)>,
         if_exists: bool,
@@ -654,6 +665,7 @@ impl Utility {
             Utility::CreateDatabase { .. }
                 | Utility::DropDatabase { .. }
                 | Utility::CreateTable { .. }
+                | Utility::CreateTableAs { .. }
                 | Utility::DropTable { .. }
                 | Utility::CreateIndex { .. }
                 | Utility::DropIndex { .. }
@@ -891,6 +903,62 @@ pub fn build(stmt: &ast::Statement, cx: &PlanCx) -> Result<Plan, SqlError> {
             name: object_name_parts(db_name)?.join("."),
             if_not_exists: *if_not_exists,
         }),
+        S::CreateTable(ct) if ct.query.is_some() => {
+            let (db, name) = cx.qualify(&ct.name)?;
+            if ct.like.is_some() || ct.temporary {
+                return Err(SqlError::unsupported(
+                    "CREATE TABLE ... AS SELECT with LIKE or TEMPORARY",
+                ));
+            }
+            if ct.columns.is_empty() && !ct.constraints.is_empty() {
+                return Err(SqlError::unsupported(
+                    "keys on the columns of a CREATE TABLE ... AS SELECT query (add them after)",
+                ));
+            }
+            let Some(q) = &ct.query else {
+                return Err(SqlError::syntax(
+                    "internal: CREATE TABLE ... AS without a query",
+                ));
+            };
+            let def = if ct.columns.is_empty() {
+                ddl::check_table_name(&name)?;
+                TableDef {
+                    name,
+                    columns: Vec::new(),
+                    primary_key: Vec::new(),
+                    indexes: Vec::new(),
+                }
+            } else {
+                let mut own = ct.clone();
+                own.query = None;
+                let mut def = ddl::table_def(&own)?;
+                def.name = name;
+                def
+            };
+            let select = select(q, cx)?;
+            for (i, c) in select.columns.iter().enumerate() {
+                if select.columns[..i]
+                    .iter()
+                    .any(|o| o.name.eq_ignore_ascii_case(&c.name))
+                {
+                    return Err(SqlError::new(
+                        1060,
+                        "42S21",
+                        format!("Duplicate column name '{}'", c.name),
+                    ));
+                }
+            }
+            let sources = (0..select.n_out)
+                .map(|i| copied_column(&select, i))
+                .collect();
+            util(Utility::CreateTableAs {
+                db,
+                def,
+                select: Box::new(select),
+                sources,
+                if_not_exists: ct.if_not_exists,
+            })
+        }
         S::CreateTable(ct) => {
             let (db, name) = cx.qualify(&ct.name)?;
             let def = match &ct.like {
@@ -2939,6 +3007,49 @@ fn plan_join(
         first_access,
         steps,
     })
+}
+
+/// The table column query column `i` of `p` shows unchanged (a plain column of a base
+/// table, through joins and derived tables), for `CREATE TABLE ... AS SELECT` to copy: its
+/// type, NULL-ability and default; not AUTO_INCREMENT, keys or ON UPDATE.
+fn copied_column(p: &SelectPlan, i: usize) -> Option<ColumnDef> {
+    if p.agg.is_some() {
+        return None;
+    }
+    let Some(Expr::Col(j)) = p.project.get(i) else {
+        return None;
+    };
+    let from_input = |input: &crate::join::JoinInput, j: usize| match input {
+        crate::join::JoinInput::Table(t) => t.def.columns.get(j).cloned(),
+        crate::join::JoinInput::Derived { plan, .. } => copied_column(plan, j),
+    };
+    let mut c = match &p.source {
+        Source::Table { table, .. } => table.def.columns.get(*j).cloned(),
+        Source::Derived { plan, .. } => copied_column(plan, *j),
+        Source::Join(jn) => {
+            let mut at = *j;
+            let mut found = None;
+            for input in jn.inputs() {
+                let w = input.width();
+                if at < w {
+                    found = from_input(input, at);
+                    break;
+                }
+                at -= w;
+            }
+            found
+        }
+        _ => None,
+    }?;
+    c.name = p.columns.get(i)?.name.clone();
+    // A LEFT JOIN's inner columns may come out NULL whatever the table says.
+    if p.columns.get(i).is_some_and(|m| !m.not_null) {
+        c.nullable = true;
+    }
+    c.auto_increment = false;
+    c.on_update_now = false;
+    c.fill = None;
+    Some(c)
 }
 
 /// `GROUP BY name`, as MariaDB resolves it: among the select-list items of that name, two

@@ -190,7 +190,7 @@ fn counter_for(plan: &Plan) -> Counter {
             Utility::Set(_) => Counter::ComSet,
             Utility::CreateDatabase { .. } => Counter::ComCreateDb,
             Utility::DropDatabase { .. } => Counter::ComDropDb,
-            Utility::CreateTable { .. } => Counter::ComCreateTable,
+            Utility::CreateTable { .. } | Utility::CreateTableAs { .. } => Counter::ComCreateTable,
             Utility::DropTable { .. } => Counter::ComDropTable,
             Utility::CreateIndex { .. } => Counter::ComCreateIndex,
             Utility::DropIndex { .. } => Counter::ComDropIndex,
@@ -970,6 +970,13 @@ impl Core {
                     Err(e) => Err(e.into()),
                 }
             }
+            Utility::CreateTableAs {
+                db,
+                def,
+                select,
+                sources,
+                if_not_exists,
+            } => self.create_table_as(db, def, select, sources, *if_not_exists, params),
             Utility::CreateTable {
                 db,
                 def,
@@ -1213,6 +1220,130 @@ impl Core {
             shared.catalog_changed();
         }
         r
+    }
+
+    /// `CREATE TABLE ... AS SELECT` (see `Utility::CreateTableAs`): the query's rows are read
+    /// first (its own statement), then the table is created and filled in one transaction;
+    /// if the fill fails (a duplicate key, a NULL in a NOT NULL column), the table is dropped
+    /// again, so the statement leaves nothing behind.
+    fn create_table_as(
+        &mut self,
+        db: &str,
+        def: &tierdb_engine::TableDef,
+        select: &crate::plan::SelectPlan,
+        sources: &[Option<tierdb_engine::ColumnDef>],
+        if_not_exists: bool,
+        params: &[Value],
+    ) -> Result<QueryResult, SqlError> {
+        let engine = self.st.shared.engine.clone();
+        if engine.table(db, &def.name).is_ok() {
+            if if_not_exists {
+                self.st.warnings.push(Warning::note(
+                    1050,
+                    format!("Table '{}' already exists", def.name),
+                ));
+                return Ok(QueryResult::Ok {
+                    affected_rows: 0,
+                    last_insert_id: 0,
+                    warnings: 1,
+                    info: String::new(),
+                });
+            }
+            return Err(SqlError::new(
+                1050,
+                "42S01",
+                format!("Table '{}' already exists", def.name),
+            ));
+        }
+        let rows = match self.dml(&Plan::Select(Box::new(select.clone())), params)? {
+            QueryResult::Rows { rows, .. } => rows,
+            _ => return Err(SqlError::syntax("internal: the query returned no rows")),
+        };
+        self.commit_open()?;
+        // Columns: the statement's own that the query does not name, then the query's.
+        let named = |n: &str| {
+            select
+                .columns
+                .iter()
+                .any(|c| c.name.eq_ignore_ascii_case(n))
+        };
+        let mut out = def.clone();
+        out.columns = def
+            .columns
+            .iter()
+            .filter(|c| !named(&c.name))
+            .cloned()
+            .collect();
+        let own_first = out.columns.len();
+        for (i, meta) in select.columns.iter().enumerate() {
+            let own = def
+                .columns
+                .iter()
+                .find(|c| c.name.eq_ignore_ascii_case(&meta.name));
+            let col = match (own, sources.get(i).cloned().flatten()) {
+                (Some(c), _) => c.clone(),
+                (None, Some(c)) => c,
+                (None, None) => {
+                    crate::ddl::column_for_values(meta, rows.iter().filter_map(|r| r.get(i)))
+                }
+            };
+            out.columns.push(col);
+        }
+        // The statement's keys name its columns by position: move them to where they went.
+        let moved = |p: usize| -> usize {
+            let name = &def.columns[p].name;
+            out.columns
+                .iter()
+                .position(|c| c.name.eq_ignore_ascii_case(name))
+                .unwrap_or(p)
+        };
+        out.primary_key = def.primary_key.iter().map(|&p| moved(p)).collect();
+        for ix in &mut out.indexes {
+            ix.columns = ix.columns.iter().map(|&p| moved(p)).collect();
+        }
+        for &p in &out.primary_key {
+            if let Some(c) = out.columns.get_mut(p) {
+                c.nullable = false;
+            }
+        }
+        engine.create_table(db, out.clone())?;
+        let table = engine.table(db, &out.name)?;
+        let col_map: Vec<Option<usize>> = (0..out.columns.len())
+            .map(|c: usize| c.checked_sub(own_first))
+            .collect();
+        let n = rows.len();
+        let insert = crate::plan::InsertPlan {
+            table,
+            rows: rows
+                .into_iter()
+                .map(|r| {
+                    r.into_iter()
+                        .map(|v| Some(crate::expr::Expr::Const(v)))
+                        .collect()
+                })
+                .collect(),
+            col_map,
+            on_duplicate: crate::plan::OnDuplicate::Fail,
+            select: None,
+        };
+        let filled = self
+            .dml(&Plan::Insert(Box::new(insert)), &[])
+            .and_then(|_| self.commit_open());
+        if let Err(e) = filled {
+            if let Some(t) = self.take_txn() {
+                let _ = t.rollback();
+            }
+            if let Err(drop) = engine.drop_table(db, &out.name) {
+                tracing::warn!(%drop, table = %out.name, "could not drop the table of a failed CREATE TABLE ... AS SELECT");
+            }
+            return Err(e);
+        }
+        Ok(QueryResult::Ok {
+            affected_rows: n as u64,
+            last_insert_id: 0,
+            warnings: 0,
+            info: format!("Records: {n}  Duplicates: 0  Warnings: 0"),
+        })
     }
 
     fn set(&mut self, it: &SetItem, params: &[Value]) -> Result<(), SqlError> {
