@@ -166,6 +166,7 @@ sql = [
     "CREATE TABLE o (id INT PRIMARY KEY, n INT, ts TIMESTAMP NULL DEFAULT NULL ON UPDATE CURRENT_TIMESTAMP, d DATETIME ON UPDATE NOW())\nINSERT INTO o VALUES (1, 1, NULL, NULL) ON DUPLICATE KEY UPDATE n = n + 1\nUPDATE o SET n = 2\nALTER TABLE o MODIFY ts INT ON UPDATE CURRENT_TIMESTAMP",
     "WITH x (a, b) AS (SELECT id, k FROM t), y AS (SELECT a FROM x WHERE b > ?) SELECT * FROM y JOIN x USING (a) LEFT JOIN (SELECT k, COUNT(*) n FROM t GROUP BY k) AS g ON g.k = x.b\nWITH x AS (SELECT 1), x AS (SELECT 2) SELECT 3\nSELECT * FROM (SELECT id, id FROM t) AS d",
     "CREATE TABLE c (id INT PRIMARY KEY, e INT DEFAULT 7) AS SELECT id, k + 1 AS k1, CONCAT(c, 'x') AS cx, NULL AS n FROM t\nCREATE TABLE IF NOT EXISTS c SELECT 1\nCREATE TABLE d (UNIQUE KEY (k)) SELECT k FROM t\nCREATE TABLE e SELECT id, id FROM t",
+    "SELECT REPEAT(c, k), LPAD(c, k, 'ab'), RPAD(c, -1, ''), REVERSE(c), INSTR(c, 'A'), LOCATE('a', c, k), SUBSTRING_INDEX(c, 'a', -k), SPACE(k), HEX(c), FIELD(k, id, 1), FIND_IN_SET(c, 'a,b'), STRCMP(c, 'B'), POW(k, id), LOG(k, id), DAYNAME(c), LAST_DAY(c), TO_DAYS(c) FROM t",
 ]
 for i, s in enumerate(sql):
     write("sql_text", "stmt%02d" % i, s.encode())

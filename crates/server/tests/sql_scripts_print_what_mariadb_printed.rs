@@ -265,6 +265,11 @@ fn create_table_as_select_prints_what_mariadb_printed() {
     prints_what_mariadb_printed("create_table_as_select");
 }
 
+#[test]
+fn string_math_and_calendar_functions_print_what_mariadb_printed() {
+    prints_what_mariadb_printed("string_math_and_calendar_functions");
+}
+
 fn prints_what_mariadb_printed(name: &str) {
     assert!(
         common::exists(MARIADB),

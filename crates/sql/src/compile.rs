@@ -1265,6 +1265,44 @@ impl<'a> Compiler<'a> {
             "SECOND" => (Func::Second, 1, 1),
             "DATE_FORMAT" => (Func::DateFormat, 2, 2),
             "DATEDIFF" => (Func::DateDiff, 2, 2),
+            "REPEAT" => (Func::Repeat, 2, 2),
+            "LPAD" => (Func::Lpad, 3, 3),
+            "RPAD" => (Func::Rpad, 3, 3),
+            "REVERSE" => (Func::Reverse, 1, 1),
+            "INSTR" => (Func::Instr, 2, 2),
+            "LOCATE" => {
+                if !(2..=3).contains(&args.len()) {
+                    return Err(wrong_args(&name));
+                }
+                // LOCATE(sub, s[, pos]) is INSTR(s, sub) from pos.
+                args.swap(0, 1);
+                (Func::Instr, 2, 3)
+            }
+            "SUBSTRING_INDEX" => (Func::SubstringIndex, 3, 3),
+            "LTRIM" => (Func::Ltrim, 1, 1),
+            "RTRIM" => (Func::Rtrim, 1, 1),
+            "SPACE" => (Func::Space, 1, 1),
+            "ASCII" => (Func::Ascii, 1, 1),
+            "HEX" => (Func::Hex, 1, 1),
+            "FIELD" => (Func::Field, 2, usize::MAX),
+            "FIND_IN_SET" => (Func::FindInSet, 2, 2),
+            "STRCMP" => (Func::Strcmp, 2, 2),
+            "POW" | "POWER" => (Func::Pow, 2, 2),
+            "SQRT" => (Func::Sqrt, 1, 1),
+            "SIGN" => (Func::Sign, 1, 1),
+            "EXP" => (Func::Exp, 1, 1),
+            "LN" => (Func::Ln, 1, 1),
+            "LOG" => (Func::Log, 1, 2),
+            "LOG10" => (Func::Log10, 1, 1),
+            "LOG2" => (Func::Log2, 1, 1),
+            "DAYOFWEEK" => (Func::DayOfWeek, 1, 1),
+            "WEEKDAY" => (Func::Weekday, 1, 1),
+            "DAYNAME" => (Func::DayName, 1, 1),
+            "MONTHNAME" => (Func::MonthName, 1, 1),
+            "DAYOFYEAR" => (Func::DayOfYear, 1, 1),
+            "QUARTER" => (Func::Quarter, 1, 1),
+            "LAST_DAY" => (Func::LastDay, 1, 1),
+            "TO_DAYS" => (Func::ToDays, 1, 1),
             "MOD" => {
                 if args.len() != 2 {
                     return Err(wrong_args(&name));

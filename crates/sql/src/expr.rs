@@ -90,6 +90,40 @@ pub enum Func {
     DateDiff,
     /// `TIMESTAMPDIFF(unit, a, b)`: args (unit number, a, b); whole units from a to b.
     TimestampDiff,
+    Repeat,
+    Lpad,
+    Rpad,
+    Reverse,
+    /// `INSTR(s, sub)` (and `LOCATE(sub, s[, pos])`, compiled with its arguments swapped):
+    /// args (s, sub[, pos]); 1-based character position under the default collation, 0 when
+    /// absent.
+    Instr,
+    SubstringIndex,
+    Ltrim,
+    Rtrim,
+    Space,
+    Ascii,
+    Hex,
+    Field,
+    FindInSet,
+    Strcmp,
+    Pow,
+    Sqrt,
+    Sign,
+    Exp,
+    Ln,
+    /// `LOG(x)` (natural) or `LOG(base, x)`.
+    Log,
+    Log10,
+    Log2,
+    DayOfWeek,
+    Weekday,
+    DayName,
+    MonthName,
+    DayOfYear,
+    Quarter,
+    LastDay,
+    ToDays,
 }
 
 /// Units of `INTERVAL n unit` and TIMESTAMPDIFF (stored as a constant argument).
@@ -789,6 +823,36 @@ impl Expr {
                     }
                 }
                 Func::CurDate => SqlType::Date,
+                Func::Repeat
+                | Func::Lpad
+                | Func::Rpad
+                | Func::Reverse
+                | Func::SubstringIndex
+                | Func::Ltrim
+                | Func::Rtrim
+                | Func::Space
+                | Func::Hex
+                | Func::DayName
+                | Func::MonthName => SqlType::Text,
+                Func::Instr
+                | Func::Ascii
+                | Func::Field
+                | Func::FindInSet
+                | Func::Strcmp
+                | Func::Sign
+                | Func::DayOfWeek
+                | Func::Weekday
+                | Func::DayOfYear
+                | Func::Quarter
+                | Func::ToDays => SqlType::Int,
+                Func::Pow
+                | Func::Sqrt
+                | Func::Exp
+                | Func::Ln
+                | Func::Log
+                | Func::Log10
+                | Func::Log2 => SqlType::Double,
+                Func::LastDay => SqlType::Date,
                 Func::Coalesce | Func::IfNull | Func::Greatest | Func::Least | Func::NullIf => {
                     unify(args.iter().map(|a| a.sql_type(cols)))
                 }
@@ -980,7 +1044,295 @@ const WEEKDAYS: [&str; 7] = [
     "Sunday",
 ];
 
+/// Most bytes a string function builds (MariaDB's default `max_allowed_packet`); past it
+/// the result is NULL.
+const MAX_STRING: usize = 16 << 20;
+
+/// One character of `a` equals one of `b` under the default collation.
+fn same_char(a: char, b: char) -> bool {
+    let (mut x, mut y) = ([0u8; 4], [0u8; 4]);
+    Collation::GeneralCi.cmp(
+        a.encode_utf8(&mut x).as_bytes(),
+        b.encode_utf8(&mut y).as_bytes(),
+    ) == Ordering::Equal
+}
+
+/// Character position (0-based) of `needle` in `hay` at or after `from`, under the default
+/// collation.
+fn find_chars(hay: &[char], needle: &[char], from: usize) -> Option<usize> {
+    if needle.len() > hay.len() {
+        return None;
+    }
+    (from..=hay.len() - needle.len()).find(|&i| {
+        needle
+            .iter()
+            .enumerate()
+            .all(|(j, c)| same_char(hay[i + j], *c))
+    })
+}
+
+fn chars_of(v: &Value) -> Option<Vec<char>> {
+    to_text(v).map(|t| String::from_utf8_lossy(&t).chars().collect())
+}
+
+fn text_value(c: impl IntoIterator<Item = char>) -> Value {
+    Value::Bytes(c.into_iter().collect::<String>().into_bytes())
+}
+
+/// The string functions added with REPEAT (arguments evaluated); NULL in → NULL out.
+fn string_func(f: Func, a: &[Value]) -> Value {
+    let null = Value::Null;
+    let at = |i: usize| a.get(i).unwrap_or(&null);
+    match f {
+        Func::Repeat | Func::Space => {
+            let (t, n) = if f == Func::Space {
+                (Some(vec![' ']), to_i64(at(0)))
+            } else {
+                (chars_of(at(0)), to_i64(at(1)))
+            };
+            let (Some(t), Some(n)) = (t, n) else {
+                return Value::Null;
+            };
+            let n = n.max(0) as usize;
+            let unit = t.iter().collect::<String>();
+            if unit.len().saturating_mul(n) > MAX_STRING {
+                return Value::Null;
+            }
+            Value::Bytes(unit.repeat(n).into_bytes())
+        }
+        Func::Lpad | Func::Rpad => {
+            let (Some(t), Some(n), Some(pad)) = (chars_of(at(0)), to_i64(at(1)), chars_of(at(2)))
+            else {
+                return Value::Null;
+            };
+            let Ok(n) = usize::try_from(n) else {
+                return Value::Null;
+            };
+            if n <= t.len() {
+                return text_value(t[..n].iter().copied());
+            }
+            if pad.is_empty() || n.saturating_mul(4) > MAX_STRING {
+                return Value::Null;
+            }
+            let fill = pad.iter().copied().cycle().take(n - t.len());
+            if f == Func::Lpad {
+                text_value(fill.chain(t))
+            } else {
+                text_value(t.into_iter().chain(fill))
+            }
+        }
+        Func::Reverse => match chars_of(at(0)) {
+            Some(t) => text_value(t.into_iter().rev()),
+            None => Value::Null,
+        },
+        Func::Instr => {
+            let (Some(hay), Some(needle)) = (chars_of(at(0)), chars_of(at(1))) else {
+                return Value::Null;
+            };
+            let from = match a.get(2) {
+                None => 1,
+                Some(v) => match to_i64(v) {
+                    Some(p) => p,
+                    None => return Value::Null,
+                },
+            };
+            if from < 1 || from as usize > hay.len() + 1 {
+                return Value::Int(0);
+            }
+            match find_chars(&hay, &needle, from as usize - 1) {
+                Some(i) => Value::Int(i as i64 + 1),
+                None => Value::Int(0),
+            }
+        }
+        Func::SubstringIndex => {
+            let (Some(t), Some(d), Some(n)) = (to_text(at(0)), to_text(at(1)), to_i64(at(2)))
+            else {
+                return Value::Null;
+            };
+            if d.is_empty() || n == 0 {
+                return Value::Bytes(Vec::new());
+            }
+            // Byte positions of every occurrence (case-sensitive, as MariaDB).
+            let mut hits = Vec::new();
+            let mut i = 0;
+            while i + d.len() <= t.len() {
+                if t[i..].starts_with(&d) {
+                    hits.push(i);
+                    i += d.len();
+                } else {
+                    i += 1;
+                }
+            }
+            let k = n.unsigned_abs() as usize;
+            if k > hits.len() {
+                return Value::Bytes(t.into_owned());
+            }
+            if n > 0 {
+                Value::Bytes(t[..hits[k - 1]].to_vec())
+            } else {
+                Value::Bytes(t[hits[hits.len() - k] + d.len()..].to_vec())
+            }
+        }
+        Func::Ltrim | Func::Rtrim => match to_text(at(0)) {
+            Some(t) => {
+                let t = String::from_utf8_lossy(&t);
+                let out = if f == Func::Ltrim {
+                    t.trim_start_matches(' ')
+                } else {
+                    t.trim_end_matches(' ')
+                };
+                Value::Bytes(out.as_bytes().to_vec())
+            }
+            None => Value::Null,
+        },
+        Func::Ascii => match to_text(at(0)) {
+            Some(t) => Value::Int(t.first().copied().map_or(0, i64::from)),
+            None => Value::Null,
+        },
+        Func::Hex => match at(0) {
+            Value::Null => Value::Null,
+            Value::Int(i) => Value::Bytes(format!("{:X}", *i as u64).into_bytes()),
+            Value::Double(d) => Value::Bytes(format!("{:X}", d.round() as i64 as u64).into_bytes()),
+            v => match to_text(v) {
+                Some(t) => Value::Bytes(
+                    t.iter()
+                        .map(|b| format!("{b:02X}"))
+                        .collect::<String>()
+                        .into_bytes(),
+                ),
+                None => Value::Null,
+            },
+        },
+        Func::Field => {
+            let x = at(0);
+            if x.is_null() {
+                return Value::Int(0);
+            }
+            let pos = a[1..]
+                .iter()
+                .position(|v| compare_in(x, v, Collation::GeneralCi) == Some(Ordering::Equal));
+            Value::Int(pos.map_or(0, |p| p as i64 + 1))
+        }
+        Func::FindInSet => {
+            let (Some(s), Some(list)) = (chars_of(at(0)), chars_of(at(1))) else {
+                return Value::Null;
+            };
+            if s.contains(&',') {
+                return Value::Int(0);
+            }
+            let pos = list.split(|c| *c == ',').position(|item| {
+                item.len() == s.len() && item.iter().zip(&s).all(|(a, b)| same_char(*a, *b))
+            });
+            Value::Int(pos.map_or(0, |p| p as i64 + 1))
+        }
+        Func::Strcmp => {
+            let (Some(x), Some(y)) = (to_text(at(0)), to_text(at(1))) else {
+                return Value::Null;
+            };
+            Value::Int(match Collation::GeneralCi.cmp(&x, &y) {
+                Ordering::Less => -1,
+                Ordering::Equal => 0,
+                Ordering::Greater => 1,
+            })
+        }
+        _ => Value::Null,
+    }
+}
+
+/// The math functions added with POW (arguments evaluated): a double, NULL for NULL input
+/// or a result outside the function's domain (the square root of a negative number, the
+/// logarithm of zero).
+fn math_func(f: Func, a: &[Value]) -> Value {
+    let x = match a.first().and_then(coerce::to_f64) {
+        Some(x) => x,
+        None => return Value::Null,
+    };
+    let r = match f {
+        Func::Sign => {
+            return Value::Int(if x > 0.0 {
+                1
+            } else if x < 0.0 {
+                -1
+            } else {
+                0
+            })
+        }
+        Func::Pow => match a.get(1).and_then(coerce::to_f64) {
+            Some(y) => x.powf(y),
+            None => return Value::Null,
+        },
+        Func::Sqrt => x.sqrt(),
+        Func::Exp => x.exp(),
+        Func::Ln => x.ln(),
+        Func::Log => match a.get(1) {
+            // LOG(base, x)
+            Some(v) => match coerce::to_f64(v) {
+                Some(y) if x > 0.0 && x != 1.0 && y > 0.0 => y.ln() / x.ln(),
+                _ => return Value::Null,
+            },
+            None => x.ln(),
+        },
+        Func::Log10 => x.log10(),
+        Func::Log2 => x.log2(),
+        _ => return Value::Null,
+    };
+    if r.is_finite() && !(matches!(f, Func::Ln | Func::Log | Func::Log10 | Func::Log2) && x <= 0.0)
+    {
+        Value::Double(r)
+    } else {
+        Value::Null
+    }
+}
+
 impl DateTimeParts {
+    /// DAYOFWEEK, WEEKDAY, DAYNAME, MONTHNAME, DAYOFYEAR, QUARTER, LAST_DAY, TO_DAYS of this
+    /// date (NULL where a zero month or day makes it no day).
+    fn calendar(&self, f: Func) -> Value {
+        let no_day = self.mo == 0 || self.d == 0;
+        // 0 = Monday (1970-01-01 was a Thursday).
+        let wd = (self.days() + 3).rem_euclid(7);
+        match f {
+            Func::Quarter => Value::Int((self.mo + 2) / 3),
+            Func::MonthName if self.mo > 0 => {
+                Value::Bytes(MONTHS[(self.mo - 1) as usize].as_bytes().to_vec())
+            }
+            _ if no_day => Value::Null,
+            Func::DayOfWeek => Value::Int((wd + 1) % 7 + 1),
+            Func::Weekday => Value::Int(wd),
+            Func::DayName => Value::Bytes(WEEKDAYS[wd as usize].as_bytes().to_vec()),
+            Func::DayOfYear => Value::Int(
+                self.days()
+                    - DateTimeParts {
+                        mo: 1,
+                        d: 1,
+                        ..*self
+                    }
+                    .days()
+                    + 1,
+            ),
+            Func::LastDay => {
+                let next = if self.mo == 12 {
+                    DateTimeParts {
+                        y: self.y + 1,
+                        mo: 1,
+                        d: 1,
+                        ..*self
+                    }
+                } else {
+                    DateTimeParts {
+                        mo: self.mo + 1,
+                        d: 1,
+                        ..*self
+                    }
+                };
+                let last = next.days() - 1 - DateTimeParts { d: 1, ..*self }.days() + 1;
+                Value::Bytes(format!("{:04}-{:02}-{:02}", self.y, self.mo, last).into_bytes())
+            }
+            Func::ToDays => Value::Int(self.days() + 719_528),
+            _ => Value::Null,
+        }
+    }
+
     fn parse(t: &[u8]) -> Option<DateTimeParts> {
         let t = std::str::from_utf8(t).ok()?.trim();
         let (date, time) = match t.split_once([' ', 'T']) {
@@ -1419,6 +1771,53 @@ fn eval_func(f: Func, args: &[Expr], row: &[Value], cx: &EvalCx) -> Result<Value
             }
             Value::Bytes(out)
         }
+        Func::Repeat
+        | Func::Lpad
+        | Func::Rpad
+        | Func::Reverse
+        | Func::Instr
+        | Func::SubstringIndex
+        | Func::Ltrim
+        | Func::Rtrim
+        | Func::Space
+        | Func::Ascii
+        | Func::Hex
+        | Func::Field
+        | Func::FindInSet
+        | Func::Strcmp => {
+            let vals = args
+                .iter()
+                .map(|e| e.eval(row, cx).map(|v| v.into_owned()))
+                .collect::<Result<Vec<_>, _>>()?;
+            string_func(f, &vals)
+        }
+        Func::Pow
+        | Func::Sqrt
+        | Func::Sign
+        | Func::Exp
+        | Func::Ln
+        | Func::Log
+        | Func::Log10
+        | Func::Log2 => {
+            let vals = args
+                .iter()
+                .map(|e| e.eval(row, cx).map(|v| v.into_owned()))
+                .collect::<Result<Vec<_>, _>>()?;
+            math_func(f, &vals)
+        }
+        Func::DayOfWeek
+        | Func::Weekday
+        | Func::DayName
+        | Func::MonthName
+        | Func::DayOfYear
+        | Func::Quarter
+        | Func::LastDay
+        | Func::ToDays => {
+            let Some(d) = to_text(&arg(0)?).and_then(|t| DateTimeParts::parse(&t)) else {
+                return Ok(Value::Null);
+            };
+            d.calendar(f)
+        }
         Func::Left | Func::Right => {
             let (Some(t), Some(n)) = (to_text(&arg(0)?).map(|c| c.into_owned()), to_i64(&arg(1)?))
             else {
@@ -1601,8 +2000,30 @@ pub fn like_match(text: &[u8], pattern: &[u8], escape: u8) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use super::{like_match, DateTimeParts, IntervalUnit};
+    use super::{like_match, string_func, DateTimeParts, Func, IntervalUnit};
     use proptest::prelude::*;
+    use tierdb_engine::Value;
+
+    #[test]
+    fn string_results_past_sixteen_mebibytes_are_null() {
+        let b = |t: &str| Value::Bytes(t.as_bytes().to_vec());
+        assert_eq!(
+            string_func(Func::Repeat, &[b("ab"), Value::Int(10_000_000)]),
+            Value::Null
+        );
+        assert_eq!(
+            string_func(Func::Lpad, &[b("a"), Value::Int(i64::MAX), b("x")]),
+            Value::Null
+        );
+        assert_eq!(
+            string_func(Func::Space, &[Value::Int(20_000_000)]),
+            Value::Null
+        );
+        assert_eq!(
+            string_func(Func::Repeat, &[b("ab"), Value::Int(3)]),
+            b("ababab")
+        );
+    }
 
     fn parts(days: i64, secs: i64) -> DateTimeParts {
         DateTimeParts::from_epoch_micros((days * 86_400 + secs) * 1_000_000)
