@@ -270,6 +270,11 @@ fn string_math_and_calendar_functions_print_what_mariadb_printed() {
     prints_what_mariadb_printed("string_math_and_calendar_functions");
 }
 
+#[test]
+fn index_names_print_what_mariadb_printed() {
+    prints_what_mariadb_printed("index_names");
+}
+
 fn prints_what_mariadb_printed(name: &str) {
     assert!(
         common::exists(MARIADB),

@@ -492,8 +492,8 @@ impl Rebuild {
         self.add_key(name.map(|n| n.value.clone()), columns, unique)
     }
 
-    /// A secondary index over `columns`, named after its first column unless `name` is given
-    /// (1061 for a name taken).
+    /// A secondary index over `columns`, named after its first column (`_2`, `_3`, ... when
+    /// taken) unless `name` is given (1061 for a name taken).
     fn add_key(
         &mut self,
         name: Option<String>,
@@ -502,7 +502,7 @@ impl Rebuild {
     ) -> Result<(), SqlError> {
         let name = match name {
             Some(n) => n,
-            None => self.def.columns[columns[0]].name.clone(),
+            None => ddl::free_index_name(&self.def, &self.def.columns[columns[0]].name),
         };
         if self
             .def

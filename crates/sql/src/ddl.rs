@@ -249,6 +249,22 @@ pub fn display_order(def: &TableDef) -> Vec<&IndexDef> {
 
 /// Adds an index to `def`, named as MySQL names it: the given name, else the first column's
 /// name (`col_2`, `col_3`, ... when taken). 1061 for a name already used.
+/// The name MariaDB gives an index declared without one, named after its first column
+/// `base`: `base`, else `base_2`, `base_3`, ... (never `PRIMARY`).
+pub(crate) fn free_index_name(def: &TableDef, base: &str) -> String {
+    let taken = |n: &str| {
+        n.eq_ignore_ascii_case("PRIMARY")
+            || def.indexes.iter().any(|i| i.name.eq_ignore_ascii_case(n))
+    };
+    let mut name = base.to_string();
+    let mut k = 2;
+    while taken(&name) {
+        name = format!("{base}_{k}");
+        k += 1;
+    }
+    name
+}
+
 fn add_index(
     def: &mut TableDef,
     name: Option<String>,
@@ -280,16 +296,7 @@ fn add_index(
             ))
         }
         Some(n) => n,
-        None => {
-            let base = def.columns[columns[0]].name.clone();
-            let mut name = base.clone();
-            let mut k = 2;
-            while taken(def, &name) || name.eq_ignore_ascii_case("PRIMARY") {
-                name = format!("{base}_{k}");
-                k += 1;
-            }
-            name
-        }
+        None => free_index_name(def, &def.columns[columns[0]].name),
     };
     def.indexes.push(IndexDef {
         name,

@@ -1097,10 +1097,10 @@ pub fn build(stmt: &ast::Statement, cx: &PlanCx) -> Result<Plan, SqlError> {
 }
 
 /// `ALTER TABLE ... ADD [UNIQUE] INDEX name (cols)`; unnamed, it is named after its first
-/// column.
+/// column (`_2`, `_3`, ... when taken in `def`, as MariaDB).
 fn add_index(
     db: String,
-    table: String,
+    def: &TableDef,
     name: Option<&ast::Ident>,
     cols: &[ast::IndexColumn],
     unique: bool,
@@ -1108,8 +1108,9 @@ fn add_index(
     let columns = index_column_names(cols)?;
     let name = match name {
         Some(n) => n.value.clone(),
-        None => columns.first().cloned().unwrap_or_default(),
+        None => ddl::free_index_name(def, columns.first().map_or("", String::as_str)),
     };
+    let table = def.name.clone();
     Ok(util(Utility::CreateIndex {
         db,
         table,
@@ -1157,13 +1158,19 @@ fn alter_table(at: &ast::AlterTable, cx: &PlanCx) -> Result<Plan, SqlError> {
         [Op::AddConstraint {
             constraint: ast::TableConstraint::Index(ix),
             ..
-        }] => add_index(db, table, ix.name.as_ref(), &ix.columns, false),
+        }] => add_index(
+            db,
+            &cx.table(&at.name)?.def,
+            ix.name.as_ref(),
+            &ix.columns,
+            false,
+        ),
         [Op::AddConstraint {
             constraint: ast::TableConstraint::Unique(u),
             ..
         }] => add_index(
             db,
-            table,
+            &cx.table(&at.name)?.def,
             u.index_name.as_ref().or(u.name.as_ref()),
             &u.columns,
             true,
