@@ -275,6 +275,11 @@ fn index_names_print_what_mariadb_printed() {
     prints_what_mariadb_printed("index_names");
 }
 
+#[test]
+fn add_column_with_key_prints_what_mariadb_printed() {
+    prints_what_mariadb_printed("add_column_with_key");
+}
+
 fn prints_what_mariadb_printed(name: &str) {
     assert!(
         common::exists(MARIADB),

@@ -48,9 +48,20 @@ pub fn rewrites(ops: &[&ast::AlterTableOperation], def: &TableDef) -> Result<boo
             constraint: ast::TableConstraint::PrimaryKey(_),
             ..
         } => true,
+        // A new key needs its entries built from the rows: a rewrite.
         Op::AddColumn {
-            column_position, ..
-        } => column_position.is_some(),
+            column_position,
+            column_def,
+            ..
+        } => {
+            column_position.is_some()
+                || column_def.options.iter().any(|o| {
+                    matches!(
+                        o.option,
+                        ast::ColumnOption::PrimaryKey(_) | ast::ColumnOption::Unique(_)
+                    )
+                })
+        }
         Op::ModifyColumn {
             col_name: old,
             data_type,
@@ -112,13 +123,23 @@ pub fn plan(ops: &[&ast::AlterTableOperation], from: &TableDef) -> Result<Rebuil
                     ));
                     continue;
                 }
-                let mut col = ddl::added_column(column_def, &r.def)?;
+                let (mut col, primary, unique) = ddl::added_column_keys(column_def, &r.def)?;
                 let fill = col.fill.take().unwrap_or(Value::Null);
                 let at = match column_position {
                     None => r.def.columns.len(),
                     Some(p) => position(&r.def, p)?,
                 };
+                let name = col.name.clone();
                 r.insert(at, col, None, fill);
+                if primary {
+                    if !r.def.primary_key.is_empty() {
+                        return Err(SqlError::new(1068, "42000", "Multiple primary key defined"));
+                    }
+                    r.def.primary_key = vec![at];
+                }
+                if unique {
+                    r.add_key(Some(ddl::free_index_name(&r.def, &name)), vec![at], true)?;
+                }
             }
             Op::DropColumn {
                 column_names,

@@ -522,13 +522,31 @@ fn parse_column(
 /// (`fill`): the DEFAULT (CURRENT_TIMESTAMP evaluated now), else NULL, else for a NOT NULL
 /// column without a DEFAULT the type's implicit default (0, '', ...), as MariaDB fills them.
 pub fn added_column(c: &ast::ColumnDef, def: &TableDef) -> Result<ColumnDef, SqlError> {
+    match added_column_keys(c, def)? {
+        (col, false, false) => Ok(col),
+        _ => Err(SqlError::unsupported(
+            "ADD COLUMN with PRIMARY KEY or UNIQUE without rewriting the table",
+        )),
+    }
+}
+
+/// `added_column`, and whether the column was declared PRIMARY KEY / UNIQUE (a rewriting
+/// ALTER adds those keys).
+pub fn added_column_keys(
+    c: &ast::ColumnDef,
+    def: &TableDef,
+) -> Result<(ColumnDef, bool, bool), SqlError> {
     let p = parse_column(c, def, table_default_collation(def))?;
-    if p.primary || p.unique || p.col.auto_increment {
+    if p.col.auto_increment {
         return Err(SqlError::unsupported(
-            "ADD COLUMN with PRIMARY KEY, UNIQUE or AUTO_INCREMENT (add the column, then the index)",
+            "ADD COLUMN with AUTO_INCREMENT (add the column, then fill it and make it AUTO_INCREMENT)",
         ));
     }
+    let (primary, unique) = (p.primary, p.unique);
     let mut col = p.col;
+    if primary {
+        col.nullable = false;
+    }
     if let Some(e) = &p.default {
         col.default = default_value(e, &col)?;
     }
@@ -537,7 +555,7 @@ pub fn added_column(c: &ast::ColumnDef, def: &TableDef) -> Result<ColumnDef, Sql
         None => implicit_default(&col.ty),
     };
     col.fill = Some(fill);
-    Ok(col)
+    Ok((col, primary, unique))
 }
 
 /// `ALTER TABLE t MODIFY c ...` / `CHANGE old c ...`: the new definition of column `pos`
