@@ -280,6 +280,11 @@ fn add_column_with_key_prints_what_mariadb_printed() {
     prints_what_mariadb_printed("add_column_with_key");
 }
 
+#[test]
+fn row_count_and_found_rows_print_what_mariadb_printed() {
+    prints_what_mariadb_printed("row_count_and_found_rows");
+}
+
 fn prints_what_mariadb_printed(name: &str) {
     assert!(
         common::exists(MARIADB),

@@ -1249,6 +1249,8 @@ impl<'a> Compiler<'a> {
             "VERSION" => (Func::Version, 0, 0),
             "CONNECTION_ID" => (Func::ConnectionId, 0, 0),
             "LAST_INSERT_ID" => (Func::LastInsertId, 0, 0),
+            "ROW_COUNT" => (Func::RowCount, 0, 0),
+            "FOUND_ROWS" => (Func::FoundRows, 0, 0),
             "GREATEST" => (Func::Greatest, 2, usize::MAX),
             "LEAST" => (Func::Least, 2, usize::MAX),
             "SUBSTRING" | "SUBSTR" | "MID" => (Func::Substring, 2, 3),

@@ -124,6 +124,8 @@ pub enum Func {
     Quarter,
     LastDay,
     ToDays,
+    RowCount,
+    FoundRows,
 }
 
 /// Units of `INTERVAL n unit` and TIMESTAMPDIFF (stored as a constant argument).
@@ -330,6 +332,14 @@ pub trait Env {
     fn version(&self) -> String;
     fn sysvar(&self, name: &str, global: Option<bool>) -> Result<Value, SqlError>;
     fn user_var(&self, name: &str) -> Value;
+    /// `ROW_COUNT()`: rows the previous statement changed (-1 after a SELECT or an error).
+    fn row_count(&self) -> i64 {
+        -1
+    }
+    /// `FOUND_ROWS()`: rows the last SELECT returned.
+    fn found_rows(&self) -> u64 {
+        0
+    }
 }
 
 /// Evaluation context: parameters of the execution and the session environment.
@@ -844,7 +854,9 @@ impl Expr {
                 | Func::Weekday
                 | Func::DayOfYear
                 | Func::Quarter
-                | Func::ToDays => SqlType::Int,
+                | Func::ToDays
+                | Func::RowCount
+                | Func::FoundRows => SqlType::Int,
                 Func::Pow
                 | Func::Sqrt
                 | Func::Exp
@@ -1915,6 +1927,8 @@ fn eval_func(f: Func, args: &[Expr], row: &[Value], cx: &EvalCx) -> Result<Value
         Func::Version => Value::Bytes(cx.env.version().into_bytes()),
         Func::ConnectionId => Value::Int(i64::from(cx.env.connection_id())),
         Func::LastInsertId => Value::Int(cx.env.last_insert_id() as i64),
+        Func::RowCount => Value::Int(cx.env.row_count()),
+        Func::FoundRows => Value::Int(cx.env.found_rows() as i64),
     })
 }
 

@@ -41,6 +41,9 @@ pub(crate) struct SessionState {
     vars: HashMap<&'static str, Value>,
     user_vars: HashMap<String, Value>,
     last_insert_id: u64,
+    /// `ROW_COUNT()` / `FOUND_ROWS()` of the previous statement (see `Session::run`).
+    row_count: i64,
+    found_rows: u64,
     /// Warnings of the last statement that used a table (SHOW WARNINGS): (code, message).
     warnings: Vec<Warning>,
     /// `SET TRANSACTION ISOLATION LEVEL` for the next transaction only (cleared when it ends).
@@ -97,6 +100,12 @@ impl Env for SessionState {
     }
     fn last_insert_id(&self) -> u64 {
         self.last_insert_id
+    }
+    fn row_count(&self) -> i64 {
+        self.row_count
+    }
+    fn found_rows(&self) -> u64 {
+        self.found_rows
     }
     fn version(&self) -> String {
         self.shared.info.version.clone()
@@ -274,6 +283,8 @@ impl Session {
                     vars,
                     user_vars: HashMap::new(),
                     last_insert_id: 0,
+                    row_count: -1,
+                    found_rows: 0,
                     warnings: Vec::new(),
                     next_isolation: None,
                 },
@@ -603,6 +614,8 @@ impl Core {
     }
 
     fn init_db(&mut self, db: &str) -> Result<(), SqlError> {
+        // COM_INIT_DB changes no row: ROW_COUNT() after it is 0 (as MariaDB).
+        self.st.row_count = 0;
         let db = if crate::infoschema::is_schema(db) {
             crate::infoschema::SCHEMA
         } else {
@@ -704,12 +717,23 @@ impl Core {
         if !keeps_warnings {
             self.st.warnings.clear();
         }
-        self.check_table_locks(plan)?;
-        match plan {
+        let r = self.check_table_locks(plan).and_then(|()| match plan {
             Plan::Utility(u) => self.utility(u, params),
             Plan::Explain(inner) => Ok(show::explain(inner)),
             _ => self.dml(plan, params),
+        });
+        // What ROW_COUNT() and FOUND_ROWS() of the next statement see, as MariaDB: rows
+        // changed by a write, -1 after a SELECT or an error, 0 after anything else; the rows
+        // a SELECT returned.
+        self.st.row_count = match (&r, plan) {
+            (Err(_), _) | (Ok(_), Plan::Select(_) | Plan::Explain(_)) => -1,
+            (Ok(QueryResult::Ok { affected_rows, .. }), _) => *affected_rows as i64,
+            _ => 0,
+        };
+        if let (Ok(QueryResult::Rows { rows, .. }), Plan::Select(_)) = (&r, plan) {
+            self.st.found_rows = rows.len() as u64;
         }
+        r
     }
 
     fn dml(&mut self, plan: &Plan, params: &[Value]) -> Result<QueryResult, SqlError> {
