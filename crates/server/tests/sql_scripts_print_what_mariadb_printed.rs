@@ -285,6 +285,11 @@ fn row_count_and_found_rows_print_what_mariadb_printed() {
     prints_what_mariadb_printed("row_count_and_found_rows");
 }
 
+#[test]
+fn functions_ctas_and_row_count_edges_print_what_mariadb_printed() {
+    prints_what_mariadb_printed("functions_ctas_and_row_count_edges");
+}
+
 fn prints_what_mariadb_printed(name: &str) {
     assert!(
         common::exists(MARIADB),

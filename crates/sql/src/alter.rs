@@ -137,7 +137,8 @@ pub fn plan(ops: &[&ast::AlterTableOperation], from: &TableDef) -> Result<Rebuil
                     }
                     r.def.primary_key = vec![at];
                 }
-                if unique {
+                // (PRIMARY KEY UNIQUE: the primary key is unique already, as MariaDB keeps it.)
+                if unique && !primary {
                     r.add_key(Some(ddl::free_index_name(&r.def, &name)), vec![at], true)?;
                 }
             }

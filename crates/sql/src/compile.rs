@@ -1327,7 +1327,10 @@ impl<'a> Compiler<'a> {
         if func == Func::Now {
             args.clear();
         }
-        Ok(Expr::Func(func, args))
+        // A binary string operand makes the string functions compare and walk bytes.
+        let binary =
+            crate::expr::is_string_func(func) && args.iter().any(|a| self.scope.is_binary(a));
+        Ok(bytewise_if(binary, Expr::Func(func, args)))
     }
 }
 

@@ -768,7 +768,9 @@ pub fn column_for_values<'a>(
         })
         .max()
         .unwrap_or(0) as u32;
-    let text = meta.is_text;
+    // A NULL-only column (`SELECT NULL AS n`) is text of length 0 (keeping the table's
+    // default collation; MariaDB makes it BINARY(0)).
+    let text = meta.is_text || meta.kind == K::Null;
     let ty = match meta.kind {
         K::Tiny | K::Short | K::Int24 | K::Long if fits_i32 => ColumnType::Int {
             bytes: 4,

@@ -680,6 +680,13 @@ impl Expr {
                 Value::Int(i64::from(m != *negated))
             }
             Expr::Bin(op, a, b) => self.eval_bin(*op, a, b, row, cx, coll)?,
+            Expr::Func(f, args) if is_string_func(*f) => {
+                let vals = args
+                    .iter()
+                    .map(|e| e.eval(row, cx).map(|v| v.into_owned()))
+                    .collect::<Result<Vec<_>, _>>()?;
+                string_func(*f, &vals, coll)
+            }
             other => other.eval(row, cx)?.into_owned(),
         })
     }
@@ -768,8 +775,9 @@ impl Expr {
             | Expr::Exists(..)
             | Expr::Quantified { .. }
             | Expr::Between(..)
-            | Expr::Bytewise(_)
             | Expr::Like { .. } => SqlType::Int,
+            // A comparison (Int) or a string function made byte-wise: the inner type.
+            Expr::Bytewise(a) => a.sql_type(cols),
             Expr::Bin(op, a, b) => match op {
                 BinOp::Add | BinOp::Sub | BinOp::Mul | BinOp::Mod => {
                     match (a.sql_type(cols), b.sql_type(cols)) {
@@ -1056,6 +1064,27 @@ const WEEKDAYS: [&str; 7] = [
     "Sunday",
 ];
 
+/// The functions `string_func` computes (a binary operand makes them work on bytes).
+pub(crate) fn is_string_func(f: Func) -> bool {
+    matches!(
+        f,
+        Func::Repeat
+            | Func::Lpad
+            | Func::Rpad
+            | Func::Reverse
+            | Func::Instr
+            | Func::SubstringIndex
+            | Func::Ltrim
+            | Func::Rtrim
+            | Func::Space
+            | Func::Ascii
+            | Func::Hex
+            | Func::Field
+            | Func::FindInSet
+            | Func::Strcmp
+    )
+}
+
 /// Most bytes a string function builds (MariaDB's default `max_allowed_packet`); past it
 /// the result is NULL.
 const MAX_STRING: usize = 16 << 20;
@@ -1069,9 +1098,8 @@ fn same_char(a: char, b: char) -> bool {
     ) == Ordering::Equal
 }
 
-/// Character position (0-based) of `needle` in `hay` at or after `from`, under the default
-/// collation.
-fn find_chars(hay: &[char], needle: &[char], from: usize) -> Option<usize> {
+/// Character position (0-based) of `needle` in `hay` at or after `from`, under `coll`.
+fn find_chars(hay: &[char], needle: &[char], from: usize, coll: Collation) -> Option<usize> {
     if needle.len() > hay.len() {
         return None;
     }
@@ -1079,68 +1107,103 @@ fn find_chars(hay: &[char], needle: &[char], from: usize) -> Option<usize> {
         needle
             .iter()
             .enumerate()
-            .all(|(j, c)| same_char(hay[i + j], *c))
+            .all(|(j, c)| same_char_in(hay[i + j], *c, coll))
     })
 }
 
-fn chars_of(v: &Value) -> Option<Vec<char>> {
-    to_text(v).map(|t| String::from_utf8_lossy(&t).chars().collect())
+/// `same_char`, or plain equality under the binary collation.
+fn same_char_in(a: char, b: char, coll: Collation) -> bool {
+    if coll == Collation::Binary {
+        a == b
+    } else {
+        same_char(a, b)
+    }
 }
 
-fn text_value(c: impl IntoIterator<Item = char>) -> Value {
-    Value::Bytes(c.into_iter().collect::<String>().into_bytes())
+/// A string function's text as characters: UTF-8 decoded, or — under the binary collation
+/// or for bytes that are not UTF-8 — one character per byte, so such data comes back
+/// unchanged through `from_chars`. The flag says which.
+fn chars_of(v: &Value, coll: Collation) -> Option<(Vec<char>, bool)> {
+    let t = to_text(v)?;
+    Some(match std::str::from_utf8(&t) {
+        Ok(s) if coll != Collation::Binary => (s.chars().collect(), false),
+        _ => (t.iter().map(|&b| char::from(b)).collect(), true),
+    })
+}
+
+/// The bytes of characters from `chars_of` (`bytes`: they were bytes).
+fn from_chars(c: impl IntoIterator<Item = char>, bytes: bool) -> Value {
+    if bytes {
+        Value::Bytes(c.into_iter().map(|ch| ch as u32 as u8).collect())
+    } else {
+        Value::Bytes(c.into_iter().collect::<String>().into_bytes())
+    }
 }
 
 /// The string functions added with REPEAT (arguments evaluated); NULL in → NULL out.
-fn string_func(f: Func, a: &[Value]) -> Value {
+/// `coll`: binary when an operand is a binary string (then INSTR / LOCATE, FIELD,
+/// FIND_IN_SET and STRCMP compare bytes and the others work on bytes), else the default.
+fn string_func(f: Func, a: &[Value], coll: Collation) -> Value {
     let null = Value::Null;
     let at = |i: usize| a.get(i).unwrap_or(&null);
+    // Two texts as characters, both decoded alike (bytes when either is not UTF-8).
+    let pair = |x: &Value, y: &Value| -> Option<(Vec<char>, Vec<char>, bool)> {
+        let (p, pb) = chars_of(x, coll)?;
+        let (q, qb) = chars_of(y, coll)?;
+        if pb == qb {
+            return Some((p, q, pb));
+        }
+        Some((
+            chars_of(x, Collation::Binary)?.0,
+            chars_of(y, Collation::Binary)?.0,
+            true,
+        ))
+    };
     match f {
         Func::Repeat | Func::Space => {
-            let (t, n) = if f == Func::Space {
-                (Some(vec![' ']), to_i64(at(0)))
+            let (unit, n) = if f == Func::Space {
+                (Some(b" ".to_vec()), to_i64(at(0)))
             } else {
-                (chars_of(at(0)), to_i64(at(1)))
+                (to_text(at(0)).map(|t| t.into_owned()), to_i64(at(1)))
             };
-            let (Some(t), Some(n)) = (t, n) else {
+            let (Some(unit), Some(n)) = (unit, n) else {
                 return Value::Null;
             };
             let n = n.max(0) as usize;
-            let unit = t.iter().collect::<String>();
             if unit.len().saturating_mul(n) > MAX_STRING {
                 return Value::Null;
             }
-            Value::Bytes(unit.repeat(n).into_bytes())
+            Value::Bytes(unit.repeat(n))
         }
         Func::Lpad | Func::Rpad => {
-            let (Some(t), Some(n), Some(pad)) = (chars_of(at(0)), to_i64(at(1)), chars_of(at(2)))
-            else {
+            let (Some((t, pad, bytes)), Some(n)) = (pair(at(0), at(2)), to_i64(at(1))) else {
                 return Value::Null;
             };
             let Ok(n) = usize::try_from(n) else {
                 return Value::Null;
             };
             if n <= t.len() {
-                return text_value(t[..n].iter().copied());
+                return from_chars(t[..n].iter().copied(), bytes);
             }
             if pad.is_empty() || n.saturating_mul(4) > MAX_STRING {
                 return Value::Null;
             }
             let fill = pad.iter().copied().cycle().take(n - t.len());
             if f == Func::Lpad {
-                text_value(fill.chain(t))
+                from_chars(fill.chain(t), bytes)
             } else {
-                text_value(t.into_iter().chain(fill))
+                from_chars(t.into_iter().chain(fill), bytes)
             }
         }
-        Func::Reverse => match chars_of(at(0)) {
-            Some(t) => text_value(t.into_iter().rev()),
+        Func::Reverse => match chars_of(at(0), coll) {
+            Some((t, b)) => from_chars(t.into_iter().rev(), b),
             None => Value::Null,
         },
         Func::Instr => {
-            let (Some(hay), Some(needle)) = (chars_of(at(0)), chars_of(at(1))) else {
+            let Some((hay, needle, bytes)) = pair(at(0), at(1)) else {
                 return Value::Null;
             };
+            let coll = if bytes { Collation::Binary } else { coll };
             let from = match a.get(2) {
                 None => 1,
                 Some(v) => match to_i64(v) {
@@ -1148,10 +1211,10 @@ fn string_func(f: Func, a: &[Value]) -> Value {
                     None => return Value::Null,
                 },
             };
-            if from < 1 || from as usize > hay.len() + 1 {
+            if from < 1 || from as u64 > hay.len().max(1) as u64 {
                 return Value::Int(0);
             }
-            match find_chars(&hay, &needle, from as usize - 1) {
+            match find_chars(&hay, &needle, from as usize - 1, coll) {
                 Some(i) => Value::Int(i as i64 + 1),
                 None => Value::Int(0),
             }
@@ -1175,7 +1238,7 @@ fn string_func(f: Func, a: &[Value]) -> Value {
                     i += 1;
                 }
             }
-            let k = n.unsigned_abs() as usize;
+            let k = usize::try_from(n.unsigned_abs()).unwrap_or(usize::MAX);
             if k > hits.len() {
                 return Value::Bytes(t.into_owned());
             }
@@ -1187,13 +1250,18 @@ fn string_func(f: Func, a: &[Value]) -> Value {
         }
         Func::Ltrim | Func::Rtrim => match to_text(at(0)) {
             Some(t) => {
-                let t = String::from_utf8_lossy(&t);
-                let out = if f == Func::Ltrim {
-                    t.trim_start_matches(' ')
+                // A space is one byte in UTF-8 text and binary data alike.
+                let start = if f == Func::Ltrim {
+                    t.iter().position(|&b| b != b' ').unwrap_or(t.len())
                 } else {
-                    t.trim_end_matches(' ')
+                    0
                 };
-                Value::Bytes(out.as_bytes().to_vec())
+                let end = if f == Func::Rtrim {
+                    t.iter().rposition(|&b| b != b' ').map_or(0, |p| p + 1)
+                } else {
+                    t.len()
+                };
+                Value::Bytes(t[start..end.max(start)].to_vec())
             }
             None => Value::Null,
         },
@@ -1204,7 +1272,19 @@ fn string_func(f: Func, a: &[Value]) -> Value {
         Func::Hex => match at(0) {
             Value::Null => Value::Null,
             Value::Int(i) => Value::Bytes(format!("{:X}", *i as u64).into_bytes()),
-            Value::Double(d) => Value::Bytes(format!("{:X}", d.round() as i64 as u64).into_bytes()),
+            Value::Double(d) => {
+                // As MariaDB: through an unsigned 64-bit integer, values outside its range
+                // (or below i64's) clamped to all ones.
+                let r = d.round();
+                let u = if !(-9.223_372_036_854_776e18..1.844_674_407_370_955_2e19).contains(&r) {
+                    u64::MAX
+                } else if r < 0.0 {
+                    r as i64 as u64
+                } else {
+                    r as u64
+                };
+                Value::Bytes(format!("{u:X}").into_bytes())
+            }
             v => match to_text(v) {
                 Some(t) => Value::Bytes(
                     t.iter()
@@ -1222,18 +1302,20 @@ fn string_func(f: Func, a: &[Value]) -> Value {
             }
             let pos = a[1..]
                 .iter()
-                .position(|v| compare_in(x, v, Collation::GeneralCi) == Some(Ordering::Equal));
+                .position(|v| compare_in(x, v, coll) == Some(Ordering::Equal));
             Value::Int(pos.map_or(0, |p| p as i64 + 1))
         }
         Func::FindInSet => {
-            let (Some(s), Some(list)) = (chars_of(at(0)), chars_of(at(1))) else {
+            let Some((s, list, bytes)) = pair(at(0), at(1)) else {
                 return Value::Null;
             };
-            if s.contains(&',') {
+            let coll = if bytes { Collation::Binary } else { coll };
+            if s.contains(&',') || list.is_empty() {
                 return Value::Int(0);
             }
             let pos = list.split(|c| *c == ',').position(|item| {
-                item.len() == s.len() && item.iter().zip(&s).all(|(a, b)| same_char(*a, *b))
+                item.len() == s.len()
+                    && item.iter().zip(&s).all(|(a, b)| same_char_in(*a, *b, coll))
             });
             Value::Int(pos.map_or(0, |p| p as i64 + 1))
         }
@@ -1241,7 +1323,7 @@ fn string_func(f: Func, a: &[Value]) -> Value {
             let (Some(x), Some(y)) = (to_text(at(0)), to_text(at(1))) else {
                 return Value::Null;
             };
-            Value::Int(match Collation::GeneralCi.cmp(&x, &y) {
+            Value::Int(match coll.cmp(&x, &y) {
                 Ordering::Less => -1,
                 Ordering::Equal => 0,
                 Ordering::Greater => 1,
@@ -1251,49 +1333,62 @@ fn string_func(f: Func, a: &[Value]) -> Value {
     }
 }
 
-/// The math functions added with POW (arguments evaluated): a double, NULL for NULL input
-/// or a result outside the function's domain (the square root of a negative number, the
-/// logarithm of zero).
-fn math_func(f: Func, a: &[Value]) -> Value {
+/// The math functions added with POW (arguments evaluated): a double; NULL for NULL input
+/// or a square root / logarithm outside its domain; 1690 for a POW or EXP result that is no
+/// finite number (as MariaDB).
+fn math_func(f: Func, a: &[Value]) -> Result<Value, SqlError> {
     let x = match a.first().and_then(coerce::to_f64) {
         Some(x) => x,
-        None => return Value::Null,
+        None => return Ok(Value::Null),
+    };
+    let finite = |r: f64, name: &str| {
+        if r.is_finite() {
+            Ok(Value::Double(r))
+        } else {
+            Err(SqlError::new(
+                1690,
+                "22003",
+                format!("DOUBLE value is out of range in '{name}'"),
+            ))
+        }
     };
     let r = match f {
         Func::Sign => {
-            return Value::Int(if x > 0.0 {
+            return Ok(Value::Int(if x > 0.0 {
                 1
             } else if x < 0.0 {
                 -1
             } else {
                 0
-            })
+            }))
         }
-        Func::Pow => match a.get(1).and_then(coerce::to_f64) {
-            Some(y) => x.powf(y),
-            None => return Value::Null,
-        },
+        Func::Pow => {
+            return match a.get(1).and_then(coerce::to_f64) {
+                Some(y) => finite(x.powf(y), "pow"),
+                None => Ok(Value::Null),
+            }
+        }
+        Func::Exp => return finite(x.exp(), "exp"),
         Func::Sqrt => x.sqrt(),
-        Func::Exp => x.exp(),
         Func::Ln => x.ln(),
         Func::Log => match a.get(1) {
             // LOG(base, x)
             Some(v) => match coerce::to_f64(v) {
                 Some(y) if x > 0.0 && x != 1.0 && y > 0.0 => y.ln() / x.ln(),
-                _ => return Value::Null,
+                _ => return Ok(Value::Null),
             },
             None => x.ln(),
         },
         Func::Log10 => x.log10(),
         Func::Log2 => x.log2(),
-        _ => return Value::Null,
+        _ => return Ok(Value::Null),
     };
-    if r.is_finite() && !(matches!(f, Func::Ln | Func::Log | Func::Log10 | Func::Log2) && x <= 0.0)
-    {
+    let log = matches!(f, Func::Ln | Func::Log | Func::Log10 | Func::Log2);
+    Ok(if r.is_finite() && !(log && x <= 0.0) {
         Value::Double(r)
     } else {
         Value::Null
-    }
+    })
 }
 
 impl DateTimeParts {
@@ -1307,6 +1402,24 @@ impl DateTimeParts {
             Func::Quarter => Value::Int((self.mo + 2) / 3),
             Func::MonthName if self.mo > 0 => {
                 Value::Bytes(MONTHS[(self.mo - 1) as usize].as_bytes().to_vec())
+            }
+            Func::LastDay if self.mo > 0 => {
+                let next = if self.mo == 12 {
+                    DateTimeParts {
+                        y: self.y + 1,
+                        mo: 1,
+                        d: 1,
+                        ..*self
+                    }
+                } else {
+                    DateTimeParts {
+                        mo: self.mo + 1,
+                        d: 1,
+                        ..*self
+                    }
+                };
+                let last = next.days() - DateTimeParts { d: 1, ..*self }.days();
+                Value::Bytes(format!("{:04}-{:02}-{:02}", self.y, self.mo, last).into_bytes())
             }
             _ if no_day => Value::Null,
             Func::DayOfWeek => Value::Int((wd + 1) % 7 + 1),
@@ -1322,24 +1435,6 @@ impl DateTimeParts {
                     .days()
                     + 1,
             ),
-            Func::LastDay => {
-                let next = if self.mo == 12 {
-                    DateTimeParts {
-                        y: self.y + 1,
-                        mo: 1,
-                        d: 1,
-                        ..*self
-                    }
-                } else {
-                    DateTimeParts {
-                        mo: self.mo + 1,
-                        d: 1,
-                        ..*self
-                    }
-                };
-                let last = next.days() - 1 - DateTimeParts { d: 1, ..*self }.days() + 1;
-                Value::Bytes(format!("{:04}-{:02}-{:02}", self.y, self.mo, last).into_bytes())
-            }
             Func::ToDays => Value::Int(self.days() + 719_528),
             _ => Value::Null,
         }
@@ -1801,7 +1896,7 @@ fn eval_func(f: Func, args: &[Expr], row: &[Value], cx: &EvalCx) -> Result<Value
                 .iter()
                 .map(|e| e.eval(row, cx).map(|v| v.into_owned()))
                 .collect::<Result<Vec<_>, _>>()?;
-            string_func(f, &vals)
+            string_func(f, &vals, Collation::GeneralCi)
         }
         Func::Pow
         | Func::Sqrt
@@ -1815,7 +1910,7 @@ fn eval_func(f: Func, args: &[Expr], row: &[Value], cx: &EvalCx) -> Result<Value
                 .iter()
                 .map(|e| e.eval(row, cx).map(|v| v.into_owned()))
                 .collect::<Result<Vec<_>, _>>()?;
-            math_func(f, &vals)
+            math_func(f, &vals)?
         }
         Func::DayOfWeek
         | Func::Weekday
@@ -2014,27 +2109,64 @@ pub fn like_match(text: &[u8], pattern: &[u8], escape: u8) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use super::{like_match, string_func, DateTimeParts, Func, IntervalUnit};
+    use super::{like_match, string_func, Collation, DateTimeParts, Func, IntervalUnit};
     use proptest::prelude::*;
     use tierdb_engine::Value;
+
+    #[test]
+    fn pow_and_exp_out_of_range_are_errors_and_roots_of_negatives_null() {
+        let d = Value::Double;
+        for (f, args) in [
+            (Func::Pow, vec![d(0.0), d(-1.0)]),
+            (Func::Pow, vec![d(10.0), d(400.0)]),
+            (Func::Exp, vec![d(710.0)]),
+        ] {
+            let e = super::math_func(f, &args).expect_err("out of range");
+            assert_eq!(e.code, 1690);
+        }
+        assert_eq!(
+            super::math_func(Func::Sqrt, &[d(-4.0)]).ok(),
+            Some(Value::Null)
+        );
+        assert_eq!(
+            super::math_func(Func::Ln, &[d(0.0)]).ok(),
+            Some(Value::Null)
+        );
+        assert_eq!(
+            super::math_func(Func::Pow, &[d(2.0), d(3.0)]).ok(),
+            Some(d(8.0))
+        );
+    }
 
     #[test]
     fn string_results_past_sixteen_mebibytes_are_null() {
         let b = |t: &str| Value::Bytes(t.as_bytes().to_vec());
         assert_eq!(
-            string_func(Func::Repeat, &[b("ab"), Value::Int(10_000_000)]),
+            string_func(
+                Func::Repeat,
+                &[b("ab"), Value::Int(10_000_000)],
+                Collation::GeneralCi
+            ),
             Value::Null
         );
         assert_eq!(
-            string_func(Func::Lpad, &[b("a"), Value::Int(i64::MAX), b("x")]),
+            string_func(
+                Func::Lpad,
+                &[b("a"), Value::Int(i64::MAX), b("x")],
+                Collation::GeneralCi
+            ),
             Value::Null
         );
         assert_eq!(
-            string_func(Func::Space, &[Value::Int(20_000_000)]),
+            string_func(Func::Space, &[Value::Int(20_000_000)], Collation::GeneralCi),
             Value::Null
         );
         assert_eq!(
-            string_func(Func::Repeat, &[b("ab"), Value::Int(3)]),
+            string_func(
+                Func::Repeat,
+                &[b("ab"), Value::Int(3)],
+                Collation::GeneralCi
+            ),
             b("ababab")
         );
     }

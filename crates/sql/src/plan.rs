@@ -935,7 +935,8 @@ pub fn build(stmt: &ast::Statement, cx: &PlanCx) -> Result<Plan, SqlError> {
                 def.name = name;
                 def
             };
-            let select = select(q, cx)?;
+            let mut select = select(q, cx)?;
+            select.subqueries = cx.subqueries.take();
             for (i, c) in select.columns.iter().enumerate() {
                 if select.columns[..i]
                     .iter()
@@ -2063,6 +2064,14 @@ fn select_body(q: &ast::Query, cx: &PlanCx) -> Result<SelectPlan, SqlError> {
     };
     if s.into.is_some() {
         return Err(SqlError::unsupported("SELECT ... INTO"));
+    }
+    if s.select_modifiers
+        .as_ref()
+        .is_some_and(|m| m.sql_calc_found_rows)
+    {
+        return Err(SqlError::unsupported(
+            "SQL_CALC_FOUND_ROWS (run SELECT COUNT(*) for the total)",
+        ));
     }
     if s.top.is_some()
         || !s.lateral_views.is_empty()

@@ -309,6 +309,10 @@ impl Session {
         shared.counters.inc(Counter::Queries);
         self.core.begin_busy(sql);
         let r = self.query_inner(sql);
+        if r.is_err() {
+            // Also a statement that failed before it ran (syntax, unknown table).
+            self.core.st.row_count = -1;
+        }
         self.core.end_busy();
         r
     }
@@ -386,6 +390,7 @@ impl Session {
                 }
                 let info = self.prepare_inner(&text)?;
                 self.named.insert(name, info.statement_id);
+                self.core.st.row_count = 0;
                 Ok(QueryResult::Ok {
                     affected_rows: 0,
                     last_insert_id: 0,
@@ -420,6 +425,7 @@ impl Session {
                     .remove(&name)
                     .ok_or_else(|| unknown(&name, "DEALLOCATE PREPARE"))?;
                 self.stmts.remove(&id);
+                self.core.st.row_count = 0;
                 Ok(QueryResult::ok())
             }
         }
@@ -471,7 +477,11 @@ impl Session {
         let shared = self.core.st.shared.clone();
         shared.counters.inc(Counter::Questions);
         shared.counters.inc(Counter::ComStmtExecute);
-        self.execute_inner(stmt_id, params)
+        let r = self.execute_inner(stmt_id, params);
+        if r.is_err() {
+            self.core.st.row_count = -1;
+        }
+        r
     }
 
     fn execute_inner(&mut self, stmt_id: u32, params: &[Value]) -> Result<QueryResult, SqlError> {
@@ -722,17 +732,17 @@ impl Core {
             Plan::Explain(inner) => Ok(show::explain(inner)),
             _ => self.dml(plan, params),
         });
-        // What ROW_COUNT() and FOUND_ROWS() of the next statement see, as MariaDB: rows
-        // changed by a write, -1 after a SELECT or an error, 0 after anything else; the rows
-        // a SELECT returned.
-        self.st.row_count = match (&r, plan) {
-            (Err(_), _) | (Ok(_), Plan::Select(_) | Plan::Explain(_)) => -1,
-            (Ok(QueryResult::Ok { affected_rows, .. }), _) => *affected_rows as i64,
-            _ => 0,
+        // What ROW_COUNT() and FOUND_ROWS() of the next statement see, as MariaDB: the rows
+        // a write changed (0 for other statements), -1 after a result set (SELECT, SHOW) or
+        // an error; the rows the last result set had.
+        self.st.row_count = match &r {
+            Ok(QueryResult::Ok { affected_rows, .. }) => *affected_rows as i64,
+            Ok(QueryResult::Rows { rows, .. }) => {
+                self.st.found_rows = rows.len() as u64;
+                -1
+            }
+            Err(_) => -1,
         };
-        if let (Ok(QueryResult::Rows { rows, .. }), Plan::Select(_)) = (&r, plan) {
-            self.st.found_rows = rows.len() as u64;
-        }
         r
     }
 
