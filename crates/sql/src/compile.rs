@@ -7,7 +7,7 @@
 //! Must never: evaluate anything against the engine, or recurse deeper than `MAX_DEPTH`
 //! (left-deep operator chains are not bounded by the parser's recursion limit).
 
-use crate::expr::{BinOp, CastTo, Expr, Func, IntervalUnit, SqlType, SubRef, UnOp};
+use crate::expr::{BinOp, CastTo, Expr, Func, IntervalUnit, SqlType, StrFunc, SubRef, UnOp};
 use crate::result::{Column, SqlError};
 use sqlparser::ast;
 use sqlparser::tokenizer::Location;
@@ -1267,28 +1267,28 @@ impl<'a> Compiler<'a> {
             "SECOND" => (Func::Second, 1, 1),
             "DATE_FORMAT" => (Func::DateFormat, 2, 2),
             "DATEDIFF" => (Func::DateDiff, 2, 2),
-            "REPEAT" => (Func::Repeat, 2, 2),
-            "LPAD" => (Func::Lpad, 3, 3),
-            "RPAD" => (Func::Rpad, 3, 3),
-            "REVERSE" => (Func::Reverse, 1, 1),
-            "INSTR" => (Func::Instr, 2, 2),
+            "REPEAT" => (Func::Str(StrFunc::Repeat), 2, 2),
+            "LPAD" => (Func::Str(StrFunc::Lpad), 3, 3),
+            "RPAD" => (Func::Str(StrFunc::Rpad), 3, 3),
+            "REVERSE" => (Func::Str(StrFunc::Reverse), 1, 1),
+            "INSTR" => (Func::Str(StrFunc::Instr), 2, 2),
             "LOCATE" => {
                 if !(2..=3).contains(&args.len()) {
                     return Err(wrong_args(&name));
                 }
                 // LOCATE(sub, s[, pos]) is INSTR(s, sub) from pos.
                 args.swap(0, 1);
-                (Func::Instr, 2, 3)
+                (Func::Str(StrFunc::Instr), 2, 3)
             }
-            "SUBSTRING_INDEX" => (Func::SubstringIndex, 3, 3),
-            "LTRIM" => (Func::Ltrim, 1, 1),
-            "RTRIM" => (Func::Rtrim, 1, 1),
-            "SPACE" => (Func::Space, 1, 1),
-            "ASCII" => (Func::Ascii, 1, 1),
-            "HEX" => (Func::Hex, 1, 1),
-            "FIELD" => (Func::Field, 2, usize::MAX),
-            "FIND_IN_SET" => (Func::FindInSet, 2, 2),
-            "STRCMP" => (Func::Strcmp, 2, 2),
+            "SUBSTRING_INDEX" => (Func::Str(StrFunc::SubstringIndex), 3, 3),
+            "LTRIM" => (Func::Str(StrFunc::Ltrim), 1, 1),
+            "RTRIM" => (Func::Str(StrFunc::Rtrim), 1, 1),
+            "SPACE" => (Func::Str(StrFunc::Space), 1, 1),
+            "ASCII" => (Func::Str(StrFunc::Ascii), 1, 1),
+            "HEX" => (Func::Str(StrFunc::Hex), 1, 1),
+            "FIELD" => (Func::Str(StrFunc::Field), 2, usize::MAX),
+            "FIND_IN_SET" => (Func::Str(StrFunc::FindInSet), 2, 2),
+            "STRCMP" => (Func::Str(StrFunc::Strcmp), 2, 2),
             "POW" | "POWER" => (Func::Pow, 2, 2),
             "SQRT" => (Func::Sqrt, 1, 1),
             "SIGN" => (Func::Sign, 1, 1),

@@ -90,23 +90,9 @@ pub enum Func {
     DateDiff,
     /// `TIMESTAMPDIFF(unit, a, b)`: args (unit number, a, b); whole units from a to b.
     TimestampDiff,
-    Repeat,
-    Lpad,
-    Rpad,
-    Reverse,
-    /// `INSTR(s, sub)` (and `LOCATE(sub, s[, pos])`, compiled with its arguments swapped):
-    /// args (s, sub[, pos]); 1-based character position under the default collation, 0 when
-    /// absent.
-    Instr,
-    SubstringIndex,
-    Ltrim,
-    Rtrim,
-    Space,
-    Ascii,
-    Hex,
-    Field,
-    FindInSet,
-    Strcmp,
+    /// The string functions `string_func` computes (a binary operand makes them work on
+    /// bytes).
+    Str(StrFunc),
     Pow,
     Sqrt,
     Sign,
@@ -126,6 +112,27 @@ pub enum Func {
     ToDays,
     RowCount,
     FoundRows,
+}
+
+/// String functions (see `string_func`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StrFunc {
+    Repeat,
+    Lpad,
+    Rpad,
+    Reverse,
+    /// `INSTR(s, sub)` (and `LOCATE(sub, s[, pos])`, compiled with its arguments swapped):
+    /// args (s, sub[, pos]); 1-based character position, 0 when absent.
+    Instr,
+    SubstringIndex,
+    Ltrim,
+    Rtrim,
+    Space,
+    Ascii,
+    Hex,
+    Field,
+    FindInSet,
+    Strcmp,
 }
 
 /// Units of `INTERVAL n unit` and TIMESTAMPDIFF (stored as a constant argument).
@@ -680,12 +687,12 @@ impl Expr {
                 Value::Int(i64::from(m != *negated))
             }
             Expr::Bin(op, a, b) => self.eval_bin(*op, a, b, row, cx, coll)?,
-            Expr::Func(f, args) if is_string_func(*f) => {
+            Expr::Func(Func::Str(g), args) => {
                 let vals = args
                     .iter()
                     .map(|e| e.eval(row, cx).map(|v| v.into_owned()))
                     .collect::<Result<Vec<_>, _>>()?;
-                string_func(*f, &vals, coll)
+                string_func(*g, &vals, coll)
             }
             other => other.eval(row, cx)?.into_owned(),
         })
@@ -841,23 +848,15 @@ impl Expr {
                     }
                 }
                 Func::CurDate => SqlType::Date,
-                Func::Repeat
-                | Func::Lpad
-                | Func::Rpad
-                | Func::Reverse
-                | Func::SubstringIndex
-                | Func::Ltrim
-                | Func::Rtrim
-                | Func::Space
-                | Func::Hex
-                | Func::DayName
-                | Func::MonthName => SqlType::Text,
-                Func::Instr
-                | Func::Ascii
-                | Func::Field
-                | Func::FindInSet
-                | Func::Strcmp
-                | Func::Sign
+                Func::Str(
+                    StrFunc::Instr
+                    | StrFunc::Ascii
+                    | StrFunc::Field
+                    | StrFunc::FindInSet
+                    | StrFunc::Strcmp,
+                ) => SqlType::Int,
+                Func::Str(_) | Func::DayName | Func::MonthName => SqlType::Text,
+                Func::Sign
                 | Func::DayOfWeek
                 | Func::Weekday
                 | Func::DayOfYear
@@ -1066,23 +1065,7 @@ const WEEKDAYS: [&str; 7] = [
 
 /// The functions `string_func` computes (a binary operand makes them work on bytes).
 pub(crate) fn is_string_func(f: Func) -> bool {
-    matches!(
-        f,
-        Func::Repeat
-            | Func::Lpad
-            | Func::Rpad
-            | Func::Reverse
-            | Func::Instr
-            | Func::SubstringIndex
-            | Func::Ltrim
-            | Func::Rtrim
-            | Func::Space
-            | Func::Ascii
-            | Func::Hex
-            | Func::Field
-            | Func::FindInSet
-            | Func::Strcmp
-    )
+    matches!(f, Func::Str(_))
 }
 
 /// Most bytes a string function builds (MariaDB's default `max_allowed_packet`); past it
@@ -1143,7 +1126,7 @@ fn from_chars(c: impl IntoIterator<Item = char>, bytes: bool) -> Value {
 /// The string functions added with REPEAT (arguments evaluated); NULL in → NULL out.
 /// `coll`: binary when an operand is a binary string (then INSTR / LOCATE, FIELD,
 /// FIND_IN_SET and STRCMP compare bytes and the others work on bytes), else the default.
-fn string_func(f: Func, a: &[Value], coll: Collation) -> Value {
+fn string_func(f: StrFunc, a: &[Value], coll: Collation) -> Value {
     let null = Value::Null;
     let at = |i: usize| a.get(i).unwrap_or(&null);
     // Two texts as characters, both decoded alike (bytes when either is not UTF-8).
@@ -1160,8 +1143,8 @@ fn string_func(f: Func, a: &[Value], coll: Collation) -> Value {
         ))
     };
     match f {
-        Func::Repeat | Func::Space => {
-            let (unit, n) = if f == Func::Space {
+        StrFunc::Repeat | StrFunc::Space => {
+            let (unit, n) = if f == StrFunc::Space {
                 (Some(b" ".to_vec()), to_i64(at(0)))
             } else {
                 (to_text(at(0)).map(|t| t.into_owned()), to_i64(at(1)))
@@ -1175,7 +1158,7 @@ fn string_func(f: Func, a: &[Value], coll: Collation) -> Value {
             }
             Value::Bytes(unit.repeat(n))
         }
-        Func::Lpad | Func::Rpad => {
+        StrFunc::Lpad | StrFunc::Rpad => {
             let (Some((t, pad, bytes)), Some(n)) = (pair(at(0), at(2)), to_i64(at(1))) else {
                 return Value::Null;
             };
@@ -1189,17 +1172,17 @@ fn string_func(f: Func, a: &[Value], coll: Collation) -> Value {
                 return Value::Null;
             }
             let fill = pad.iter().copied().cycle().take(n - t.len());
-            if f == Func::Lpad {
+            if f == StrFunc::Lpad {
                 from_chars(fill.chain(t), bytes)
             } else {
                 from_chars(t.into_iter().chain(fill), bytes)
             }
         }
-        Func::Reverse => match chars_of(at(0), coll) {
+        StrFunc::Reverse => match chars_of(at(0), coll) {
             Some((t, b)) => from_chars(t.into_iter().rev(), b),
             None => Value::Null,
         },
-        Func::Instr => {
+        StrFunc::Instr => {
             let Some((hay, needle, bytes)) = pair(at(0), at(1)) else {
                 return Value::Null;
             };
@@ -1219,7 +1202,7 @@ fn string_func(f: Func, a: &[Value], coll: Collation) -> Value {
                 None => Value::Int(0),
             }
         }
-        Func::SubstringIndex => {
+        StrFunc::SubstringIndex => {
             let (Some(t), Some(d), Some(n)) = (to_text(at(0)), to_text(at(1)), to_i64(at(2)))
             else {
                 return Value::Null;
@@ -1248,15 +1231,15 @@ fn string_func(f: Func, a: &[Value], coll: Collation) -> Value {
                 Value::Bytes(t[hits[hits.len() - k] + d.len()..].to_vec())
             }
         }
-        Func::Ltrim | Func::Rtrim => match to_text(at(0)) {
+        StrFunc::Ltrim | StrFunc::Rtrim => match to_text(at(0)) {
             Some(t) => {
                 // A space is one byte in UTF-8 text and binary data alike.
-                let start = if f == Func::Ltrim {
+                let start = if f == StrFunc::Ltrim {
                     t.iter().position(|&b| b != b' ').unwrap_or(t.len())
                 } else {
                     0
                 };
-                let end = if f == Func::Rtrim {
+                let end = if f == StrFunc::Rtrim {
                     t.iter().rposition(|&b| b != b' ').map_or(0, |p| p + 1)
                 } else {
                     t.len()
@@ -1265,11 +1248,11 @@ fn string_func(f: Func, a: &[Value], coll: Collation) -> Value {
             }
             None => Value::Null,
         },
-        Func::Ascii => match to_text(at(0)) {
+        StrFunc::Ascii => match to_text(at(0)) {
             Some(t) => Value::Int(t.first().copied().map_or(0, i64::from)),
             None => Value::Null,
         },
-        Func::Hex => match at(0) {
+        StrFunc::Hex => match at(0) {
             Value::Null => Value::Null,
             Value::Int(i) => Value::Bytes(format!("{:X}", *i as u64).into_bytes()),
             Value::Double(d) => {
@@ -1295,7 +1278,7 @@ fn string_func(f: Func, a: &[Value], coll: Collation) -> Value {
                 None => Value::Null,
             },
         },
-        Func::Field => {
+        StrFunc::Field => {
             let x = at(0);
             if x.is_null() {
                 return Value::Int(0);
@@ -1305,7 +1288,7 @@ fn string_func(f: Func, a: &[Value], coll: Collation) -> Value {
                 .position(|v| compare_in(x, v, coll) == Some(Ordering::Equal));
             Value::Int(pos.map_or(0, |p| p as i64 + 1))
         }
-        Func::FindInSet => {
+        StrFunc::FindInSet => {
             let Some((s, list, bytes)) = pair(at(0), at(1)) else {
                 return Value::Null;
             };
@@ -1319,7 +1302,7 @@ fn string_func(f: Func, a: &[Value], coll: Collation) -> Value {
             });
             Value::Int(pos.map_or(0, |p| p as i64 + 1))
         }
-        Func::Strcmp => {
+        StrFunc::Strcmp => {
             let (Some(x), Some(y)) = (to_text(at(0)), to_text(at(1))) else {
                 return Value::Null;
             };
@@ -1329,7 +1312,6 @@ fn string_func(f: Func, a: &[Value], coll: Collation) -> Value {
                 Ordering::Greater => 1,
             })
         }
-        _ => Value::Null,
     }
 }
 
@@ -1878,25 +1860,12 @@ fn eval_func(f: Func, args: &[Expr], row: &[Value], cx: &EvalCx) -> Result<Value
             }
             Value::Bytes(out)
         }
-        Func::Repeat
-        | Func::Lpad
-        | Func::Rpad
-        | Func::Reverse
-        | Func::Instr
-        | Func::SubstringIndex
-        | Func::Ltrim
-        | Func::Rtrim
-        | Func::Space
-        | Func::Ascii
-        | Func::Hex
-        | Func::Field
-        | Func::FindInSet
-        | Func::Strcmp => {
+        Func::Str(g) => {
             let vals = args
                 .iter()
                 .map(|e| e.eval(row, cx).map(|v| v.into_owned()))
                 .collect::<Result<Vec<_>, _>>()?;
-            string_func(f, &vals, Collation::GeneralCi)
+            string_func(g, &vals, Collation::GeneralCi)
         }
         Func::Pow
         | Func::Sqrt
@@ -2109,7 +2078,7 @@ pub fn like_match(text: &[u8], pattern: &[u8], escape: u8) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use super::{like_match, string_func, Collation, DateTimeParts, Func, IntervalUnit};
+    use super::{like_match, string_func, Collation, DateTimeParts, Func, IntervalUnit, StrFunc};
     use proptest::prelude::*;
     use tierdb_engine::Value;
 
@@ -2143,7 +2112,7 @@ mod tests {
         let b = |t: &str| Value::Bytes(t.as_bytes().to_vec());
         assert_eq!(
             string_func(
-                Func::Repeat,
+                StrFunc::Repeat,
                 &[b("ab"), Value::Int(10_000_000)],
                 Collation::GeneralCi
             ),
@@ -2151,19 +2120,23 @@ mod tests {
         );
         assert_eq!(
             string_func(
-                Func::Lpad,
+                StrFunc::Lpad,
                 &[b("a"), Value::Int(i64::MAX), b("x")],
                 Collation::GeneralCi
             ),
             Value::Null
         );
         assert_eq!(
-            string_func(Func::Space, &[Value::Int(20_000_000)], Collation::GeneralCi),
+            string_func(
+                StrFunc::Space,
+                &[Value::Int(20_000_000)],
+                Collation::GeneralCi
+            ),
             Value::Null
         );
         assert_eq!(
             string_func(
-                Func::Repeat,
+                StrFunc::Repeat,
                 &[b("ab"), Value::Int(3)],
                 Collation::GeneralCi
             ),

@@ -937,18 +937,7 @@ pub fn build(stmt: &ast::Statement, cx: &PlanCx) -> Result<Plan, SqlError> {
             };
             let mut select = select(q, cx)?;
             select.subqueries = cx.subqueries.take();
-            for (i, c) in select.columns.iter().enumerate() {
-                if select.columns[..i]
-                    .iter()
-                    .any(|o| o.name.eq_ignore_ascii_case(&c.name))
-                {
-                    return Err(SqlError::new(
-                        1060,
-                        "42S21",
-                        format!("Duplicate column name '{}'", c.name),
-                    ));
-                }
-            }
+            unique_column_names(&select.columns)?;
             let sources = (0..select.n_out)
                 .map(|i| copied_column(&select, i))
                 .collect();
@@ -2644,6 +2633,24 @@ fn base_table(
     }
 }
 
+/// 1060 unless every name in `cols` is different (case-insensitively): the columns of a
+/// derived table or of a table made by CREATE TABLE ... AS SELECT.
+fn unique_column_names(cols: &[Column]) -> Result<(), SqlError> {
+    for (i, c) in cols.iter().enumerate() {
+        if cols[..i]
+            .iter()
+            .any(|o| o.name.eq_ignore_ascii_case(&c.name))
+        {
+            return Err(SqlError::new(
+                1060,
+                "42S21",
+                format!("Duplicate column name '{}'", c.name),
+            ));
+        }
+    }
+    Ok(())
+}
+
 /// A derived table (or WITH query) `inner` known as `a` in FROM; `columns` (if given) rename
 /// its columns (4002 when their number differs).
 fn derived_source(
@@ -2664,18 +2671,7 @@ fn derived_source(
         }
     }
     // Its columns are named like a table's: each name once.
-    for (i, c) in inner.columns.iter().enumerate() {
-        if inner.columns[..i]
-            .iter()
-            .any(|o| o.name.eq_ignore_ascii_case(&c.name))
-        {
-            return Err(SqlError::new(
-                1060,
-                "42S21",
-                format!("Duplicate column name '{}'", c.name),
-            ));
-        }
-    }
+    unique_column_names(&inner.columns)?;
     let scope = Scope {
         cols: inner
             .columns
