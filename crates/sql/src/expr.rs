@@ -688,10 +688,7 @@ impl Expr {
             }
             Expr::Bin(op, a, b) => self.eval_bin(*op, a, b, row, cx, coll)?,
             Expr::Func(Func::Str(g), args) => {
-                let vals = args
-                    .iter()
-                    .map(|e| e.eval(row, cx).map(|v| v.into_owned()))
-                    .collect::<Result<Vec<_>, _>>()?;
+                let vals = eval_args(args, row, cx)?;
                 string_func(*g, &vals, coll)
             }
             other => other.eval(row, cx)?.into_owned(),
@@ -1647,6 +1644,13 @@ impl DateTimeParts {
     }
 }
 
+/// Every argument evaluated, for the functions that take them all as values.
+fn eval_args(args: &[Expr], row: &[Value], cx: &EvalCx) -> Result<Vec<Value>, SqlError> {
+    args.iter()
+        .map(|e| e.eval(row, cx).map(|v| v.into_owned()))
+        .collect()
+}
+
 fn eval_func(f: Func, args: &[Expr], row: &[Value], cx: &EvalCx) -> Result<Value, SqlError> {
     let arg = |i: usize| -> Result<Value, SqlError> {
         match args.get(i) {
@@ -1861,10 +1865,7 @@ fn eval_func(f: Func, args: &[Expr], row: &[Value], cx: &EvalCx) -> Result<Value
             Value::Bytes(out)
         }
         Func::Str(g) => {
-            let vals = args
-                .iter()
-                .map(|e| e.eval(row, cx).map(|v| v.into_owned()))
-                .collect::<Result<Vec<_>, _>>()?;
+            let vals = eval_args(args, row, cx)?;
             string_func(g, &vals, Collation::GeneralCi)
         }
         Func::Pow
@@ -1875,24 +1876,8 @@ fn eval_func(f: Func, args: &[Expr], row: &[Value], cx: &EvalCx) -> Result<Value
         | Func::Log
         | Func::Log10
         | Func::Log2 => {
-            let vals = args
-                .iter()
-                .map(|e| e.eval(row, cx).map(|v| v.into_owned()))
-                .collect::<Result<Vec<_>, _>>()?;
+            let vals = eval_args(args, row, cx)?;
             math_func(f, &vals)?
-        }
-        Func::DayOfWeek
-        | Func::Weekday
-        | Func::DayName
-        | Func::MonthName
-        | Func::DayOfYear
-        | Func::Quarter
-        | Func::LastDay
-        | Func::ToDays => {
-            let Some(d) = to_text(&arg(0)?).and_then(|t| DateTimeParts::parse(&t)) else {
-                return Ok(Value::Null);
-            };
-            d.calendar(f)
         }
         Func::Left | Func::Right => {
             let (Some(t), Some(n)) = (to_text(&arg(0)?).map(|c| c.into_owned()), to_i64(&arg(1)?))
@@ -1915,7 +1900,15 @@ fn eval_func(f: Func, args: &[Expr], row: &[Value], cx: &EvalCx) -> Result<Value
         | Func::Hour
         | Func::Minute
         | Func::Second
-        | Func::DateFormat => {
+        | Func::DateFormat
+        | Func::DayOfWeek
+        | Func::Weekday
+        | Func::DayName
+        | Func::MonthName
+        | Func::DayOfYear
+        | Func::Quarter
+        | Func::LastDay
+        | Func::ToDays => {
             let Some(d) = to_text(&arg(0)?).and_then(|t| DateTimeParts::parse(&t)) else {
                 return Ok(Value::Null);
             };
@@ -1929,10 +1922,11 @@ fn eval_func(f: Func, args: &[Expr], row: &[Value], cx: &EvalCx) -> Result<Value
                 Func::Hour => Value::Int(d.h),
                 Func::Minute => Value::Int(d.mi),
                 Func::Second => Value::Int(d.s),
-                _ => match to_text(&arg(1)?) {
+                Func::DateFormat => match to_text(&arg(1)?) {
                     Some(fmt) => Value::Bytes(d.format(&fmt).into_bytes()),
                     None => Value::Null,
                 },
+                _ => d.calendar(f),
             }
         }
         Func::DateAdd => {

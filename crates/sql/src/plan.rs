@@ -929,9 +929,7 @@ pub fn build(stmt: &ast::Statement, cx: &PlanCx) -> Result<Plan, SqlError> {
                     indexes: Vec::new(),
                 }
             } else {
-                let mut own = ct.clone();
-                own.query = None;
-                let mut def = ddl::table_def(&own)?;
+                let mut def = ddl::table_def(ct)?;
                 def.name = name;
                 def
             };
@@ -2079,29 +2077,30 @@ fn select_body(q: &ast::Query, cx: &PlanCx) -> Result<SelectPlan, SqlError> {
     let (source_kind, scope) = match s.from.as_slice() {
         [] => (SourceKind::Dual, Scope::default()),
         several if several.len() > 1 || !several[0].joins.is_empty() => join_sources(several, cx)?,
-        [twj] => match &twj.relation {
-            ast::TableFactor::Table {
-                name,
-                alias,
-                args: None,
-                ..
-            } => {
-                if let Some((inner, a, scope)) = derived_factor(&twj.relation, cx)? {
-                    (SourceKind::Derived(inner, a), scope)
-                } else if let Some(info) = cx.info_table(name)? {
-                    let alias_name = alias.as_ref().map(|a| a.name.value.clone());
-                    let scope = def_scope(&info.def, infoschema::SCHEMA, alias_name.as_deref());
-                    (SourceKind::Virtual(Box::new(info)), scope)
-                } else {
-                    let (t, hints, scope) = base_table(&twj.relation, cx, "SELECT")?;
-                    (SourceKind::Table(t, hints), scope)
+        [twj] => match derived_factor(&twj.relation, cx)? {
+            // A derived table or a WITH query.
+            Some((inner, a, scope)) => (SourceKind::Derived(inner, a), scope),
+            None => match &twj.relation {
+                ast::TableFactor::Table {
+                    name,
+                    alias,
+                    args: None,
+                    ..
+                } => {
+                    if let Some(info) = cx.info_table(name)? {
+                        let alias_name = alias.as_ref().map(|a| a.name.value.clone());
+                        let scope = def_scope(&info.def, infoschema::SCHEMA, alias_name.as_deref());
+                        (SourceKind::Virtual(Box::new(info)), scope)
+                    } else {
+                        let (t, hints, scope) = base_table(&twj.relation, cx, "SELECT")?;
+                        (SourceKind::Table(t, hints), scope)
+                    }
                 }
-            }
-            ast::TableFactor::Derived { .. } => match derived_factor(&twj.relation, cx)? {
-                Some((inner, a, scope)) => (SourceKind::Derived(inner, a), scope),
-                None => return Err(SqlError::unsupported("LATERAL derived tables")),
+                ast::TableFactor::Derived { .. } => {
+                    return Err(SqlError::unsupported("LATERAL derived tables"))
+                }
+                other => return Err(SqlError::unsupported(format!("FROM {other}"))),
             },
-            other => return Err(SqlError::unsupported(format!("FROM {other}"))),
         },
         _ => return Err(SqlError::unsupported("this FROM clause")),
     };
