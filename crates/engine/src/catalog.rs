@@ -6,7 +6,7 @@
 
 use crate::collation::Collation;
 use crate::keys::encode_key;
-use crate::types::{ColumnDef, ColumnType, IndexDef, TableDef, Value};
+use crate::types::{ColumnDef, ColumnType, FkAction, ForeignKeyDef, IndexDef, TableDef, Value};
 use crate::{Error, Result};
 use tierdb_page::PageId;
 
@@ -246,7 +246,68 @@ pub fn encode_table(e: &TableEntry) -> Vec<u8> {
             w.u16(c);
         }
     }
+    // Foreign keys: a trailing section (entries written before it existed end here).
+    if !d.foreign_keys.is_empty() {
+        w.u16(d.foreign_keys.len());
+        for f in &d.foreign_keys {
+            w.str(&f.name);
+            w.u16(f.columns.len());
+            for &c in &f.columns {
+                w.u16(c);
+            }
+            w.str(&f.parent_db);
+            w.str(&f.parent_table);
+            w.u16(f.parent_columns.len());
+            for c in &f.parent_columns {
+                w.str(c);
+            }
+            w.u8(action_tag(f.on_delete));
+            w.u8(action_tag(f.on_update));
+        }
+    }
     w.0
+}
+
+fn action_tag(a: FkAction) -> u8 {
+    match a {
+        FkAction::Restrict => 0,
+        FkAction::NoAction => 1,
+        FkAction::Cascade => 2,
+        FkAction::SetNull => 3,
+    }
+}
+
+fn get_action(r: &mut R) -> Result<FkAction> {
+    Ok(match r.u8()? {
+        0 => FkAction::Restrict,
+        1 => FkAction::NoAction,
+        2 => FkAction::Cascade,
+        3 => FkAction::SetNull,
+        t => {
+            return Err(Error::Corrupt(format!(
+                "unknown foreign key action {t} in catalog"
+            )))
+        }
+    })
+}
+
+fn get_foreign_key(r: &mut R) -> Result<ForeignKeyDef> {
+    let name = r.str()?;
+    let n = r.u16()?;
+    let columns = (0..n).map(|_| r.u16()).collect::<Result<Vec<_>>>()?;
+    let parent_db = r.str()?;
+    let parent_table = r.str()?;
+    let n = r.u16()?;
+    let parent_columns = (0..n).map(|_| r.str()).collect::<Result<Vec<_>>>()?;
+    Ok(ForeignKeyDef {
+        name,
+        columns,
+        parent_db,
+        parent_table,
+        parent_columns,
+        on_delete: get_action(r)?,
+        on_update: get_action(r)?,
+    })
 }
 
 pub fn decode_table(b: &[u8]) -> Result<TableEntry> {
@@ -306,18 +367,32 @@ pub fn decode_table(b: &[u8]) -> Result<TableEntry> {
             unique,
         });
     }
+    let mut foreign_keys = Vec::new();
+    if !r.0.is_empty() {
+        let n = r.u16()?;
+        for _ in 0..n {
+            foreign_keys.push(get_foreign_key(&mut r)?);
+        }
+    }
     let def = TableDef {
         name,
         columns,
         primary_key,
         indexes,
+        foreign_keys,
     };
     if def
         .primary_key
         .iter()
         .chain(def.indexes.iter().flat_map(|i| i.columns.iter()))
+        .chain(def.foreign_keys.iter().flat_map(|f| f.columns.iter()))
         .any(|&c| c >= def.columns.len())
         || def.indexes.len() != index_roots.len()
+        || def
+            .foreign_keys
+            .iter()
+            .any(|f| f.columns.is_empty() || f.columns.len() != f.parent_columns.len())
+        || !r.0.is_empty()
     {
         return Err(Error::Corrupt(format!(
             "catalog entry of table {} is inconsistent",
@@ -381,6 +456,15 @@ mod tests {
                 columns: vec![1],
                 unique: false,
             }],
+            foreign_keys: vec![ForeignKeyDef {
+                name: "sbtest1_ibfk_1".into(),
+                columns: vec![1],
+                parent_db: "sbtest".into(),
+                parent_table: "codes".into(),
+                parent_columns: vec!["code".into()],
+                on_delete: FkAction::Cascade,
+                on_update: FkAction::SetNull,
+            }],
         };
         let e = TableEntry {
             id: 7,
@@ -389,8 +473,15 @@ mod tests {
             def,
         };
         assert_eq!(decode_table(&encode_table(&e)).unwrap(), e);
+        // An entry written before foreign keys existed ends after the indexes: still valid.
+        let mut old = e.clone();
+        old.def.foreign_keys.clear();
+        let old_len = encode_table(&old).len();
         for cut in 0..encode_table(&e).len() {
-            assert!(decode_table(&encode_table(&e)[..cut]).is_err());
+            match decode_table(&encode_table(&e)[..cut]) {
+                Ok(d) => assert!(cut == old_len && d == old, "cut {cut} decoded"),
+                Err(_) => assert_ne!(cut, old_len),
+            }
         }
     }
 }

@@ -81,6 +81,9 @@ pub(crate) struct Inner {
     pub catalog_tree: BTree,
     /// db → table → handle.
     pub catalog: RwLock<BTreeMap<String, BTreeMap<String, Arc<Table>>>>,
+    /// Some table has (or had, since start-up) a FOREIGN KEY: until then `referencing` answers
+    /// without looking at the catalog, so tables without any cost nothing.
+    pub any_foreign_keys: AtomicBool,
     pub ddl: Mutex<()>,
     pub locks: LockManager,
     pub active: ActiveTxns,
@@ -352,6 +355,7 @@ impl Inner {
             bpe,
             catalog_tree,
             catalog: RwLock::new(BTreeMap::new()),
+            any_foreign_keys: AtomicBool::new(false),
             ddl: Mutex::new(()),
             locks: LockManager::new(),
             active: ActiveTxns::new(max_txn + 1),
@@ -484,6 +488,7 @@ impl Inner {
         } else {
             0
         };
+        self.note_foreign_keys(&e.def);
         Ok(Arc::new(Table {
             db: db.to_string(),
             def: e.def,
@@ -672,12 +677,50 @@ impl Inner {
             finals.retain(|(f, _, _)| !Arc::ptr_eq(f, t));
             finals.push((t.clone(), to_db.clone(), to.clone()));
         }
+        // Foreign keys follow a renamed parent (as InnoDB): the new name of each renamed table,
+        // applied to every foreign key, also of tables that are not renamed themselves.
+        let follow = |def: &mut TableDef| {
+            for f in &mut def.foreign_keys {
+                for (db, from, to_db, to) in pairs {
+                    if f.references(db, from) {
+                        f.parent_db = to_db.clone();
+                        f.parent_table = to.clone();
+                    }
+                }
+            }
+        };
+        let followers: Vec<(Arc<Table>, TableDef)> = self
+            .catalog
+            .read()
+            .values()
+            .flat_map(|ts| ts.values())
+            .filter(|t| !finals.iter().any(|(f, _, _)| Arc::ptr_eq(f, t)))
+            .filter_map(|t| {
+                let mut def = t.def.clone();
+                follow(&mut def);
+                (def != t.def).then(|| (t.clone(), def))
+            })
+            .collect();
         // Every new entry must fit a leaf before the mtr changes anything: an mtr cannot be
         // abandoned halfway (its changed pages would stay in the pool without redo).
-        for (t, to_db, to) in &finals {
-            let mut def = t.def.clone();
-            def.name = to.clone();
-            let key = catalog::table_key(to_db, to);
+        let entries = || {
+            finals
+                .iter()
+                .map(|(t, to_db, to)| {
+                    let mut def = t.def.clone();
+                    def.name = to.clone();
+                    follow(&mut def);
+                    (t, to_db.clone(), def)
+                })
+                .chain(
+                    followers
+                        .iter()
+                        .map(|(t, def)| (t, t.db.clone(), def.clone())),
+                )
+        };
+        for (t, to_db, def) in entries() {
+            let to = def.name.clone();
+            let key = catalog::table_key(&to_db, &to);
             let v = catalog::encode_table(&TableEntry {
                 id: t.id,
                 primary_root: t.primary.root,
@@ -705,10 +748,10 @@ impl Inner {
                 |_| Modify::Delete,
             )?;
         }
-        let mut renamed = Vec::with_capacity(finals.len());
-        for (t, to_db, to) in &finals {
-            let mut def = t.def.clone();
-            def.name = to.clone();
+        let mut renamed = Vec::with_capacity(finals.len() + followers.len());
+        for (t, to_db, def) in entries() {
+            let to = def.name.clone();
+            let to_db = &to_db;
             let e = TableEntry {
                 id: t.id,
                 primary_root: t.primary.root,
@@ -717,7 +760,7 @@ impl Inner {
             };
             let v = catalog::encode_table(&e);
             self.catalog_tree
-                .modify_exclusive(&mut m, &catalog::table_key(to_db, to), |_| {
+                .modify_exclusive(&mut m, &catalog::table_key(to_db, &to), |_| {
                     Modify::Put(v.clone())
                 })?;
             renamed.push((t.clone(), to_db.clone(), e));
@@ -727,6 +770,11 @@ impl Inner {
         }
         let mut c = self.catalog.write();
         for (t, _, _) in &finals {
+            if let Some(ts) = c.get_mut(&t.db) {
+                ts.remove(&t.def.name);
+            }
+        }
+        for (t, _) in &followers {
             if let Some(ts) = c.get_mut(&t.db) {
                 ts.remove(&t.def.name);
             }
@@ -965,6 +1013,7 @@ impl Inner {
         }
         // Writers holding an older handle move to this one at their next change.
         t.gate.bump_version();
+        self.note_foreign_keys(&e.def);
         let nt = Arc::new(Table {
             db: db.into(),
             def: e.def,
@@ -1230,6 +1279,7 @@ impl Inner {
         }
         t.auto_inc.fetch_max(max_auto, Ordering::Relaxed);
         t.gate.bump_version();
+        self.note_foreign_keys(&e.def);
         let nt = Arc::new(Table {
             db: db.into(),
             def: e.def,
@@ -1341,6 +1391,30 @@ impl Inner {
         self.queue_dropped_tree(gone, Holder::Handle(Arc::downgrade(&t)))?;
         self.replace_table(db, table, &t, def, index_roots)?;
         Ok(())
+    }
+
+    fn note_foreign_keys(&self, def: &TableDef) {
+        if !def.foreign_keys.is_empty() {
+            self.any_foreign_keys.store(true, Ordering::Release);
+        }
+    }
+
+    /// Every (child table, position of its foreign key) whose FOREIGN KEY references
+    /// `db`.`table` (the table itself included, for a self-reference), in catalog order.
+    pub fn referencing(&self, db: &str, table: &str) -> Vec<(Arc<Table>, usize)> {
+        if !self.any_foreign_keys.load(Ordering::Acquire) {
+            return Vec::new();
+        }
+        let c = self.catalog.read();
+        let mut out = Vec::new();
+        for t in c.values().flat_map(|ts| ts.values()) {
+            for (i, f) in t.def.foreign_keys.iter().enumerate() {
+                if f.references(db, table) {
+                    out.push((t.clone(), i));
+                }
+            }
+        }
+        out
     }
 
     pub fn table(&self, db: &str, name: &str) -> Result<Arc<Table>> {
@@ -1577,6 +1651,7 @@ mod tests {
             }],
             primary_key: vec![0],
             indexes: vec![],
+            foreign_keys: Vec::new(),
         }
     }
 

@@ -25,7 +25,7 @@ pub use collation::Collation;
 pub use error::{Error, Result};
 pub use tierdb_txn::LockMode;
 pub use txn::Savepoint;
-pub use types::{ColumnDef, ColumnType, IndexDef, Row, TableDef, Value};
+pub use types::{ColumnDef, ColumnType, FkAction, ForeignKeyDef, IndexDef, Row, TableDef, Value};
 
 use std::ops::Bound;
 use std::path::PathBuf;
@@ -261,6 +261,12 @@ impl Engine {
     /// Looks a table up (names compare case-sensitively, like MySQL on Linux).
     pub fn table(&self, db: &str, name: &str) -> Result<Arc<Table>> {
         self.inner.table(db, name)
+    }
+    /// The tables whose FOREIGN KEYs reference `db`.`table`: (child, position of the key in
+    /// its `foreign_keys`), the table itself included when it references itself. Free while
+    /// no table has a foreign key.
+    pub fn referencing(&self, db: &str, table: &str) -> Vec<(Arc<Table>, usize)> {
+        self.inner.referencing(db, table)
     }
     /// Sorted table names of `db`.
     pub fn tables(&self, db: &str) -> Result<Vec<String>> {

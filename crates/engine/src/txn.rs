@@ -1425,6 +1425,7 @@ mod tests {
                 columns: vec![1],
                 unique: false,
             }],
+            foreign_keys: Vec::new(),
         }
     }
 

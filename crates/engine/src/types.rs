@@ -115,6 +115,41 @@ pub struct IndexDef {
     pub unique: bool,
 }
 
+/// What a foreign key does to the rows that reference a parent row being deleted or having its
+/// referenced columns changed. `Restrict` (also the default) and `NoAction` both refuse the
+/// change (InnoDB checks at once; they differ only in how SHOW CREATE TABLE prints them).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FkAction {
+    Restrict,
+    NoAction,
+    Cascade,
+    SetNull,
+}
+
+/// A FOREIGN KEY constraint, kept in the child (referencing) table's definition. The parent is
+/// named (database, table, columns), as InnoDB does: it may not exist while
+/// `foreign_key_checks = 0`, and a renamed parent is followed by rewriting this name.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ForeignKeyDef {
+    /// Constraint name, unique among the foreign keys of its database.
+    pub name: String,
+    /// Column positions in the child table.
+    pub columns: Vec<usize>,
+    pub parent_db: String,
+    pub parent_table: String,
+    /// Column names in the parent table (same count as `columns`).
+    pub parent_columns: Vec<String>,
+    pub on_delete: FkAction,
+    pub on_update: FkAction,
+}
+
+impl ForeignKeyDef {
+    /// The constraint references table `db`.`table` (names compare as the catalog's do).
+    pub fn references(&self, db: &str, table: &str) -> bool {
+        self.parent_db == db && self.parent_table == table
+    }
+}
+
 #[derive(Clone, Debug, PartialEq)]
 pub struct TableDef {
     pub name: String,
@@ -123,6 +158,8 @@ pub struct TableDef {
     pub primary_key: Vec<usize>,
     /// Secondary indexes (unique ones also keep their values unique).
     pub indexes: Vec<IndexDef>,
+    /// FOREIGN KEY constraints of this (child) table; enforced by the SQL layer.
+    pub foreign_keys: Vec<ForeignKeyDef>,
 }
 
 impl TableDef {

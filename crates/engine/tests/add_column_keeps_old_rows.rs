@@ -36,6 +36,7 @@ fn old_rows_read_the_fill_value_and_everything_survives_a_reopen() {
             columns: vec![int_col("v")],
             primary_key: vec![],
             indexes: vec![],
+            foreign_keys: Vec::new(),
         },
     )
     .expect("create h");

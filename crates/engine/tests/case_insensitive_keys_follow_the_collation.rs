@@ -45,6 +45,7 @@ fn def() -> TableDef {
                 unique: false,
             },
         ],
+        foreign_keys: Vec::new(),
     }
 }
 

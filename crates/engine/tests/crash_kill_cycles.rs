@@ -48,6 +48,7 @@ fn setup(e: &Engine) {
             columns: vec![col("id"), col("txn"), col("pad")],
             primary_key: vec![0],
             indexes: vec![],
+            foreign_keys: Vec::new(),
         },
     )
     .unwrap();
@@ -58,6 +59,7 @@ fn setup(e: &Engine) {
             columns: vec![col("id"), col("bal")],
             primary_key: vec![0],
             indexes: vec![],
+            foreign_keys: Vec::new(),
         },
     )
     .unwrap();

@@ -55,6 +55,7 @@ fn slim_def() -> TableDef {
                 unique: true,
             },
         ],
+        foreign_keys: Vec::new(),
     }
 }
 

@@ -28,6 +28,7 @@ fn log_table() -> TableDef {
             columns: vec![0],
             unique: false,
         }],
+        foreign_keys: Vec::new(),
     }
 }
 
@@ -133,6 +134,7 @@ fn auto_increment_counters_continue_after_reopening() {
                 columns: vec![0],
                 unique: false,
             }],
+            foreign_keys: Vec::new(),
         },
     )
     .expect("create sb");
@@ -143,6 +145,7 @@ fn auto_increment_counters_continue_after_reopening() {
             columns: vec![id, int_col("k")],
             primary_key: vec![0],
             indexes: vec![],
+            foreign_keys: Vec::new(),
         },
     )
     .expect("create pk");

@@ -46,6 +46,7 @@ fn accounts_table() -> TableDef {
             columns: vec![1],
             unique: false,
         }],
+        foreign_keys: Vec::new(),
     }
 }
 

@@ -34,6 +34,7 @@ fn users() -> TableDef {
             columns: vec![1],
             unique: true,
         }],
+        foreign_keys: Vec::new(),
     }
 }
 

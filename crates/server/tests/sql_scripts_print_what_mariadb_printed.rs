@@ -290,6 +290,15 @@ fn functions_ctas_and_row_count_edges_print_what_mariadb_printed() {
     prints_what_mariadb_printed("functions_ctas_and_row_count_edges");
 }
 
+/// FOREIGN KEY constraints: definitions (names, generated indexes, errno 150 / 121), checks
+/// on child rows, RESTRICT / CASCADE / SET NULL on parent rows (also self-referencing and
+/// multi-level), foreign_key_checks = 0, DROP / TRUNCATE / ALTER of tables in a key, renamed
+/// parents, and INFORMATION_SCHEMA's view of the keys.
+#[test]
+fn foreign_keys_print_what_mariadb_printed() {
+    prints_what_mariadb_printed("foreign_keys");
+}
+
 fn prints_what_mariadb_printed(name: &str) {
     assert!(
         common::exists(MARIADB),

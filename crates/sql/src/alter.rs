@@ -41,11 +41,16 @@ pub fn rewrites(ops: &[&ast::AlterTableOperation], def: &TableDef) -> Result<boo
         return Ok(ops.len() > 1);
     };
     Ok(match op {
-        Op::DropIndex { name } => name.value.eq_ignore_ascii_case("PRIMARY"),
+        // (An index a foreign key needs: the rewrite path refuses it with 1553.)
+        Op::DropIndex { name } => {
+            name.value.eq_ignore_ascii_case("PRIMARY")
+                || !crate::fk::keys_covered(&without_index(def, &name.value))
+        }
         Op::DropColumn { .. }
         | Op::DropPrimaryKey { .. }
+        | Op::DropForeignKey { .. }
         | Op::AddConstraint {
-            constraint: ast::TableConstraint::PrimaryKey(_),
+            constraint: ast::TableConstraint::PrimaryKey(_) | ast::TableConstraint::ForeignKey(_),
             ..
         } => true,
         // A new key needs its entries built from the rows: a rewrite.
@@ -216,12 +221,34 @@ pub fn plan(ops: &[&ast::AlterTableOperation], from: &TableDef) -> Result<Rebuil
                 ast::TableConstraint::Unique(u) => {
                     r.add_index(u.index_name.as_ref().or(u.name.as_ref()), &u.columns, true)?;
                 }
+                ast::TableConstraint::ForeignKey(f) => {
+                    let d = crate::fk::declared(f, &r.def, None)?;
+                    crate::fk::add_to_def(&mut r.def, "", vec![d])?;
+                    // MariaDB copies the rows to check them (and reports them).
+                    r.copies = true;
+                }
                 other => {
                     return Err(SqlError::unsupported(format!(
                         "ALTER TABLE ... ADD {other}"
                     )))
                 }
             },
+            Op::DropForeignKey { name, .. } => {
+                let before = r.def.foreign_keys.len();
+                r.def
+                    .foreign_keys
+                    .retain(|f| !f.name.eq_ignore_ascii_case(&name.value));
+                if r.def.foreign_keys.len() == before {
+                    return Err(SqlError::new(
+                        1091,
+                        "42000",
+                        format!(
+                            "Can't DROP FOREIGN KEY `{}`; check that it exists",
+                            name.value
+                        ),
+                    ));
+                }
+            }
             Op::DropPrimaryKey { .. } => r.drop_primary()?,
             Op::DropIndex { name } if name.value.eq_ignore_ascii_case("PRIMARY") => {
                 r.drop_primary()?
@@ -237,6 +264,9 @@ pub fn plan(ops: &[&ast::AlterTableOperation], from: &TableDef) -> Result<Rebuil
                         "42000",
                         format!("Can't DROP INDEX `{}`; check that it exists", name.value),
                     ));
+                }
+                if !crate::fk::keys_covered(&r.def) {
+                    return Err(needed_index(&name.value));
                 }
             }
             Op::Algorithm { .. } | Op::Lock { .. } => {}
@@ -260,6 +290,9 @@ pub fn plan(ops: &[&ast::AlterTableOperation], from: &TableDef) -> Result<Rebuil
                 "Incorrect table definition; there can be only one auto column and it must be defined as a key",
             ));
         }
+    }
+    if !crate::fk::keys_covered(&r.def) {
+        return Err(needed_index("PRIMARY"));
     }
     // A stored form that changes (or a key column's collation, AUTO_INCREMENT) is a copy
     // for MariaDB too.
@@ -387,6 +420,9 @@ impl Rebuild {
         for ix in &mut self.def.indexes {
             ix.columns.iter_mut().for_each(shift);
         }
+        for f in &mut self.def.foreign_keys {
+            f.columns.iter_mut().for_each(shift);
+        }
         self.def.columns.insert(at, col);
         self.sources.insert(at, src);
         self.fills.insert(at, fill);
@@ -403,6 +439,27 @@ impl Rebuild {
                 format!("Key column '{name}' doesn't exist in table"),
             )
         };
+        if let Some(f) = self
+            .def
+            .foreign_keys
+            .iter()
+            .find(|f| f.columns.contains(&pos))
+        {
+            // MariaDB names the index that would go with the column, else the constraint.
+            return Err(
+                match self.def.indexes.iter().find(|i| i.columns.contains(&pos)) {
+                    Some(ix) => needed_index(&ix.name),
+                    None => SqlError::new(
+                        1828,
+                        "HY000",
+                        format!(
+                            "Cannot drop column '{name}': needed in a foreign key constraint '{}'",
+                            f.name
+                        ),
+                    ),
+                },
+            );
+        }
         if self.def.primary_key.contains(&pos) {
             if self.def.primary_key.len() > 1 {
                 return Err(key_error());
@@ -438,6 +495,9 @@ impl Rebuild {
         for ix in &mut self.def.indexes {
             ix.columns.iter_mut().for_each(shift);
         }
+        for f in &mut self.def.foreign_keys {
+            f.columns.iter_mut().for_each(shift);
+        }
         self.def.columns.remove(pos);
         self.sources.remove(pos);
         self.fills.remove(pos);
@@ -461,6 +521,7 @@ impl Rebuild {
             self.fills[pos] =
                 ddl::column_default(&col).unwrap_or_else(|| ddl::implicit_default(&col.ty));
         }
+        fk_column_keeps_type(&self.def, pos, &col)?;
         let name = col.name.clone();
         self.def.columns[pos] = col;
         if primary {
@@ -576,6 +637,40 @@ fn column_ast(
             })
             .collect(),
     }
+}
+
+/// 1553: the index is the last one a foreign key of the table can use.
+fn needed_index(name: &str) -> SqlError {
+    SqlError::new(
+        1553,
+        "HY000",
+        format!("Cannot drop index '{name}': needed in a foreign key constraint"),
+    )
+}
+
+fn without_index(def: &TableDef, name: &str) -> TableDef {
+    let mut d = def.clone();
+    d.indexes.retain(|i| !i.name.eq_ignore_ascii_case(name));
+    d
+}
+
+/// 1832: a column of a foreign key keeps its type and collation (NULL-ability, default and
+/// name may change).
+pub fn fk_column_keeps_type(def: &TableDef, pos: usize, new: &ColumnDef) -> Result<(), SqlError> {
+    let old = &def.columns[pos];
+    if let Some(f) = def.foreign_keys.iter().find(|f| f.columns.contains(&pos)) {
+        if old.ty != new.ty || old.collation != new.collation {
+            return Err(SqlError::new(
+                1832,
+                "HY000",
+                format!(
+                    "Cannot change column '{}': used in a foreign key constraint '{}'",
+                    old.name, f.name
+                ),
+            ));
+        }
+    }
+    Ok(())
 }
 
 fn is_keyed(def: &TableDef, pos: usize) -> bool {

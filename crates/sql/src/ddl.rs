@@ -313,6 +313,20 @@ struct ParsedColumn {
     primary: bool,
     unique: bool,
     default: Option<ast::Expr>,
+    /// A column-level `REFERENCES parent (col)` (CREATE TABLE only).
+    references: Option<ast::ForeignKeyConstraint>,
+}
+
+impl ParsedColumn {
+    /// ALTER TABLE cannot take a column-level REFERENCES (add the FOREIGN KEY itself).
+    fn without_references(self) -> Result<ParsedColumn, SqlError> {
+        if self.references.is_some() {
+            return Err(SqlError::unsupported(
+                "REFERENCES on a column in ALTER TABLE (use ADD FOREIGN KEY)",
+            ));
+        }
+        Ok(self)
+    }
 }
 
 /// The collation a collation name selects: `*_bin` and `binary` compare bytes, `*_ci` are
@@ -463,6 +477,7 @@ fn parse_column(
         primary: false,
         unique: false,
         default: None,
+        references: None,
     };
     for o in &c.options {
         match &o.option {
@@ -506,6 +521,7 @@ fn parse_column(
                 }
                 p.col.on_update_now = true;
             }
+            ast::ColumnOption::ForeignKey(f) => p.references = Some(f.clone()),
             other => return Err(SqlError::unsupported(format!("column option {other}"))),
         }
     }
@@ -536,7 +552,7 @@ pub fn added_column_keys(
     c: &ast::ColumnDef,
     def: &TableDef,
 ) -> Result<(ColumnDef, bool, bool), SqlError> {
-    let p = parse_column(c, def, table_default_collation(def))?;
+    let p = parse_column(c, def, table_default_collation(def))?.without_references()?;
     if p.col.auto_increment {
         return Err(SqlError::unsupported(
             "ADD COLUMN with AUTO_INCREMENT (add the column, then fill it and make it AUTO_INCREMENT)",
@@ -583,7 +599,7 @@ pub fn changed_column_keys(
     // Checked against the other columns only: the column may keep its own name.
     let mut others = def.clone();
     others.columns.remove(pos);
-    let p = parse_column(c, &others, table_default_collation(def))?;
+    let p = parse_column(c, &others, table_default_collation(def))?.without_references()?;
     let mut col = p.col;
     if def.primary_key.contains(&pos) {
         col.nullable = false;
@@ -659,7 +675,9 @@ pub fn table_def(ct: &ast::CreateTable) -> Result<TableDef, SqlError> {
         columns: Vec::new(),
         primary_key: Vec::new(),
         indexes: Vec::new(),
+        foreign_keys: Vec::new(),
     };
+    let mut foreign: Vec<(usize, ast::ForeignKeyConstraint)> = Vec::new();
     let mut pending_defaults: Vec<(usize, ast::Expr)> = Vec::new();
     // Columns declared `UNIQUE` inline: each gets a unique index named after it (MySQL's
     // order: after the indexes of the table constraints).
@@ -678,6 +696,9 @@ pub fn table_def(ct: &ast::CreateTable) -> Result<TableDef, SqlError> {
         }
         if let Some(e) = p.default {
             pending_defaults.push((ci, e));
+        }
+        if let Some(f) = p.references {
+            foreign.push((ci, f));
         }
         let col = p.col;
         if col.auto_increment && !col.ty.is_integer() {
@@ -714,9 +735,7 @@ pub fn table_def(ct: &ast::CreateTable) -> Result<TableDef, SqlError> {
                 let name = u.index_name.as_ref().or(u.name.as_ref());
                 add_index(&mut def, name.map(|n| n.value.clone()), columns, true)?;
             }
-            ast::TableConstraint::ForeignKey(_) => {
-                return Err(SqlError::unsupported("FOREIGN KEY"))
-            }
+            ast::TableConstraint::ForeignKey(_) => {}
             ast::TableConstraint::Check(_) => {
                 return Err(SqlError::unsupported("CHECK constraints"))
             }
@@ -726,6 +745,18 @@ pub fn table_def(ct: &ast::CreateTable) -> Result<TableDef, SqlError> {
     for ci in unique_columns {
         add_index(&mut def, None, vec![ci], true)?;
     }
+    // Foreign keys last (their generated indexes give way to every declared one): the
+    // column-level ones first, then the table constraints, as MariaDB numbers them.
+    let mut fks = Vec::new();
+    for (ci, f) in &foreign {
+        fks.push(crate::fk::declared(f, &def, Some(*ci))?);
+    }
+    for t in &ct.constraints {
+        if let ast::TableConstraint::ForeignKey(f) = t {
+            fks.push(crate::fk::declared(f, &def, None)?);
+        }
+    }
+    crate::fk::add_to_def(&mut def, "", fks)?;
     for &p in &def.primary_key {
         def.columns[p].nullable = false;
     }
@@ -906,7 +937,7 @@ pub fn extra_text(col: &ColumnDef) -> &'static str {
 
 /// SHOW CREATE TABLE text. `next_auto_increment`: the table option `AUTO_INCREMENT=n`
 /// shown when above 1 (rows were inserted), as MariaDB does.
-pub fn render_create_table(def: &TableDef, next_auto_increment: Option<u64>) -> String {
+pub fn render_create_table(db: &str, def: &TableDef, next_auto_increment: Option<u64>) -> String {
     let mut lines = Vec::new();
     let table_coll = table_default_collation(def);
     for c in &def.columns {
@@ -950,6 +981,9 @@ pub fn render_create_table(def: &TableDef, next_auto_increment: Option<u64>) -> 
             quote_ident(&ix.name),
             cols(&ix.columns)
         ));
+    }
+    for f in crate::fk::display_order(def) {
+        lines.push(format!("  {}", crate::fk::clause(db, def, f, false)));
     }
     let auto = match next_auto_increment {
         Some(n) if n > 1 && def.columns.iter().any(|c| c.auto_increment) => {

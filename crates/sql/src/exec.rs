@@ -23,6 +23,7 @@ use crate::coerce::{self, to_f64, to_i64, to_text, OrdRow};
 use crate::compile::{AggFunc, AggSpec};
 use crate::ddl;
 use crate::expr::{EvalCx, Expr, SqlType, SubRef, SubqueryRunner};
+use crate::fk::{self, Fk};
 use crate::plan::{
     DeletePlan, InsertPlan, LockWait, OnDuplicate, SelectPlan, SetOp, Source, UpdatePlan,
 };
@@ -1013,6 +1014,7 @@ pub fn run_insert(plan: &InsertPlan, txn: &mut Txn, cx: &EvalCx) -> Result<Write
         None => None,
     };
     let n_rows = selected.as_ref().map_or(plan.rows.len(), |r| r.len());
+    let fk = Fk::of(cx);
     for ri in 0..n_rows {
         let mut row: Row = Vec::with_capacity(cols.len());
         for (ci, col) in cols.iter().enumerate() {
@@ -1039,6 +1041,15 @@ pub fn run_insert(plan: &InsertPlan, txn: &mut Txn, cx: &EvalCx) -> Result<Write
             }
             row.push(v);
         }
+        // A missing parent row: an error, or a warning and no row under INSERT IGNORE.
+        match fk::child_row(&fk, txn, t, &row, None) {
+            Err(e) if e.code == 1452 && matches!(plan.on_duplicate, OnDuplicate::Ignore) => {
+                warnings.push(Warning::warn(1452, e.message));
+                duplicates += 1;
+                continue;
+            }
+            r => r?,
+        }
         let auto = match &plan.on_duplicate {
             OnDuplicate::Fail => {
                 affected += 1;
@@ -1046,7 +1057,7 @@ pub fn run_insert(plan: &InsertPlan, txn: &mut Txn, cx: &EvalCx) -> Result<Write
             }
             on_dup => {
                 let auto = txn.assign_auto_increment(t, &mut row);
-                match upsert(t, row, on_dup, txn, cx)? {
+                match upsert(t, row, on_dup, txn, cx, &fk)? {
                     Upserted::Inserted { deleted } => {
                         affected += 1 + deleted;
                         duplicates += (deleted > 0) as u64;
@@ -1098,6 +1109,7 @@ fn upsert(
     on_dup: &OnDuplicate,
     txn: &mut Txn,
     cx: &EvalCx,
+    fk: &Option<Fk>,
 ) -> Result<Upserted, SqlError> {
     let mut deleted = 0;
     // Each round removes one holder (REPLACE) or ends; a holder gone meanwhile is retried.
@@ -1124,6 +1136,7 @@ fn upsert(
                 )))
             }
             OnDuplicate::Replace => {
+                fk::parent_row(fk, txn, t, &holder, None)?;
                 if txn.delete(t, &pk_of(t, &holder))? {
                     deleted += 1;
                 }
@@ -1154,6 +1167,8 @@ fn upsert(
                     return Ok(Upserted::Updated { changed: false });
                 }
                 touch_on_update(&t.def, sets, &mut joined);
+                fk::child_row(fk, txn, t, &joined, Some(&holder))?;
+                fk::parent_row(fk, txn, t, &holder, Some(&joined))?;
                 txn.update(t, &pk_of(t, &holder), joined)?;
                 return Ok(Upserted::Updated { changed: true });
             }
@@ -1345,11 +1360,19 @@ pub fn run_update(plan: &UpdatePlan, txn: &mut Txn, cx: &EvalCx) -> Result<Write
     // computed before the first change (as MariaDB, which collects the rows first).
     let two_phase = plan.filter.as_ref().is_some_and(Expr::is_correlated)
         || plan.sets.iter().any(|(_, e)| e.is_correlated());
+    let fk = Fk::of(cx);
+    // Foreign keys first (the row's new parents, then the rows referencing it), then the row.
+    let write = |txn: &mut Txn, old: &Row, new: Row| -> Result<(), SqlError> {
+        fk::child_row(&fk, txn, t, &new, Some(old))?;
+        fk::parent_row(&fk, txn, t, old, Some(&new))?;
+        txn.update(t, &pk_of(t, old), new)?;
+        Ok(())
+    };
     with_runner(txn, cx, |txn, cx| {
         let targets = ordered_targets(t, &plan.access, &plan.filter, &plan.order, limit, txn, cx)?;
         let mut matched = 0;
         let mut changed = 0;
-        let mut pending: Vec<(Vec<Value>, Row)> = Vec::new();
+        let mut pending: Vec<(Row, Row)> = Vec::new();
         for (ri, seen) in targets.into_iter().enumerate() {
             let Some(old) = lock_write_target(t, plan.filter.as_ref(), &seen, txn, cx)? else {
                 continue;
@@ -1370,14 +1393,14 @@ pub fn run_update(plan: &UpdatePlan, txn: &mut Txn, cx: &EvalCx) -> Result<Write
             }
             touch_on_update(&t.def, &plan.sets, &mut new);
             if two_phase {
-                pending.push((pk_of(t, &old), new));
+                pending.push((old, new));
             } else {
-                txn.borrow_mut().update(t, &pk_of(t, &old), new)?;
+                write(&mut txn.borrow_mut(), &old, new)?;
             }
             changed += 1;
         }
-        for (pk, new) in pending {
-            txn.borrow_mut().update(t, &pk, new)?;
+        for (old, new) in pending {
+            write(&mut txn.borrow_mut(), &old, new)?;
         }
         Ok(WriteResult {
             affected: changed,
@@ -1394,6 +1417,12 @@ pub fn run_delete(plan: &DeletePlan, txn: &mut Txn, cx: &EvalCx) -> Result<Write
     let limit = count_arg(&plan.limit, "LIMIT", cx)?;
     // See `run_update`: with a correlated subquery every row is matched first.
     let two_phase = plan.filter.as_ref().is_some_and(Expr::is_correlated);
+    let fk = Fk::of(cx);
+    // The rows referencing it first (refused, deleted or set to NULL), then the row.
+    let delete = |txn: &mut Txn, old: &Row| -> Result<bool, SqlError> {
+        fk::parent_row(&fk, txn, t, old, None)?;
+        Ok(txn.delete(t, &pk_of(t, old))?)
+    };
     with_runner(txn, cx, |txn, cx| {
         let targets = ordered_targets(t, &plan.access, &plan.filter, &plan.order, limit, txn, cx)?;
         let mut n = 0;
@@ -1403,13 +1432,13 @@ pub fn run_delete(plan: &DeletePlan, txn: &mut Txn, cx: &EvalCx) -> Result<Write
                 continue;
             };
             if two_phase {
-                pending.push(pk_of(t, &old));
-            } else if txn.borrow_mut().delete(t, &pk_of(t, &old))? {
+                pending.push(old);
+            } else if delete(&mut txn.borrow_mut(), &old)? {
                 n += 1;
             }
         }
-        for pk in pending {
-            if txn.borrow_mut().delete(t, &pk)? {
+        for old in pending {
+            if delete(&mut txn.borrow_mut(), &old)? {
                 n += 1;
             }
         }

@@ -347,6 +347,11 @@ pub trait Env {
     fn found_rows(&self) -> u64 {
         0
     }
+    /// The engine, for statements that look at other tables than their own (foreign keys);
+    /// None where there is no session (then no foreign key is checked).
+    fn engine(&self) -> Option<&tierdb_engine::Engine> {
+        None
+    }
 }
 
 /// Evaluation context: parameters of the execution and the session environment.

@@ -1,6 +1,7 @@
 //! `INFORMATION_SCHEMA`: read-only virtual tables made from the catalog when a statement
-//! reads them — SCHEMATA, TABLES, COLUMNS, STATISTICS, and the always-empty TRIGGERS, VIEWS,
-//! ROUTINES and KEY_COLUMN_USAGE (tierdb has none of those objects). Queried like any table
+//! reads them — SCHEMATA, TABLES, COLUMNS, STATISTICS, the keys and foreign keys
+//! (TABLE_CONSTRAINTS, KEY_COLUMN_USAGE, REFERENTIAL_CONSTRAINTS), and the always-empty
+//! TRIGGERS, VIEWS and ROUTINES (tierdb has none of those objects). Queried like any table
 //! (WHERE, ORDER BY, aggregates, LIMIT run on the generated rows), which is what mariadb-dump,
 //! GUI clients and ORMs do.
 //!
@@ -23,10 +24,12 @@ pub fn is_schema(db: &str) -> bool {
 pub const TABLES: &[&str] = &[
     "COLUMNS",
     "KEY_COLUMN_USAGE",
+    "REFERENTIAL_CONSTRAINTS",
     "ROUTINES",
     "SCHEMATA",
     "STATISTICS",
     "TABLES",
+    "TABLE_CONSTRAINTS",
     "TRIGGERS",
     "VIEWS",
 ];
@@ -190,6 +193,27 @@ pub fn table(engine: &Arc<Engine>, name: &str) -> Result<InfoTable, SqlError> {
             text("ROUTINE_DEFINITION"),
             text("DEFINER"),
         ],
+        "TABLE_CONSTRAINTS" => vec![
+            text("CONSTRAINT_CATALOG"),
+            text("CONSTRAINT_SCHEMA"),
+            text("CONSTRAINT_NAME"),
+            text("TABLE_SCHEMA"),
+            text("TABLE_NAME"),
+            text("CONSTRAINT_TYPE"),
+        ],
+        "REFERENTIAL_CONSTRAINTS" => vec![
+            text("CONSTRAINT_CATALOG"),
+            text("CONSTRAINT_SCHEMA"),
+            text("CONSTRAINT_NAME"),
+            text("UNIQUE_CONSTRAINT_CATALOG"),
+            text("UNIQUE_CONSTRAINT_SCHEMA"),
+            text("UNIQUE_CONSTRAINT_NAME"),
+            text("MATCH_OPTION"),
+            text("UPDATE_RULE"),
+            text("DELETE_RULE"),
+            text("TABLE_NAME"),
+            text("REFERENCED_TABLE_NAME"),
+        ],
         "KEY_COLUMN_USAGE" => vec![
             text("CONSTRAINT_CATALOG"),
             text("CONSTRAINT_SCHEMA"),
@@ -218,6 +242,7 @@ pub fn table(engine: &Arc<Engine>, name: &str) -> Result<InfoTable, SqlError> {
             columns: cols,
             primary_key: vec![],
             indexes: vec![],
+            foreign_keys: vec![],
         },
         engine: engine.clone(),
     })
@@ -403,7 +428,80 @@ pub fn rows(t: &InfoTable) -> Result<Vec<Row>, SqlError> {
                 }
             }
         }
-        // No triggers, views, routines or foreign keys exist.
+        "TABLE_CONSTRAINTS" => {
+            for db in e.databases() {
+                for h in tables(&db)? {
+                    for (name, _, kind) in crate::fk::constraints(&h.def) {
+                        out.push(vec![
+                            s("def"),
+                            s(&db),
+                            s(name),
+                            s(&db),
+                            s(&h.def.name),
+                            s(kind),
+                        ]);
+                    }
+                }
+            }
+        }
+        "KEY_COLUMN_USAGE" => {
+            for db in e.databases() {
+                for h in tables(&db)? {
+                    for (name, cols, _) in crate::fk::constraints(&h.def) {
+                        let f = h.def.foreign_keys.iter().find(|f| f.name == name);
+                        for (k, &c) in cols.iter().enumerate() {
+                            let pos = n(k as u64 + 1);
+                            let (upos, rdb, rt, rc) = match f {
+                                Some(f) => (
+                                    pos.clone(),
+                                    s(&f.parent_db),
+                                    s(&f.parent_table),
+                                    s(&f.parent_columns[k]),
+                                ),
+                                None => (Value::Null, Value::Null, Value::Null, Value::Null),
+                            };
+                            out.push(vec![
+                                s("def"),
+                                s(&db),
+                                s(name),
+                                s("def"),
+                                s(&db),
+                                s(&h.def.name),
+                                s(&h.def.columns[c].name),
+                                pos,
+                                upos,
+                                rdb,
+                                rt,
+                                rc,
+                            ]);
+                        }
+                    }
+                }
+            }
+        }
+        "REFERENTIAL_CONSTRAINTS" => {
+            for db in e.databases() {
+                for h in tables(&db)? {
+                    for f in &h.def.foreign_keys {
+                        let unique = crate::fk::parent_index_name(e, &db, &h.def, f);
+                        out.push(vec![
+                            s("def"),
+                            s(&db),
+                            s(&f.name),
+                            s("def"),
+                            s(&f.parent_db),
+                            unique.map_or(Value::Null, s),
+                            s("NONE"),
+                            s(crate::fk::rule(f.on_update)),
+                            s(crate::fk::rule(f.on_delete)),
+                            s(&h.def.name),
+                            s(&f.parent_table),
+                        ]);
+                    }
+                }
+            }
+        }
+        // No triggers, views or routines exist.
         _ => {}
     }
     Ok(out)

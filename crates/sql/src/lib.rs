@@ -3,7 +3,7 @@
 //! Layers, top down: `session` (one per connection: transactions, prepared statements,
 //! dispatch) → `parse` (sqlparser, MySQL dialect) → `plan` (+ `compile` for expressions,
 //! `access` for key ranges, `ddl` for table definitions, `alter` for ALTER TABLE
-//! changes that rewrite rows) → `exec` (row pipeline on an
+//! changes that rewrite rows, `fk` for FOREIGN KEY constraints) → `exec` (row pipeline on an
 //! engine `Txn`) and `show` (SHOW / EXPLAIN result sets). `shared`, `variables` and
 //! `status` hold server-wide state; `infoschema` makes INFORMATION_SCHEMA's virtual tables.
 //! `result` is the seam to the wire protocol.
@@ -17,6 +17,7 @@ pub mod compile;
 pub mod ddl;
 pub mod exec;
 pub mod expr;
+pub mod fk;
 pub mod infoschema;
 pub mod join;
 pub mod parse;

@@ -927,10 +927,16 @@ pub fn build(stmt: &ast::Statement, cx: &PlanCx) -> Result<Plan, SqlError> {
                     columns: Vec::new(),
                     primary_key: Vec::new(),
                     indexes: Vec::new(),
+                    foreign_keys: Vec::new(),
                 }
             } else {
                 let mut def = ddl::table_def(ct)?;
                 def.name = name;
+                if !def.foreign_keys.is_empty() {
+                    return Err(SqlError::unsupported(
+                        "FOREIGN KEY in CREATE TABLE ... AS SELECT (add it after)",
+                    ));
+                }
                 def
             };
             let mut select = select(q, cx)?;
@@ -960,9 +966,15 @@ pub fn build(stmt: &ast::Statement, cx: &PlanCx) -> Result<Plan, SqlError> {
                     for c in &mut def.columns {
                         c.fill = None;
                     }
+                    // As MariaDB: the keys are copied, the foreign keys are not.
+                    def.foreign_keys.clear();
                     def
                 }
-                _ => ddl::table_def(ct)?,
+                _ => {
+                    let mut def = ddl::table_def(ct)?;
+                    crate::fk::resolve_db(&mut def, &db);
+                    def
+                }
             };
             util(Utility::CreateTable {
                 db,
@@ -1133,7 +1145,8 @@ fn alter_table(at: &ast::AlterTable, cx: &PlanCx) -> Result<Plan, SqlError> {
     if !ops.is_empty() {
         let t = cx.table(&at.name)?;
         if crate::alter::rewrites(&ops, &t.def)? {
-            let rebuild = crate::alter::plan(&ops, &t.def)?;
+            let mut rebuild = crate::alter::plan(&ops, &t.def)?;
+            crate::fk::resolve_db(&mut rebuild.def, &db);
             return Ok(util(Utility::RebuildTable {
                 db,
                 table,
@@ -1304,6 +1317,7 @@ fn change_column(
             .collect(),
     };
     let column = ddl::changed_column(&c, &t.def, pos)?;
+    crate::alter::fk_column_keeps_type(&t.def, pos, &column)?;
     let before = &t.def.columns[pos];
     let check = column.ty != before.ty || (before.nullable && !column.nullable);
     Ok(util(Utility::AlterColumn {

@@ -88,6 +88,13 @@ fn engine_var(shared: &Shared, name: &str) -> Option<Value> {
         })
 }
 
+impl SessionState {
+    /// `foreign_key_checks` is on for this session.
+    pub(crate) fn fk_checks(&self) -> bool {
+        !matches!(self.sysvar("foreign_key_checks", None), Ok(Value::Int(0)))
+    }
+}
+
 impl Env for SessionState {
     fn current_db(&self) -> Option<&str> {
         self.db.as_deref()
@@ -130,6 +137,9 @@ impl Env for SessionState {
     }
     fn user_var(&self, name: &str) -> Value {
         self.user_vars.get(name).cloned().unwrap_or(Value::Null)
+    }
+    fn engine(&self) -> Option<&tierdb_engine::Engine> {
+        Some(&self.shared.engine)
     }
 }
 
@@ -1015,21 +1025,24 @@ impl Core {
                 db,
                 def,
                 if_not_exists,
-            } => match engine.create_table(db, def.clone()) {
-                Ok(()) => Ok(QueryResult::ok()),
-                Err(EngineError::TableExists(name)) if *if_not_exists => {
-                    self.st.warnings.push(Warning::note(
-                        1050,
-                        format!("Table '{name}' already exists"),
-                    ));
-                    Ok(QueryResult::Ok {
-                        affected_rows: 0,
-                        last_insert_id: 0,
-                        warnings: 1,
-                        info: String::new(),
-                    })
-                }
-                Err(e) => Err(e.into()),
+            } => match self.checked_foreign_keys(db, def, &def.foreign_keys) {
+                Err(e) => Err(e),
+                Ok(()) => match engine.create_table(db, def.clone()) {
+                    Ok(()) => Ok(QueryResult::ok()),
+                    Err(EngineError::TableExists(name)) if *if_not_exists => {
+                        self.st.warnings.push(Warning::note(
+                            1050,
+                            format!("Table '{name}' already exists"),
+                        ));
+                        Ok(QueryResult::Ok {
+                            affected_rows: 0,
+                            last_insert_id: 0,
+                            warnings: 1,
+                            info: String::new(),
+                        })
+                    }
+                    Err(e) => Err(e.into()),
+                },
             },
             Utility::DropTable { tables, if_exists } => {
                 let missing: Vec<String> = tables
@@ -1044,7 +1057,21 @@ impl Core {
                         format!("Unknown table '{}'", missing.join(",")),
                     ));
                 }
+                if !missing.is_empty() {
+                    self.st.warnings.push(Warning::note(
+                        1051,
+                        format!("Unknown table '{}'", missing.join(",")),
+                    ));
+                }
+                // In statement order, as MariaDB: a table another table's foreign key still
+                // references stays (1451 once the others are dropped).
+                let mut referenced = false;
                 for (d, t) in tables {
+                    if self.st.fk_checks() && crate::fk::referenced_by_other(engine, d, t).is_some()
+                    {
+                        referenced = true;
+                        continue;
+                    }
                     match engine.drop_table(d, t) {
                         Ok(())
                         | Err(EngineError::NoSuchTable { .. })
@@ -1052,7 +1079,15 @@ impl Core {
                         Err(e) => return Err(e.into()),
                     }
                 }
-                Ok(QueryResult::ok())
+                if referenced {
+                    return Err(crate::fk::parent_in_use());
+                }
+                Ok(QueryResult::Ok {
+                    affected_rows: 0,
+                    last_insert_id: 0,
+                    warnings: self.st.warnings.len().min(usize::from(u16::MAX)) as u16,
+                    info: String::new(),
+                })
             }
             Utility::CreateIndex {
                 db,
@@ -1109,6 +1144,7 @@ impl Core {
                 // The AUTO_INCREMENT column must keep leading some key.
                 let mut after = t.def.clone();
                 after.indexes.retain(|i| i.name != *name);
+                crate::fk::parent_keys_kept(engine, db, table, &t.def, &after)?;
                 if let Some(ai) = after.columns.iter().position(|c| c.auto_increment) {
                     if after.primary_key.first() != Some(&ai)
                         && !after.indexes.iter().any(|i| i.columns.first() == Some(&ai))
@@ -1140,10 +1176,29 @@ impl Core {
                 };
                 let check: Option<&mut dyn FnMut(&Value) -> bool> =
                     if *check { Some(&mut fits) } else { None };
+                let from = engine.table(db, table)?.def.clone();
+                let mut to = from.clone();
+                if let Some(c) = to.columns.get_mut(*pos) {
+                    *c = column.clone();
+                }
+                crate::fk::referenced_columns_kept(engine, db, table, &from, &to)?;
                 engine.alter_column(db, table, *pos, column.clone(), check)?;
                 Ok(alter_ok(0))
             }
             Utility::RebuildTable { db, table, rebuild } => {
+                let added: Vec<String> = rebuild
+                    .def
+                    .foreign_keys
+                    .iter()
+                    .filter(|f| !rebuild.from.foreign_keys.iter().any(|g| g.name == f.name))
+                    .map(|f| f.name.clone())
+                    .collect();
+                let fk_checks = self.st.fk_checks();
+                crate::fk::validate(engine, db, &rebuild.def, &added, fk_checks)?;
+                crate::fk::referenced_columns_kept(engine, db, table, &rebuild.from, &rebuild.def)?;
+                crate::fk::parent_keys_kept(engine, db, table, &rebuild.from, &rebuild.def)?;
+                // Rows already in the table must have their parents for a key added now.
+                let mut parents_txn = (fk_checks && !added.is_empty()).then(|| engine.begin());
                 for (code, msg) in &rebuild.notes {
                     self.st.warnings.push(Warning::note(*code, msg.clone()));
                 }
@@ -1157,10 +1212,24 @@ impl Core {
                 let mut row = 0u64;
                 let mut map = |old: Vec<Value>| {
                     row += 1;
-                    rebuild.convert(&old, row, &mut notes).map_err(|e| {
-                        failed = Some(e);
-                        tierdb_engine::Error::Internal("a row did not convert".into())
-                    })
+                    rebuild
+                        .convert(&old, row, &mut notes)
+                        .and_then(|new| match &mut parents_txn {
+                            Some(txn) => crate::fk::parents_exist(
+                                engine,
+                                txn,
+                                db,
+                                &rebuild.def,
+                                &added,
+                                &new,
+                            )
+                            .map(|()| new),
+                            None => Ok(new),
+                        })
+                        .map_err(|e| {
+                            failed = Some(e);
+                            tierdb_engine::Error::Internal("a row did not convert".into())
+                        })
                 };
                 let copied =
                     engine.rebuild_table(db, table, &rebuild.from, rebuild.def.clone(), &mut map);
@@ -1244,6 +1313,20 @@ impl Core {
             }
             Utility::Truncate { db, table } => {
                 let t = engine.table(db, table)?;
+                if self.st.fk_checks() {
+                    if let Some((child, i)) = crate::fk::referenced_by_other(engine, db, table) {
+                        return Err(SqlError::new(
+                            1701,
+                            "42000",
+                            format!(
+                                "Cannot truncate a table referenced in a foreign key constraint (`{}`.`{}`, {})",
+                                child.db,
+                                child.def.name,
+                                crate::fk::clause_without_actions(&child.db, &child.def, &child.def.foreign_keys[i])
+                            ),
+                        ));
+                    }
+                }
                 let def = t.def.clone();
                 engine.drop_table(db, table)?;
                 engine.create_table(db, def)?;
@@ -1260,6 +1343,22 @@ impl Core {
     /// first (its own statement), then the table is created and filled in one transaction;
     /// if the fill fails (a duplicate key, a NULL in a NOT NULL column), the table is dropped
     /// again, so the statement leaves nothing behind.
+    /// The foreign keys `fks` of table `def` (about to be created or changed in `db`) are
+    /// valid (`fk::validate`); a table that exists already is left to the engine's 1050.
+    fn checked_foreign_keys(
+        &self,
+        db: &str,
+        def: &tierdb_engine::TableDef,
+        fks: &[tierdb_engine::ForeignKeyDef],
+    ) -> Result<(), SqlError> {
+        let engine = &self.st.shared.engine;
+        if fks.is_empty() || engine.table(db, &def.name).is_ok() {
+            return Ok(());
+        }
+        let added: Vec<String> = fks.iter().map(|f| f.name.clone()).collect();
+        crate::fk::validate(engine, db, def, &added, self.st.fk_checks())
+    }
+
     fn create_table_as(
         &mut self,
         db: &str,

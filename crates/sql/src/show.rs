@@ -299,6 +299,7 @@ pub fn create_table(t: &Table) -> QueryResult {
         rows: vec![vec![
             s(&t.def.name),
             s(ddl::render_create_table(
+                &t.db,
                 &t.def,
                 Some(t.next_auto_increment()),
             )),

@@ -61,6 +61,7 @@ pub fn kv_table(name: &str) -> TableDef {
             columns: vec![1],
             unique: false,
         }],
+        foreign_keys: Vec::new(),
     }
 }
 
