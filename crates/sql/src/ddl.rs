@@ -2,7 +2,7 @@
 //! SHOW COLUMNS / SHOW CREATE TABLE, and column defaults.
 //!
 //! Owns: the mapping of MySQL column types onto engine storage classes and which table
-//! features are refused (foreign keys, CHECK, ENUM/SET/JSON, ...).
+//! features are refused (CHECK, ENUM/SET/JSON, ...).
 //! Must never: talk to the engine (the session runs the DDL), or accept a definition it
 //! would later store or show differently.
 
