@@ -309,8 +309,19 @@ pub fn referenced_columns_kept(
     for (child, fi) in engine.referencing(db, table) {
         let f = &child.def.foreign_keys[fi];
         for name in &f.parent_columns {
-            let (Some(a), Some(b)) = (from.column_index(name), to.column_index(name)) else {
+            let Some(a) = from.column_index(name) else {
                 continue;
+            };
+            let Some(b) = to.column_index(name) else {
+                // Dropped or renamed: the key would dangle (MariaDB renames it; not yet here).
+                return Err(SqlError::new(
+                    1829,
+                    "HY000",
+                    format!(
+                        "Cannot drop column '{name}': needed in a foreign key constraint '{}' of table `{}`.`{}` (renaming it is not supported yet)",
+                        f.name, child.db, child.def.name
+                    ),
+                ));
             };
             let (a, b) = (&from.columns[a], &to.columns[b]);
             if a.ty != b.ty || a.collation != b.collation {
@@ -667,9 +678,15 @@ impl<'e> Fk<'e> {
     ) -> Result<(), SqlError> {
         // The row itself is not visited again by its own cascade (a row referencing itself).
         let mut busy = vec![(t.id(), key_of(t, old))];
-        self.parent_row_at(txn, t, old, new, 0, &mut busy)
+        let mut updating = Vec::new();
+        if new.is_some() {
+            updating.push(t.id());
+        }
+        self.parent_row_at(txn, t, old, new, 0, &mut busy, &mut updating)
     }
 
+    // (The cascade's state travels as two lists: rows being changed, tables being updated.)
+    #[allow(clippy::too_many_arguments)]
     fn parent_row_at(
         &self,
         txn: &mut Txn,
@@ -678,6 +695,7 @@ impl<'e> Fk<'e> {
         new: Option<&[Value]>,
         depth: usize,
         busy: &mut Vec<(u64, Vec<Value>)>,
+        updating: &mut Vec<u64>,
     ) -> Result<(), SqlError> {
         for (child, fi) in self.engine.referencing(&t.db, &t.def.name) {
             let f = &child.def.foreign_keys[fi];
@@ -697,7 +715,14 @@ impl<'e> Fk<'e> {
                 f.on_delete
             };
             let cascading = matches!(act, FkAction::Cascade | FkAction::SetNull);
-            if depth >= MAX_DEPTH && cascading {
+            // As InnoDB: too deep, or an ON UPDATE CASCADE / SET NULL back into a table an
+            // update of this chain is changing (also a row's own reference to itself).
+            if cascading
+                && (depth >= MAX_DEPTH || (new.is_some() && updating.contains(&child.id())))
+            {
+                if rows_with(txn, &child, &f.columns, &vals)?.is_empty() {
+                    continue;
+                }
                 return Err(parent_fails(&child.db, &child.def, f));
             }
             for cand in rows_with(txn, &child, &f.columns, &vals)? {
@@ -722,7 +747,7 @@ impl<'e> Fk<'e> {
                     }
                     (FkAction::Cascade, None) => {
                         busy.push((child.id(), pk.clone()));
-                        self.parent_row_at(txn, &child, &row, None, depth + 1, busy)?;
+                        self.parent_row_at(txn, &child, &row, None, depth + 1, busy, updating)?;
                         txn.delete(&child, &pk)?;
                         busy.pop();
                     }
@@ -738,7 +763,17 @@ impl<'e> Fk<'e> {
                             continue;
                         }
                         busy.push((child.id(), pk.clone()));
-                        self.parent_row_at(txn, &child, &row, Some(&changed), depth + 1, busy)?;
+                        updating.push(child.id());
+                        self.parent_row_at(
+                            txn,
+                            &child,
+                            &row,
+                            Some(&changed),
+                            depth + 1,
+                            busy,
+                            updating,
+                        )?;
+                        updating.pop();
                         txn.update(&child, &pk, changed)?;
                         busy.pop();
                     }

@@ -994,6 +994,18 @@ impl Core {
                 Err(e) => Err(e.into()),
             },
             Utility::DropDatabase { name, if_exists } => {
+                // A table another database's foreign key references stays (as MariaDB).
+                if self.st.fk_checks() {
+                    for t in engine.tables(name).unwrap_or_default() {
+                        if engine
+                            .referencing(name, &t)
+                            .iter()
+                            .any(|(c, _)| c.db != *name)
+                        {
+                            return Err(crate::fk::parent_in_use());
+                        }
+                    }
+                }
                 let n = engine.tables(name).map(|t| t.len()).unwrap_or(0);
                 match engine.drop_database(name) {
                     Ok(()) => {
