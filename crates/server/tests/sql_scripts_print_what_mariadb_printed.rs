@@ -299,6 +299,15 @@ fn foreign_keys_print_what_mariadb_printed() {
     prints_what_mariadb_printed("foreign_keys");
 }
 
+/// Foreign keys at the edges: a duplicate key is reported (or upserted) before the new row's
+/// parent is checked, ON UPDATE CASCADE / SET NULL never cascade back into the table being
+/// updated, a parent created after its children (checks off) must fit them, DROP DATABASE
+/// keeps a table another database references.
+#[test]
+fn foreign_key_edges_print_what_mariadb_printed() {
+    prints_what_mariadb_printed("foreign_key_edges");
+}
+
 fn prints_what_mariadb_printed(name: &str) {
     assert!(
         common::exists(MARIADB),

@@ -1041,17 +1041,12 @@ pub fn run_insert(plan: &InsertPlan, txn: &mut Txn, cx: &EvalCx) -> Result<Write
             }
             row.push(v);
         }
-        // A missing parent row: an error, or a warning and no row under INSERT IGNORE.
-        match fk::child_row(&fk, txn, t, &row, None) {
-            Err(e) if e.code == 1452 && matches!(plan.on_duplicate, OnDuplicate::Ignore) => {
-                warnings.push(Warning::warn(1452, e.message));
-                duplicates += 1;
-                continue;
-            }
-            r => r?,
-        }
         let auto = match &plan.on_duplicate {
             OnDuplicate::Fail => {
+                if fk.is_some() && !t.def.foreign_keys.is_empty() {
+                    txn.assign_auto_increment(t, &mut row);
+                    check_new_row(&fk, txn, t, &row)?;
+                }
                 affected += 1;
                 txn.insert(t, row)?
             }
@@ -1066,12 +1061,12 @@ pub fn run_insert(plan: &InsertPlan, txn: &mut Txn, cx: &EvalCx) -> Result<Write
                         affected += if changed { 2 } else { 0 };
                         duplicates += 1;
                     }
-                    Upserted::Skipped(msg) => {
+                    Upserted::Skipped(code, msg) => {
                         if let Some(v) = auto {
                             txn.give_back_auto_increment(t, v);
                         }
                         duplicates += 1;
-                        warnings.push(Warning::warn(1062, msg));
+                        warnings.push(Warning::warn(code, msg));
                         continue;
                     }
                 }
@@ -1096,8 +1091,8 @@ enum Upserted {
     Inserted { deleted: u64 },
     /// The row holding the key was updated (ON DUPLICATE KEY UPDATE); `changed`: it differs.
     Updated { changed: bool },
-    /// INSERT IGNORE skipped the row; the duplicate-key message.
-    Skipped(String),
+    /// INSERT IGNORE skipped the row: the warning (1062 duplicate key, 1452 no parent row).
+    Skipped(u16, String),
 }
 
 /// Inserts `row` under an IGNORE / REPLACE / ON DUPLICATE KEY UPDATE rule. Keys are checked
@@ -1114,6 +1109,13 @@ fn upsert(
     let mut deleted = 0;
     // Each round removes one holder (REPLACE) or ends; a holder gone meanwhile is retried.
     for _ in 0..=t.def.indexes.len() + 2 {
+        // The new row's parents (unless a duplicate will be dealt with first).
+        match check_new_row(fk, txn, t, &row) {
+            Err(e) if e.code == 1452 && matches!(on_dup, OnDuplicate::Ignore) => {
+                return Ok(Upserted::Skipped(1452, e.message));
+            }
+            r => r?,
+        }
         let (key_shown, index) = match txn.insert(t, row.clone()) {
             Ok(_) => return Ok(Upserted::Inserted { deleted }),
             Err(EngineError::DuplicateKey { key, index }) => (key, index),
@@ -1131,9 +1133,10 @@ fn upsert(
                 .into())
             }
             OnDuplicate::Ignore => {
-                return Ok(Upserted::Skipped(format!(
-                    "Duplicate entry '{key_shown}' for key '{index}'"
-                )))
+                return Ok(Upserted::Skipped(
+                    1062,
+                    format!("Duplicate entry '{key_shown}' for key '{index}'"),
+                ))
             }
             OnDuplicate::Replace => {
                 fk::parent_row(fk, txn, t, &holder, None)?;
@@ -1179,6 +1182,24 @@ fn upsert(
         "40001",
         "Deadlock found when trying to get lock; try restarting transaction (keys kept changing under an upsert)",
     ))
+}
+
+/// The foreign keys of a row about to be inserted into `t`: its parents must exist — checked
+/// only when no live row holds one of its keys, so a duplicate is reported (or upserted)
+/// first, as InnoDB does.
+fn check_new_row(fk: &Option<Fk>, txn: &mut Txn, t: &Table, row: &[Value]) -> Result<(), SqlError> {
+    if fk.is_none() || t.def.foreign_keys.is_empty() {
+        return Ok(());
+    }
+    if !t.def.has_hidden_key() && txn.locked_duplicate(t, row, "PRIMARY")?.is_some() {
+        return Ok(());
+    }
+    for ix in t.def.indexes.iter().filter(|i| i.unique) {
+        if txn.locked_duplicate(t, row, &ix.name)?.is_some() {
+            return Ok(());
+        }
+    }
+    fk::child_row(fk, txn, t, row, None)
 }
 
 /// The collation of strings of a binary (true) or a default (false) column.

@@ -283,14 +283,31 @@ pub fn validate(
                 .map_err(|_| cant_create(db, &def.name, 150))?;
             &parent_handle.def
         };
-        let pcols =
-            positions(parent, &f.parent_columns).ok_or_else(|| cant_create(db, &def.name, 150))?;
-        if index_for(parent, &pcols).is_none()
-            || f.columns
-                .iter()
-                .zip(&pcols)
-                .any(|(&c, &p)| !compatible(&def.columns[c], &parent.columns[p]))
-        {
+        if !fits_parent(def, f, parent) {
+            return Err(cant_create(db, &def.name, 150));
+        }
+    }
+    Ok(())
+}
+
+/// Parent `parent` has the columns key `f` of table `def` references, an index starting
+/// with them, and types that join.
+fn fits_parent(def: &TableDef, f: &ForeignKeyDef, parent: &TableDef) -> bool {
+    let Some(pcols) = positions(parent, &f.parent_columns) else {
+        return false;
+    };
+    index_for(parent, &pcols).is_some()
+        && f.columns
+            .iter()
+            .zip(&pcols)
+            .all(|(&c, &p)| compatible(&def.columns[c], &parent.columns[p]))
+}
+
+/// A new table `def` in `db` fits the foreign keys other tables already declared for that
+/// name (made while `foreign_key_checks` was off): else errno 150 as MariaDB.
+pub fn validate_as_parent(engine: &Engine, db: &str, def: &TableDef) -> Result<(), SqlError> {
+    for (child, fi) in engine.referencing(db, &def.name) {
+        if !fits_parent(&child.def, &child.def.foreign_keys[fi], def) {
             return Err(cant_create(db, &def.name, 150));
         }
     }

@@ -1351,12 +1351,9 @@ impl Core {
         r
     }
 
-    /// `CREATE TABLE ... AS SELECT` (see `Utility::CreateTableAs`): the query's rows are read
-    /// first (its own statement), then the table is created and filled in one transaction;
-    /// if the fill fails (a duplicate key, a NULL in a NOT NULL column), the table is dropped
-    /// again, so the statement leaves nothing behind.
-    /// The foreign keys `fks` of table `def` (about to be created or changed in `db`) are
-    /// valid (`fk::validate`); a table that exists already is left to the engine's 1050.
+    /// The foreign keys `fks` of table `def` (about to be created in `db`) are valid
+    /// (`fk::validate`), and so is `def` as the parent of keys other tables declared for its
+    /// name while checks were off; a table that exists already is left to the engine's 1050.
     fn checked_foreign_keys(
         &self,
         db: &str,
@@ -1364,13 +1361,23 @@ impl Core {
         fks: &[tierdb_engine::ForeignKeyDef],
     ) -> Result<(), SqlError> {
         let engine = &self.st.shared.engine;
-        if fks.is_empty() || engine.table(db, &def.name).is_ok() {
+        if engine.table(db, &def.name).is_ok() {
+            return Ok(());
+        }
+        if self.st.fk_checks() {
+            crate::fk::validate_as_parent(engine, db, def)?;
+        }
+        if fks.is_empty() {
             return Ok(());
         }
         let added: Vec<String> = fks.iter().map(|f| f.name.clone()).collect();
         crate::fk::validate(engine, db, def, &added, self.st.fk_checks())
     }
 
+    /// `CREATE TABLE ... AS SELECT` (see `Utility::CreateTableAs`): the query's rows are read
+    /// first (its own statement), then the table is created and filled in one transaction;
+    /// if the fill fails (a duplicate key, a NULL in a NOT NULL column), the table is dropped
+    /// again, so the statement leaves nothing behind.
     fn create_table_as(
         &mut self,
         db: &str,

@@ -106,7 +106,16 @@ fn catalog_tables_describe_the_tables_and_follow_ddl() {
             vec!["sbtest", "utf8mb4"]
         ]
     );
-    for empty in ["TRIGGERS", "VIEWS", "ROUTINES", "KEY_COLUMN_USAGE"] {
+    // The keys' columns (no UNIQUE index or foreign key here: the primary key only).
+    assert_eq!(
+        texts(q(
+            &mut s,
+            "SELECT constraint_name, table_name, column_name, ordinal_position, \
+             referenced_table_name FROM information_schema.KEY_COLUMN_USAGE"
+        )),
+        vec![vec!["PRIMARY", "t", "id", "1", "NULL"]]
+    );
+    for empty in ["TRIGGERS", "VIEWS", "ROUTINES", "REFERENTIAL_CONSTRAINTS"] {
         assert!(
             q(&mut s, &format!("SELECT * FROM information_schema.{empty}")).is_empty(),
             "{empty}"
