@@ -113,6 +113,13 @@ fn put_type(w: &mut W, t: &ColumnType) {
         ColumnType::Date => w.u8(9),
         ColumnType::DateTime => w.u8(10),
         ColumnType::Timestamp => w.u8(11),
+        ColumnType::Enum(members) => {
+            w.u8(12);
+            w.u16(members.len());
+            for m in members {
+                w.str(m);
+            }
+        }
     }
 }
 
@@ -135,6 +142,10 @@ fn get_type(r: &mut R) -> Result<ColumnType> {
         9 => ColumnType::Date,
         10 => ColumnType::DateTime,
         11 => ColumnType::Timestamp,
+        12 => {
+            let n = r.u16()?;
+            ColumnType::Enum((0..n).map(|_| r.str()).collect::<Result<Vec<_>>>()?)
+        }
         t => {
             return Err(Error::Corrupt(format!(
                 "unknown column type tag {t} in catalog"
@@ -437,6 +448,16 @@ mod tests {
                     default: Some(Value::Bytes(vec![])),
                     fill: None,
                     collation: Collation::Binary,
+                    on_update_now: false,
+                },
+                ColumnDef {
+                    name: "size".into(),
+                    ty: ColumnType::Enum(vec!["small".into(), "large".into()]),
+                    nullable: false,
+                    auto_increment: false,
+                    default: Some(Value::Bytes(b"small".to_vec())),
+                    fill: None,
+                    collation: Collation::GeneralCi,
                     on_update_now: false,
                 },
                 ColumnDef {

@@ -80,6 +80,9 @@ pub enum ColumnType {
     Date,
     DateTime,
     Timestamp,
+    /// ENUM('a', 'b', ...): one of the members, stored as that member's text (the SQL layer
+    /// maps input onto a member; 1..n by number).
+    Enum(Vec<String>),
 }
 
 impl ColumnType {

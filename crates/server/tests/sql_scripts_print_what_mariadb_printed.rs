@@ -308,6 +308,14 @@ fn foreign_key_edges_print_what_mariadb_printed() {
     prints_what_mariadb_printed("foreign_key_edges");
 }
 
+/// ENUM columns: members by name (case-insensitive, trailing spaces ignored) or number,
+/// 1265 for anything else, the first member as a NOT NULL column's implicit default, 1291,
+/// quoting in SHOW CREATE TABLE, INFORMATION_SCHEMA, and ALTER to / from ENUM.
+#[test]
+fn enum_columns_print_what_mariadb_printed() {
+    prints_what_mariadb_printed("enum_columns");
+}
+
 fn prints_what_mariadb_printed(name: &str) {
     assert!(
         common::exists(MARIADB),

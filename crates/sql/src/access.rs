@@ -45,7 +45,7 @@ pub fn domain_of(col: &ColumnDef) -> Option<KeyDomain> {
         ColumnType::Float | ColumnType::Double => Some(KeyDomain::Float),
         // Stored as text: key order is not numeric order.
         ColumnType::Decimal { .. } => None,
-        ColumnType::Char(_) | ColumnType::VarChar(_) | ColumnType::Text
+        ColumnType::Char(_) | ColumnType::VarChar(_) | ColumnType::Text | ColumnType::Enum(_)
             if col.collation == Collation::GeneralCi =>
         {
             Some(KeyDomain::StrCi)
@@ -53,6 +53,7 @@ pub fn domain_of(col: &ColumnDef) -> Option<KeyDomain> {
         ColumnType::Char(_)
         | ColumnType::VarChar(_)
         | ColumnType::Text
+        | ColumnType::Enum(_)
         | ColumnType::Blob
         | ColumnType::Date
         | ColumnType::DateTime
@@ -423,6 +424,13 @@ fn key_len_of(c: &ColumnDef) -> u32 {
         ColumnType::Char(n) => n * 4,
         ColumnType::VarChar(n) => n * 4 + 2,
         ColumnType::Text | ColumnType::Blob => 0,
+        ColumnType::Enum(m) => {
+            if m.len() > 255 {
+                2
+            } else {
+                1
+            }
+        }
         ColumnType::Date => 3,
         ColumnType::DateTime => 5,
         ColumnType::Timestamp => 4,

@@ -378,6 +378,15 @@ pub fn int_range(bytes: u8, unsigned: bool) -> (i64, i64) {
 
 /// Converts `v` into the storage form of `col` (strict mode). `row` is 1-based, for messages.
 /// NULL is returned as NULL; the caller decides about NOT NULL and AUTO_INCREMENT.
+/// Characters of an ENUM's longest member (its display width).
+pub fn enum_width(members: &[String]) -> u32 {
+    members
+        .iter()
+        .map(|m| m.chars().count() as u32)
+        .max()
+        .unwrap_or(0)
+}
+
 pub fn coerce_to_column(v: Value, col: &ColumnDef, row: usize) -> Result<Value, SqlError> {
     if v.is_null() {
         return Ok(Value::Null);
@@ -460,6 +469,41 @@ pub fn coerce_to_column(v: Value, col: &ColumnDef, row: usize) -> Result<Value, 
                 DecimalResult::Ok(s) => Ok(Value::Bytes(s.into_bytes())),
                 DecimalResult::Invalid => Err(incorrect("decimal", &v, &col.name, row)),
                 DecimalResult::OutOfRange => Err(out_of_range(&col.name, row)),
+            }
+        }
+        ColumnType::Enum(members) => {
+            // A member by name (as the column's collation compares, trailing spaces
+            // ignored) or by number (1 = the first); anything else is 1265 in strict mode.
+            let truncated = || {
+                SqlError::new(
+                    1265,
+                    "01000",
+                    format!("Data truncated for column '{}' at row {row}", col.name),
+                )
+            };
+            let pick = match &v {
+                Value::Int(i) => usize::try_from(*i).ok().and_then(|i| i.checked_sub(1)),
+                Value::Double(d) if d.fract() == 0.0 && *d >= 1.0 => Some(*d as usize - 1),
+                Value::Double(_) => None,
+                Value::Bytes(b) => {
+                    let mut b = b.as_slice();
+                    while b.last() == Some(&b' ') {
+                        b = &b[..b.len() - 1];
+                    }
+                    members.iter().position(|m| {
+                        sort_cmp_in(
+                            &Value::Bytes(m.as_bytes().to_vec()),
+                            &Value::Bytes(b.to_vec()),
+                            col.collation,
+                        )
+                        .is_eq()
+                    })
+                }
+                Value::Null => return Ok(Value::Null),
+            };
+            match pick.and_then(|i| members.get(i)) {
+                Some(m) => Ok(Value::Bytes(m.clone().into_bytes())),
+                None => Err(truncated()),
             }
         }
         ColumnType::Char(n) | ColumnType::VarChar(n) => {

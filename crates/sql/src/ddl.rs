@@ -2,7 +2,7 @@
 //! SHOW COLUMNS / SHOW CREATE TABLE, and column defaults.
 //!
 //! Owns: the mapping of MySQL column types onto engine storage classes and which table
-//! features are refused (CHECK, ENUM/SET/JSON, ...).
+//! features are refused (CHECK, SET/JSON, ...).
 //! Must never: talk to the engine (the session runs the DDL), or accept a definition it
 //! would later store or show differently.
 
@@ -113,6 +113,30 @@ pub fn column_type(dt: &ast::DataType, col: &str) -> Result<ColumnType, SqlError
             ColumnType::Blob
         }
         D::Date => ColumnType::Date,
+        D::Enum(members, _) => {
+            let mut names: Vec<String> = Vec::with_capacity(members.len());
+            for m in members {
+                let ast::EnumMember::Name(n) = m else {
+                    return Err(SqlError::unsupported("ENUM members with values"));
+                };
+                // Trailing spaces are not part of a member (MariaDB strips them).
+                let n = n.trim_end_matches(' ').to_string();
+                if let Some(x) = names.iter().find(|x| x.to_lowercase() == n.to_lowercase()) {
+                    return Err(SqlError::new(
+                        1291,
+                        "HY000",
+                        format!("Column '{col}' has duplicated value '{x}' in ENUM"),
+                    ));
+                }
+                names.push(n);
+            }
+            if names.is_empty() || names.len() > 65_535 {
+                return Err(SqlError::syntax(format!(
+                    "ENUM of column '{col}' needs 1 to 65535 values"
+                )));
+            }
+            ColumnType::Enum(names)
+        }
         D::Datetime(_) => ColumnType::DateTime,
         D::Timestamp(_, _) => ColumnType::Timestamp,
         other => return Err(SqlError::unsupported(format!("column type {other}"))),
@@ -146,6 +170,14 @@ pub fn type_name(ty: &ColumnType) -> String {
         ColumnType::Date => "date".into(),
         ColumnType::DateTime => "datetime".into(),
         ColumnType::Timestamp => "timestamp".into(),
+        ColumnType::Enum(members) => format!(
+            "enum({})",
+            members
+                .iter()
+                .map(|m| format!("'{}'", m.replace('\\', "\\\\").replace('\'', "''")))
+                .collect::<Vec<_>>()
+                .join(",")
+        ),
     }
 }
 
@@ -209,7 +241,11 @@ pub fn column_default(col: &ColumnDef) -> Option<Value> {
         }
         Some(v) => Some(v.clone()),
         None if col.nullable || col.auto_increment => Some(Value::Null),
-        None => None,
+        // A NOT NULL ENUM without a default starts at its first member (as MariaDB).
+        None => match &col.ty {
+            ColumnType::Enum(m) => m.first().map(|f| Value::Bytes(f.clone().into_bytes())),
+            _ => None,
+        },
     }
 }
 
@@ -641,6 +677,7 @@ pub fn implicit_default(ty: &ColumnType) -> Value {
             Value::Bytes(t.into_bytes())
         }
         ColumnType::Date => Value::Bytes(b"0000-00-00".to_vec()),
+        ColumnType::Enum(m) => Value::Bytes(m.first().cloned().unwrap_or_default().into_bytes()),
         ColumnType::DateTime | ColumnType::Timestamp => {
             Value::Bytes(b"0000-00-00 00:00:00".to_vec())
         }

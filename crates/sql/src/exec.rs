@@ -1477,6 +1477,6 @@ pub fn run_delete(plan: &DeletePlan, txn: &mut Txn, cx: &EvalCx) -> Result<Write
 pub fn is_text_type(ty: &ColumnType) -> bool {
     matches!(
         ty,
-        ColumnType::Char(_) | ColumnType::VarChar(_) | ColumnType::Text
+        ColumnType::Char(_) | ColumnType::VarChar(_) | ColumnType::Text | ColumnType::Enum(_)
     )
 }

@@ -270,6 +270,12 @@ fn sizes(t: &ColumnType) -> (Value, Value, Value, Value) {
             (n(u64::from(*len)), null.clone(), null.clone(), null)
         }
         ColumnType::Text | ColumnType::Blob => (n(65_535), null.clone(), null.clone(), null),
+        ColumnType::Enum(m) => (
+            n(u64::from(crate::coerce::enum_width(m))),
+            null.clone(),
+            null.clone(),
+            null,
+        ),
         ColumnType::Int { bytes, unsigned } => {
             let digits: u64 = match (bytes, unsigned) {
                 (1, _) => 3,

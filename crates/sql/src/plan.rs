@@ -1602,6 +1602,12 @@ fn column_meta(def: &ColumnDef, table: &str, db: &str, primary: bool) -> Column 
         ColumnType::Char(n) => (ColumnKind::String, n * 4, 0, true),
         ColumnType::VarChar(n) => (ColumnKind::VarString, n * 4, 0, true),
         ColumnType::Text => (ColumnKind::Blob, 262_140, 0, true),
+        ColumnType::Enum(m) => (
+            ColumnKind::String,
+            crate::coerce::enum_width(m) * 4,
+            0,
+            true,
+        ),
         ColumnType::Blob => (ColumnKind::Blob, 65_535, 0, false),
         ColumnType::Date => (ColumnKind::Date, 10, 0, false),
         ColumnType::DateTime => (ColumnKind::DateTime, 19, 0, false),
