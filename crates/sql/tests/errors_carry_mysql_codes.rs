@@ -68,7 +68,7 @@ fn each_error_has_its_code() {
     assert_eq!(
         code(
             &mut s,
-            "CREATE TABLE u (id INT PRIMARY KEY, e ENUM('a','b'))"
+            "CREATE TABLE u (id INT PRIMARY KEY, e SET('a','b'))"
         ),
         1235
     );
