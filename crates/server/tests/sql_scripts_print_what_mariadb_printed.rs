@@ -316,6 +316,14 @@ fn enum_columns_print_what_mariadb_printed() {
     prints_what_mariadb_printed("enum_columns");
 }
 
+/// Multi-table UPDATE (`UPDATE a JOIN b ... SET`, `UPDATE a, b SET`, LEFT JOIN, aliases,
+/// DEFAULT) and DELETE (`DELETE a, b FROM ...`, `DELETE FROM a USING ...`): each target row
+/// changed once, 1052 / 1054 / 1109, foreign keys on the rows changed.
+#[test]
+fn multi_table_writes_print_what_mariadb_printed() {
+    prints_what_mariadb_printed("multi_table_writes");
+}
+
 fn prints_what_mariadb_printed(name: &str) {
     assert!(
         common::exists(MARIADB),

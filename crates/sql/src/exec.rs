@@ -1362,7 +1362,7 @@ fn lock_write_target(
 
 /// ON UPDATE CURRENT_TIMESTAMP: the columns with it that the statement did not assign take
 /// the current time in a row the statement changed.
-fn touch_on_update(def: &tierdb_engine::TableDef, sets: &[(usize, Expr)], row: &mut Row) {
+fn touch_on_update<T>(def: &tierdb_engine::TableDef, sets: &[(usize, T)], row: &mut Row) {
     let mut now = None;
     for (i, c) in def.columns.iter().enumerate() {
         if c.on_update_now && !sets.iter().any(|(ci, _)| *ci == i) {
@@ -1375,6 +1375,9 @@ fn touch_on_update(def: &tierdb_engine::TableDef, sets: &[(usize, Expr)], row: &
 }
 
 pub fn run_update(plan: &UpdatePlan, txn: &mut Txn, cx: &EvalCx) -> Result<WriteResult, SqlError> {
+    if let Some(m) = &plan.multi {
+        return run_multi(m, false, txn, cx);
+    }
     let t = &plan.table;
     let limit = count_arg(&plan.limit, "LIMIT", cx)?;
     // A correlated subquery may read this table: every row is matched and its new values
@@ -1434,6 +1437,9 @@ pub fn run_update(plan: &UpdatePlan, txn: &mut Txn, cx: &EvalCx) -> Result<Write
 }
 
 pub fn run_delete(plan: &DeletePlan, txn: &mut Txn, cx: &EvalCx) -> Result<WriteResult, SqlError> {
+    if let Some(m) = &plan.multi {
+        return run_multi(m, true, txn, cx);
+    }
     let t = &plan.table;
     let limit = count_arg(&plan.limit, "LIMIT", cx)?;
     // See `run_update`: with a correlated subquery every row is matched first.
@@ -1470,6 +1476,133 @@ pub fn run_delete(plan: &DeletePlan, txn: &mut Txn, cx: &EvalCx) -> Result<Write
             duplicates: 0,
             warnings: Vec::new(),
         })
+    })
+}
+
+/// The primary key of target `tg`'s row in joined row `row` (None: an outer join's missing
+/// side), as a set member.
+fn multi_key(tg: &crate::plan::MultiTarget, row: &[Value]) -> Result<Option<OrdRow>, SqlError> {
+    let t = &tg.table;
+    let n = t.def.columns.len();
+    let Some(cols) = row.get(tg.offset..tg.offset + n) else {
+        return Err(SqlError::new(
+            1105,
+            "HY000",
+            "a joined row is shorter than its plan",
+        ));
+    };
+    let pk: Vec<Value> = t.def.primary_key.iter().map(|&i| cols[i].clone()).collect();
+    if pk.iter().any(Value::is_null) {
+        return Ok(None);
+    }
+    let bytewise = t
+        .def
+        .primary_key
+        .iter()
+        .enumerate()
+        .filter(|(k, &c)| *k < 64 && t.def.columns[c].collation == Collation::Binary)
+        .fold(0u64, |m, (k, _)| m | 1 << k);
+    Ok(Some(OrdRow(pk, bytewise)))
+}
+
+/// Rounds of reading and locking a multi-table write's targets before it gives up (1213).
+const MULTI_ROUNDS: usize = 8;
+
+/// A multi-table UPDATE (`delete` false) or DELETE. The joined rows are read, every target
+/// row met is locked, and the read is repeated until it meets no row it had not locked
+/// before: then the targets' values (and the SET values computed from them) are current and
+/// stay so. Each target row met is then changed once — re-read under its lock, given the SET
+/// values of the first joined row that reached it (or deleted) — with the same foreign-key
+/// and ON UPDATE rules as one table. Rows of the other tables are read, not locked.
+fn run_multi(
+    m: &crate::plan::MultiWrite,
+    delete: bool,
+    txn: &mut Txn,
+    cx: &EvalCx,
+) -> Result<WriteResult, SqlError> {
+    use crate::plan::MultiValue;
+    let mut locked: BTreeSet<(usize, OrdRow)> = BTreeSet::new();
+    let mut rows = Vec::new();
+    for round in 0..=MULTI_ROUNDS {
+        if round == MULTI_ROUNDS {
+            return Err(SqlError::new(
+                1213,
+                "40001",
+                "Deadlock found when trying to get lock; try restarting transaction (the rows of a multi-table write kept changing)",
+            ));
+        }
+        rows = run_select(&m.select, txn, cx)?;
+        let mut fresh = false;
+        for row in &rows {
+            for (ti, tg) in m.targets.iter().enumerate() {
+                let Some(key) = multi_key(tg, row)? else {
+                    continue;
+                };
+                if locked.contains(&(ti, key.clone())) {
+                    continue;
+                }
+                txn.lock_row(&tg.table, &key.0)?;
+                locked.insert((ti, key));
+                fresh = true;
+            }
+        }
+        if !fresh {
+            break;
+        }
+    }
+    let fk = Fk::of(cx);
+    let mut seen: BTreeSet<(usize, OrdRow)> = BTreeSet::new();
+    let (mut matched, mut changed) = (0u64, 0u64);
+    for row in &rows {
+        for (ti, tg) in m.targets.iter().enumerate() {
+            let t = &tg.table;
+            let Some(key) = multi_key(tg, row)? else {
+                continue;
+            };
+            if !seen.insert((ti, key.clone())) {
+                continue;
+            }
+            let pk = key.0;
+            let Some(old) = txn.lock_row(t, &pk)? else {
+                continue;
+            };
+            matched += 1;
+            if delete {
+                fk::parent_row(&fk, txn, t, &old, None)?;
+                if txn.delete(t, &pk)? {
+                    changed += 1;
+                }
+                continue;
+            }
+            let mut new = old.clone();
+            for (ci, v) in &tg.sets {
+                let col = &t.def.columns[*ci];
+                let v = match v {
+                    MultiValue::At(p) => row.get(*p).cloned().unwrap_or(Value::Null),
+                    MultiValue::Const(v) => v.clone(),
+                };
+                let v = coerce::coerce_to_column(v, col, 1)?;
+                if v.is_null() && !col.nullable {
+                    return Err(not_null(&col.name));
+                }
+                new[*ci] = v;
+            }
+            if new == old {
+                continue;
+            }
+            touch_on_update(&t.def, &tg.sets, &mut new);
+            fk::child_row(&fk, txn, t, &new, Some(&old))?;
+            fk::parent_row(&fk, txn, t, &old, Some(&new))?;
+            txn.update(t, &pk, new)?;
+            changed += 1;
+        }
+    }
+    Ok(WriteResult {
+        affected: changed,
+        matched,
+        first_auto_id: None,
+        duplicates: 0,
+        warnings: Vec::new(),
     })
 }
 

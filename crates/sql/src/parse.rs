@@ -369,6 +369,45 @@ pub fn sql_prepared(sql: &str) -> Result<Option<SqlPrepared>, SqlError> {
     }
 }
 
+/// `UPDATE a, b SET ...` (MySQL's multi-table UPDATE over a comma list, which sqlparser does
+/// not take): each top-level comma before SET becomes `CROSS JOIN`, the same join.
+fn update_comma_joins(tokens: &mut Vec<sqlparser::tokenizer::TokenWithSpan>) {
+    let is_word = |t: &Token, w: &str| matches!(t, Token::Word(x) if x.quote_style.is_none() && x.value.eq_ignore_ascii_case(w));
+    let mut meaningful = tokens
+        .iter()
+        .enumerate()
+        .filter(|(_, t)| !matches!(t.token, Token::Whitespace(_)));
+    match meaningful.next() {
+        Some((_, t)) if is_word(&t.token, "UPDATE") => {}
+        _ => return,
+    }
+    let mut depth = 0i32;
+    let mut commas = Vec::new();
+    for (i, t) in tokens.iter().enumerate() {
+        match &t.token {
+            Token::LParen => depth += 1,
+            Token::RParen => depth -= 1,
+            Token::Comma if depth == 0 => commas.push(i),
+            tok if depth == 0 && is_word(tok, "SET") => break,
+            _ => {}
+        }
+    }
+    for &i in commas.iter().rev() {
+        let span = tokens[i].span;
+        let at = |token: Token| sqlparser::tokenizer::TokenWithSpan { token, span };
+        tokens.splice(
+            i..=i,
+            [
+                at(Token::Whitespace(sqlparser::tokenizer::Whitespace::Space)),
+                at(Token::make_keyword("CROSS")),
+                at(Token::Whitespace(sqlparser::tokenizer::Whitespace::Space)),
+                at(Token::make_keyword("JOIN")),
+                at(Token::Whitespace(sqlparser::tokenizer::Whitespace::Space)),
+            ],
+        );
+    }
+}
+
 pub fn parse(sql: &str) -> Result<Parsed, SqlError> {
     let dialect = MySqlDialect {};
     let mut tokens = Tokenizer::new(&dialect, sql)
@@ -487,6 +526,7 @@ pub fn parse(sql: &str) -> Result<Parsed, SqlError> {
         share_mode = true;
     }
     keys_toggle_as_noop(&mut tokens);
+    update_comma_joins(&mut tokens);
     let mut parser = Parser::new(&dialect).with_tokens_with_locations(tokens);
     let mut stmts = parser.parse_statements().map_err(syntax)?;
     if stmts.len() > 1 {

@@ -436,6 +436,33 @@ pub enum OnDuplicate {
     Update(Vec<(usize, Expr)>),
 }
 
+/// `UPDATE a JOIN b ... SET a.x = ...` / `DELETE a, b FROM a JOIN b ...`: the joined rows
+/// come from a SELECT of each target's columns followed by the SET values (run until every
+/// target row it meets was locked before it ran); each target row is then changed once (the
+/// first joined row that reaches it decides).
+#[derive(Clone, Debug)]
+pub struct MultiWrite {
+    pub select: SelectPlan,
+    pub targets: Vec<MultiTarget>,
+}
+
+#[derive(Clone, Debug)]
+pub struct MultiTarget {
+    pub table: Arc<Table>,
+    /// Where the target's columns start in a row of `select`.
+    pub offset: usize,
+    /// UPDATE: (column of the table, its new value).
+    pub sets: Vec<(usize, MultiValue)>,
+}
+
+#[derive(Clone, Debug)]
+pub enum MultiValue {
+    /// The value at this position of a row of `select`.
+    At(usize),
+    /// `SET x = DEFAULT`.
+    Const(Value),
+}
+
 #[derive(Clone, Debug)]
 pub struct UpdatePlan {
     pub table: Arc<Table>,
@@ -447,6 +474,9 @@ pub struct UpdatePlan {
     pub order: Vec<RowOrder>,
     /// The statement's subqueries (see `SelectPlan::subqueries`).
     pub subqueries: Vec<SelectPlan>,
+    /// A multi-table UPDATE (then `table` is its first target and the fields above are
+    /// unused).
+    pub multi: Option<Box<MultiWrite>>,
 }
 
 #[derive(Clone, Debug)]
@@ -459,6 +489,8 @@ pub struct DeletePlan {
     pub order: Vec<RowOrder>,
     /// The statement's subqueries (see `SelectPlan::subqueries`).
     pub subqueries: Vec<SelectPlan>,
+    /// A multi-table DELETE (as `UpdatePlan::multi`).
+    pub multi: Option<Box<MultiWrite>>,
 }
 
 #[derive(Clone, Debug)]
@@ -737,10 +769,18 @@ impl Plan {
             }
             Plan::Update(p) => {
                 out.push((&p.table, true));
+                if let Some(m) = &p.multi {
+                    m.targets.iter().for_each(|t| out.push((&t.table, true)));
+                    select(&m.select, &mut out);
+                }
                 &p.subqueries
             }
             Plan::Delete(p) => {
                 out.push((&p.table, true));
+                if let Some(m) = &p.multi {
+                    m.targets.iter().for_each(|t| out.push((&t.table, true)));
+                    select(&m.select, &mut out);
+                }
                 &p.subqueries
             }
             Plan::Explain(_) | Plan::Utility(_) => &[],
@@ -3440,6 +3480,45 @@ fn update(u: &ast::Update, cx: &PlanCx) -> Result<Plan, SqlError> {
     if u.from.is_some() || u.returning.is_some() {
         return Err(SqlError::unsupported("UPDATE ... FROM / RETURNING"));
     }
+    if !u.table.joins.is_empty() {
+        if !u.order_by.is_empty() || u.limit.is_some() {
+            return Err(multi_usage("UPDATE", !u.order_by.is_empty()));
+        }
+        let from = std::slice::from_ref(&u.table);
+        let named = from_tables(from, cx)?;
+        let mut targets: MultiTargets = Vec::new();
+        for a in &u.assignments {
+            let ast::AssignmentTarget::ColumnName(n) = &a.target else {
+                return Err(SqlError::unsupported("tuple assignment"));
+            };
+            let parts = object_name_parts(n)?;
+            let (ti, ci) = multi_column(&named, &parts)?;
+            let value = match &a.value {
+                ast::Expr::Identifier(i)
+                    if i.value.eq_ignore_ascii_case("DEFAULT") && i.quote_style.is_none() =>
+                {
+                    None
+                }
+                e => Some(e),
+            };
+            match targets.iter_mut().find(|(t, _)| *t == ti) {
+                Some((_, sets)) => sets.push((ci, value)),
+                None => targets.push((ti, vec![(ci, value)])),
+            }
+        }
+        targets.sort_by_key(|(t, _)| *t);
+        let m = multi_write(from, &u.selection, &named, targets, cx)?;
+        return Ok(Plan::Update(Box::new(UpdatePlan {
+            table: m.targets[0].table.clone(),
+            access: access::choose(&m.targets[0].table.def, None, &Hints::default()),
+            filter: None,
+            sets: Vec::new(),
+            limit: None,
+            order: Vec::new(),
+            subqueries: Vec::new(),
+            multi: Some(Box::new(m)),
+        })));
+    }
     let (table, scope, hints) = single_table(&u.table, cx)?;
     let (filter, limit) = where_and_limit(&scope, &u.selection, &u.limit, cx)?;
     let order = row_order(&u.order_by, &scope, cx)?;
@@ -3478,16 +3557,223 @@ fn update(u: &ast::Update, cx: &PlanCx) -> Result<Plan, SqlError> {
         limit,
         order,
         subqueries: Vec::new(),
+        multi: None,
     })))
 }
 
+/// A multi-table write's targets while planning: (position in the FROM's tables, the
+/// assignments to it as (column, value; None = DEFAULT)).
+type MultiTargets<'a> = Vec<(usize, Vec<(usize, Option<&'a ast::Expr>)>)>;
+
+/// 1221 for ORDER BY / LIMIT in a multi-table UPDATE / DELETE.
+fn multi_usage(what: &str, order: bool) -> SqlError {
+    SqlError::new(
+        1221,
+        "HY000",
+        format!(
+            "Incorrect usage of {what} and {}",
+            if order { "ORDER BY" } else { "LIMIT" }
+        ),
+    )
+}
+
+/// The base tables a FROM list names, with the name the statement gives each (its alias, else
+/// its table name).
+fn from_tables(
+    from: &[ast::TableWithJoins],
+    cx: &PlanCx,
+) -> Result<Vec<(String, Arc<Table>)>, SqlError> {
+    let mut out = Vec::new();
+    for twj in from {
+        for f in std::iter::once(&twj.relation).chain(twj.joins.iter().map(|j| &j.relation)) {
+            if let ast::TableFactor::Table { name, alias, .. } = f {
+                if cx.info_table(name)?.is_some() {
+                    continue;
+                }
+                let t = cx.table(name)?;
+                let shown = alias
+                    .as_ref()
+                    .map(|a| a.name.value.clone())
+                    .unwrap_or_else(|| crate::compile::object_name_last(name));
+                out.push((shown, t));
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// The (table, column) a multi-table SET names: `t.c` (alias or table name) or a `c` only
+/// one table has (1052 when several do, 1054 when none).
+fn multi_column(
+    named: &[(String, Arc<Table>)],
+    parts: &[String],
+) -> Result<(usize, usize), SqlError> {
+    let (qual, col) = match parts {
+        [c] => (None, c),
+        [.., t, c] => (Some(t), c),
+        [] => return Err(SqlError::syntax("empty column name")),
+    };
+    let hits: Vec<(usize, usize)> = named
+        .iter()
+        .enumerate()
+        .filter(|(_, (n, _))| qual.is_none_or(|q| n.eq_ignore_ascii_case(q)))
+        .filter_map(|(ti, (_, t))| t.def.column_index(col).map(|ci| (ti, ci)))
+        .collect();
+    match hits.as_slice() {
+        [one] => Ok(*one),
+        [] => Err(crate::compile::unknown_column(&parts.join("."), "SET")),
+        _ => Err(SqlError::new(
+            1052,
+            "23000",
+            format!("Column '{col}' in SET is ambiguous"),
+        )),
+    }
+}
+
+/// Plans a multi-table write over `from` (+ WHERE): `targets` are positions in `named`, each
+/// with its assignments (UPDATE; `None` = DEFAULT) or none (DELETE).
+fn multi_write(
+    from: &[ast::TableWithJoins],
+    selection: &Option<ast::Expr>,
+    named: &[(String, Arc<Table>)],
+    targets: MultiTargets,
+    cx: &PlanCx,
+) -> Result<MultiWrite, SqlError> {
+    if targets.is_empty() {
+        return Err(SqlError::syntax("a multi-table write needs a target table"));
+    }
+    let wildcards: Vec<String> = targets
+        .iter()
+        .map(|(ti, _)| format!("`{}`.*", named[*ti].0.replace('`', "``")))
+        .collect();
+    let template = format!("SELECT {} FROM dual", wildcards.join(", "));
+    let mut q =
+        match sqlparser::parser::Parser::parse_sql(&sqlparser::dialect::MySqlDialect {}, &template)
+        {
+            Ok(mut v) if v.len() == 1 => match v.pop() {
+                Some(ast::Statement::Query(q)) => q,
+                _ => return Err(SqlError::syntax("internal: multi-table template")),
+            },
+            _ => return Err(SqlError::syntax("internal: multi-table template")),
+        };
+    let mut out_targets = Vec::with_capacity(targets.len());
+    let mut offset = 0;
+    let mut width = 0;
+    for (ti, _) in &targets {
+        let t = &named[*ti].1;
+        if t.def.has_hidden_key() {
+            return Err(SqlError::unsupported(
+                "multi-table UPDATE / DELETE of a table without a PRIMARY KEY",
+            ));
+        }
+        width += t.def.columns.len();
+    }
+    let mut extra = Vec::new();
+    for (ti, sets) in &targets {
+        let t = named[*ti].1.clone();
+        let mut out_sets = Vec::with_capacity(sets.len());
+        for (ci, e) in sets {
+            let v = match e {
+                Some(e) => {
+                    extra.push(ast::SelectItem::UnnamedExpr((*e).clone()));
+                    MultiValue::At(width + extra.len() - 1)
+                }
+                None => {
+                    MultiValue::Const(t.def.columns[*ci].default.clone().unwrap_or(Value::Null))
+                }
+            };
+            out_sets.push((*ci, v));
+        }
+        let n = t.def.columns.len();
+        out_targets.push(MultiTarget {
+            table: t,
+            offset,
+            sets: out_sets,
+        });
+        offset += n;
+    }
+    match &mut *q.body {
+        ast::SetExpr::Select(sel) => {
+            sel.projection.extend(extra);
+            sel.from = from.to_vec();
+            sel.selection = selection.clone();
+        }
+        _ => return Err(SqlError::syntax("internal: multi-table template")),
+    }
+    let plan = select(&q, cx)?;
+    if plan.n_out
+        != width
+            + targets
+                .iter()
+                .map(|(_, s)| s.iter().filter(|(_, e)| e.is_some()).count())
+                .sum::<usize>()
+    {
+        return Err(SqlError::syntax("internal: multi-table row width"));
+    }
+    Ok(MultiWrite {
+        select: plan,
+        targets: out_targets,
+    })
+}
+
 fn delete(d: &ast::Delete, cx: &PlanCx) -> Result<Plan, SqlError> {
-    if !d.tables.is_empty() || d.using.is_some() || d.returning.is_some() {
-        return Err(SqlError::unsupported("multi-table DELETE"));
+    if d.returning.is_some() {
+        return Err(SqlError::unsupported("DELETE ... RETURNING"));
     }
     let from = match &d.from {
         ast::FromTable::WithFromKeyword(v) | ast::FromTable::WithoutKeyword(v) => v,
     };
+    // `DELETE a, b FROM a JOIN b ...` / `DELETE FROM a, b USING a JOIN b ...`.
+    let multi = match (&d.tables, &d.using) {
+        (t, None) if t.is_empty() => None,
+        (t, None) => Some((t.clone(), from.as_slice())),
+        (t, Some(using)) if t.is_empty() => Some((
+            from.iter()
+                .map(|twj| match &twj.relation {
+                    ast::TableFactor::Table { name, .. } if twj.joins.is_empty() => {
+                        Ok(name.clone())
+                    }
+                    other => Err(SqlError::syntax(format!("DELETE FROM {other} USING"))),
+                })
+                .collect::<Result<Vec<_>, _>>()?,
+            using.as_slice(),
+        )),
+        _ => return Err(SqlError::syntax("DELETE with both a table list and USING")),
+    };
+    if let Some((names, from)) = multi {
+        if !d.order_by.is_empty() || d.limit.is_some() {
+            return Err(multi_usage("DELETE", !d.order_by.is_empty()));
+        }
+        let named = from_tables(from, cx)?;
+        let mut targets: MultiTargets = Vec::new();
+        for n in &names {
+            let shown = crate::compile::object_name_last(n);
+            let ti = named
+                .iter()
+                .position(|(x, _)| x.eq_ignore_ascii_case(&shown))
+                .ok_or_else(|| {
+                    SqlError::new(
+                        1109,
+                        "42S02",
+                        format!("Unknown table '{shown}' in MULTI DELETE"),
+                    )
+                })?;
+            if !targets.iter().any(|(t, _)| *t == ti) {
+                targets.push((ti, Vec::new()));
+            }
+        }
+        targets.sort_by_key(|(t, _)| *t);
+        let m = multi_write(from, &d.selection, &named, targets, cx)?;
+        return Ok(Plan::Delete(Box::new(DeletePlan {
+            table: m.targets[0].table.clone(),
+            access: access::choose(&m.targets[0].table.def, None, &Hints::default()),
+            filter: None,
+            limit: None,
+            order: Vec::new(),
+            subqueries: Vec::new(),
+            multi: Some(Box::new(m)),
+        })));
+    }
     let [twj] = from.as_slice() else {
         return Err(SqlError::unsupported("multi-table DELETE"));
     };
@@ -3502,5 +3788,6 @@ fn delete(d: &ast::Delete, cx: &PlanCx) -> Result<Plan, SqlError> {
         limit,
         order,
         subqueries: Vec::new(),
+        multi: None,
     })))
 }
