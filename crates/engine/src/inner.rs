@@ -1600,10 +1600,9 @@ pub(crate) fn storage_compatible(old: &ColumnDef, new: &ColumnDef, keyed: bool) 
     let bytes = |t: &T| matches!(t, T::Char(_) | T::VarChar(_) | T::Text | T::Blob);
     let same_form = match (&old.ty, &new.ty) {
         (T::Int { .. }, T::Int { .. }) => true,
-        // An ENUM is stored as its member's text: a new member list keeps the rows (the SQL
-        // layer checks each value is still a member); to or from another type is a copy (as
-        // MariaDB, which stores member numbers).
-        (T::Enum(_), T::Enum(_)) => true,
+        // An ENUM is stored as its member's text: members appended keep every stored value
+        // (in place, as MariaDB); another member list or type is a copy converting each value.
+        (T::Enum(a), T::Enum(b)) => b.starts_with(a),
         (a, b) if bytes(a) && bytes(b) => true,
         (T::Float | T::Double, T::Float | T::Double) => true,
         (T::Decimal { scale: a, .. }, T::Decimal { scale: b, .. }) => a == b,

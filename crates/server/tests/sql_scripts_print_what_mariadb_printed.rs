@@ -324,6 +324,14 @@ fn multi_table_writes_print_what_mariadb_printed() {
     prints_what_mariadb_printed("multi_table_writes");
 }
 
+/// Review findings: a database-qualified SET column in a multi-table UPDATE, `DELETE a.* FROM`,
+/// LOW_PRIORITY / QUICK, ENUM members picked by a number in text, binary-collation ENUMs
+/// (distinct cases, byte comparison), a numeric ENUM default (1067).
+#[test]
+fn enum_and_multi_table_edges_print_what_mariadb_printed() {
+    prints_what_mariadb_printed("enum_and_multi_table_edges");
+}
+
 fn prints_what_mariadb_printed(name: &str) {
     assert!(
         common::exists(MARIADB),

@@ -490,14 +490,23 @@ pub fn coerce_to_column(v: Value, col: &ColumnDef, row: usize) -> Result<Value, 
                     while b.last() == Some(&b' ') {
                         b = &b[..b.len() - 1];
                     }
-                    members.iter().position(|m| {
-                        sort_cmp_in(
-                            &Value::Bytes(m.as_bytes().to_vec()),
-                            &Value::Bytes(b.to_vec()),
-                            col.collation,
-                        )
-                        .is_eq()
-                    })
+                    members
+                        .iter()
+                        .position(|m| {
+                            sort_cmp_in(
+                                &Value::Bytes(m.as_bytes().to_vec()),
+                                &Value::Bytes(b.to_vec()),
+                                col.collation,
+                            )
+                            .is_eq()
+                        })
+                        // Not a member's name: a number in text picks by number ('2').
+                        .or_else(|| {
+                            std::str::from_utf8(b)
+                                .ok()
+                                .and_then(|t| t.trim().parse::<usize>().ok())
+                                .and_then(|i| i.checked_sub(1))
+                        })
                 }
                 Value::Null => return Ok(Value::Null),
             };

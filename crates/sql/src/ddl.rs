@@ -119,16 +119,9 @@ pub fn column_type(dt: &ast::DataType, col: &str) -> Result<ColumnType, SqlError
                 let ast::EnumMember::Name(n) = m else {
                     return Err(SqlError::unsupported("ENUM members with values"));
                 };
-                // Trailing spaces are not part of a member (MariaDB strips them).
-                let n = n.trim_end_matches(' ').to_string();
-                if let Some(x) = names.iter().find(|x| x.to_lowercase() == n.to_lowercase()) {
-                    return Err(SqlError::new(
-                        1291,
-                        "HY000",
-                        format!("Column '{col}' has duplicated value '{x}' in ENUM"),
-                    ));
-                }
-                names.push(n);
+                // Trailing spaces are not part of a member (MariaDB strips them); duplicates
+                // are found once the column's collation is known (`parse_column`).
+                names.push(n.trim_end_matches(' ').to_string());
             }
             if names.is_empty() || names.len() > 65_535 {
                 return Err(SqlError::syntax(format!(
@@ -215,6 +208,10 @@ fn default_value(e: &ast::Expr, col: &ColumnDef) -> Result<Option<Value>, SqlErr
             return Err(invalid());
         }
         return Ok(None);
+    }
+    // An ENUM's default names a member (a number is 1067, as MariaDB).
+    if matches!(col.ty, ColumnType::Enum(_)) && !matches!(v, Value::Bytes(_)) {
+        return Err(invalid());
     }
     coerce::coerce_to_column(v, col, 1)
         .map(Some)
@@ -559,6 +556,28 @@ fn parse_column(
             }
             ast::ColumnOption::ForeignKey(f) => p.references = Some(f.clone()),
             other => return Err(SqlError::unsupported(format!("column option {other}"))),
+        }
+    }
+    if let ColumnType::Enum(members) = &p.col.ty {
+        for (i, m) in members.iter().enumerate() {
+            let same = |x: &String| {
+                crate::coerce::sort_cmp_in(
+                    &Value::Bytes(x.as_bytes().to_vec()),
+                    &Value::Bytes(m.as_bytes().to_vec()),
+                    p.col.collation,
+                )
+                .is_eq()
+            };
+            if let Some(x) = members[..i].iter().find(|x| same(x)) {
+                return Err(SqlError::new(
+                    1291,
+                    "HY000",
+                    format!(
+                        "Column '{}' has duplicated value '{x}' in ENUM",
+                        c.name.value
+                    ),
+                ));
+            }
         }
     }
     if p.col.on_update_now && !p.col.nullable && p.default.is_none() {

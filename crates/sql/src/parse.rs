@@ -369,6 +369,59 @@ pub fn sql_prepared(sql: &str) -> Result<Option<SqlPrepared>, SqlError> {
     }
 }
 
+/// `UPDATE` / `DELETE` modifiers sqlparser reads as table names: `LOW_PRIORITY` and `QUICK`
+/// (no effect in InnoDB either) are dropped, `IGNORE` is refused (1235) rather than read as a
+/// table; `DELETE a.*, b.* FROM ...` / `DELETE FROM a.* USING ...` lose the `.*`.
+fn write_modifiers(tokens: &mut Vec<sqlparser::tokenizer::TokenWithSpan>) -> Result<(), SqlError> {
+    let word = |t: &Token| match t {
+        Token::Word(w) if w.quote_style.is_none() => Some(w.value.to_ascii_uppercase()),
+        _ => None,
+    };
+    let idx: Vec<usize> = tokens
+        .iter()
+        .enumerate()
+        .filter(|(_, t)| !matches!(t.token, Token::Whitespace(_)))
+        .map(|(i, _)| i)
+        .collect();
+    let Some(&first) = idx.first() else {
+        return Ok(());
+    };
+    let verb = match word(&tokens[first].token).as_deref() {
+        Some(v @ ("UPDATE" | "DELETE")) => v.to_string(),
+        _ => return Ok(()),
+    };
+    let mut drop = Vec::new();
+    for &i in &idx[1..] {
+        match word(&tokens[i].token).as_deref() {
+            Some("LOW_PRIORITY" | "QUICK") => drop.push(i),
+            Some("IGNORE") => {
+                return Err(SqlError::unsupported(format!(
+                    "{verb} IGNORE (errors are not turned into warnings yet)"
+                )))
+            }
+            _ => break,
+        }
+    }
+    if verb == "DELETE" {
+        // `name.*` before WHERE: the table list of a multi-table DELETE.
+        for w in idx.windows(3) {
+            if matches!(word(&tokens[w[0]].token).as_deref(), Some("WHERE")) {
+                break;
+            }
+            let named = matches!(tokens[w[0]].token, Token::Word(_));
+            if named && tokens[w[1]].token == Token::Period && tokens[w[2]].token == Token::Mul {
+                drop.extend([w[1], w[2]]);
+            }
+        }
+    }
+    drop.sort_unstable();
+    drop.dedup();
+    for i in drop.into_iter().rev() {
+        tokens.remove(i);
+    }
+    Ok(())
+}
+
 /// `UPDATE a, b SET ...` (MySQL's multi-table UPDATE over a comma list, which sqlparser does
 /// not take): each top-level comma before SET becomes `CROSS JOIN`, the same join.
 fn update_comma_joins(tokens: &mut Vec<sqlparser::tokenizer::TokenWithSpan>) {
@@ -526,6 +579,7 @@ pub fn parse(sql: &str) -> Result<Parsed, SqlError> {
         share_mode = true;
     }
     keys_toggle_as_noop(&mut tokens);
+    write_modifiers(&mut tokens)?;
     update_comma_joins(&mut tokens);
     let mut parser = Parser::new(&dialect).with_tokens_with_locations(tokens);
     let mut stmts = parser.parse_statements().map_err(syntax)?;

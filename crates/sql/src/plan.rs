@@ -1667,7 +1667,11 @@ fn column_meta(def: &ColumnDef, table: &str, db: &str, primary: bool) -> Column 
         binary: def.collation == tierdb_engine::Collation::Binary
             && matches!(
                 def.ty,
-                ColumnType::Char(_) | ColumnType::VarChar(_) | ColumnType::Text | ColumnType::Blob
+                ColumnType::Char(_)
+                    | ColumnType::VarChar(_)
+                    | ColumnType::Text
+                    | ColumnType::Blob
+                    | ColumnType::Enum(_)
             ),
     }
 }
@@ -3608,15 +3612,18 @@ fn multi_column(
     named: &[(String, Arc<Table>)],
     parts: &[String],
 ) -> Result<(usize, usize), SqlError> {
-    let (qual, col) = match parts {
-        [c] => (None, c),
-        [.., t, c] => (Some(t), c),
-        [] => return Err(SqlError::syntax("empty column name")),
+    let (db, qual, col) = match parts {
+        [c] => (None, None, c),
+        [t, c] => (None, Some(t), c),
+        [d, t, c] => (Some(d), Some(t), c),
+        _ => return Err(crate::compile::unknown_column(&parts.join("."), "SET")),
     };
     let hits: Vec<(usize, usize)> = named
         .iter()
         .enumerate()
-        .filter(|(_, (n, _))| qual.is_none_or(|q| n.eq_ignore_ascii_case(q)))
+        .filter(|(_, (n, t))| {
+            qual.is_none_or(|q| n.eq_ignore_ascii_case(q)) && db.is_none_or(|d| t.db == *d)
+        })
         .filter_map(|(ti, (_, t))| t.def.column_index(col).map(|ci| (ti, ci)))
         .collect();
     match hits.as_slice() {
