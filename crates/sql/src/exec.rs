@@ -39,7 +39,7 @@ use tierdb_engine::{
 
 /// The key of a row read from `t` in its primary tree (for a table without a primary key,
 /// the hidden row id the engine returns after the columns).
-fn pk_of(t: &Table, row: &[Value]) -> Vec<Value> {
+pub(crate) fn pk_of(t: &Table, row: &[Value]) -> Vec<Value> {
     // The row id is the last value whatever the handle's column count (a row written after
     // an ADD COLUMN is wider than an older handle's definition).
     if t.def.has_hidden_key() {
@@ -1001,6 +1001,16 @@ fn not_null(col: &str) -> SqlError {
     SqlError::new(1048, "23000", format!("Column '{col}' cannot be null"))
 }
 
+/// Value `v` assigned to column `col` by an UPDATE's SET (row `row_no` of the statement):
+/// converted to the column's type, NULL only where the column takes it.
+fn assigned(col: &tierdb_engine::ColumnDef, v: Value, row_no: usize) -> Result<Value, SqlError> {
+    let v = coerce::coerce_to_column(v, col, row_no)?;
+    if v.is_null() && !col.nullable {
+        return Err(not_null(&col.name));
+    }
+    Ok(v)
+}
+
 pub fn run_insert(plan: &InsertPlan, txn: &mut Txn, cx: &EvalCx) -> Result<WriteResult, SqlError> {
     let t = &plan.table;
     let cols = &t.def.columns;
@@ -1158,11 +1168,7 @@ fn upsert(
                 for (ci, e) in sets {
                     let col = &t.def.columns[*ci];
                     let v = e.eval(&joined, cx)?.into_owned();
-                    let v = coerce::coerce_to_column(v, col, 1)?;
-                    if v.is_null() && !col.nullable {
-                        return Err(not_null(&col.name));
-                    }
-                    joined[*ci] = v;
+                    joined[*ci] = assigned(col, v, 1)?;
                 }
                 joined.truncate(n);
                 joined.extend(holder[n..].iter().cloned());
@@ -1404,13 +1410,8 @@ pub fn run_update(plan: &UpdatePlan, txn: &mut Txn, cx: &EvalCx) -> Result<Write
             matched += 1;
             let mut new = old.clone();
             for (ci, e) in &plan.sets {
-                let col = &t.def.columns[*ci];
                 let v = e.eval(&new, cx)?.into_owned();
-                let v = coerce::coerce_to_column(v, col, ri + 1)?;
-                if v.is_null() && !col.nullable {
-                    return Err(not_null(&col.name));
-                }
-                new[*ci] = v;
+                new[*ci] = assigned(&t.def.columns[*ci], v, ri + 1)?;
             }
             if new == old {
                 continue;
@@ -1581,11 +1582,7 @@ fn run_multi(
                     MultiValue::At(p) => row.get(*p).cloned().unwrap_or(Value::Null),
                     MultiValue::Const(v) => v.clone(),
                 };
-                let v = coerce::coerce_to_column(v, col, 1)?;
-                if v.is_null() && !col.nullable {
-                    return Err(not_null(&col.name));
-                }
-                new[*ci] = v;
+                new[*ci] = assigned(col, v, 1)?;
             }
             if new == old {
                 continue;

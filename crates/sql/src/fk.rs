@@ -314,9 +314,12 @@ pub fn validate_as_parent(engine: &Engine, db: &str, def: &TableDef) -> Result<(
     Ok(())
 }
 
-/// 1833: a column other tables' foreign keys reference keeps its type and collation when
-/// table `db`.`table` changes from `from` to `to`.
-pub fn referenced_columns_kept(
+/// The parent side of every foreign key referencing `db`.`table` (other tables', and the
+/// table's own when it references itself) survives its change from `from` to `to`: each
+/// referenced column is still there (1829; MariaDB would rename the key's column), keeps its
+/// type and collation (1833), and an index still starts with them (1553, naming the index
+/// that served them).
+pub fn parent_side_kept(
     engine: &Engine,
     db: &str,
     table: &str,
@@ -325,12 +328,12 @@ pub fn referenced_columns_kept(
 ) -> Result<(), SqlError> {
     for (child, fi) in engine.referencing(db, table) {
         let f = &child.def.foreign_keys[fi];
-        for name in &f.parent_columns {
-            let Some(a) = from.column_index(name) else {
-                continue;
-            };
+        let Some(before) = positions(from, &f.parent_columns) else {
+            continue;
+        };
+        let mut after = Vec::with_capacity(before.len());
+        for (name, &a) in f.parent_columns.iter().zip(&before) {
             let Some(b) = to.column_index(name) else {
-                // Dropped or renamed: the key would dangle (MariaDB renames it; not yet here).
                 return Err(SqlError::new(
                     1829,
                     "HY000",
@@ -340,40 +343,19 @@ pub fn referenced_columns_kept(
                     ),
                 ));
             };
-            let (a, b) = (&from.columns[a], &to.columns[b]);
-            if a.ty != b.ty || a.collation != b.collation {
+            let (x, y) = (&from.columns[a], &to.columns[b]);
+            if x.ty != y.ty || x.collation != y.collation {
                 return Err(SqlError::new(
                     1833,
                     "HY000",
                     format!(
                         "Cannot change column '{}': used in a foreign key constraint '{}' of table '{}.{}'",
-                        a.name, f.name, child.db, child.def.name
+                        x.name, f.name, child.db, child.def.name
                     ),
                 ));
             }
+            after.push(b);
         }
-    }
-    Ok(())
-}
-
-/// 1553: the parent side of other tables' foreign keys (and the table's own, referencing
-/// itself) keeps an index starting with the referenced columns when `db`.`table` changes
-/// from `from` to `to`; the error names the index that served them.
-pub fn parent_keys_kept(
-    engine: &Engine,
-    db: &str,
-    table: &str,
-    from: &TableDef,
-    to: &TableDef,
-) -> Result<(), SqlError> {
-    for (child, fi) in engine.referencing(db, table) {
-        let f = &child.def.foreign_keys[fi];
-        let (Some(before), Some(after)) = (
-            positions(from, &f.parent_columns),
-            positions(to, &f.parent_columns),
-        ) else {
-            continue;
-        };
         if index_for(to, &after).is_none() {
             let name = match index_for(from, &before) {
                 Some(Some(i)) => from.indexes[i].name.clone(),
@@ -570,17 +552,6 @@ fn same(a: &Value, b: &Value, col: &ColumnDef) -> bool {
     }
 }
 
-fn key_of(t: &Table, row: &[Value]) -> Vec<Value> {
-    if t.def.has_hidden_key() {
-        return row.last().cloned().into_iter().collect();
-    }
-    t.def
-        .key_columns()
-        .iter()
-        .map(|&i| row.get(i).cloned().unwrap_or(Value::Null))
-        .collect()
-}
-
 /// Rows of `t` whose columns `cols` hold `vals` (read through the index that starts with
 /// them, or the whole table), unlocked.
 fn rows_with(
@@ -648,7 +619,8 @@ impl<'e> Fk<'e> {
             // Unchanged key columns need no check, unless the row's primary key moves (InnoDB
             // re-inserts the row then, checking every key again).
             if old.is_some_and(|o| {
-                f.columns.iter().all(|&c| o.get(c) == row.get(c)) && key_of(t, o) == key_of(t, row)
+                f.columns.iter().all(|&c| o.get(c) == row.get(c))
+                    && crate::exec::pk_of(t, o) == crate::exec::pk_of(t, row)
             }) {
                 continue;
             }
@@ -669,8 +641,11 @@ impl<'e> Fk<'e> {
             }
             let mut found = false;
             for cand in rows_with(txn, &parent, &pcols, &vals)? {
-                let locked =
-                    txn.lock_row_mode(&parent, &key_of(&parent, &cand), LockMode::Shared)?;
+                let locked = txn.lock_row_mode(
+                    &parent,
+                    &crate::exec::pk_of(&parent, &cand),
+                    LockMode::Shared,
+                )?;
                 if locked.is_some_and(|r| matches(&parent, &r, &pcols, &vals)) {
                     found = true;
                     break;
@@ -694,7 +669,7 @@ impl<'e> Fk<'e> {
         new: Option<&[Value]>,
     ) -> Result<(), SqlError> {
         // The row itself is not visited again by its own cascade (a row referencing itself).
-        let mut busy = vec![(t.id(), key_of(t, old))];
+        let mut busy = vec![(t.id(), crate::exec::pk_of(t, old))];
         let mut updating = Vec::new();
         if new.is_some() {
             updating.push(t.id());
@@ -743,7 +718,7 @@ impl<'e> Fk<'e> {
                 return Err(parent_fails(&child.db, &child.def, f));
             }
             for cand in rows_with(txn, &child, &f.columns, &vals)? {
-                let pk = key_of(&child, &cand);
+                let pk = crate::exec::pk_of(&child, &cand);
                 if cascading && busy.iter().any(|(id, k)| *id == child.id() && *k == pk) {
                     continue;
                 }

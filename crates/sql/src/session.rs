@@ -1156,7 +1156,7 @@ impl Core {
                 // The AUTO_INCREMENT column must keep leading some key.
                 let mut after = t.def.clone();
                 after.indexes.retain(|i| i.name != *name);
-                crate::fk::parent_keys_kept(engine, db, table, &t.def, &after)?;
+                crate::fk::parent_side_kept(engine, db, table, &t.def, &after)?;
                 if let Some(ai) = after.columns.iter().position(|c| c.auto_increment) {
                     if after.primary_key.first() != Some(&ai)
                         && !after.indexes.iter().any(|i| i.columns.first() == Some(&ai))
@@ -1193,7 +1193,7 @@ impl Core {
                 if let Some(c) = to.columns.get_mut(*pos) {
                     *c = column.clone();
                 }
-                crate::fk::referenced_columns_kept(engine, db, table, &from, &to)?;
+                crate::fk::parent_side_kept(engine, db, table, &from, &to)?;
                 engine.alter_column(db, table, *pos, column.clone(), check)?;
                 Ok(alter_ok(0))
             }
@@ -1207,8 +1207,7 @@ impl Core {
                     .collect();
                 let fk_checks = self.st.fk_checks();
                 crate::fk::validate(engine, db, &rebuild.def, &added, fk_checks)?;
-                crate::fk::referenced_columns_kept(engine, db, table, &rebuild.from, &rebuild.def)?;
-                crate::fk::parent_keys_kept(engine, db, table, &rebuild.from, &rebuild.def)?;
+                crate::fk::parent_side_kept(engine, db, table, &rebuild.from, &rebuild.def)?;
                 // Rows already in the table must have their parents for a key added now.
                 let mut parents_txn = (fk_checks && !added.is_empty()).then(|| engine.begin());
                 for (code, msg) in &rebuild.notes {
