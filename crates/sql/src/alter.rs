@@ -156,17 +156,10 @@ pub fn plan(ops: &[&ast::AlterTableOperation], from: &TableDef) -> Result<Rebuil
                     // Only columns the table had before the statement (as MariaDB).
                     match r.original(&name.value) {
                         Some(pos) => r.remove(pos)?,
-                        None if *if_exists => r.notes.push((
-                            1091,
-                            format!("Can't DROP COLUMN `{}`; check that it exists", name.value),
-                        )),
-                        None => {
-                            return Err(SqlError::new(
-                                1091,
-                                "42000",
-                                format!("Can't DROP COLUMN `{}`; check that it exists", name.value),
-                            ))
-                        }
+                        None if *if_exists => r
+                            .notes
+                            .push((1091, not_there("COLUMN", &name.value).message)),
+                        None => return Err(not_there("COLUMN", &name.value)),
                     }
                 }
             }
@@ -223,7 +216,7 @@ pub fn plan(ops: &[&ast::AlterTableOperation], from: &TableDef) -> Result<Rebuil
                 }
                 ast::TableConstraint::ForeignKey(f) => {
                     let d = crate::fk::declared(f, &r.def, None)?;
-                    crate::fk::add_to_def(&mut r.def, "", vec![d])?;
+                    crate::fk::add_to_def(&mut r.def, vec![d])?;
                     // MariaDB copies the rows to check them (and reports them).
                     r.copies = true;
                 }
@@ -239,14 +232,7 @@ pub fn plan(ops: &[&ast::AlterTableOperation], from: &TableDef) -> Result<Rebuil
                     .foreign_keys
                     .retain(|f| !f.name.eq_ignore_ascii_case(&name.value));
                 if r.def.foreign_keys.len() == before {
-                    return Err(SqlError::new(
-                        1091,
-                        "42000",
-                        format!(
-                            "Can't DROP FOREIGN KEY `{}`; check that it exists",
-                            name.value
-                        ),
-                    ));
+                    return Err(not_there("FOREIGN KEY", &name.value));
                 }
             }
             Op::DropPrimaryKey { .. } => r.drop_primary()?,
@@ -259,14 +245,10 @@ pub fn plan(ops: &[&ast::AlterTableOperation], from: &TableDef) -> Result<Rebuil
                     .indexes
                     .retain(|i| !i.name.eq_ignore_ascii_case(&name.value));
                 if r.def.indexes.len() == before {
-                    return Err(SqlError::new(
-                        1091,
-                        "42000",
-                        format!("Can't DROP INDEX `{}`; check that it exists", name.value),
-                    ));
+                    return Err(not_there("INDEX", &name.value));
                 }
                 if !crate::fk::keys_covered(&r.def) {
-                    return Err(needed_index(&name.value));
+                    return Err(crate::fk::needed_index(&name.value));
                 }
             }
             Op::Algorithm { .. } | Op::Lock { .. } => {}
@@ -292,7 +274,7 @@ pub fn plan(ops: &[&ast::AlterTableOperation], from: &TableDef) -> Result<Rebuil
         }
     }
     if !crate::fk::keys_covered(&r.def) {
-        return Err(needed_index("PRIMARY"));
+        return Err(crate::fk::needed_index("PRIMARY"));
     }
     // A stored form that changes (or a key column's collation, AUTO_INCREMENT) is a copy
     // for MariaDB too.
@@ -448,7 +430,7 @@ impl Rebuild {
             // MariaDB names the index that would go with the column, else the constraint.
             return Err(
                 match self.def.indexes.iter().find(|i| i.columns.contains(&pos)) {
-                    Some(ix) => needed_index(&ix.name),
+                    Some(ix) => crate::fk::needed_index(&ix.name),
                     None => SqlError::new(
                         1828,
                         "HY000",
@@ -521,7 +503,7 @@ impl Rebuild {
             self.fills[pos] =
                 ddl::column_default(&col).unwrap_or_else(|| ddl::implicit_default(&col.ty));
         }
-        fk_column_keeps_type(&self.def, pos, &col)?;
+        crate::fk::child_column_kept(&self.def, pos, &col)?;
         let name = col.name.clone();
         self.def.columns[pos] = col;
         if primary {
@@ -609,11 +591,7 @@ impl Rebuild {
 
     fn drop_primary(&mut self) -> Result<(), SqlError> {
         if self.def.primary_key.is_empty() {
-            return Err(SqlError::new(
-                1091,
-                "42000",
-                "Can't DROP INDEX `PRIMARY`; check that it exists",
-            ));
+            return Err(not_there("INDEX", "PRIMARY"));
         }
         self.def.primary_key.clear();
         self.copies = true;
@@ -639,12 +617,12 @@ fn column_ast(
     }
 }
 
-/// 1553: the index is the last one a foreign key of the table can use.
-fn needed_index(name: &str) -> SqlError {
+/// 1091: `DROP <what> name` of something the table does not have.
+pub fn not_there(what: &str, name: &str) -> SqlError {
     SqlError::new(
-        1553,
-        "HY000",
-        format!("Cannot drop index '{name}': needed in a foreign key constraint"),
+        1091,
+        "42000",
+        format!("Can't DROP {what} `{name}`; check that it exists"),
     )
 }
 
@@ -652,25 +630,6 @@ fn without_index(def: &TableDef, name: &str) -> TableDef {
     let mut d = def.clone();
     d.indexes.retain(|i| !i.name.eq_ignore_ascii_case(name));
     d
-}
-
-/// 1832: a column of a foreign key keeps its type and collation (NULL-ability, default and
-/// name may change).
-pub fn fk_column_keeps_type(def: &TableDef, pos: usize, new: &ColumnDef) -> Result<(), SqlError> {
-    let old = &def.columns[pos];
-    if let Some(f) = def.foreign_keys.iter().find(|f| f.columns.contains(&pos)) {
-        if old.ty != new.ty || old.collation != new.collation {
-            return Err(SqlError::new(
-                1832,
-                "HY000",
-                format!(
-                    "Cannot change column '{}': used in a foreign key constraint '{}'",
-                    old.name, f.name
-                ),
-            ));
-        }
-    }
-    Ok(())
 }
 
 fn is_keyed(def: &TableDef, pos: usize) -> bool {

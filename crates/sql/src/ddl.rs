@@ -812,7 +812,7 @@ pub fn table_def(ct: &ast::CreateTable) -> Result<TableDef, SqlError> {
             fks.push(crate::fk::declared(f, &def, None)?);
         }
     }
-    crate::fk::add_to_def(&mut def, "", fks)?;
+    crate::fk::add_to_def(&mut def, fks)?;
     for &p in &def.primary_key {
         def.columns[p].nullable = false;
     }

@@ -116,12 +116,12 @@ pub fn declared(
     })
 }
 
-/// Adds `fks` to `def` (statement order), in the database `db` (a parent named without one
-/// is there): unnamed ones become `<table>_ibfk_<n>` after the highest such number the table
+/// Adds `fks` to `def` (statement order; `resolve_db` later names the database of parents
+/// given without one): unnamed ones become `<table>_ibfk_<n>` after the highest such number the table
 /// had, and each gets an index on its columns unless another index (or the primary key)
 /// starts with them — a generated index is dropped in favour of any other covering one, as
 /// MariaDB does.
-pub fn add_to_def(def: &mut TableDef, db: &str, fks: Vec<Declared>) -> Result<(), SqlError> {
+pub fn add_to_def(def: &mut TableDef, fks: Vec<Declared>) -> Result<(), SqlError> {
     let prefix = format!("{}_ibfk_", def.name);
     let mut n = def
         .foreign_keys
@@ -135,22 +135,16 @@ pub fn add_to_def(def: &mut TableDef, db: &str, fks: Vec<Declared>) -> Result<()
             n += 1;
             d.fk.name = format!("{prefix}{n}");
         }
-        if d.fk.parent_db.is_empty() {
-            d.fk.parent_db = db.to_string();
-        }
         keys.push((d.key_name, d.fk.columns.clone(), true));
         def.foreign_keys.push(d.fk);
     }
-    let starts =
-        |cols: &[usize], with: &[usize]| cols.len() >= with.len() && cols[..with.len()] == *with;
     for i in 0..keys.len() {
         let cols = keys[i].1.clone();
-        let covered = (!def.primary_key.is_empty() && starts(&def.primary_key, &cols))
-            || def.indexes.iter().any(|x| starts(&x.columns, &cols))
+        let covered = index_for(def, &cols).is_some()
             || keys
                 .iter()
                 .enumerate()
-                .any(|(j, k)| j != i && k.2 && starts(&k.1, &cols));
+                .any(|(j, k)| j != i && k.2 && leads(&k.1, &cols));
         if covered {
             keys[i].2 = false;
         }
@@ -217,14 +211,50 @@ fn positions(def: &TableDef, names: &[String]) -> Option<Vec<usize>> {
 /// The index of `def` whose leading columns are `cols`: `Some(None)` for the primary key,
 /// `Some(Some(i))` for secondary index `i`.
 fn index_for(def: &TableDef, cols: &[usize]) -> Option<Option<usize>> {
-    let starts = |k: &[usize]| k.len() >= cols.len() && k[..cols.len()] == *cols;
-    if !def.primary_key.is_empty() && starts(&def.primary_key) {
+    if !def.primary_key.is_empty() && leads(&def.primary_key, cols) {
         return Some(None);
     }
     def.indexes
         .iter()
-        .position(|i| starts(&i.columns))
+        .position(|i| leads(&i.columns, cols))
         .map(Some)
+}
+
+/// Key columns `key` start with `cols`.
+fn leads(key: &[usize], cols: &[usize]) -> bool {
+    key.len() >= cols.len() && key[..cols.len()] == *cols
+}
+
+/// 1553: the index is the last one a foreign key can use.
+pub fn needed_index(name: &str) -> SqlError {
+    SqlError::new(
+        1553,
+        "HY000",
+        format!("Cannot drop index '{name}': needed in a foreign key constraint"),
+    )
+}
+
+/// A column on either side of a foreign key keeps the type and collation the key joins on
+/// (NULL-ability, default and name may change).
+fn type_kept(old: &ColumnDef, new: &ColumnDef) -> bool {
+    old.ty == new.ty && old.collation == new.collation
+}
+
+/// 1832: column `pos` of `def`, in one of its foreign keys, keeps its type when it becomes
+/// `new`.
+pub fn child_column_kept(def: &TableDef, pos: usize, new: &ColumnDef) -> Result<(), SqlError> {
+    let old = &def.columns[pos];
+    match def.foreign_keys.iter().find(|f| f.columns.contains(&pos)) {
+        Some(f) if !type_kept(old, new) => Err(SqlError::new(
+            1832,
+            "HY000",
+            format!(
+                "Cannot change column '{}': used in a foreign key constraint '{}'",
+                old.name, f.name
+            ),
+        )),
+        _ => Ok(()),
+    }
 }
 
 /// Every foreign key of `def` has an index (or the primary key) starting with its columns.
@@ -344,7 +374,7 @@ pub fn parent_side_kept(
                 ));
             };
             let (x, y) = (&from.columns[a], &to.columns[b]);
-            if x.ty != y.ty || x.collation != y.collation {
+            if !type_kept(x, y) {
                 return Err(SqlError::new(
                     1833,
                     "HY000",
@@ -357,15 +387,10 @@ pub fn parent_side_kept(
             after.push(b);
         }
         if index_for(to, &after).is_none() {
-            let name = match index_for(from, &before) {
-                Some(Some(i)) => from.indexes[i].name.clone(),
-                _ => "PRIMARY".to_string(),
-            };
-            return Err(SqlError::new(
-                1553,
-                "HY000",
-                format!("Cannot drop index '{name}': needed in a foreign key constraint"),
-            ));
+            return Err(needed_index(match index_for(from, &before) {
+                Some(Some(i)) => &from.indexes[i].name,
+                _ => "PRIMARY",
+            }));
         }
     }
     Ok(())

@@ -1357,7 +1357,7 @@ fn change_column(
             .collect(),
     };
     let column = ddl::changed_column(&c, &t.def, pos)?;
-    crate::alter::fk_column_keeps_type(&t.def, pos, &column)?;
+    crate::fk::child_column_kept(&t.def, pos, &column)?;
     let before = &t.def.columns[pos];
     let check = column.ty != before.ty || (before.nullable && !column.nullable);
     Ok(util(Utility::AlterColumn {
@@ -3699,6 +3699,7 @@ fn multi_write(
         });
         offset += n;
     }
+    let n_values = extra.len();
     match &mut *q.body {
         ast::SetExpr::Select(sel) => {
             sel.projection.extend(extra);
@@ -3708,13 +3709,7 @@ fn multi_write(
         _ => return Err(SqlError::syntax("internal: multi-table template")),
     }
     let plan = select(&q, cx)?;
-    if plan.n_out
-        != width
-            + targets
-                .iter()
-                .map(|(_, s)| s.iter().filter(|(_, e)| e.is_some()).count())
-                .sum::<usize>()
-    {
+    if plan.n_out != width + n_values {
         return Err(SqlError::syntax("internal: multi-table row width"));
     }
     Ok(MultiWrite {

@@ -1147,11 +1147,7 @@ impl Core {
             Utility::DropIndex { db, table, name } => {
                 let t = engine.table(db, table)?;
                 if !t.def.indexes.iter().any(|i| i.name == *name) {
-                    return Err(SqlError::new(
-                        1091,
-                        "42000",
-                        format!("Can't DROP INDEX `{name}`; check that it exists"),
-                    ));
+                    return Err(crate::alter::not_there("INDEX", name));
                 }
                 // The AUTO_INCREMENT column must keep leading some key.
                 let mut after = t.def.clone();
