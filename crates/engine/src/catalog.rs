@@ -6,7 +6,9 @@
 
 use crate::collation::Collation;
 use crate::keys::encode_key;
-use crate::types::{ColumnDef, ColumnType, FkAction, ForeignKeyDef, IndexDef, TableDef, Value};
+use crate::types::{
+    ColumnDef, ColumnType, FkAction, ForeignKeyDef, IndexDef, TableDef, Value, ViewDef,
+};
 use crate::{Error, Result};
 use tierdb_page::PageId;
 
@@ -208,6 +210,87 @@ pub fn decode_dropped(b: &[u8]) -> Result<PageId> {
         return Err(Error::Corrupt("dropped-tree entry kind".into()));
     }
     Ok(PageId(r.u64()?))
+}
+
+/// Bytes of a view's value per catalog entry: the first piece is the value of the view's
+/// `table_key` entry, the others go to `view_part_key` entries (a long query does not fit one
+/// B+tree cell).
+pub const VIEW_PIECE: usize = 3000;
+
+/// Key of piece `i` (1, 2, ...) of view `db`.`name`'s value: a first component no database
+/// name can have (byte 01), then the names and the piece number.
+pub fn view_part_key(db: &str, name: &str, i: usize) -> Vec<u8> {
+    encode_key(&[
+        Value::Bytes(vec![1]),
+        Value::Bytes(db.as_bytes().to_vec()),
+        Value::Bytes(name.as_bytes().to_vec()),
+        Value::Bytes((i as u16).to_be_bytes().to_vec()),
+    ])
+}
+
+/// A view's catalog entries: (key, value) for its `table_key` entry and each further piece
+/// (`"P"` + the next `VIEW_PIECE` bytes of the value).
+pub fn view_entries(db: &str, v: &ViewDef) -> Vec<(Vec<u8>, Vec<u8>)> {
+    let mut w = W(vec![b'V']);
+    w.str(&v.name);
+    w.u32(v.query.len() as u32);
+    w.0.extend_from_slice(v.query.as_bytes());
+    for s in [
+        &v.algorithm,
+        &v.definer,
+        &v.security,
+        &v.check_option,
+        &v.charset_client,
+        &v.collation_connection,
+    ] {
+        w.str(s);
+    }
+    w.0.chunks(VIEW_PIECE)
+        .enumerate()
+        .map(|(i, piece)| {
+            if i == 0 {
+                (table_key(db, &v.name), piece.to_vec())
+            } else {
+                let mut val = vec![b'P'];
+                val.extend_from_slice(piece);
+                (view_part_key(db, &v.name, i), val)
+            }
+        })
+        .collect()
+}
+
+/// The view whose value is `first` (its `table_key` entry, starting with `"V"`) followed by
+/// `rest` (its pieces' values, in order, each starting with `"P"`).
+pub fn decode_view(first: &[u8], rest: &[&[u8]]) -> Result<ViewDef> {
+    let mut b = first.to_vec();
+    for p in rest {
+        match p.split_first() {
+            Some((b'P', piece)) => b.extend_from_slice(piece),
+            _ => return Err(Error::Corrupt("view piece entry kind".into())),
+        }
+    }
+    let mut r = R(&b);
+    if r.u8()? != b'V' {
+        return Err(Error::Corrupt("catalog entry is not a view".into()));
+    }
+    let name = r.str()?;
+    let n = r.u32()? as usize;
+    let query = String::from_utf8(r.take(n)?.to_vec())
+        .map_err(|_| Error::Corrupt("view query is not UTF-8".into()))?;
+    let v = ViewDef {
+        name,
+        query,
+        algorithm: r.str()?,
+        definer: r.str()?,
+        security: r.str()?,
+        check_option: r.str()?,
+        charset_client: r.str()?,
+        collation_connection: r.str()?,
+    };
+    if !r.0.is_empty() {
+        return Err(Error::Corrupt("trailing bytes after a view entry".into()));
+    }
+    Ok(v)
 }
 
 pub fn encode_db() -> Vec<u8> {
@@ -504,5 +587,40 @@ mod tests {
                 Err(_) => assert_ne!(cut, old_len),
             }
         }
+    }
+
+    #[test]
+    fn long_view_entry_splits_into_pieces_and_round_trips() {
+        let v = ViewDef {
+            name: "report".into(),
+            query: format!(
+                "SELECT {} FROM t",
+                "a + 1 AS `x`, ".repeat(700) + "b AS `y`"
+            ),
+            algorithm: "UNDEFINED".into(),
+            definer: "root@localhost".into(),
+            security: "DEFINER".into(),
+            check_option: "NONE".into(),
+            charset_client: "utf8mb4".into(),
+            collation_connection: "utf8mb4_general_ci".into(),
+        };
+        let entries = view_entries("shop", &v);
+        assert!(entries.len() >= 4, "{} entries", entries.len());
+        assert_eq!(entries[0].0, table_key("shop", "report"));
+        for (k, val) in &entries {
+            assert!(k.len() <= 1024 && val.len() <= VIEW_PIECE + 1);
+        }
+        let rest: Vec<&[u8]> = entries[1..].iter().map(|(_, v)| v.as_slice()).collect();
+        assert_eq!(decode_view(&entries[0].1, &rest).unwrap(), v);
+        // A missing piece is corruption, never a shorter view.
+        assert!(decode_view(&entries[0].1, &rest[..rest.len() - 1]).is_err());
+        // A short view is one entry.
+        let short = ViewDef {
+            query: "SELECT 1 AS `1`".into(),
+            ..v
+        };
+        let one = view_entries("shop", &short);
+        assert_eq!(one.len(), 1);
+        assert_eq!(decode_view(&one[0].1, &[]).unwrap(), short);
     }
 }

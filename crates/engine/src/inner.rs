@@ -9,7 +9,7 @@ use crate::catalog::{self, TableEntry, SLOT_CATALOG_ROOT, SLOT_NEXT_TABLE_ID};
 use crate::rowcodec::Undo;
 use crate::storage::{DataFile, LogGate};
 use crate::txns::ActiveTxns;
-use crate::{ColumnDef, EngineConfig, Error, IndexDef, Result, Table, TableDef};
+use crate::{ColumnDef, EngineConfig, Error, IndexDef, Result, Table, TableDef, ViewDef};
 use parking_lot::{Condvar, Mutex, RwLock};
 use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering};
@@ -81,6 +81,8 @@ pub(crate) struct Inner {
     pub catalog_tree: BTree,
     /// db → table → handle.
     pub catalog: RwLock<BTreeMap<String, BTreeMap<String, Arc<Table>>>>,
+    /// db → view → definition. Views and tables share one namespace per database.
+    pub views: RwLock<BTreeMap<String, BTreeMap<String, Arc<ViewDef>>>>,
     /// Some table has (or had, since start-up) a FOREIGN KEY: until then `referencing` answers
     /// without looking at the catalog, so tables without any cost nothing.
     pub any_foreign_keys: AtomicBool,
@@ -355,6 +357,7 @@ impl Inner {
             bpe,
             catalog_tree,
             catalog: RwLock::new(BTreeMap::new()),
+            views: RwLock::new(BTreeMap::new()),
             any_foreign_keys: AtomicBool::new(false),
             ddl: Mutex::new(()),
             locks: LockManager::new(),
@@ -420,13 +423,21 @@ impl Inner {
     fn load_catalog(&self) -> Result<()> {
         let mut dbs: BTreeMap<String, BTreeMap<String, Arc<Table>>> = BTreeMap::new();
         let mut dropped: Vec<PageId> = Vec::new();
+        let mut views: BTreeMap<String, BTreeMap<String, Arc<ViewDef>>> = BTreeMap::new();
         let mut entries: Vec<(Vec<u8>, Vec<u8>)> = Vec::new();
         self.catalog_tree
             .scan(&self.store, std::ops::Bound::Unbounded, |k, v| {
                 entries.push((k.to_vec(), v.to_vec()));
                 true
             })?;
-        for (k, v) in entries {
+        // The further pieces of long views' entries, by key.
+        let pieces: std::collections::HashMap<Vec<u8>, Vec<u8>> = entries
+            .iter()
+            .filter(|(_, v)| v.first() == Some(&b'P'))
+            .cloned()
+            .collect();
+        for (k, v) in &entries {
+            let (k, v) = (k.as_slice(), v.as_slice());
             let parts =
                 crate::keys::decode_key(&k).ok_or_else(|| Error::Corrupt("catalog key".into()))?;
             let name = |i: usize| match parts.get(i) {
@@ -446,6 +457,20 @@ impl Inner {
                     dbs.entry(db).or_default().insert(t.def.name.clone(), t);
                 }
                 Some(b'G') => dropped.push(catalog::decode_dropped(&v)?),
+                Some(b'V') => {
+                    let (db, view) = (name(0)?, name(1)?);
+                    let mut rest = Vec::new();
+                    for i in 1.. {
+                        let key = catalog::view_part_key(&db, &view, i);
+                        match pieces.get(&key) {
+                            Some(p) => rest.push(p.as_slice()),
+                            None => break,
+                        }
+                    }
+                    let def = catalog::decode_view(&v, &rest)?;
+                    views.entry(db).or_default().insert(view, Arc::new(def));
+                }
+                Some(b'P') => {}
                 _ => return Err(Error::Corrupt("catalog entry kind".into())),
             }
         }
@@ -474,6 +499,7 @@ impl Inner {
         }
         *self.dropped.lock() = pending;
         *self.catalog.write() = dbs;
+        *self.views.write() = views;
         Ok(())
     }
 
@@ -553,6 +579,141 @@ impl Inner {
         Ok(())
     }
 
+    /// Several catalog changes in one mtr (all or none after a crash). It runs alone like
+    /// RENAME's: freeing dropped trees latches the catalog in another order.
+    fn catalog_apply(&self, changes: Vec<(Vec<u8>, Option<Vec<u8>>)>) -> Result<()> {
+        let _reclaim = self.reclaim_lock.lock();
+        let mut m = Mtr::new(&self.store, 0);
+        for (key, val) in changes {
+            self.catalog_tree
+                .modify_exclusive(&mut m, &key, |_| match &val {
+                    Some(v) => Modify::Put(v.clone()),
+                    None => Modify::Delete,
+                })?;
+        }
+        if let Some(end) = m.commit()? {
+            self.store.wal.flush_to(end)?;
+        }
+        Ok(())
+    }
+
+    pub fn view(&self, db: &str, name: &str) -> Option<Arc<ViewDef>> {
+        self.views.read().get(db)?.get(name).cloned()
+    }
+
+    /// The views of database `db`, by name.
+    pub fn views(&self, db: &str) -> Vec<Arc<ViewDef>> {
+        self.views
+            .read()
+            .get(db)
+            .map(|vs| vs.values().cloned().collect())
+            .unwrap_or_default()
+    }
+
+    /// `CREATE [OR REPLACE] VIEW`: TableExists when a table has the name, or a view and not
+    /// `replace`. The entries (and the old view's, replaced) change in one mtr.
+    pub fn create_view(&self, db: &str, def: ViewDef, replace: bool) -> Result<()> {
+        let _g = self.ddl.lock();
+        if !self.catalog.read().contains_key(db) {
+            return Err(Error::NoSuchDatabase(db.into()));
+        }
+        if self.table(db, &def.name).is_ok() {
+            return Err(Error::TableExists(def.name.clone()));
+        }
+        let old = self.view(db, &def.name);
+        if old.is_some() && !replace {
+            return Err(Error::TableExists(def.name.clone()));
+        }
+        let mut changes: Vec<(Vec<u8>, Option<Vec<u8>>)> = old
+            .map(|o| {
+                catalog::view_entries(db, &o)
+                    .into_iter()
+                    .map(|(k, _)| (k, None))
+                    .collect()
+            })
+            .unwrap_or_default();
+        for (k, v) in catalog::view_entries(db, &def) {
+            changes.retain(|(o, _)| *o != k);
+            changes.push((k, Some(v)));
+        }
+        self.catalog_apply(changes)?;
+        self.views
+            .write()
+            .entry(db.to_string())
+            .or_default()
+            .insert(def.name.clone(), Arc::new(def));
+        Ok(())
+    }
+
+    /// `DROP VIEW`: NoSuchTable when `db`.`name` is not a view.
+    pub fn drop_view(&self, db: &str, name: &str) -> Result<()> {
+        let _g = self.ddl.lock();
+        let Some(v) = self.view(db, name) else {
+            return Err(Error::NoSuchTable {
+                db: db.into(),
+                table: name.into(),
+            });
+        };
+        let gone = catalog::view_entries(db, &v)
+            .into_iter()
+            .map(|(k, _)| (k, None))
+            .collect();
+        self.catalog_apply(gone)?;
+        if let Some(vs) = self.views.write().get_mut(db) {
+            vs.remove(name);
+        }
+        Ok(())
+    }
+
+    /// `RENAME TABLE` of views within their database (`(db, from, to)` each), all or none:
+    /// NoSuchTable when a source is not a view (after the earlier pairs), TableExists when
+    /// a target name is taken.
+    pub fn rename_views(&self, pairs: &[(String, String, String)]) -> Result<()> {
+        let _g = self.ddl.lock();
+        let mut now: BTreeMap<(String, String), Option<Arc<ViewDef>>> = BTreeMap::new();
+        let current =
+            |now: &BTreeMap<(String, String), Option<Arc<ViewDef>>>, db: &str, n: &str| match now
+                .get(&(db.to_string(), n.to_string()))
+            {
+                Some(x) => x.clone(),
+                None => self.view(db, n),
+            };
+        let mut changes: Vec<(Vec<u8>, Option<Vec<u8>>)> = Vec::new();
+        for (db, from, to) in pairs {
+            let v = current(&now, db, from).ok_or_else(|| Error::NoSuchTable {
+                db: db.clone(),
+                table: from.clone(),
+            })?;
+            if current(&now, db, to).is_some() || self.table(db, to).is_ok() {
+                return Err(Error::TableExists(to.clone()));
+            }
+            let moved = ViewDef {
+                name: to.clone(),
+                ..(*v).clone()
+            };
+            for (k, _) in catalog::view_entries(db, &v) {
+                changes.retain(|(o, _)| *o != k);
+                changes.push((k, None));
+            }
+            for (k, val) in catalog::view_entries(db, &moved) {
+                changes.retain(|(o, _)| *o != k);
+                changes.push((k, Some(val)));
+            }
+            now.insert((db.clone(), from.clone()), None);
+            now.insert((db.clone(), to.clone()), Some(Arc::new(moved)));
+        }
+        self.catalog_apply(changes)?;
+        let mut vs = self.views.write();
+        for ((db, name), v) in now {
+            let m = vs.entry(db).or_default();
+            match v {
+                Some(v) => m.insert(name, v),
+                None => m.remove(&name),
+            };
+        }
+        Ok(())
+    }
+
     pub fn create_database(&self, name: &str) -> Result<()> {
         let _g = self.ddl.lock();
         if self.catalog.read().contains_key(name) {
@@ -579,8 +740,22 @@ impl Inner {
             let handle = self.table(name, &t)?;
             self.drop_table_entry(name, &handle)?;
         }
+        let views: Vec<Arc<ViewDef>> = self
+            .views
+            .read()
+            .get(name)
+            .map(|vs| vs.values().cloned().collect())
+            .unwrap_or_default();
+        for v in views {
+            let gone = catalog::view_entries(name, &v)
+                .into_iter()
+                .map(|(k, _)| (k, None))
+                .collect();
+            self.catalog_apply(gone)?;
+        }
         self.catalog_put(&catalog::db_key(name), None)?;
         self.catalog.write().remove(name);
+        self.views.write().remove(name);
         Ok(())
     }
 
@@ -589,7 +764,7 @@ impl Inner {
         {
             let c = self.catalog.read();
             let tabs = c.get(db).ok_or_else(|| Error::NoSuchDatabase(db.into()))?;
-            if tabs.contains_key(&def.name) {
+            if tabs.contains_key(&def.name) || self.view(db, &def.name).is_some() {
                 return Err(Error::TableExists(def.name.clone()));
             }
         }
@@ -651,7 +826,7 @@ impl Inner {
                 if !c.contains_key(to_db) {
                     return Err(Error::NoSuchDatabase(to_db.clone()));
                 }
-                if lookup(&names, to_db, to).is_some() {
+                if lookup(&names, to_db, to).is_some() || self.view(to_db, to).is_some() {
                     return Err(Error::TableExists(to.clone()));
                 }
                 names.insert((db.clone(), from.clone()), None);

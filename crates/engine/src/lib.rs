@@ -25,7 +25,9 @@ pub use collation::Collation;
 pub use error::{Error, Result};
 pub use tierdb_txn::LockMode;
 pub use txn::Savepoint;
-pub use types::{ColumnDef, ColumnType, FkAction, ForeignKeyDef, IndexDef, Row, TableDef, Value};
+pub use types::{
+    ColumnDef, ColumnType, FkAction, ForeignKeyDef, IndexDef, Row, TableDef, Value, ViewDef,
+};
 
 use std::ops::Bound;
 use std::path::PathBuf;
@@ -211,6 +213,27 @@ impl Engine {
     /// TableExists, or LockWaitTimeout while a writer or LOCK TABLES holder keeps one open.
     pub fn rename_tables(&self, pairs: &[(String, String, String, String)]) -> Result<()> {
         self.inner.rename_tables(pairs)
+    }
+    /// `CREATE [OR REPLACE] VIEW`: TableExists when a table (or, without `replace`, a view)
+    /// has the name; NoSuchDatabase.
+    pub fn create_view(&self, db: &str, def: ViewDef, replace: bool) -> Result<()> {
+        self.inner.create_view(db, def, replace)
+    }
+    /// `DROP VIEW`: NoSuchTable when it is not a view.
+    pub fn drop_view(&self, db: &str, name: &str) -> Result<()> {
+        self.inner.drop_view(db, name)
+    }
+    /// Renames views within their database (`(db, from, to)`), all or none.
+    pub fn rename_views(&self, pairs: &[(String, String, String)]) -> Result<()> {
+        self.inner.rename_views(pairs)
+    }
+    /// The view `db`.`name`, if there is one (names compare like table names).
+    pub fn view(&self, db: &str, name: &str) -> Option<Arc<ViewDef>> {
+        self.inner.view(db, name)
+    }
+    /// The views of `db`, sorted by name.
+    pub fn views(&self, db: &str) -> Vec<Arc<ViewDef>> {
+        self.inner.views(db)
     }
     /// Adds a secondary index and fills it from the table's committed rows.
     pub fn create_index(&self, db: &str, table: &str, index: IndexDef) -> Result<()> {

@@ -191,3 +191,24 @@ impl TableDef {
             .position(|c| c.name.eq_ignore_ascii_case(name))
     }
 }
+
+/// A view: a named, stored SELECT (`CREATE VIEW`). The engine keeps it in the catalog and
+/// never reads its query; the SQL layer plans it wherever the view is named.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ViewDef {
+    pub name: String,
+    /// The view's SELECT as the SQL layer wrote it (table names relative to the view's
+    /// database, every select-list item named).
+    pub query: String,
+    /// `UNDEFINED`, `MERGE` or `TEMPTABLE` (kept and shown; every view is merged).
+    pub algorithm: String,
+    /// `user@host`, as MariaDB's INFORMATION_SCHEMA.VIEWS.DEFINER shows it.
+    pub definer: String,
+    /// `DEFINER` or `INVOKER`.
+    pub security: String,
+    /// `NONE`, `CASCADED` or `LOCAL`.
+    pub check_option: String,
+    /// The session's character_set_client and collation_connection at CREATE VIEW.
+    pub charset_client: String,
+    pub collation_connection: String,
+}

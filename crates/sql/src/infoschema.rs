@@ -1,7 +1,8 @@
 //! `INFORMATION_SCHEMA`: read-only virtual tables made from the catalog when a statement
 //! reads them — SCHEMATA, TABLES, COLUMNS, STATISTICS, the keys and foreign keys
-//! (TABLE_CONSTRAINTS, KEY_COLUMN_USAGE, REFERENTIAL_CONSTRAINTS), and the always-empty
-//! TRIGGERS, VIEWS and ROUTINES (tierdb has none of those objects). Queried like any table
+//! (TABLE_CONSTRAINTS, KEY_COLUMN_USAGE, REFERENTIAL_CONSTRAINTS), VIEWS (views also have
+//! their rows in TABLES and COLUMNS), and the always-empty TRIGGERS and ROUTINES (tierdb has
+//! none of those objects). Queried like any table
 //! (WHERE, ORDER BY, aggregates, LIMIT run on the generated rows), which is what mariadb-dump,
 //! GUI clients and ORMs do.
 //!
@@ -182,6 +183,9 @@ pub fn table(engine: &Arc<Engine>, name: &str) -> Result<InfoTable, SqlError> {
             text("IS_UPDATABLE"),
             text("DEFINER"),
             text("SECURITY_TYPE"),
+            text("CHARACTER_SET_CLIENT"),
+            text("COLLATION_CONNECTION"),
+            text("ALGORITHM"),
         ],
         "ROUTINES" => vec![
             text("SPECIFIC_NAME"),
@@ -368,19 +372,52 @@ pub fn rows(t: &InfoTable) -> Result<Vec<Row>, SqlError> {
                         s(""),
                     ]);
                 }
+                for v in e.views(&db) {
+                    let mut r = vec![s("def"), s(&db), s(&v.name), s("VIEW")];
+                    r.extend(std::iter::repeat_n(Value::Null, 16));
+                    r.push(s("VIEW"));
+                    out.push(r);
+                }
+            }
+        }
+        "VIEWS" => {
+            for db in e.databases() {
+                for v in e.views(&db) {
+                    out.push(vec![
+                        s("def"),
+                        s(&db),
+                        s(&v.name),
+                        s(&v.query),
+                        s(&v.check_option),
+                        // Views are read-only in tierdb.
+                        s("NO"),
+                        s(&v.definer),
+                        s(&v.security),
+                        s(&v.charset_client),
+                        s(&v.collation_connection),
+                        s(&v.algorithm),
+                    ]);
+                }
             }
         }
         "COLUMNS" => {
             for db in e.databases() {
-                for h in tables(&db)? {
-                    for (ci, c) in h.def.columns.iter().enumerate() {
+                let mut defs: Vec<TableDef> = tables(&db)?.iter().map(|h| h.def.clone()).collect();
+                // A view whose query no longer plans (a table it reads is gone) has no columns.
+                defs.extend(
+                    e.views(&db)
+                        .iter()
+                        .filter_map(|v| crate::view::shape(e, &db, &v.name).ok()),
+                );
+                for def in &defs {
+                    for (ci, c) in def.columns.iter().enumerate() {
                         let (chars, prec, scale, dt) = sizes(&c.ty);
                         let textual = crate::exec::is_text_type(&c.ty);
-                        let key = crate::show::column_key(&h.def, ci);
+                        let key = crate::show::column_key(def, ci);
                         out.push(vec![
                             s("def"),
                             s(&db),
-                            s(&h.def.name),
+                            s(&def.name),
                             s(&c.name),
                             n(ci as u64 + 1),
                             ddl::default_sql(c).map(s).unwrap_or(Value::Null),
@@ -507,7 +544,7 @@ pub fn rows(t: &InfoTable) -> Result<Vec<Row>, SqlError> {
                 }
             }
         }
-        // No triggers, views or routines exist.
+        // No triggers or routines exist.
         _ => {}
     }
     Ok(out)

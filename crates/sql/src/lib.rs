@@ -28,6 +28,7 @@ pub mod shared;
 pub mod show;
 pub mod status;
 pub mod variables;
+pub mod view;
 
 pub use result::{Column, ColumnKind, PreparedInfo, QueryResult, SqlError, Value};
 pub use session::Session;

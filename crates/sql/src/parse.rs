@@ -223,6 +223,42 @@ fn show_create_database(tokens: &[sqlparser::tokenizer::TokenWithSpan]) -> Optio
     Some(Statement::ShowVariable { variable })
 }
 
+/// `SHOW TABLE STATUS ... LIKE 'pattern'`: sqlparser reads the statement as words and
+/// drops the quoted pattern, so it is handed on as a (backquoted) word.
+fn show_table_status_pattern(tokens: &mut [sqlparser::tokenizer::TokenWithSpan]) {
+    let idx: Vec<usize> = tokens
+        .iter()
+        .enumerate()
+        .filter(|(_, t)| {
+            !matches!(
+                t.token,
+                Token::Whitespace(_) | Token::SemiColon | Token::EOF
+            )
+        })
+        .map(|(i, _)| i)
+        .collect();
+    let kw = |i: usize, k: &str| {
+        idx.get(i).is_some_and(|&j| {
+            matches!(&tokens[j].token, Token::Word(w) if w.quote_style.is_none() && w.value.eq_ignore_ascii_case(k))
+        })
+    };
+    if !(kw(0, "SHOW") && kw(1, "TABLE") && kw(2, "STATUS")) {
+        return;
+    }
+    let Some(like) = (3..idx.len()).find(|&i| kw(i, "LIKE")) else {
+        return;
+    };
+    if let Some(&j) = idx.get(like + 1) {
+        if let Token::SingleQuotedString(p) | Token::DoubleQuotedString(p) = &tokens[j].token {
+            tokens[j].token = Token::Word(sqlparser::tokenizer::Word {
+                value: p.clone(),
+                quote_style: Some('`'),
+                keyword: sqlparser::keywords::Keyword::NoKeyword,
+            });
+        }
+    }
+}
+
 /// `ALTER TABLE name {DISABLE | ENABLE} KEYS`: the last two words become `ALGORITHM =
 /// DEFAULT` (sqlparser knows no KEYS toggle; both are no-ops here, as in InnoDB).
 fn keys_toggle_as_noop(tokens: &mut Vec<sqlparser::tokenizer::TokenWithSpan>) {
@@ -461,6 +497,80 @@ fn update_comma_joins(tokens: &mut Vec<sqlparser::tokenizer::TokenWithSpan>) {
     }
 }
 
+/// MySQL's view statements sqlparser does not take as they are: `ALTER [ALGORITHM = ...]
+/// [DEFINER = ...] [SQL SECURITY ...] VIEW` becomes `CREATE OR REPLACE ... VIEW` (returned
+/// true: the statement is marked `or_alter`, the view must exist), and a trailing
+/// `WITH [CASCADED | LOCAL] CHECK OPTION` is cut (returned: CASCADED or LOCAL).
+fn view_shims(tokens: &mut Vec<sqlparser::tokenizer::TokenWithSpan>) -> (bool, Option<String>) {
+    let word = |t: &Token| match t {
+        Token::Word(w) if w.quote_style.is_none() => Some(w.value.to_ascii_uppercase()),
+        _ => None,
+    };
+    let idx: Vec<usize> = tokens
+        .iter()
+        .enumerate()
+        .filter(|(_, t)| {
+            !matches!(
+                t.token,
+                Token::Whitespace(_) | Token::SemiColon | Token::EOF
+            )
+        })
+        .map(|(i, _)| i)
+        .collect();
+    let (Some(&first), Some(&second)) = (idx.first(), idx.get(1)) else {
+        return (false, None);
+    };
+    let verb = word(&tokens[first].token);
+    let next = word(&tokens[second].token);
+    let alter = verb.as_deref() == Some("ALTER")
+        && matches!(
+            next.as_deref(),
+            Some("VIEW" | "ALGORITHM" | "DEFINER" | "SQL")
+        );
+    let is_view = alter
+        || (verb.as_deref() == Some("CREATE")
+            && idx
+                .iter()
+                .take_while(|&&i| word(&tokens[i].token).as_deref() != Some("AS"))
+                .any(|&i| word(&tokens[i].token).as_deref() == Some("VIEW")));
+    if !is_view {
+        return (false, None);
+    }
+    // `... WITH [CASCADED | LOCAL] CHECK OPTION` at the end.
+    let words: Vec<Option<String>> = idx.iter().map(|&i| word(&tokens[i].token)).collect();
+    let n = words.len();
+    let mut check = None;
+    if n >= 3
+        && words[n - 2].as_deref() == Some("CHECK")
+        && words[n - 1].as_deref() == Some("OPTION")
+    {
+        let (kind, with_at) = match words[n - 3].as_deref() {
+            Some(k @ ("CASCADED" | "LOCAL")) => (k.to_string(), n.checked_sub(4)),
+            _ => ("CASCADED".to_string(), Some(n - 3)),
+        };
+        if let Some(w) = with_at.filter(|&w| words[w].as_deref() == Some("WITH")) {
+            tokens.truncate(idx[w]);
+            check = Some(kind);
+        }
+    }
+    if alter {
+        let span = tokens[first].span;
+        let at = |token: Token| sqlparser::tokenizer::TokenWithSpan { token, span };
+        let space = || at(Token::Whitespace(sqlparser::tokenizer::Whitespace::Space));
+        tokens.splice(
+            first..=first,
+            [
+                at(Token::make_keyword("CREATE")),
+                space(),
+                at(Token::make_keyword("OR")),
+                space(),
+                at(Token::make_keyword("REPLACE")),
+            ],
+        );
+    }
+    (alter, check)
+}
+
 pub fn parse(sql: &str) -> Result<Parsed, SqlError> {
     let dialect = MySqlDialect {};
     let mut tokens = Tokenizer::new(&dialect, sql)
@@ -581,6 +691,8 @@ pub fn parse(sql: &str) -> Result<Parsed, SqlError> {
     keys_toggle_as_noop(&mut tokens);
     write_modifiers(&mut tokens)?;
     update_comma_joins(&mut tokens);
+    let (view_alter, view_check) = view_shims(&mut tokens);
+    show_table_status_pattern(&mut tokens);
     let mut parser = Parser::new(&dialect).with_tokens_with_locations(tokens);
     let mut stmts = parser.parse_statements().map_err(syntax)?;
     if stmts.len() > 1 {
@@ -626,6 +738,21 @@ pub fn parse(sql: &str) -> Result<Parsed, SqlError> {
                     "WITH CONSISTENT SNAPSHOT belongs to START TRANSACTION",
                 ))
             }
+        }
+    }
+    if let Statement::CreateView(cv) = &mut stmt {
+        cv.or_alter = view_alter;
+        if let Some(kind) = view_check {
+            cv.options = sqlparser::ast::CreateTableOptions::With(vec![
+                sqlparser::ast::SqlOption::KeyValue {
+                    key: sqlparser::ast::ObjectName::from(vec![sqlparser::ast::Ident::new(
+                        crate::view::CHECK_OPTION_KEY,
+                    )]),
+                    value: sqlparser::ast::Expr::value(sqlparser::ast::Value::SingleQuotedString(
+                        kind,
+                    )),
+                },
+            ]);
         }
     }
     placeholders.sort_by_key(|l| (l.line, l.column));

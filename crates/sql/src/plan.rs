@@ -35,6 +35,10 @@ pub struct PlanCx<'a> {
     /// The common table expressions in scope (`WITH name AS (...)`), outermost first: a
     /// table name in FROM that is one of them is that query, planned as a derived table.
     pub ctes: std::cell::RefCell<Vec<Cte>>,
+    /// The views being expanded (or created), outermost first, as (db, name, the database
+    /// unqualified table names in its query resolve in): naming a view already on the stack
+    /// is recursion (1462).
+    pub views: std::cell::RefCell<Vec<(String, String, Option<String>)>>,
 }
 
 /// One `WITH` entry in scope.
@@ -70,7 +74,62 @@ impl<'a> PlanCx<'a> {
             subqueries: Default::default(),
             outer: Default::default(),
             ctes: Default::default(),
+            views: Default::default(),
         }
+    }
+
+    /// The database unqualified table names resolve in: the view's being expanded, else the
+    /// session's.
+    pub(crate) fn current_db(&self) -> Option<String> {
+        match self.views.borrow().last() {
+            Some((_, _, home)) => home.clone(),
+            None => self.db.map(str::to_string),
+        }
+    }
+
+    /// Plans view `name` if it names one: its query, planned in the view's database with
+    /// no WITH queries or enclosing scopes of the statement visible; a table or column its
+    /// query names that is gone is 1356 (as MariaDB). None: no view has that name.
+    pub fn view(&self, name: &ast::ObjectName) -> Result<Option<SelectPlan>, SqlError> {
+        let parts = object_name_parts(name)?;
+        let (db, v) = match parts.as_slice() {
+            [v] => match self.current_db() {
+                Some(d) => (d, v.clone()),
+                None => return Ok(None),
+            },
+            [d, v] => (d.clone(), v.clone()),
+            _ => return Ok(None),
+        };
+        let Some(def) = self.engine.view(&db, &v) else {
+            return Ok(None);
+        };
+        if self
+            .views
+            .borrow()
+            .iter()
+            .any(|(d, n, _)| *d == db && *n == v)
+        {
+            return Err(SqlError::new(
+                1462,
+                "HY000",
+                format!("`{db}`.`{v}` contains view recursion"),
+            ));
+        }
+        let q = match crate::parse::parse(&def.query)?.stmt {
+            ast::Statement::Query(q) => q,
+            _ => return Err(crate::view::invalid(&db, &v)),
+        };
+        self.views
+            .borrow_mut()
+            .push((db.clone(), v.clone(), Some(db.clone())));
+        let ctes = std::mem::take(&mut *self.ctes.borrow_mut());
+        let planned = self.derived(&q);
+        *self.ctes.borrow_mut() = ctes;
+        self.views.borrow_mut().pop();
+        planned.map(Some).map_err(|e| match e.code {
+            1046 | 1049 | 1054 | 1146 | 1052 | 1305 | 1356 | 1630 => crate::view::invalid(&db, &v),
+            _ => e,
+        })
     }
 
     /// Plans the WITH query `name` (the innermost one of that name) as it was defined: it
@@ -161,21 +220,44 @@ fn same_ref(a: &Expr, b: &Expr) -> bool {
 }
 
 impl PlanCx<'_> {
-    fn db(&self) -> Result<&str, SqlError> {
-        self.db.ok_or_else(no_db)
+    fn db(&self) -> Result<String, SqlError> {
+        self.current_db().ok_or_else(no_db)
     }
     /// (db, table) of a possibly qualified name.
     pub fn qualify(&self, name: &ast::ObjectName) -> Result<(String, String), SqlError> {
         let parts = object_name_parts(name)?;
         match parts.as_slice() {
-            [t] => Ok((self.db()?.to_string(), t.clone())),
+            [t] => Ok((self.db()?, t.clone())),
             [d, t] => Ok((d.clone(), t.clone())),
             _ => Err(SqlError::syntax(format!("bad table name {name}"))),
         }
     }
+    /// The base table `name` names (1347 for a view).
     fn table(&self, name: &ast::ObjectName) -> Result<Arc<Table>, SqlError> {
         let (db, t) = self.qualify(name)?;
-        Ok(self.engine.table(&db, &t)?)
+        match self.engine.table(&db, &t) {
+            Ok(t) => Ok(t),
+            Err(_) if self.engine.view(&db, &t).is_some() => {
+                Err(crate::view::not_base_table(&db, &t))
+            }
+            Err(e) => Err(e.into()),
+        }
+    }
+    /// `name` names a view (not a table).
+    fn is_view(&self, name: &ast::ObjectName) -> bool {
+        self.qualify(name).is_ok_and(|(db, t)| {
+            self.engine.table(&db, &t).is_err() && self.engine.view(&db, &t).is_some()
+        })
+    }
+    /// The table an INSERT / UPDATE / DELETE writes (1235 for a view: views are read-only).
+    fn write_target(&self, name: &ast::ObjectName, what: &str) -> Result<Arc<Table>, SqlError> {
+        if self.is_view(name) {
+            let (db, t) = self.qualify(name)?;
+            return Err(SqlError::unsupported(format!(
+                "{what} through view '{db}.{t}' (views are read-only: write to its tables)"
+            )));
+        }
+        self.table(name)
     }
     /// The INFORMATION_SCHEMA table `name` names, if it names one.
     fn info_table(
@@ -183,8 +265,9 @@ impl PlanCx<'_> {
         name: &ast::ObjectName,
     ) -> Result<Option<infoschema::InfoTable>, SqlError> {
         let parts = object_name_parts(name)?;
+        let current = self.current_db();
         let (db, t) = match parts.as_slice() {
-            [t] => match self.db {
+            [t] => match current.as_deref() {
                 Some(d) => (d, t.as_str()),
                 None => return Ok(None),
             },
@@ -679,6 +762,23 @@ pub enum Utility {
         db: String,
         table: String,
     },
+    /// `CREATE [OR REPLACE] VIEW` / `ALTER VIEW` (`alter`: the view must exist); an empty
+    /// definer is the session's user, empty character sets the session's.
+    CreateView {
+        db: String,
+        def: tierdb_engine::ViewDef,
+        replace: bool,
+        alter: bool,
+    },
+    DropView {
+        views: Vec<(String, String)>,
+        if_exists: bool,
+    },
+    /// `SHOW CREATE VIEW` (1347 for a table).
+    ShowCreateView {
+        db: String,
+        view: String,
+    },
     /// `LOCK TABLES`: (db, table, mode) per table, a table named twice taking the stronger mode.
     LockTables {
         tables: Vec<(String, String, TableLockMode)>,
@@ -706,6 +806,8 @@ impl Utility {
                 | Utility::AlterColumn { .. }
                 | Utility::RebuildTable { .. }
                 | Utility::Truncate { .. }
+                | Utility::CreateView { .. }
+                | Utility::DropView { .. }
         )
     }
 }
@@ -917,6 +1019,10 @@ pub fn build(stmt: &ast::Statement, cx: &PlanCx) -> Result<Plan, SqlError> {
                 let (db, table) = cx.qualify(obj_name)?;
                 util(Utility::ShowCreateTable { db, table })
             }
+            ast::ShowCreateObject::View => {
+                let (db, view) = cx.qualify(obj_name)?;
+                util(Utility::ShowCreateView { db, view })
+            }
             other => return Err(SqlError::unsupported(format!("SHOW CREATE {other}"))),
         },
         S::ShowCharset(c) => util(Utility::ShowCharset {
@@ -1022,6 +1128,7 @@ pub fn build(stmt: &ast::Statement, cx: &PlanCx) -> Result<Plan, SqlError> {
                 if_not_exists: ct.if_not_exists,
             })
         }
+        S::CreateView(cv) => util(crate::view::create(cv, cx)?),
         S::CreateIndex(ci) => {
             let (db, table) = cx.qualify(&ci.table_name)?;
             let columns = index_column_names(&ci.columns)?;
@@ -1051,6 +1158,16 @@ pub fn build(stmt: &ast::Statement, cx: &PlanCx) -> Result<Plan, SqlError> {
                     .collect::<Result<Vec<_>, _>>()?;
                 util(Utility::DropTable {
                     tables,
+                    if_exists: *if_exists,
+                })
+            }
+            ast::ObjectType::View => {
+                let views = names
+                    .iter()
+                    .map(|n| cx.qualify(n))
+                    .collect::<Result<Vec<_>, _>>()?;
+                util(Utility::DropView {
+                    views,
                     if_exists: *if_exists,
                 })
             }
@@ -1095,15 +1212,33 @@ pub fn build(stmt: &ast::Statement, cx: &PlanCx) -> Result<Plan, SqlError> {
         S::LockTables { tables } => {
             let mut out: Vec<(String, String, TableLockMode)> = Vec::new();
             for lt in tables {
-                let (db, table) = cx.qualify(&ast::ObjectName::from(vec![lt.table.clone()]))?;
+                let name = ast::ObjectName::from(vec![lt.table.clone()]);
                 let mode = match lt.lock_type {
                     ast::LockTableType::Read { .. } => TableLockMode::Read,
                     ast::LockTableType::Write { .. } => TableLockMode::Write,
                 };
-                match out.iter_mut().find(|(d, t, _)| *d == db && *t == table) {
-                    Some(e) if mode == TableLockMode::Write => e.2 = mode,
-                    Some(_) => {}
-                    None => out.push((db, table, mode)),
+                // A view locks the tables its query reads (as MariaDB).
+                let tables: Vec<(String, String)> = if cx.is_view(&name) {
+                    let Some(v) = cx.view(&name)? else {
+                        return Err(SqlError::syntax("internal: view vanished"));
+                    };
+                    let mut p = Plan::Select(Box::new(v));
+                    if let Plan::Select(s) = &mut p {
+                        s.subqueries = cx.subqueries.take();
+                    }
+                    p.tables()
+                        .into_iter()
+                        .map(|(t, _)| (t.db.clone(), t.def.name.clone()))
+                        .collect()
+                } else {
+                    vec![cx.qualify(&name)?]
+                };
+                for (db, table) in tables {
+                    match out.iter_mut().find(|(d, t, _)| *d == db && *t == table) {
+                        Some(e) if mode == TableLockMode::Write => e.2 = mode,
+                        Some(_) => {}
+                        None => out.push((db, table, mode)),
+                    }
                 }
             }
             util(Utility::LockTables { tables: out })
@@ -1410,7 +1545,7 @@ fn show_words(words: &[ast::Ident], cx: &PlanCx) -> Result<Plan, SqlError> {
             }
         }
         if db.is_none() {
-            db = Some(cx.db()?.to_string());
+            db = Some(cx.db()?);
         }
         table = table.trim_matches('`').to_string();
         Ok((db.unwrap_or_default(), table))
@@ -2686,7 +2821,7 @@ fn base_table(
                     "{what} with INFORMATION_SCHEMA tables"
                 )));
             }
-            let t = cx.table(name)?;
+            let t = cx.write_target(name, what)?;
             let hints = hints_of(index_directives)?;
             check_hint_names(&hints, &t.def)?;
             let scope = table_scope(&t, alias.as_ref().map(|a| a.name.value.as_str()));
@@ -2768,11 +2903,16 @@ fn derived_factor(
             args: None,
             ..
         } => {
-            let Some((inner, columns)) = cx.cte(name)? else {
-                return Ok(None);
+            let (inner, columns) = match cx.cte(name)? {
+                Some(found) => found,
+                None => match cx.view(name)? {
+                    Some(v) => (v, Vec::new()),
+                    None => return Ok(None),
+                },
             };
             let a = match alias {
                 Some(a) => a.name.value.clone(),
+                None if columns.is_empty() => crate::compile::object_name_last(name),
                 None => object_name_parts(name)?.join("."),
             };
             derived_source(inner, a, &columns).map(Some)
@@ -3087,7 +3227,7 @@ fn plan_join(
 /// The table column query column `i` of `p` shows unchanged (a plain column of a base
 /// table, through joins and derived tables), for `CREATE TABLE ... AS SELECT` to copy: its
 /// type, NULL-ability and default; not AUTO_INCREMENT, keys or ON UPDATE.
-fn copied_column(p: &SelectPlan, i: usize) -> Option<ColumnDef> {
+pub(crate) fn copied_column(p: &SelectPlan, i: usize) -> Option<ColumnDef> {
     if p.agg.is_some() {
         return None;
     }
@@ -3269,7 +3409,7 @@ fn insert(ins: &ast::Insert, cx: &PlanCx) -> Result<InsertPlan, SqlError> {
     let ast::TableObject::TableName(name) = &ins.table else {
         return Err(SqlError::unsupported("INSERT INTO TABLE FUNCTION"));
     };
-    let table = cx.table(name)?;
+    let table = cx.write_target(name, "INSERT")?;
     let def = &table.def;
     let empty = Scope::default();
     let mut c = Compiler::new(&empty, cx.placeholders);
@@ -3591,7 +3731,7 @@ fn from_tables(
     for twj in from {
         for f in std::iter::once(&twj.relation).chain(twj.joins.iter().map(|j| &j.relation)) {
             if let ast::TableFactor::Table { name, alias, .. } = f {
-                if cx.info_table(name)?.is_some() {
+                if cx.info_table(name)?.is_some() || cx.is_view(name) {
                     continue;
                 }
                 let t = cx.table(name)?;

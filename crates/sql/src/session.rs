@@ -211,6 +211,8 @@ fn counter_for(plan: &Plan) -> Counter {
             Utility::DropDatabase { .. } => Counter::ComDropDb,
             Utility::CreateTable { .. } | Utility::CreateTableAs { .. } => Counter::ComCreateTable,
             Utility::DropTable { .. } => Counter::ComDropTable,
+            Utility::CreateView { .. } => Counter::ComCreateView,
+            Utility::DropView { .. } => Counter::ComDropView,
             Utility::CreateIndex { .. } => Counter::ComCreateIndex,
             Utility::DropIndex { .. } => Counter::ComDropIndex,
             Utility::Truncate { .. } => Counter::ComTruncate,
@@ -944,14 +946,32 @@ impl Core {
                 table,
                 full,
                 filter,
-            } => {
-                let t = engine.table(db, table)?;
-                show::columns(&t, *full, filter, &self.st)
-            }
-            Utility::ShowIndex { db, table } => Ok(show::index(&*engine.table(db, table)?)),
-            Utility::ShowCreateTable { db, table } => {
-                Ok(show::create_table(&*engine.table(db, table)?))
-            }
+            } => match engine.view(db, table) {
+                Some(_) if engine.table(db, table).is_err() => {
+                    let def = crate::view::shape(engine, db, table)?;
+                    show::columns(&def, *full, filter, &self.st)
+                }
+                _ => show::columns(&engine.table(db, table)?.def, *full, filter, &self.st),
+            },
+            Utility::ShowIndex { db, table } => match engine.view(db, table) {
+                Some(_) if engine.table(db, table).is_err() => {
+                    Ok(show::index(&crate::view::shape(engine, db, table)?))
+                }
+                _ => Ok(show::index(&engine.table(db, table)?.def)),
+            },
+            Utility::ShowCreateTable { db, table } => match engine.view(db, table) {
+                Some(v) if engine.table(db, table).is_err() => Ok(show::create_view(&v)),
+                _ => Ok(show::create_table(&*engine.table(db, table)?)),
+            },
+            Utility::ShowCreateView { db, view } => match engine.view(db, view) {
+                Some(v) => Ok(show::create_view(&v)),
+                None if engine.table(db, view).is_ok() => Err(crate::view::not_a_view(db, view)),
+                None => Err(EngineError::NoSuchTable {
+                    db: db.clone(),
+                    table: view.clone(),
+                }
+                .into()),
+            },
             Utility::ShowCreateDatabase {
                 name,
                 if_not_exists,
@@ -1006,7 +1026,8 @@ impl Core {
                         }
                     }
                 }
-                let n = engine.tables(name).map(|t| t.len()).unwrap_or(0);
+                let n =
+                    engine.tables(name).map(|t| t.len()).unwrap_or(0) + engine.views(name).len();
                 match engine.drop_database(name) {
                     Ok(()) => {
                         if self.st.db.as_deref() == Some(name.as_str()) {
@@ -1057,6 +1078,12 @@ impl Core {
                 },
             },
             Utility::DropTable { tables, if_exists } => {
+                if let Some((d, t)) = tables
+                    .iter()
+                    .find(|(d, t)| engine.table(d, t).is_err() && engine.view(d, t).is_some())
+                {
+                    return Err(SqlError::new(1965, "42S02", format!("'{d}.{t}' is a view")));
+                }
                 let missing: Vec<String> = tables
                     .iter()
                     .filter(|(d, t)| engine.table(d, t).is_err())
@@ -1108,7 +1135,7 @@ impl Core {
                 columns,
                 unique,
             } => {
-                let t = engine.table(db, table)?;
+                let t = crate::view::base_table(engine, db, table)?;
                 let cols = columns
                     .iter()
                     .map(|c| {
@@ -1145,7 +1172,7 @@ impl Core {
                 Ok(alter_ok(self.st.warnings.len()))
             }
             Utility::DropIndex { db, table, name } => {
-                let t = engine.table(db, table)?;
+                let t = crate::view::base_table(engine, db, table)?;
                 if !t.def.indexes.iter().any(|i| i.name == *name) {
                     return Err(crate::alter::not_there("INDEX", name));
                 }
@@ -1184,7 +1211,7 @@ impl Core {
                 };
                 let check: Option<&mut dyn FnMut(&Value) -> bool> =
                     if *check { Some(&mut fits) } else { None };
-                let from = engine.table(db, table)?.def.clone();
+                let from = crate::view::base_table(engine, db, table)?.def.clone();
                 let mut to = from.clone();
                 if let Some(c) = to.columns.get_mut(*pos) {
                     *c = column.clone();
@@ -1260,12 +1287,98 @@ impl Core {
                 })
             }
             Utility::RenameTables { pairs, .. } => {
-                engine.rename_tables(pairs)?;
+                let views = pairs
+                    .iter()
+                    .filter(|(d, f, _, _)| {
+                        engine.table(d, f).is_err() && engine.view(d, f).is_some()
+                    })
+                    .count();
+                if views == 0 {
+                    engine.rename_tables(pairs)?;
+                } else if views < pairs.len() {
+                    return Err(SqlError::unsupported(
+                        "RENAME TABLE of views and tables in one statement (rename them in two)",
+                    ));
+                } else {
+                    let mut same_db = Vec::with_capacity(pairs.len());
+                    for (d, f, to_db, to) in pairs {
+                        if d != to_db {
+                            return Err(SqlError::new(
+                                1450,
+                                "HY000",
+                                format!("Changing schema from '{d}' to '{to_db}' is not allowed"),
+                            ));
+                        }
+                        same_db.push((d.clone(), f.clone(), to.clone()));
+                    }
+                    engine.rename_views(&same_db)?;
+                }
                 Ok(QueryResult::ok())
+            }
+            Utility::CreateView {
+                db,
+                def,
+                replace,
+                alter,
+            } => {
+                if crate::infoschema::is_schema(db) {
+                    return Err(crate::infoschema::read_only(&self.st.user));
+                }
+                if *alter && engine.view(db, &def.name).is_none() {
+                    return Err(EngineError::NoSuchTable {
+                        db: db.clone(),
+                        table: def.name.clone(),
+                    }
+                    .into());
+                }
+                let mut def = def.clone();
+                if def.definer.is_empty() {
+                    // As MariaDB names a loopback client's account.
+                    let host = match self.st.host.as_str() {
+                        "127.0.0.1" | "::1" => "localhost",
+                        h => h,
+                    };
+                    def.definer = format!("{}@{host}", self.st.user);
+                }
+                let text = |v: Result<Value, SqlError>, dflt: &str| match v {
+                    Ok(Value::Bytes(b)) => String::from_utf8_lossy(&b).into_owned(),
+                    _ => dflt.to_string(),
+                };
+                def.charset_client = text(self.st.sysvar("character_set_client", None), "utf8mb4");
+                def.collation_connection = text(
+                    self.st.sysvar("collation_connection", None),
+                    "utf8mb4_general_ci",
+                );
+                engine.create_view(db, def, *replace || *alter)?;
+                Ok(QueryResult::ok())
+            }
+            Utility::DropView { views, if_exists } => {
+                let mut missing = Vec::new();
+                for (d, v) in views {
+                    match engine.drop_view(d, v) {
+                        Ok(()) => {}
+                        Err(EngineError::NoSuchTable { .. }) => missing.push(format!("{d}.{v}")),
+                        Err(e) => return Err(e.into()),
+                    }
+                }
+                if missing.is_empty() {
+                    return Ok(QueryResult::ok());
+                }
+                let msg = format!("Unknown VIEW: '{}'", missing.join(","));
+                if !*if_exists {
+                    return Err(SqlError::new(4092, "42S02", msg));
+                }
+                self.st.warnings.push(Warning::note(4092, msg));
+                Ok(QueryResult::Ok {
+                    affected_rows: 0,
+                    last_insert_id: 0,
+                    warnings: 1,
+                    info: String::new(),
+                })
             }
             Utility::AlterNoop { db, table } => {
                 self.commit_open()?;
-                let t = engine.table(db, table)?;
+                let t = crate::view::base_table(engine, db, table)?;
                 if !self.table_locks.is_empty()
                     && !self
                         .table_locks
@@ -1319,7 +1432,7 @@ impl Core {
                 Ok(QueryResult::ok())
             }
             Utility::Truncate { db, table } => {
-                let t = engine.table(db, table)?;
+                let t = crate::view::base_table(engine, db, table)?;
                 if self.st.fk_checks() {
                     if let Some((child, i)) = crate::fk::referenced_by_other(engine, db, table) {
                         return Err(SqlError::new(

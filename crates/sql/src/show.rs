@@ -103,24 +103,27 @@ pub fn tables(
     if full {
         columns.push(Column::text("Table_type"));
     }
-    let names = if crate::infoschema::is_schema(db) {
+    let names: Vec<(String, &str)> = if crate::infoschema::is_schema(db) {
         crate::infoschema::TABLES
             .iter()
-            .map(|t| t.to_string())
+            .map(|t| (t.to_string(), "SYSTEM VIEW"))
             .collect()
     } else {
-        engine.tables(db)?
+        let mut all: Vec<(String, &str)> = engine
+            .tables(db)?
+            .into_iter()
+            .map(|t| (t, "BASE TABLE"))
+            .collect();
+        all.extend(engine.views(db).iter().map(|v| (v.name.clone(), "VIEW")));
+        all.sort();
+        all
     };
     let rows = names
         .into_iter()
-        .map(|t| {
+        .map(|(t, kind)| {
             let mut r = vec![s(t)];
             if full {
-                r.push(s(if crate::infoschema::is_schema(db) {
-                    "SYSTEM VIEW"
-                } else {
-                    "BASE TABLE"
-                }));
+                r.push(s(kind));
             }
             r
         })
@@ -163,7 +166,7 @@ pub(crate) fn column_key(def: &tierdb_engine::TableDef, ci: usize) -> &'static s
 }
 
 pub fn columns(
-    t: &Table,
+    def: &tierdb_engine::TableDef,
     full: bool,
     filter: &ShowFilter,
     env: &dyn Env,
@@ -189,13 +192,13 @@ pub fn columns(
         c.not_null = true;
     }
     let mut rows = Vec::new();
-    for (ci, c) in t.def.columns.iter().enumerate() {
+    for (ci, c) in def.columns.iter().enumerate() {
         let mut r = vec![s(&c.name), s(ddl::type_name(&c.ty))];
         if full {
             r.push(opt(ddl::collation_name(c).map(str::to_string)));
         }
         r.push(s(if c.nullable { "YES" } else { "NO" }));
-        r.push(s(column_key(&t.def, ci)));
+        r.push(s(column_key(def, ci)));
         r.push(opt(ddl::default_text(c)));
         r.push(s(ddl::extra_text(c)));
         if full {
@@ -248,7 +251,7 @@ pub(crate) fn index_parts(def: &tierdb_engine::TableDef) -> Vec<IndexPart<'_>> {
         .collect()
 }
 
-pub fn index(t: &Table) -> QueryResult {
+pub fn index(def: &tierdb_engine::TableDef) -> QueryResult {
     let mut columns = text_cols(&[
         "Table",
         "Non_unique",
@@ -269,11 +272,11 @@ pub fn index(t: &Table) -> QueryResult {
         "Index_comment",
         "Ignored",
     ]));
-    let rows = index_parts(&t.def)
+    let rows = index_parts(def)
         .into_iter()
         .map(|p| {
             vec![
-                s(&t.def.name),
+                s(&def.name),
                 Value::Int(i64::from(!p.unique)),
                 s(p.index),
                 Value::Int(p.seq as i64),
@@ -303,6 +306,24 @@ pub fn create_table(t: &Table) -> QueryResult {
                 &t.def,
                 Some(t.next_auto_increment()),
             )),
+        ]],
+    }
+}
+
+/// `SHOW CREATE VIEW v` (also `SHOW CREATE TABLE v`).
+pub fn create_view(v: &tierdb_engine::ViewDef) -> QueryResult {
+    QueryResult::Rows {
+        columns: text_cols(&[
+            "View",
+            "Create View",
+            "character_set_client",
+            "collation_connection",
+        ]),
+        rows: vec![vec![
+            s(&v.name),
+            s(crate::view::create_statement(v)),
+            s(&v.charset_client),
+            s(&v.collation_connection),
         ]],
     }
 }
@@ -587,7 +608,19 @@ pub fn table_status(
     ];
     let columns = text_cols(&names);
     let mut rows = Vec::new();
-    for t in engine.tables(db)? {
+    let mut names: Vec<(String, bool)> =
+        engine.tables(db)?.into_iter().map(|t| (t, false)).collect();
+    names.extend(engine.views(db).iter().map(|v| (v.name.clone(), true)));
+    names.sort();
+    for (t, view) in names {
+        if view {
+            // As MariaDB: a view's row is NULLs but its name and the comment VIEW.
+            let mut r = vec![s(&t)];
+            r.extend(std::iter::repeat_n(Value::Null, 16));
+            r.push(s("VIEW"));
+            rows.push(r);
+            continue;
+        }
         let mut r = vec![s(&t), s("InnoDB"), s("10"), s("Dynamic")];
         r.extend(std::iter::repeat_n(Value::Null, 10));
         let coll = engine.table(db, &t).map_or(Collation::GeneralCi, |h| {

@@ -32,6 +32,8 @@ counters! {
     ComShow => "Com_show_other",
     ComCreateTable => "Com_create_table",
     ComDropTable => "Com_drop_table",
+    ComCreateView => "Com_create_view",
+    ComDropView => "Com_drop_view",
     ComCreateDb => "Com_create_db",
     ComDropDb => "Com_drop_db",
     ComCreateIndex => "Com_create_index",

@@ -1,0 +1,360 @@
+//! Views: `CREATE [OR REPLACE] VIEW`, `ALTER VIEW`, what a view's stored query looks like,
+//! and the table shape a view shows (SHOW COLUMNS, INFORMATION_SCHEMA).
+//!
+//! A view is stored as the text of its SELECT, rewritten at CREATE time so that it reads the
+//! same later and elsewhere: `*` becomes the columns it stood for then (a column added to a
+//! table afterwards does not appear in the view, as in MariaDB), every select-list item
+//! carries the view column's name, and table names that resolved in a database other than
+//! the view's are qualified. Wherever a view is named the planner plans that text as a
+//! derived table (`PlanCx::view`).
+//!
+//! Must never: write through a view (INSERT / UPDATE / DELETE name base tables only), or
+//! store a query it did not plan successfully.
+
+use crate::compile::object_name_parts;
+use crate::plan::{PlanCx, SelectPlan, Utility};
+use crate::result::SqlError;
+use sqlparser::ast;
+use std::ops::ControlFlow;
+use std::sync::Arc;
+use tierdb_engine::{ColumnDef, Engine, TableDef, ViewDef};
+
+/// The MariaDB error for a view whose query names a table or column that is gone.
+pub fn invalid(db: &str, v: &str) -> SqlError {
+    SqlError::new(
+        1356,
+        "HY000",
+        format!("View '{db}.{v}' references invalid table(s) or column(s) or function(s) or definer/invoker of view lack rights to use them"),
+    )
+}
+
+/// A view named where a table must be (ALTER TABLE, CREATE TABLE ... LIKE, TRUNCATE, ...).
+pub fn not_base_table(db: &str, t: &str) -> SqlError {
+    SqlError::new(
+        1347,
+        "HY000",
+        format!("'{db}.{t}' is not of type 'BASE TABLE'"),
+    )
+}
+
+/// A table named where a view must be (SHOW CREATE VIEW).
+pub fn not_a_view(db: &str, t: &str) -> SqlError {
+    SqlError::new(1347, "HY000", format!("'{db}.{t}' is not of type 'VIEW'"))
+}
+
+/// The `options` entry `parse` puts a trailing `WITH [CASCADED | LOCAL] CHECK OPTION` in.
+pub const CHECK_OPTION_KEY: &str = "check_option";
+
+fn quoted(name: &str) -> ast::Ident {
+    ast::Ident::with_quote('`', name)
+}
+
+/// Plans `CREATE [OR REPLACE] VIEW` (and `ALTER VIEW`, which `parse` reads as
+/// `CREATE OR REPLACE` with `or_alter` set: the view must exist).
+pub fn create(cv: &ast::CreateView, cx: &PlanCx) -> Result<Utility, SqlError> {
+    if cv.materialized || cv.secure || cv.temporary || cv.to.is_some() || cv.copy_grants {
+        return Err(SqlError::unsupported(
+            "this kind of view (MATERIALIZED / TEMPORARY / SECURE)",
+        ));
+    }
+    if !cv.cluster_by.is_empty()
+        || cv.comment.is_some()
+        || cv.with_no_schema_binding
+        || cv.if_not_exists
+    {
+        return Err(SqlError::syntax(
+            "You have an error in your SQL syntax near the view's options",
+        ));
+    }
+    let check_option = match &cv.options {
+        ast::CreateTableOptions::None => "NONE".to_string(),
+        ast::CreateTableOptions::With(o) => match o.as_slice() {
+            [ast::SqlOption::KeyValue {
+                key,
+                value: ast::Expr::Value(v),
+            }] if object_name_parts(key)?.join(".") == CHECK_OPTION_KEY => match &v.value {
+                ast::Value::SingleQuotedString(s) => s.clone(),
+                _ => return Err(SqlError::unsupported("view options")),
+            },
+            _ => return Err(SqlError::unsupported("view options")),
+        },
+        _ => return Err(SqlError::unsupported("view options")),
+    };
+    let (db, name) = cx.qualify(&cv.name)?;
+    crate::ddl::check_table_name(&name)?;
+    let mut q = (*cv.query).clone();
+    // Planned as the statement's session sees its tables, with the view itself on the stack:
+    // a query naming the view (also through other views, as CREATE OR REPLACE could) is
+    // recursion.
+    let session_db = cx.current_db();
+    cx.views
+        .borrow_mut()
+        .push((db.clone(), name.clone(), session_db.clone()));
+    let planned = plan_and_expand(&mut q, cx);
+    cx.views.borrow_mut().pop();
+    let plan = planned?;
+    let names: Vec<String> = if cv.columns.is_empty() {
+        plan.columns.iter().map(|c| c.name.clone()).collect()
+    } else {
+        if cv.columns.len() != plan.columns.len() {
+            return Err(SqlError::new(
+                1353,
+                "HY000",
+                "View's SELECT and view's field list have different column counts",
+            ));
+        }
+        cv.columns.iter().map(|c| c.name.value.clone()).collect()
+    };
+    for (i, n) in names.iter().enumerate() {
+        if names[..i].iter().any(|o| o.eq_ignore_ascii_case(n)) {
+            return Err(SqlError::new(
+                1060,
+                "42S21",
+                format!("Duplicate column name '{n}'"),
+            ));
+        }
+    }
+    name_items(&mut q.body, &names);
+    if session_db.as_deref() != Some(db.as_str()) {
+        if let Some(home) = &session_db {
+            qualify_tables(&mut q, home);
+        }
+    }
+    let (algorithm, definer, security) = match &cv.params {
+        None => (None, None, None),
+        Some(p) => (
+            p.algorithm.as_ref().map(|a| a.to_string()),
+            p.definer.as_ref().and_then(|d| match d {
+                ast::GranteeName::UserHost { user, host } => {
+                    Some(format!("{}@{}", user.value, host.value))
+                }
+                // DEFINER = CURRENT_USER and the like: the session's user.
+                ast::GranteeName::ObjectName(_) => None,
+            }),
+            p.security.as_ref().map(|s| s.to_string()),
+        ),
+    };
+    Ok(Utility::CreateView {
+        db,
+        def: ViewDef {
+            name,
+            query: q.to_string(),
+            algorithm: algorithm.unwrap_or_else(|| "UNDEFINED".into()),
+            // Filled in by the session when empty.
+            definer: definer.unwrap_or_default(),
+            security: security.unwrap_or_else(|| "DEFINER".into()),
+            check_option,
+            charset_client: String::new(),
+            collation_connection: String::new(),
+        },
+        replace: cv.or_replace,
+        alter: cv.or_alter,
+    })
+}
+
+/// Plans the view's query (errors as MariaDB's CREATE VIEW gives them) and replaces every
+/// `*` in its top-level SELECTs by the columns it stands for now.
+fn plan_and_expand(q: &mut ast::Query, cx: &PlanCx) -> Result<SelectPlan, SqlError> {
+    let plan = crate::plan::select(q, cx);
+    cx.subqueries.take();
+    let plan = plan?;
+    let with = q.with.clone();
+    expand_stars(&mut q.body, &with, cx)?;
+    cx.subqueries.take();
+    Ok(plan)
+}
+
+/// `*` and `t.*` in the SELECTs whose rows `body` returns: each becomes the column names it
+/// lists, found by planning `SELECT <that item> FROM <the same FROM>` with the same WITH.
+fn expand_stars(
+    body: &mut ast::SetExpr,
+    with: &Option<ast::With>,
+    cx: &PlanCx,
+) -> Result<(), SqlError> {
+    match body {
+        ast::SetExpr::Select(s) => {
+            let mut items = Vec::with_capacity(s.projection.len());
+            for it in std::mem::take(&mut s.projection) {
+                let qualifier = match &it {
+                    ast::SelectItem::Wildcard(_) => None,
+                    ast::SelectItem::QualifiedWildcard(
+                        ast::SelectItemQualifiedWildcardKind::ObjectName(n),
+                        _,
+                    ) => Some(n.clone()),
+                    _ => {
+                        items.push(it);
+                        continue;
+                    }
+                };
+                let probe = ast::Query {
+                    with: with.clone(),
+                    body: Box::new(ast::SetExpr::Select(Box::new(ast::Select {
+                        projection: vec![it.clone()],
+                        selection: None,
+                        group_by: ast::GroupByExpr::Expressions(vec![], vec![]),
+                        having: None,
+                        distinct: None,
+                        ..(**s).clone()
+                    }))),
+                    order_by: None,
+                    limit_clause: None,
+                    fetch: None,
+                    locks: vec![],
+                    for_clause: None,
+                    settings: None,
+                    format_clause: None,
+                    pipe_operators: vec![],
+                };
+                let cols = crate::plan::select(&probe, cx)?.columns;
+                for c in cols {
+                    let e = match &qualifier {
+                        None => ast::Expr::Identifier(quoted(&c.name)),
+                        Some(n) => {
+                            let mut parts: Vec<ast::Ident> =
+                                n.0.iter().filter_map(|p| p.as_ident().cloned()).collect();
+                            parts.push(quoted(&c.name));
+                            ast::Expr::CompoundIdentifier(parts)
+                        }
+                    };
+                    items.push(ast::SelectItem::UnnamedExpr(e));
+                }
+            }
+            s.projection = items;
+            Ok(())
+        }
+        ast::SetExpr::SetOperation { left, right, .. } => {
+            expand_stars(left, with, cx)?;
+            expand_stars(right, with, cx)
+        }
+        ast::SetExpr::Query(inner) => {
+            let w = inner.with.clone().or_else(|| with.clone());
+            expand_stars(&mut inner.body, &w, cx)
+        }
+        _ => Ok(()),
+    }
+}
+
+/// Every select-list item of the first SELECT of `body` (the one whose names a UNION takes)
+/// gets `AS <name>`.
+fn name_items(body: &mut ast::SetExpr, names: &[String]) {
+    match body {
+        ast::SetExpr::Select(s) => {
+            for (it, n) in s.projection.iter_mut().zip(names) {
+                let e = match std::mem::replace(it, ast::SelectItem::Wildcard(Default::default())) {
+                    ast::SelectItem::UnnamedExpr(e)
+                    | ast::SelectItem::ExprWithAlias { expr: e, .. } => e,
+                    other => {
+                        *it = other;
+                        continue;
+                    }
+                };
+                *it = ast::SelectItem::ExprWithAlias {
+                    expr: e,
+                    alias: quoted(n),
+                };
+            }
+        }
+        ast::SetExpr::SetOperation { left, .. } => name_items(left, names),
+        ast::SetExpr::Query(inner) => name_items(&mut inner.body, names),
+        _ => {}
+    }
+}
+
+/// Qualifies every one-part table name in `q` (not a WITH query's name) with `db`.
+fn qualify_tables(q: &mut ast::Query, db: &str) {
+    let mut ctes: Vec<String> = Vec::new();
+    collect_ctes(q, &mut ctes);
+    let _ = ast::visit_relations_mut(q, |name| {
+        if let [ast::ObjectNamePart::Identifier(id)] = name.0.as_slice() {
+            if !ctes.iter().any(|c| c.eq_ignore_ascii_case(&id.value)) {
+                name.0
+                    .insert(0, ast::ObjectNamePart::Identifier(quoted(db)));
+            }
+        }
+        ControlFlow::<()>::Continue(())
+    });
+}
+
+/// The names of every WITH query defined anywhere in `q`.
+fn collect_ctes(q: &ast::Query, out: &mut Vec<String>) {
+    struct Ctes<'a>(&'a mut Vec<String>);
+    impl ast::Visitor for Ctes<'_> {
+        type Break = ();
+        fn pre_visit_query(&mut self, q: &ast::Query) -> ControlFlow<()> {
+            if let Some(w) = &q.with {
+                self.0
+                    .extend(w.cte_tables.iter().map(|c| c.alias.name.value.clone()));
+            }
+            ControlFlow::Continue(())
+        }
+    }
+    let _ = ast::Visit::visit(q, &mut Ctes(out));
+}
+
+/// The table shape view `name` shows (SHOW COLUMNS, INFORMATION_SCHEMA.COLUMNS): each
+/// column as the table column it copies, else a type for its values; no keys.
+pub fn table_def(name: &str, plan: &SelectPlan) -> TableDef {
+    let columns = plan
+        .columns
+        .iter()
+        .enumerate()
+        .map(|(i, meta)| {
+            let mut c: ColumnDef = crate::plan::copied_column(plan, i)
+                .unwrap_or_else(|| crate::ddl::column_for_values(meta, std::iter::empty()));
+            c.name = meta.name.clone();
+            c.auto_increment = false;
+            c.nullable = !meta.not_null;
+            c
+        })
+        .collect();
+    TableDef {
+        name: name.to_string(),
+        columns,
+        primary_key: Vec::new(),
+        indexes: Vec::new(),
+        foreign_keys: Vec::new(),
+    }
+}
+
+/// The base table `db`.`t` (1347 when it is a view, 1146 when neither).
+pub fn base_table(
+    engine: &Arc<Engine>,
+    db: &str,
+    t: &str,
+) -> Result<Arc<tierdb_engine::Table>, SqlError> {
+    match engine.table(db, t) {
+        Ok(t) => Ok(t),
+        Err(_) if engine.view(db, t).is_some() => Err(not_base_table(db, t)),
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// The table shape of view `db`.`v` (`table_def` of its planned query).
+pub fn shape(engine: &Arc<Engine>, db: &str, v: &str) -> Result<TableDef, SqlError> {
+    let cx = PlanCx::new(engine, Some(db), &[]);
+    let name = ast::ObjectName::from(vec![ast::Ident::new(db), ast::Ident::new(v)]);
+    match cx.view(&name)? {
+        Some(plan) => Ok(table_def(v, &plan)),
+        None => Err(tierdb_engine::Error::NoSuchTable {
+            db: db.into(),
+            table: v.into(),
+        }
+        .into()),
+    }
+}
+
+/// `SHOW CREATE VIEW` / `SHOW CREATE TABLE` of a view: the statement that makes it again.
+pub fn create_statement(v: &ViewDef) -> String {
+    let definer = match v.definer.rsplit_once('@') {
+        Some((u, h)) => format!("`{u}`@`{h}`"),
+        None => format!("`{}`", v.definer),
+    };
+    let check = match v.check_option.as_str() {
+        "NONE" => String::new(),
+        other => format!(" WITH {other} CHECK OPTION"),
+    };
+    format!(
+        "CREATE ALGORITHM={} DEFINER={definer} SQL SECURITY {} VIEW `{}` AS {}{check}",
+        v.algorithm, v.security, v.name, v.query
+    )
+}
