@@ -904,6 +904,11 @@ impl Plan {
 
 pub fn build(stmt: &ast::Statement, cx: &PlanCx) -> Result<Plan, SqlError> {
     use ast::Statement as S;
+    if matches!(stmt, S::Insert(_) | S::Update(_) | S::Delete(_)) {
+        if let Some(on_table) = crate::view::write_through(stmt, cx)? {
+            return build(&on_table, cx);
+        }
+    }
     Ok(match stmt {
         S::Query(q) => {
             let mut p = select(q, cx)?;

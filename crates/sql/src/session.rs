@@ -1078,12 +1078,18 @@ impl Core {
                 },
             },
             Utility::DropTable { tables, if_exists } => {
-                if let Some((d, t)) = tables
-                    .iter()
-                    .find(|(d, t)| engine.table(d, t).is_err() && engine.view(d, t).is_some())
-                {
-                    return Err(SqlError::new(1965, "42S02", format!("'{d}.{t}' is a view")));
+                // A view named in DROP TABLE stays: 1965, a note with IF EXISTS (as MariaDB).
+                let is_view =
+                    |d: &str, t: &str| engine.table(d, t).is_err() && engine.view(d, t).is_some();
+                for (d, t) in tables.iter().filter(|(d, t)| is_view(d, t)) {
+                    let msg = format!("'{d}.{t}' is a view");
+                    if !*if_exists {
+                        return Err(SqlError::new(1965, "42S02", msg));
+                    }
+                    self.st.warnings.push(Warning::note(1965, msg));
                 }
+                let tables: Vec<&(String, String)> =
+                    tables.iter().filter(|(d, t)| !is_view(d, t)).collect();
                 let missing: Vec<String> = tables
                     .iter()
                     .filter(|(d, t)| engine.table(d, t).is_err())
@@ -1432,7 +1438,8 @@ impl Core {
                 Ok(QueryResult::ok())
             }
             Utility::Truncate { db, table } => {
-                let t = crate::view::base_table(engine, db, table)?;
+                // TRUNCATE of a view: 1146, as MariaDB.
+                let t = engine.table(db, table)?;
                 if self.st.fk_checks() {
                     if let Some((child, i)) = crate::fk::referenced_by_other(engine, db, table) {
                         return Err(SqlError::new(

@@ -99,7 +99,11 @@ pub fn tables(
     filter: &ShowFilter,
     env: &dyn Env,
 ) -> Result<QueryResult, SqlError> {
-    let mut columns = vec![Column::text(format!("Tables_in_{db}"))];
+    // As MariaDB: the pattern is part of the column name.
+    let mut columns = vec![Column::text(match filter {
+        ShowFilter::Like(p) => format!("Tables_in_{db} ({p})"),
+        _ => format!("Tables_in_{db}"),
+    })];
     if full {
         columns.push(Column::text("Table_type"));
     }

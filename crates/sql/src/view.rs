@@ -80,6 +80,13 @@ pub fn create(cv: &ast::CreateView, cx: &PlanCx) -> Result<Utility, SqlError> {
         },
         _ => return Err(SqlError::unsupported("view options")),
     };
+    if !cx.placeholders.is_empty() {
+        return Err(SqlError::new(
+            1351,
+            "HY000",
+            "View's SELECT contains a variable or parameter",
+        ));
+    }
     let (db, name) = cx.qualify(&cv.name)?;
     crate::ddl::check_table_name(&name)?;
     let mut q = (*cv.query).clone();
@@ -92,7 +99,16 @@ pub fn create(cv: &ast::CreateView, cx: &PlanCx) -> Result<Utility, SqlError> {
         .push((db.clone(), name.clone(), session_db.clone()));
     let planned = plan_and_expand(&mut q, cx);
     cx.views.borrow_mut().pop();
-    let plan = planned?;
+    // Naming the view itself (also through another view) reads, as MariaDB words it, a
+    // table that does not exist yet.
+    let plan = planned.map_err(|e| match e.code {
+        1462 => tierdb_engine::Error::NoSuchTable {
+            db: db.clone(),
+            table: name.clone(),
+        }
+        .into(),
+        _ => e,
+    })?;
     let names: Vec<String> = if cv.columns.is_empty() {
         plan.columns.iter().map(|c| c.name.clone()).collect()
     } else {
@@ -357,4 +373,382 @@ pub fn create_statement(v: &ViewDef) -> String {
         "CREATE ALGORITHM={} DEFINER={definer} SQL SECURITY {} VIEW `{}` AS {}{check}",
         v.algorithm, v.security, v.name, v.query
     )
+}
+
+/// A view an INSERT / UPDATE / DELETE writes through, as a statement on its table sees it.
+struct Target {
+    /// The view's FROM item: its base table (named with its database), the view's alias
+    /// for it kept, so the column expressions below still resolve.
+    relation: ast::TableFactor,
+    /// The view's WHERE: the rows it shows.
+    filter: Option<ast::Expr>,
+    /// Each view column and its expression over the table.
+    columns: Vec<(String, ast::Expr)>,
+}
+
+/// How deep views over views may be written through.
+const MAX_VIEW_DEPTH: usize = 16;
+
+fn not_updatable(v: &str, what: &str) -> SqlError {
+    if what == "INSERT" {
+        SqlError::new(
+            1471,
+            "HY000",
+            format!("The target table {v} of the INSERT is not insertable-into"),
+        )
+    } else {
+        SqlError::new(
+            1288,
+            "HY000",
+            format!("The target table {v} of the {what} is not updatable"),
+        )
+    }
+}
+
+/// `db`.`name` (a view) as a `Target` for `what` (INSERT, UPDATE or DELETE): a view over
+/// one table (or over such a view) without DISTINCT, GROUP BY, HAVING, aggregates, LIMIT,
+/// UNION or WITH, as MariaDB's updatable views (1288 / 1471 otherwise); a view WITH CHECK
+/// OPTION is refused (1235: the check is not enforced yet).
+fn target(cx: &PlanCx, db: &str, name: &str, what: &str, depth: usize) -> Result<Target, SqlError> {
+    let Some(def) = cx.engine.view(db, name) else {
+        return Err(tierdb_engine::Error::NoSuchTable {
+            db: db.into(),
+            table: name.into(),
+        }
+        .into());
+    };
+    if depth > MAX_VIEW_DEPTH {
+        return Err(SqlError::new(
+            1462,
+            "HY000",
+            format!("`{db}`.`{name}` contains view recursion"),
+        ));
+    }
+    if def.check_option != "NONE" {
+        return Err(SqlError::unsupported(format!(
+            "{what} through view '{db}.{name}' WITH CHECK OPTION (write to its table)"
+        )));
+    }
+    let q = match crate::parse::parse(&def.query)?.stmt {
+        ast::Statement::Query(q) => q,
+        _ => return Err(invalid(db, name)),
+    };
+    let s = match (&*q.body, &q.with, &q.limit_clause, def.algorithm.as_str()) {
+        (ast::SetExpr::Select(s), None, None, a) if a != "TEMPTABLE" => s,
+        _ => return Err(not_updatable(name, what)),
+    };
+    let grouped =
+        !matches!(&s.group_by, ast::GroupByExpr::Expressions(v, m) if v.is_empty() && m.is_empty());
+    let aggregated = s.projection.iter().any(|it| match it {
+        ast::SelectItem::UnnamedExpr(e) | ast::SelectItem::ExprWithAlias { expr: e, .. } => {
+            crate::compile::contains_aggregate(e, 0)
+        }
+        _ => false,
+    });
+    let (rel, rel_name, rel_alias) = match s.from.as_slice() {
+        [twj] if twj.joins.is_empty() => match &twj.relation {
+            ast::TableFactor::Table {
+                name,
+                alias,
+                args: None,
+                ..
+            } => (
+                twj.relation.clone(),
+                name.clone(),
+                alias.as_ref().map(|a| a.name.value.clone()),
+            ),
+            _ => return Err(not_updatable(name, what)),
+        },
+        _ => return Err(not_updatable(name, what)),
+    };
+    if s.distinct.is_some() || grouped || s.having.is_some() || aggregated {
+        return Err(not_updatable(name, what));
+    }
+    let mut columns = Vec::with_capacity(s.projection.len());
+    for it in &s.projection {
+        match it {
+            ast::SelectItem::ExprWithAlias { expr, alias } => {
+                columns.push((alias.value.clone(), expr.clone()))
+            }
+            ast::SelectItem::UnnamedExpr(e) => {
+                columns.push((crate::compile::column_name_of(e), e.clone()))
+            }
+            _ => return Err(not_updatable(name, what)),
+        }
+    }
+    let parts = object_name_parts(&rel_name)?;
+    let (rdb, rtable) = match parts.as_slice() {
+        [t] => (db.to_string(), t.clone()),
+        [d, t] => (d.clone(), t.clone()),
+        _ => return Err(invalid(db, name)),
+    };
+    let mut filter = s.selection.clone();
+    if cx.engine.table(&rdb, &rtable).is_err() && cx.engine.view(&rdb, &rtable).is_some() {
+        // A view over a view: its columns are the inner view's, put in.
+        let inner = target(cx, &rdb, &rtable, what, depth + 1)?;
+        let names = [rel_alias.unwrap_or_else(|| rtable.clone())];
+        for (_, e) in &mut columns {
+            subst(e, &inner.columns, &names);
+        }
+        if let Some(f) = &mut filter {
+            subst(f, &inner.columns, &names);
+        }
+        return Ok(Target {
+            relation: inner.relation,
+            filter: and(inner.filter, filter),
+            columns,
+        });
+    }
+    if cx.engine.table(&rdb, &rtable).is_err() {
+        return Err(invalid(db, name));
+    }
+    let mut relation = rel;
+    if let ast::TableFactor::Table { name: n, alias, .. } = &mut relation {
+        *n = ast::ObjectName::from(vec![quoted(&rdb), quoted(&rtable)]);
+        // Without an alias the view's expressions name the table bare: keep that name.
+        if alias.is_none() {
+            *alias = Some(ast::TableAlias {
+                explicit: true,
+                name: quoted(&rtable),
+                columns: vec![],
+                at: None,
+            });
+        }
+    }
+    Ok(Target {
+        relation,
+        filter,
+        columns,
+    })
+}
+
+fn and(a: Option<ast::Expr>, b: Option<ast::Expr>) -> Option<ast::Expr> {
+    match (a, b) {
+        (Some(a), Some(b)) => Some(ast::Expr::BinaryOp {
+            left: Box::new(ast::Expr::Nested(Box::new(a))),
+            op: ast::BinaryOperator::And,
+            right: Box::new(ast::Expr::Nested(Box::new(b))),
+        }),
+        (a, b) => a.or(b),
+    }
+}
+
+/// Replaces, in `e`, each reference to a view column (`c`, or `v.c` / `db.v.c` where `v` is
+/// one of `names`) by that column's expression. Bare names inside subqueries are theirs and
+/// stay.
+fn subst(e: &mut ast::Expr, cols: &[(String, ast::Expr)], names: &[String]) {
+    struct S<'a> {
+        depth: usize,
+        cols: &'a [(String, ast::Expr)],
+        names: &'a [String],
+    }
+    impl S<'_> {
+        fn col(&self, c: &ast::Ident) -> Option<ast::Expr> {
+            self.cols
+                .iter()
+                .find(|(n, _)| n.eq_ignore_ascii_case(&c.value))
+                .map(|(_, e)| ast::Expr::Nested(Box::new(e.clone())))
+        }
+    }
+    impl ast::VisitorMut for S<'_> {
+        type Break = ();
+        fn pre_visit_query(&mut self, _: &mut ast::Query) -> ControlFlow<()> {
+            self.depth += 1;
+            ControlFlow::Continue(())
+        }
+        fn post_visit_query(&mut self, _: &mut ast::Query) -> ControlFlow<()> {
+            self.depth -= 1;
+            ControlFlow::Continue(())
+        }
+        fn post_visit_expr(&mut self, e: &mut ast::Expr) -> ControlFlow<()> {
+            let new = match e {
+                ast::Expr::Identifier(c) if self.depth == 0 => self.col(c),
+                ast::Expr::CompoundIdentifier(p) if p.len() >= 2 => {
+                    let v = &p[p.len() - 2];
+                    if self.names.iter().any(|n| n.eq_ignore_ascii_case(&v.value)) {
+                        self.col(&p[p.len() - 1])
+                    } else {
+                        None
+                    }
+                }
+                _ => None,
+            };
+            if let Some(n) = new {
+                *e = n;
+            }
+            ControlFlow::Continue(())
+        }
+    }
+    let _ = ast::VisitMut::visit(
+        e,
+        &mut S {
+            depth: 0,
+            cols,
+            names,
+        },
+    );
+}
+
+/// The table column view column `c` of `t` stands for (a plain column reference), if any.
+fn base_column(t: &Target, c: &str) -> Option<ast::Ident> {
+    let mut e: &ast::Expr = &t.columns.iter().find(|(n, _)| n.eq_ignore_ascii_case(c))?.1;
+    while let ast::Expr::Nested(inner) = e {
+        e = inner;
+    }
+    match e {
+        ast::Expr::Identifier(i) => Some(i.clone()),
+        ast::Expr::CompoundIdentifier(p) => p.last().cloned(),
+        _ => None,
+    }
+}
+
+fn not_updatable_column(c: &str) -> SqlError {
+    SqlError::new(1348, "HY000", format!("Column '{c}' is not updatable"))
+}
+
+/// The view an INSERT / UPDATE / DELETE target names, as (db, view, the name the statement
+/// knows it by), if it names one.
+fn view_named(
+    cx: &PlanCx,
+    f: &ast::TableFactor,
+) -> Result<Option<(String, String, String)>, SqlError> {
+    let ast::TableFactor::Table { name, alias, .. } = f else {
+        return Ok(None);
+    };
+    view_name(cx, name, alias.as_ref().map(|a| a.name.value.clone()))
+}
+
+fn view_name(
+    cx: &PlanCx,
+    name: &ast::ObjectName,
+    alias: Option<String>,
+) -> Result<Option<(String, String, String)>, SqlError> {
+    let Ok((db, v)) = cx.qualify(name) else {
+        return Ok(None);
+    };
+    if cx.engine.table(&db, &v).is_ok() || cx.engine.view(&db, &v).is_none() {
+        return Ok(None);
+    }
+    let known = alias.unwrap_or_else(|| v.clone());
+    Ok(Some((db, v, known)))
+}
+
+/// An INSERT / UPDATE / DELETE whose target is an updatable view, rewritten onto the view's
+/// table (the view's WHERE joins the statement's, view columns become their expressions);
+/// None when the target is not a view.
+pub fn write_through(
+    stmt: &ast::Statement,
+    cx: &PlanCx,
+) -> Result<Option<ast::Statement>, SqlError> {
+    match stmt {
+        ast::Statement::Insert(ins) => {
+            let ast::TableObject::TableName(name) = &ins.table else {
+                return Ok(None);
+            };
+            let Some((db, v, _)) = view_name(cx, name, None)? else {
+                return Ok(None);
+            };
+            let t = target(cx, &db, &v, "INSERT", 0)?;
+            if ins.on.is_some() || !ins.assignments.is_empty() {
+                return Err(SqlError::unsupported(format!(
+                    "INSERT ... ON DUPLICATE KEY UPDATE / SET through view '{db}.{v}'"
+                )));
+            }
+            let wanted: Vec<String> = if ins.columns.is_empty() {
+                t.columns.iter().map(|(n, _)| n.clone()).collect()
+            } else {
+                ins.columns
+                    .iter()
+                    .map(crate::compile::object_name_last)
+                    .collect()
+            };
+            let mut columns = Vec::with_capacity(wanted.len());
+            for c in &wanted {
+                if !t.columns.iter().any(|(n, _)| n.eq_ignore_ascii_case(c)) {
+                    return Err(SqlError::new(
+                        1054,
+                        "42S22",
+                        format!("Unknown column '{c}' in 'INSERT INTO'"),
+                    ));
+                }
+                match base_column(&t, c) {
+                    Some(b) => columns.push(ast::ObjectName::from(vec![b])),
+                    None => return Err(not_updatable(&v, "INSERT")),
+                }
+            }
+            let ast::TableFactor::Table { name: base, .. } = &t.relation else {
+                return Err(invalid(&db, &v));
+            };
+            let mut out = ins.clone();
+            out.table = ast::TableObject::TableName(base.clone());
+            out.table_alias = None;
+            out.columns = columns;
+            Ok(Some(ast::Statement::Insert(out)))
+        }
+        ast::Statement::Update(u) => {
+            if !u.table.joins.is_empty() || u.from.is_some() {
+                return Ok(None);
+            }
+            let Some((db, v, known)) = view_named(cx, &u.table.relation)? else {
+                return Ok(None);
+            };
+            let t = target(cx, &db, &v, "UPDATE", 0)?;
+            let names = [known, v.clone()];
+            let mut out = u.clone();
+            out.table.relation = t.relation.clone();
+            for a in &mut out.assignments {
+                let ast::AssignmentTarget::ColumnName(n) = &a.target else {
+                    return Err(SqlError::unsupported("tuple assignments"));
+                };
+                let c = crate::compile::object_name_last(n);
+                if !t.columns.iter().any(|(x, _)| x.eq_ignore_ascii_case(&c)) {
+                    return Err(SqlError::new(
+                        1054,
+                        "42S22",
+                        format!("Unknown column '{c}' in 'SET'"),
+                    ));
+                }
+                let b = base_column(&t, &c).ok_or_else(|| not_updatable_column(&c))?;
+                a.target = ast::AssignmentTarget::ColumnName(ast::ObjectName::from(vec![b]));
+                subst(&mut a.value, &t.columns, &names);
+            }
+            if let Some(w) = &mut out.selection {
+                subst(w, &t.columns, &names);
+            }
+            out.selection = and(t.filter, out.selection);
+            for o in &mut out.order_by {
+                subst(&mut o.expr, &t.columns, &names);
+            }
+            Ok(Some(ast::Statement::Update(out)))
+        }
+        ast::Statement::Delete(d) => {
+            let from = match &d.from {
+                ast::FromTable::WithFromKeyword(f) | ast::FromTable::WithoutKeyword(f) => f,
+            };
+            let ([twj], true, None) = (from.as_slice(), d.tables.is_empty(), &d.using) else {
+                return Ok(None);
+            };
+            if !twj.joins.is_empty() {
+                return Ok(None);
+            }
+            let Some((db, v, known)) = view_named(cx, &twj.relation)? else {
+                return Ok(None);
+            };
+            let t = target(cx, &db, &v, "DELETE", 0)?;
+            let names = [known, v.clone()];
+            let mut out = d.clone();
+            let mut twj = twj.clone();
+            twj.relation = t.relation.clone();
+            out.from = ast::FromTable::WithFromKeyword(vec![twj]);
+            if let Some(w) = &mut out.selection {
+                subst(w, &t.columns, &names);
+            }
+            out.selection = and(t.filter, out.selection);
+            for o in &mut out.order_by {
+                subst(&mut o.expr, &t.columns, &names);
+            }
+            Ok(Some(ast::Statement::Delete(out)))
+        }
+        _ => Ok(None),
+    }
 }
