@@ -1053,15 +1053,24 @@ pub fn run_insert(plan: &InsertPlan, txn: &mut Txn, cx: &EvalCx) -> Result<Write
         }
         let auto = match &plan.on_duplicate {
             OnDuplicate::Fail => {
-                if fk.is_some() && !t.def.foreign_keys.is_empty() {
-                    txn.assign_auto_increment(t, &mut row);
+                // The row's own AUTO_INCREMENT value first when something checks the row.
+                let mut assigned = None;
+                if plan.check.is_some() || (fk.is_some() && !t.def.foreign_keys.is_empty()) {
+                    assigned = txn.assign_auto_increment(t, &mut row);
+                    view_check(&plan.check, &row, cx)?;
                     check_new_row(&fk, txn, t, &row)?;
                 }
                 affected += 1;
-                txn.insert(t, row)?
+                txn.insert(t, row)?.or(assigned)
             }
             on_dup => {
                 let auto = txn.assign_auto_increment(t, &mut row);
+                if let Err(e) = view_check(&plan.check, &row, cx) {
+                    if let Some(v) = auto {
+                        txn.give_back_auto_increment(t, v);
+                    }
+                    return Err(e);
+                }
                 match upsert(t, row, on_dup, txn, cx, &fk)? {
                     Upserted::Inserted { deleted } => {
                         affected += 1 + deleted;
@@ -1206,6 +1215,22 @@ fn check_new_row(fk: &Option<Fk>, txn: &mut Txn, t: &Table, row: &[Value]) -> Re
         }
     }
     fk::child_row(fk, txn, t, row, None)
+}
+
+/// A row written through a view WITH CHECK OPTION must be one the view shows (1369).
+fn view_check(
+    check: &Option<Box<crate::plan::ViewCheck>>,
+    row: &[Value],
+    cx: &EvalCx,
+) -> Result<(), SqlError> {
+    match check {
+        Some(c) if !c.condition.matches(row, cx)? => Err(SqlError::new(
+            1369,
+            "44000",
+            format!("CHECK OPTION failed {}", c.view),
+        )),
+        _ => Ok(()),
+    }
 }
 
 /// The collation of strings of a binary (true) or a default (false) column.
@@ -1417,6 +1442,7 @@ pub fn run_update(plan: &UpdatePlan, txn: &mut Txn, cx: &EvalCx) -> Result<Write
                 continue;
             }
             touch_on_update(&t.def, &plan.sets, &mut new);
+            view_check(&plan.check, &new, cx)?;
             if two_phase {
                 pending.push((old, new));
             } else {

@@ -502,6 +502,16 @@ pub struct InsertPlan {
     pub on_duplicate: OnDuplicate,
     /// INSERT ... SELECT: the rows come from this query (`rows` is empty).
     pub select: Option<Box<SelectPlan>>,
+    /// Written through a view WITH CHECK OPTION: each row must pass this.
+    pub check: Option<Box<ViewCheck>>,
+}
+
+/// A view's CHECK OPTION as a write checks it: the condition over the table's row (1369
+/// naming `view` when a row fails it).
+#[derive(Clone, Debug)]
+pub struct ViewCheck {
+    pub condition: Expr,
+    pub view: String,
 }
 
 /// The duplicate-key handling of an INSERT.
@@ -560,6 +570,8 @@ pub struct UpdatePlan {
     /// A multi-table UPDATE (then `table` is its first target and the fields above are
     /// unused).
     pub multi: Option<Box<MultiWrite>>,
+    /// Written through a view WITH CHECK OPTION: each new row must pass this.
+    pub check: Option<Box<ViewCheck>>,
 }
 
 #[derive(Clone, Debug)]
@@ -905,8 +917,23 @@ impl Plan {
 pub fn build(stmt: &ast::Statement, cx: &PlanCx) -> Result<Plan, SqlError> {
     use ast::Statement as S;
     if matches!(stmt, S::Insert(_) | S::Update(_) | S::Delete(_)) {
-        if let Some(on_table) = crate::view::write_through(stmt, cx)? {
-            return build(&on_table, cx);
+        if let Some((on_table, check)) = crate::view::write_through(stmt, cx)? {
+            let mut plan = build(&on_table, cx)?;
+            if let Some(c) = check {
+                let (table, slot) = match &mut plan {
+                    Plan::Insert(p) => (p.table.clone(), &mut p.check),
+                    Plan::Update(p) => (p.table.clone(), &mut p.check),
+                    _ => return Ok(plan),
+                };
+                let scope = table_scope(&table, Some(c.alias.as_str()));
+                let mut compiler = Compiler::new(&scope, cx.placeholders);
+                compiler.clause = "WHERE";
+                *slot = Some(Box::new(ViewCheck {
+                    condition: compiler.compile(&c.condition)?,
+                    view: c.view,
+                }));
+            }
+            return Ok(plan);
         }
     }
     Ok(match stmt {
@@ -3546,6 +3573,7 @@ fn finish_insert(
         col_map,
         on_duplicate,
         select,
+        check: None,
     })
 }
 
@@ -3666,6 +3694,7 @@ fn update(u: &ast::Update, cx: &PlanCx) -> Result<Plan, SqlError> {
             order: Vec::new(),
             subqueries: Vec::new(),
             multi: Some(Box::new(m)),
+            check: None,
         })));
     }
     let (table, scope, hints) = single_table(&u.table, cx)?;
@@ -3707,6 +3736,7 @@ fn update(u: &ast::Update, cx: &PlanCx) -> Result<Plan, SqlError> {
         order,
         subqueries: Vec::new(),
         multi: None,
+        check: None,
     })))
 }
 

@@ -1592,6 +1592,7 @@ impl Core {
             col_map,
             on_duplicate: crate::plan::OnDuplicate::Fail,
             select: None,
+            check: None,
         };
         let filled = self
             .dml(&Plan::Insert(Box::new(insert)), &[])

@@ -384,6 +384,9 @@ struct Target {
     filter: Option<ast::Expr>,
     /// Each view column and its expression over the table.
     columns: Vec<(String, ast::Expr)>,
+    /// What a row written through this view must satisfy (its CHECK OPTION): its own WHERE
+    /// (LOCAL), also those of the views under it (CASCADED), or nothing.
+    check: Option<ast::Expr>,
 }
 
 /// How deep views over views may be written through.
@@ -407,8 +410,7 @@ fn not_updatable(v: &str, what: &str) -> SqlError {
 
 /// `db`.`name` (a view) as a `Target` for `what` (INSERT, UPDATE or DELETE): a view over
 /// one table (or over such a view) without DISTINCT, GROUP BY, HAVING, aggregates, LIMIT,
-/// UNION or WITH, as MariaDB's updatable views (1288 / 1471 otherwise); a view WITH CHECK
-/// OPTION is refused (1235: the check is not enforced yet).
+/// UNION or WITH, as MariaDB's updatable views (1288 / 1471 otherwise).
 fn target(cx: &PlanCx, db: &str, name: &str, what: &str, depth: usize) -> Result<Target, SqlError> {
     let Some(def) = cx.engine.view(db, name) else {
         return Err(tierdb_engine::Error::NoSuchTable {
@@ -423,11 +425,6 @@ fn target(cx: &PlanCx, db: &str, name: &str, what: &str, depth: usize) -> Result
             "HY000",
             format!("`{db}`.`{name}` contains view recursion"),
         ));
-    }
-    if def.check_option != "NONE" {
-        return Err(SqlError::unsupported(format!(
-            "{what} through view '{db}.{name}' WITH CHECK OPTION (write to its table)"
-        )));
     }
     let q = match crate::parse::parse(&def.query)?.stmt {
         ast::Statement::Query(q) => q,
@@ -493,10 +490,18 @@ fn target(cx: &PlanCx, db: &str, name: &str, what: &str, depth: usize) -> Result
         if let Some(f) = &mut filter {
             subst(f, &inner.columns, &names);
         }
+        // As MariaDB: LOCAL checks the view's own WHERE, CASCADED also the views' under it,
+        // and a view without a CHECK OPTION checks nothing (not even views under it).
+        let check = match def.check_option.as_str() {
+            "NONE" => None,
+            "LOCAL" => filter.clone(),
+            _ => and(inner.filter.clone(), filter.clone()),
+        };
         return Ok(Target {
             relation: inner.relation,
             filter: and(inner.filter, filter),
             columns,
+            check,
         });
     }
     if cx.engine.table(&rdb, &rtable).is_err() {
@@ -515,10 +520,15 @@ fn target(cx: &PlanCx, db: &str, name: &str, what: &str, depth: usize) -> Result
             });
         }
     }
+    let check = match def.check_option.as_str() {
+        "NONE" => None,
+        _ => filter.clone(),
+    };
     Ok(Target {
         relation,
         filter,
         columns,
+        check,
     })
 }
 
@@ -633,13 +643,32 @@ fn view_name(
     Ok(Some((db, v, known)))
 }
 
+/// A CHECK OPTION the rows an INSERT / UPDATE writes through a view must pass: the
+/// condition over the table (known by `alias` in it) and the view's name for error 1369.
+pub struct Check {
+    pub condition: ast::Expr,
+    pub alias: String,
+    pub view: String,
+}
+
 /// An INSERT / UPDATE / DELETE whose target is an updatable view, rewritten onto the view's
-/// table (the view's WHERE joins the statement's, view columns become their expressions);
-/// None when the target is not a view.
+/// table (the view's WHERE joins the statement's, view columns become their expressions),
+/// with the CHECK OPTION its rows must pass; None when the target is not a view.
 pub fn write_through(
     stmt: &ast::Statement,
     cx: &PlanCx,
-) -> Result<Option<ast::Statement>, SqlError> {
+) -> Result<Option<(ast::Statement, Option<Check>)>, SqlError> {
+    let check = |t: &Target, db: &str, v: &str| {
+        let alias = match &t.relation {
+            ast::TableFactor::Table { alias: Some(a), .. } => a.name.value.clone(),
+            _ => String::new(),
+        };
+        t.check.clone().map(|condition| Check {
+            condition,
+            alias,
+            view: format!("`{db}`.`{v}`"),
+        })
+    };
     match stmt {
         ast::Statement::Insert(ins) => {
             let ast::TableObject::TableName(name) = &ins.table else {
@@ -683,7 +712,7 @@ pub fn write_through(
             out.table = ast::TableObject::TableName(base.clone());
             out.table_alias = None;
             out.columns = columns;
-            Ok(Some(ast::Statement::Insert(out)))
+            Ok(Some((ast::Statement::Insert(out), check(&t, &db, &v))))
         }
         ast::Statement::Update(u) => {
             if !u.table.joins.is_empty() || u.from.is_some() {
@@ -715,11 +744,12 @@ pub fn write_through(
             if let Some(w) = &mut out.selection {
                 subst(w, &t.columns, &names);
             }
+            let c = check(&t, &db, &v);
             out.selection = and(t.filter, out.selection);
             for o in &mut out.order_by {
                 subst(&mut o.expr, &t.columns, &names);
             }
-            Ok(Some(ast::Statement::Update(out)))
+            Ok(Some((ast::Statement::Update(out), c)))
         }
         ast::Statement::Delete(d) => {
             let from = match &d.from {
@@ -747,7 +777,7 @@ pub fn write_through(
             for o in &mut out.order_by {
                 subst(&mut o.expr, &t.columns, &names);
             }
-            Ok(Some(ast::Statement::Delete(out)))
+            Ok(Some((ast::Statement::Delete(out), None)))
         }
         _ => Ok(None),
     }
