@@ -332,6 +332,29 @@ fn enum_and_multi_table_edges_print_what_mariadb_printed() {
     prints_what_mariadb_printed("enum_and_multi_table_edges");
 }
 
+/// Views: CREATE [OR REPLACE] / ALTER / DROP VIEW and their errors (1050, 1054, 1060, 1146,
+/// 1353, 4092, 1965 and its note, 1347, 1356 once a column or table a view reads is gone,
+/// MariaDB's 1146 for a view naming itself), `*` fixed at CREATE (a column added later is not
+/// in the view), views over UNION, joins, USING, WITH, scalar subqueries and aggregates, used
+/// in joins, subqueries, CREATE TABLE ... AS SELECT, INSERT ... SELECT, prepared statements
+/// (planned again after the tables change), across databases (the view's own database
+/// resolves its names), RENAME TABLE of views (1450 across databases), LOCK TABLES of a
+/// view, SHOW [FULL] TABLES [LIKE | WHERE], DESCRIBE / SHOW COLUMNS / SHOW INDEX of a view,
+/// INFORMATION_SCHEMA TABLES / VIEWS / COLUMNS.
+#[test]
+fn views_print_what_mariadb_printed() {
+    prints_what_mariadb_printed("views");
+}
+
+/// Writing through views: UPDATE / DELETE / INSERT through updatable views (also a view over
+/// a view, an alias with ORDER BY / LIMIT), 1348 / 1054 / 1288 / 1471 for what cannot be
+/// written, IS_UPDATABLE, WITH [CASCADED | LOCAL] CHECK OPTION (1369) as MariaDB applies it,
+/// and LAST_INSERT_ID after inserts into a table with a foreign key.
+#[test]
+fn views_written_through_print_what_mariadb_printed() {
+    prints_what_mariadb_printed("views_written_through");
+}
+
 fn prints_what_mariadb_printed(name: &str) {
     assert!(
         common::exists(MARIADB),

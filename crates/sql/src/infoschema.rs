@@ -389,8 +389,11 @@ pub fn rows(t: &InfoTable) -> Result<Vec<Row>, SqlError> {
                         s(&v.name),
                         s(&v.query),
                         s(&v.check_option),
-                        // Views are read-only in tierdb.
-                        s("NO"),
+                        s(if crate::view::is_updatable(e, &db, &v.name) {
+                            "YES"
+                        } else {
+                            "NO"
+                        }),
                         s(&v.definer),
                         s(&v.security),
                         s(&v.charset_client),

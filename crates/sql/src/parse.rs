@@ -223,6 +223,83 @@ fn show_create_database(tokens: &[sqlparser::tokenizer::TokenWithSpan]) -> Optio
     Some(Statement::ShowVariable { variable })
 }
 
+/// Two spellings MariaDB writes into the views' queries it stores (SHOW CREATE VIEW,
+/// mariadb-dump) that sqlparser does not read: `a MOD b` (the `%` operator) and
+/// `CAST(x AS CHAR CHARSET utf8mb3)` / `CHARACTER SET ...` in a CAST (text is utf8mb4 here;
+/// the character set is dropped).
+fn mariadb_view_spellings(tokens: &mut Vec<sqlparser::tokenizer::TokenWithSpan>) {
+    let is_word = |t: &Token, w: &str| matches!(t, Token::Word(x) if x.quote_style.is_none() && x.value.eq_ignore_ascii_case(w));
+    let next_meaningful = |tokens: &[sqlparser::tokenizer::TokenWithSpan], i: usize| {
+        tokens[i + 1..]
+            .iter()
+            .position(|t| !matches!(t.token, Token::Whitespace(_)))
+            .map(|k| i + 1 + k)
+    };
+    // `MOD` not followed by `(` (the MOD() function) is the operator.
+    for i in 0..tokens.len() {
+        if is_word(&tokens[i].token, "MOD") {
+            let call = next_meaningful(tokens, i).is_some_and(|j| tokens[j].token == Token::LParen);
+            if !call {
+                tokens[i].token = Token::Mod;
+            }
+        }
+    }
+    // CHARSET x / CHARACTER SET x directly inside CAST( ... ).
+    let mut drop = Vec::new();
+    let mut casts: Vec<i32> = Vec::new();
+    let mut depth = 0i32;
+    let mut i = 0;
+    while i < tokens.len() {
+        match &tokens[i].token {
+            Token::LParen => {
+                depth += 1;
+            }
+            Token::RParen => {
+                if casts.last() == Some(&depth) {
+                    casts.pop();
+                }
+                depth -= 1;
+            }
+            t if is_word(t, "CAST") => {
+                if let Some(j) =
+                    next_meaningful(tokens, i).filter(|&j| tokens[j].token == Token::LParen)
+                {
+                    casts.push(depth + 1);
+                    depth += 1;
+                    i = j + 1;
+                    continue;
+                }
+            }
+            t if casts.last() == Some(&depth)
+                && (is_word(t, "CHARSET") || is_word(t, "CHARACTER")) =>
+            {
+                let mut k = i;
+                if is_word(t, "CHARACTER") {
+                    match next_meaningful(tokens, k) {
+                        Some(j) if is_word(&tokens[j].token, "SET") => k = j,
+                        _ => {
+                            i += 1;
+                            continue;
+                        }
+                    }
+                }
+                if let Some(name) = next_meaningful(tokens, k) {
+                    if matches!(tokens[name].token, Token::Word(_)) {
+                        drop.extend(i..=name);
+                        i = name + 1;
+                        continue;
+                    }
+                }
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    for i in drop.into_iter().rev() {
+        tokens.remove(i);
+    }
+}
+
 /// `SHOW TABLE STATUS ... LIKE 'pattern'`: sqlparser reads the statement as words and
 /// drops the quoted pattern, so it is handed on as a (backquoted) word.
 fn show_table_status_pattern(tokens: &mut [sqlparser::tokenizer::TokenWithSpan]) {
@@ -693,6 +770,7 @@ pub fn parse(sql: &str) -> Result<Parsed, SqlError> {
     update_comma_joins(&mut tokens);
     let (view_alter, view_check) = view_shims(&mut tokens);
     show_table_status_pattern(&mut tokens);
+    mariadb_view_spellings(&mut tokens);
     let mut parser = Parser::new(&dialect).with_tokens_with_locations(tokens);
     let mut stmts = parser.parse_statements().map_err(syntax)?;
     if stmts.len() > 1 {

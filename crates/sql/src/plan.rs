@@ -2304,8 +2304,10 @@ fn select_body(q: &ast::Query, cx: &PlanCx) -> Result<SelectPlan, SqlError> {
         Some(other) => return Err(SqlError::unsupported(format!("{other}"))),
     };
 
-    // FROM
-    let (source_kind, scope) = match s.from.as_slice() {
+    // FROM (a parenthesized join first in a FROM item, as MariaDB writes views, unwrapped)
+    let unwrapped = unwrap_leading_joins(&s.from);
+    let from = unwrapped.as_deref().unwrap_or(&s.from);
+    let (source_kind, scope) = match from {
         [] => (SourceKind::Dual, Scope::default()),
         several if several.len() > 1 || !several[0].joins.is_empty() => join_sources(several, cx)?,
         [twj] => match derived_factor(&twj.relation, cx)? {
@@ -2924,6 +2926,39 @@ fn derived_source(
 
 /// A FROM item that is a derived table or a WITH query: its plan, the name it is known by
 /// and the scope of its columns. None: a base (or INFORMATION_SCHEMA) table.
+/// `(a JOIN b ON p) LEFT JOIN c ON q` is `a JOIN b ON p LEFT JOIN c ON q`: a parenthesized
+/// join (without an alias) first in a FROM item, nested any depth (MariaDB writes every view's
+/// joins so), unwrapped. None when there is none.
+fn unwrap_leading_joins(from: &[ast::TableWithJoins]) -> Option<Vec<ast::TableWithJoins>> {
+    let nested = |t: &ast::TableWithJoins| {
+        matches!(t.relation, ast::TableFactor::NestedJoin { alias: None, .. })
+    };
+    if !from.iter().any(nested) {
+        return None;
+    }
+    Some(
+        from.iter()
+            .map(|twj| {
+                let mut t = twj.clone();
+                while let ast::TableFactor::NestedJoin {
+                    table_with_joins,
+                    alias: None,
+                } = t.relation
+                {
+                    let inner = *table_with_joins;
+                    let mut joins = inner.joins;
+                    joins.extend(t.joins);
+                    t = ast::TableWithJoins {
+                        relation: inner.relation,
+                        joins,
+                    };
+                }
+                t
+            })
+            .collect(),
+    )
+}
+
 fn derived_factor(
     f: &ast::TableFactor,
     cx: &PlanCx,

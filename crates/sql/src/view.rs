@@ -643,6 +643,12 @@ fn view_name(
     Ok(Some((db, v, known)))
 }
 
+/// INFORMATION_SCHEMA.VIEWS.IS_UPDATABLE: UPDATE / DELETE can write through view `db`.`v`.
+pub fn is_updatable(engine: &Arc<Engine>, db: &str, v: &str) -> bool {
+    let cx = PlanCx::new(engine, Some(db), &[]);
+    target(&cx, db, v, "UPDATE", 0).is_ok()
+}
+
 /// A CHECK OPTION the rows an INSERT / UPDATE writes through a view must pass: the
 /// condition over the table (known by `alias` in it) and the view's name for error 1369.
 pub struct Check {
