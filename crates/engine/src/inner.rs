@@ -439,7 +439,7 @@ impl Inner {
         for (k, v) in &entries {
             let (k, v) = (k.as_slice(), v.as_slice());
             let parts =
-                crate::keys::decode_key(&k).ok_or_else(|| Error::Corrupt("catalog key".into()))?;
+                crate::keys::decode_key(k).ok_or_else(|| Error::Corrupt("catalog key".into()))?;
             let name = |i: usize| match parts.get(i) {
                 Some(crate::Value::Bytes(b)) => {
                     String::from_utf8(b.clone()).map_err(|_| Error::Corrupt("catalog name".into()))
@@ -451,12 +451,12 @@ impl Inner {
                     dbs.entry(name(0)?).or_default();
                 }
                 Some(b'T') => {
-                    let e = catalog::decode_table(&v)?;
+                    let e = catalog::decode_table(v)?;
                     let db = name(0)?;
                     let t = self.table_from_entry(&db, e)?;
                     dbs.entry(db).or_default().insert(t.def.name.clone(), t);
                 }
-                Some(b'G') => dropped.push(catalog::decode_dropped(&v)?),
+                Some(b'G') => dropped.push(catalog::decode_dropped(v)?),
                 Some(b'V') => {
                     let (db, view) = (name(0)?, name(1)?);
                     let mut rest = Vec::new();
@@ -467,7 +467,7 @@ impl Inner {
                             None => break,
                         }
                     }
-                    let def = catalog::decode_view(&v, &rest)?;
+                    let def = catalog::decode_view(v, &rest)?;
                     views.entry(db).or_default().insert(view, Arc::new(def));
                 }
                 Some(b'P') => {}

@@ -3,8 +3,8 @@
 //! Layers, top down: `session` (one per connection: transactions, prepared statements,
 //! dispatch) → `parse` (sqlparser, MySQL dialect) → `plan` (+ `compile` for expressions,
 //! `access` for key ranges, `ddl` for table definitions, `alter` for ALTER TABLE
-//! changes that rewrite rows, `fk` for FOREIGN KEY constraints) → `exec` (row pipeline on an
-//! engine `Txn`) and `show` (SHOW / EXPLAIN result sets). `shared`, `variables` and
+//! changes that rewrite rows, `fk` for FOREIGN KEY constraints, `view` for views) → `exec`
+//! (row pipeline on an engine `Txn`) and `show` (SHOW / EXPLAIN result sets). `shared`, `variables` and
 //! `status` hold server-wide state; `infoschema` makes INFORMATION_SCHEMA's virtual tables.
 //! `result` is the seam to the wire protocol.
 //!
