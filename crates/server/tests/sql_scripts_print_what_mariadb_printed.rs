@@ -355,6 +355,19 @@ fn views_written_through_print_what_mariadb_printed() {
     prints_what_mariadb_printed("views_written_through");
 }
 
+/// View edges a review found: prepared statements after DROP VIEW (1146), views written the
+/// way MariaDB stores them (`db`.`t`.`c`), names a view does not show in writes through it
+/// (1054 'FROM' / 'SET', 1423, 1471 for a column twice), `INSERT INTO v SET`, MariaDB's
+/// spellings (`a MOD (b + 1)`, `!exists(...)`, `!(... <=> ...)`, `CAST(... AS CHAR CHARSET
+/// binary)`), a column named `mod`, WITH names scoped when a view is created from another
+/// database, writes through broken views (1356), swapping views with RENAME TABLE, 1368,
+/// 1166, 1351, 1347, CREATE VIEW IF NOT EXISTS, ALTER VIEW keeping ALGORITHM, a view name
+/// with a backquote.
+#[test]
+fn view_edges_print_what_mariadb_printed() {
+    prints_what_mariadb_printed("view_edges");
+}
+
 fn prints_what_mariadb_printed(name: &str) {
     assert!(
         common::exists(MARIADB),

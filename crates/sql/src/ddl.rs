@@ -927,7 +927,7 @@ pub fn column_for_values<'a>(
     }
 }
 
-fn quote_ident(s: &str) -> String {
+pub(crate) fn quote_ident(s: &str) -> String {
     format!("`{}`", s.replace('`', "``"))
 }
 

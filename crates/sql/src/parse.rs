@@ -235,14 +235,77 @@ fn mariadb_view_spellings(tokens: &mut Vec<sqlparser::tokenizer::TokenWithSpan>)
             .position(|t| !matches!(t.token, Token::Whitespace(_)))
             .map(|k| i + 1 + k)
     };
-    // `MOD` not followed by `(` (the MOD() function) is the operator.
+    let prev_meaningful = |tokens: &[sqlparser::tokenizer::TokenWithSpan], i: usize| {
+        tokens[..i]
+            .iter()
+            .rposition(|t| !matches!(t.token, Token::Whitespace(_)))
+    };
+    // `MOD` right after an operand (a number, a string, `)`, a quoted name or a name that is
+    // no keyword) is the operator; elsewhere it is the MOD() function or a name (`t.mod`).
     for i in 0..tokens.len() {
-        if is_word(&tokens[i].token, "MOD") {
-            let call = next_meaningful(tokens, i).is_some_and(|j| tokens[j].token == Token::LParen);
-            if !call {
-                tokens[i].token = Token::Mod;
+        if !is_word(&tokens[i].token, "MOD") {
+            continue;
+        }
+        let after_operand = prev_meaningful(tokens, i).is_some_and(|p| match &tokens[p].token {
+            Token::Number(..) | Token::SingleQuotedString(_) | Token::RParen => true,
+            Token::Word(w) => {
+                w.quote_style.is_some() || w.keyword == sqlparser::keywords::Keyword::NoKeyword
+            }
+            _ => false,
+        });
+        let qualified =
+            next_meaningful(tokens, i).is_some_and(|j| tokens[j].token == Token::Period);
+        if after_operand && !qualified {
+            tokens[i].token = Token::Mod;
+        }
+    }
+    // `!(...)` and `!exists(...)` (how MariaDB writes NOT around a parenthesized operand):
+    // `(NOT (...))`.
+    let mut i = 0;
+    while i < tokens.len() {
+        if tokens[i].token != Token::ExclamationMark {
+            i += 1;
+            continue;
+        }
+        let mut open = next_meaningful(tokens, i);
+        if let Some(j) = open.filter(|&j| is_word(&tokens[j].token, "EXISTS")) {
+            open = next_meaningful(tokens, j);
+        }
+        let Some(open) = open.filter(|&j| tokens[j].token == Token::LParen) else {
+            i += 1;
+            continue;
+        };
+        let mut depth = 0i32;
+        let mut close = None;
+        for (k, t) in tokens.iter().enumerate().skip(open) {
+            match t.token {
+                Token::LParen => depth += 1,
+                Token::RParen => {
+                    depth -= 1;
+                    if depth == 0 {
+                        close = Some(k);
+                        break;
+                    }
+                }
+                _ => {}
             }
         }
+        let Some(close) = close else {
+            i += 1;
+            continue;
+        };
+        let span = tokens[i].span;
+        let at = |token: Token| sqlparser::tokenizer::TokenWithSpan { token, span };
+        tokens.insert(close + 1, at(Token::RParen));
+        tokens.splice(
+            i..=i,
+            [
+                at(Token::LParen),
+                at(Token::make_keyword("NOT")),
+                at(Token::Whitespace(sqlparser::tokenizer::Whitespace::Space)),
+            ],
+        );
+        i += 3;
     }
     // CHARSET x / CHARACTER SET x directly inside CAST( ... ).
     let mut drop = Vec::new();
@@ -284,7 +347,20 @@ fn mariadb_view_spellings(tokens: &mut Vec<sqlparser::tokenizer::TokenWithSpan>)
                     }
                 }
                 if let Some(name) = next_meaningful(tokens, k) {
-                    if matches!(tokens[name].token, Token::Word(_)) {
+                    if let Token::Word(w) = &tokens[name].token {
+                        // CHAR[(n)] CHARSET binary is BINARY[(n)]; other sets are dropped.
+                        if w.value.eq_ignore_ascii_case("binary") {
+                            let mut c = prev_meaningful(tokens, i);
+                            if let Some(r) = c.filter(|&r| tokens[r].token == Token::RParen) {
+                                c = tokens[..r]
+                                    .iter()
+                                    .rposition(|t| t.token == Token::LParen)
+                                    .and_then(|l| prev_meaningful(tokens, l));
+                            }
+                            if let Some(c) = c.filter(|&c| is_word(&tokens[c].token, "CHAR")) {
+                                tokens[c].token = Token::make_keyword("BINARY");
+                            }
+                        }
                         drop.extend(i..=name);
                         i = name + 1;
                         continue;

@@ -244,7 +244,7 @@ impl PlanCx<'_> {
         }
     }
     /// `name` names a view (not a table).
-    fn is_view(&self, name: &ast::ObjectName) -> bool {
+    pub(crate) fn is_view(&self, name: &ast::ObjectName) -> bool {
         self.qualify(name).is_ok_and(|(db, t)| {
             self.engine.table(&db, &t).is_err() && self.engine.view(&db, &t).is_some()
         })
@@ -781,6 +781,7 @@ pub enum Utility {
         def: tierdb_engine::ViewDef,
         replace: bool,
         alter: bool,
+        if_not_exists: bool,
     },
     DropView {
         views: Vec<(String, String)>,
@@ -925,7 +926,7 @@ pub fn build(stmt: &ast::Statement, cx: &PlanCx) -> Result<Plan, SqlError> {
                     Plan::Update(p) => (p.table.clone(), &mut p.check),
                     _ => return Ok(plan),
                 };
-                let scope = table_scope(&table, Some(c.alias.as_str()));
+                let scope = table_scope(&table, c.alias.as_deref());
                 let mut compiler = Compiler::new(&scope, cx.placeholders);
                 compiler.clause = "WHERE";
                 *slot = Some(Box::new(ViewCheck {

@@ -856,6 +856,17 @@ impl Core {
         if plan_is_ddl {
             self.commit_open()?;
         }
+        // However the DDL ends (also with an error after changing part of what it names),
+        // cached plans re-resolve their tables and views.
+        struct CatalogChanged<'a>(&'a Shared, bool);
+        impl Drop for CatalogChanged<'_> {
+            fn drop(&mut self) {
+                if self.1 {
+                    self.0.catalog_changed();
+                }
+            }
+        }
+        let _changed = CatalogChanged(&shared, plan_is_ddl);
         let r = match u {
             Utility::Begin { snapshot } => {
                 self.commit_open()?;
@@ -1293,12 +1304,20 @@ impl Core {
                 })
             }
             Utility::RenameTables { pairs, .. } => {
-                let views = pairs
-                    .iter()
-                    .filter(|(d, f, _, _)| {
-                        engine.table(d, f).is_err() && engine.view(d, f).is_some()
-                    })
-                    .count();
+                // Which pairs move a view, following the names earlier pairs free or take
+                // (`a TO tmp, b TO a, tmp TO b` swaps two views).
+                let mut moved: Vec<((String, String), bool)> = Vec::new();
+                let mut views = 0;
+                for (d, f, to_db, to) in pairs {
+                    let key = (d.clone(), f.clone());
+                    let is_view = match moved.iter().rposition(|(k, _)| *k == key) {
+                        Some(i) => moved[i].1,
+                        None => engine.table(d, f).is_err() && engine.view(d, f).is_some(),
+                    };
+                    views += usize::from(is_view);
+                    moved.push((key, false));
+                    moved.push(((to_db.clone(), to.clone()), is_view));
+                }
                 if views == 0 {
                     engine.rename_tables(pairs)?;
                 } else if views < pairs.len() {
@@ -1326,18 +1345,42 @@ impl Core {
                 def,
                 replace,
                 alter,
+                if_not_exists,
             } => {
                 if crate::infoschema::is_schema(db) {
                     return Err(crate::infoschema::read_only(&self.st.user));
                 }
-                if *alter && engine.view(db, &def.name).is_none() {
+                let old = engine.view(db, &def.name);
+                let table = engine.table(db, &def.name).is_ok();
+                if table && (*replace || *alter) {
+                    return Err(crate::view::not_a_view(db, &def.name));
+                }
+                if *alter && old.is_none() {
                     return Err(EngineError::NoSuchTable {
                         db: db.clone(),
                         table: def.name.clone(),
                     }
                     .into());
                 }
+                if *if_not_exists && (table || old.is_some()) {
+                    self.st.warnings.push(Warning::note(
+                        1050,
+                        format!("Table '{}' already exists", def.name),
+                    ));
+                    return Ok(QueryResult::Ok {
+                        affected_rows: 0,
+                        last_insert_id: 0,
+                        warnings: 1,
+                        info: String::new(),
+                    });
+                }
                 let mut def = def.clone();
+                if def.algorithm.is_empty() {
+                    def.algorithm = match (&old, *alter) {
+                        (Some(o), true) => o.algorithm.clone(),
+                        _ => "UNDEFINED".into(),
+                    };
+                }
                 if def.definer.is_empty() {
                     // As MariaDB names a loopback client's account.
                     let host = match self.st.host.as_str() {
@@ -1460,9 +1503,6 @@ impl Core {
                 Ok(QueryResult::ok())
             }
         };
-        if plan_is_ddl {
-            shared.catalog_changed();
-        }
         r
     }
 
@@ -1503,7 +1543,7 @@ impl Core {
         params: &[Value],
     ) -> Result<QueryResult, SqlError> {
         let engine = self.st.shared.engine.clone();
-        if engine.table(db, &def.name).is_ok() {
+        if engine.table(db, &def.name).is_ok() || engine.view(db, &def.name).is_some() {
             if if_not_exists {
                 self.st.warnings.push(Warning::note(
                     1050,

@@ -57,11 +57,7 @@ pub fn create(cv: &ast::CreateView, cx: &PlanCx) -> Result<Utility, SqlError> {
             "this kind of view (MATERIALIZED / TEMPORARY / SECURE)",
         ));
     }
-    if !cv.cluster_by.is_empty()
-        || cv.comment.is_some()
-        || cv.with_no_schema_binding
-        || cv.if_not_exists
-    {
+    if !cv.cluster_by.is_empty() || cv.comment.is_some() || cv.with_no_schema_binding {
         return Err(SqlError::syntax(
             "You have an error in your SQL syntax near the view's options",
         ));
@@ -80,7 +76,7 @@ pub fn create(cv: &ast::CreateView, cx: &PlanCx) -> Result<Utility, SqlError> {
         },
         _ => return Err(SqlError::unsupported("view options")),
     };
-    if !cx.placeholders.is_empty() {
+    if !cx.placeholders.is_empty() || has_variable(&cv.query) {
         return Err(SqlError::new(
             1351,
             "HY000",
@@ -122,6 +118,13 @@ pub fn create(cv: &ast::CreateView, cx: &PlanCx) -> Result<Utility, SqlError> {
         cv.columns.iter().map(|c| c.name.value.clone()).collect()
     };
     for (i, n) in names.iter().enumerate() {
+        if n.is_empty() || n.ends_with(' ') {
+            return Err(SqlError::new(
+                1166,
+                "42000",
+                format!("Incorrect column name '{n}'"),
+            ));
+        }
         if names[..i].iter().any(|o| o.eq_ignore_ascii_case(n)) {
             return Err(SqlError::new(
                 1060,
@@ -129,6 +132,20 @@ pub fn create(cv: &ast::CreateView, cx: &PlanCx) -> Result<Utility, SqlError> {
                 format!("Duplicate column name '{n}'"),
             ));
         }
+    }
+    let algorithm_given = cv
+        .params
+        .as_ref()
+        .and_then(|p| p.algorithm.as_ref())
+        .map(|a| a.to_string());
+    if check_option != "NONE"
+        && writable_select(&q, algorithm_given.as_deref().unwrap_or("")).is_none()
+    {
+        return Err(SqlError::new(
+            1368,
+            "HY000",
+            format!("CHECK OPTION on non-updatable view `{db}`.`{name}`"),
+        ));
     }
     name_items(&mut q.body, &names);
     if session_db.as_deref() != Some(db.as_str()) {
@@ -155,7 +172,8 @@ pub fn create(cv: &ast::CreateView, cx: &PlanCx) -> Result<Utility, SqlError> {
         def: ViewDef {
             name,
             query: q.to_string(),
-            algorithm: algorithm.unwrap_or_else(|| "UNDEFINED".into()),
+            // Empty when not given: the session keeps an altered view's, else UNDEFINED.
+            algorithm: algorithm.unwrap_or_default(),
             // Filled in by the session when empty.
             definer: definer.unwrap_or_default(),
             security: security.unwrap_or_else(|| "DEFINER".into()),
@@ -165,7 +183,31 @@ pub fn create(cv: &ast::CreateView, cx: &PlanCx) -> Result<Utility, SqlError> {
         },
         replace: cv.or_replace,
         alter: cv.or_alter,
+        if_not_exists: cv.if_not_exists,
     })
+}
+
+/// `q` names a user or system variable (`@x`, `@@x`): a view cannot (1351).
+fn has_variable(q: &ast::Query) -> bool {
+    struct V;
+    impl ast::Visitor for V {
+        type Break = ();
+        fn pre_visit_expr(&mut self, e: &ast::Expr) -> ControlFlow<()> {
+            match e {
+                ast::Expr::Identifier(i) if i.quote_style.is_none() && i.value.starts_with('@') => {
+                    ControlFlow::Break(())
+                }
+                ast::Expr::CompoundIdentifier(p)
+                    if p.first()
+                        .is_some_and(|i| i.quote_style.is_none() && i.value.starts_with('@')) =>
+                {
+                    ControlFlow::Break(())
+                }
+                _ => ControlFlow::Continue(()),
+            }
+        }
+    }
+    ast::Visit::visit(q, &mut V).is_break()
 }
 
 /// Plans the view's query (errors as MariaDB's CREATE VIEW gives them) and replaces every
@@ -278,33 +320,49 @@ fn name_items(body: &mut ast::SetExpr, names: &[String]) {
 
 /// Qualifies every one-part table name in `q` (not a WITH query's name) with `db`.
 fn qualify_tables(q: &mut ast::Query, db: &str) {
-    let mut ctes: Vec<String> = Vec::new();
-    collect_ctes(q, &mut ctes);
-    let _ = ast::visit_relations_mut(q, |name| {
-        if let [ast::ObjectNamePart::Identifier(id)] = name.0.as_slice() {
-            if !ctes.iter().any(|c| c.eq_ignore_ascii_case(&id.value)) {
-                name.0
-                    .insert(0, ast::ObjectNamePart::Identifier(quoted(db)));
-            }
-        }
-        ControlFlow::<()>::Continue(())
-    });
-}
-
-/// The names of every WITH query defined anywhere in `q`.
-fn collect_ctes(q: &ast::Query, out: &mut Vec<String>) {
-    struct Ctes<'a>(&'a mut Vec<String>);
-    impl ast::Visitor for Ctes<'_> {
+    // The WITH names in scope: each query's own while it (and what it holds) is visited.
+    struct Q<'a> {
+        db: &'a str,
+        scopes: Vec<Vec<String>>,
+    }
+    impl ast::VisitorMut for Q<'_> {
         type Break = ();
-        fn pre_visit_query(&mut self, q: &ast::Query) -> ControlFlow<()> {
-            if let Some(w) = &q.with {
-                self.0
-                    .extend(w.cte_tables.iter().map(|c| c.alias.name.value.clone()));
+        fn pre_visit_query(&mut self, q: &mut ast::Query) -> ControlFlow<()> {
+            let names = q.with.as_ref().map_or_else(Vec::new, |w| {
+                w.cte_tables
+                    .iter()
+                    .map(|c| c.alias.name.value.clone())
+                    .collect()
+            });
+            self.scopes.push(names);
+            ControlFlow::Continue(())
+        }
+        fn post_visit_query(&mut self, _: &mut ast::Query) -> ControlFlow<()> {
+            self.scopes.pop();
+            ControlFlow::Continue(())
+        }
+        fn pre_visit_relation(&mut self, name: &mut ast::ObjectName) -> ControlFlow<()> {
+            if let [ast::ObjectNamePart::Identifier(id)] = name.0.as_slice() {
+                let cte = self
+                    .scopes
+                    .iter()
+                    .flatten()
+                    .any(|c| c.eq_ignore_ascii_case(&id.value));
+                if !cte {
+                    name.0
+                        .insert(0, ast::ObjectNamePart::Identifier(quoted(self.db)));
+                }
             }
             ControlFlow::Continue(())
         }
     }
-    let _ = ast::Visit::visit(q, &mut Ctes(out));
+    let _ = ast::VisitMut::visit(
+        q,
+        &mut Q {
+            db,
+            scopes: Vec::new(),
+        },
+    );
 }
 
 /// The table shape view `name` shows (SHOW COLUMNS, INFORMATION_SCHEMA.COLUMNS): each
@@ -361,24 +419,28 @@ pub fn shape(engine: &Arc<Engine>, db: &str, v: &str) -> Result<TableDef, SqlErr
 
 /// `SHOW CREATE VIEW` / `SHOW CREATE TABLE` of a view: the statement that makes it again.
 pub fn create_statement(v: &ViewDef) -> String {
+    let q = crate::ddl::quote_ident;
     let definer = match v.definer.rsplit_once('@') {
-        Some((u, h)) => format!("`{u}`@`{h}`"),
-        None => format!("`{}`", v.definer),
+        Some((u, h)) => format!("{}@{}", q(u), q(h)),
+        None => q(&v.definer),
     };
     let check = match v.check_option.as_str() {
         "NONE" => String::new(),
         other => format!(" WITH {other} CHECK OPTION"),
     };
     format!(
-        "CREATE ALGORITHM={} DEFINER={definer} SQL SECURITY {} VIEW `{}` AS {}{check}",
-        v.algorithm, v.security, v.name, v.query
+        "CREATE ALGORITHM={} DEFINER={definer} SQL SECURITY {} VIEW {} AS {}{check}",
+        v.algorithm,
+        v.security,
+        q(&v.name),
+        v.query
     )
 }
 
 /// A view an INSERT / UPDATE / DELETE writes through, as a statement on its table sees it.
 struct Target {
-    /// The view's FROM item: its base table (named with its database), the view's alias
-    /// for it kept, so the column expressions below still resolve.
+    /// The view's FROM item: its base table, named with its database (and the view's alias
+    /// for it, if it had one), so the column expressions below still resolve.
     relation: ast::TableFactor,
     /// The view's WHERE: the rows it shows.
     filter: Option<ast::Expr>,
@@ -390,7 +452,7 @@ struct Target {
 }
 
 /// How deep views over views may be written through.
-const MAX_VIEW_DEPTH: usize = 16;
+const MAX_VIEW_DEPTH: usize = 64;
 
 fn not_updatable(v: &str, what: &str) -> SqlError {
     if what == "INSERT" {
@@ -408,9 +470,43 @@ fn not_updatable(v: &str, what: &str) -> SqlError {
     }
 }
 
-/// `db`.`name` (a view) as a `Target` for `what` (INSERT, UPDATE or DELETE): a view over
-/// one table (or over such a view) without DISTINCT, GROUP BY, HAVING, aggregates, LIMIT,
-/// UNION or WITH, as MariaDB's updatable views (1288 / 1471 otherwise).
+/// `e` holds a subquery.
+fn has_subquery(e: &ast::Expr) -> bool {
+    struct Q;
+    impl ast::Visitor for Q {
+        type Break = ();
+        fn pre_visit_query(&mut self, _: &ast::Query) -> ControlFlow<()> {
+            ControlFlow::Break(())
+        }
+    }
+    ast::Visit::visit(e, &mut Q).is_break()
+}
+
+/// The one SELECT of a query a view can be written through, with the table it reads:
+/// one table or view in FROM, no DISTINCT, GROUP BY, HAVING, aggregates, LIMIT, UNION,
+/// WITH or subqueries (in the select list or WHERE), not ALGORITHM=TEMPTABLE.
+fn writable_select<'q>(q: &'q ast::Query, algorithm: &str) -> Option<&'q ast::Select> {
+    let s = match (&*q.body, &q.with, &q.limit_clause) {
+        (ast::SetExpr::Select(s), None, None) if algorithm != "TEMPTABLE" => s,
+        _ => return None,
+    };
+    let grouped =
+        !matches!(&s.group_by, ast::GroupByExpr::Expressions(v, m) if v.is_empty() && m.is_empty());
+    let items_ok = s.projection.iter().all(|it| match it {
+        ast::SelectItem::UnnamedExpr(e) | ast::SelectItem::ExprWithAlias { expr: e, .. } => {
+            !crate::compile::contains_aggregate(e, 0) && !has_subquery(e)
+        }
+        _ => false,
+    });
+    let one_table = matches!(s.from.as_slice(), [twj] if twj.joins.is_empty()
+        && matches!(twj.relation, ast::TableFactor::Table { args: None, .. }));
+    let where_ok = s.selection.as_ref().is_none_or(|w| !has_subquery(w));
+    (one_table && items_ok && where_ok && s.distinct.is_none() && !grouped && s.having.is_none())
+        .then_some(s)
+}
+
+/// `db`.`name` (a view) as a `Target` for `what` (INSERT, UPDATE or DELETE): a view whose
+/// query `writable_select` takes, over a table or such a view (1288 / 1471 otherwise).
 fn target(cx: &PlanCx, db: &str, name: &str, what: &str, depth: usize) -> Result<Target, SqlError> {
     let Some(def) = cx.engine.view(db, name) else {
         return Err(tierdb_engine::Error::NoSuchTable {
@@ -430,37 +526,18 @@ fn target(cx: &PlanCx, db: &str, name: &str, what: &str, depth: usize) -> Result
         ast::Statement::Query(q) => q,
         _ => return Err(invalid(db, name)),
     };
-    let s = match (&*q.body, &q.with, &q.limit_clause, def.algorithm.as_str()) {
-        (ast::SetExpr::Select(s), None, None, a) if a != "TEMPTABLE" => s,
-        _ => return Err(not_updatable(name, what)),
-    };
-    let grouped =
-        !matches!(&s.group_by, ast::GroupByExpr::Expressions(v, m) if v.is_empty() && m.is_empty());
-    let aggregated = s.projection.iter().any(|it| match it {
-        ast::SelectItem::UnnamedExpr(e) | ast::SelectItem::ExprWithAlias { expr: e, .. } => {
-            crate::compile::contains_aggregate(e, 0)
-        }
-        _ => false,
-    });
-    let (rel, rel_name, rel_alias) = match s.from.as_slice() {
-        [twj] if twj.joins.is_empty() => match &twj.relation {
-            ast::TableFactor::Table {
-                name,
-                alias,
-                args: None,
-                ..
-            } => (
-                twj.relation.clone(),
-                name.clone(),
-                alias.as_ref().map(|a| a.name.value.clone()),
-            ),
-            _ => return Err(not_updatable(name, what)),
-        },
-        _ => return Err(not_updatable(name, what)),
-    };
-    if s.distinct.is_some() || grouped || s.having.is_some() || aggregated {
+    let Some(s) = writable_select(&q, &def.algorithm) else {
         return Err(not_updatable(name, what));
-    }
+    };
+    let twj = &s.from[0];
+    let ast::TableFactor::Table {
+        name: rel_name,
+        alias: rel_alias,
+        ..
+    } = &twj.relation
+    else {
+        return Err(not_updatable(name, what));
+    };
     let mut columns = Vec::with_capacity(s.projection.len());
     for it in &s.projection {
         match it {
@@ -473,7 +550,7 @@ fn target(cx: &PlanCx, db: &str, name: &str, what: &str, depth: usize) -> Result
             _ => return Err(not_updatable(name, what)),
         }
     }
-    let parts = object_name_parts(&rel_name)?;
+    let parts = object_name_parts(rel_name)?;
     let (rdb, rtable) = match parts.as_slice() {
         [t] => (db.to_string(), t.clone()),
         [d, t] => (d.clone(), t.clone()),
@@ -481,14 +558,19 @@ fn target(cx: &PlanCx, db: &str, name: &str, what: &str, depth: usize) -> Result
     };
     let mut filter = s.selection.clone();
     if cx.engine.table(&rdb, &rtable).is_err() && cx.engine.view(&rdb, &rtable).is_some() {
-        // A view over a view: its columns are the inner view's, put in.
+        // A view over a view: its expressions name the inner view's columns; put those in.
         let inner = target(cx, &rdb, &rtable, what, depth + 1)?;
-        let names = [rel_alias.unwrap_or_else(|| rtable.clone())];
+        let known = ViewRef {
+            db: rdb.clone(),
+            name: rtable.clone(),
+            alias: rel_alias.as_ref().map(|a| a.name.value.clone()),
+        };
+        let bad = |_| invalid(db, name);
         for (_, e) in &mut columns {
-            subst(e, &inner.columns, &names);
+            subst(e, &inner.columns, &known, "SELECT").map_err(bad)?;
         }
         if let Some(f) = &mut filter {
-            subst(f, &inner.columns, &names);
+            subst(f, &inner.columns, &known, "WHERE").map_err(bad)?;
         }
         // As MariaDB: LOCAL checks the view's own WHERE, CASCADED also the views' under it,
         // and a view without a CHECK OPTION checks nothing (not even views under it).
@@ -507,18 +589,9 @@ fn target(cx: &PlanCx, db: &str, name: &str, what: &str, depth: usize) -> Result
     if cx.engine.table(&rdb, &rtable).is_err() {
         return Err(invalid(db, name));
     }
-    let mut relation = rel;
-    if let ast::TableFactor::Table { name: n, alias, .. } = &mut relation {
+    let mut relation = twj.relation.clone();
+    if let ast::TableFactor::Table { name: n, .. } = &mut relation {
         *n = ast::ObjectName::from(vec![quoted(&rdb), quoted(&rtable)]);
-        // Without an alias the view's expressions name the table bare: keep that name.
-        if alias.is_none() {
-            *alias = Some(ast::TableAlias {
-                explicit: true,
-                name: quoted(&rtable),
-                columns: vec![],
-                at: None,
-            });
-        }
     }
     let check = match def.check_option.as_str() {
         "NONE" => None,
@@ -543,60 +616,101 @@ fn and(a: Option<ast::Expr>, b: Option<ast::Expr>) -> Option<ast::Expr> {
     }
 }
 
-/// Replaces, in `e`, each reference to a view column (`c`, or `v.c` / `db.v.c` where `v` is
-/// one of `names`) by that column's expression. Bare names inside subqueries are theirs and
-/// stay.
-fn subst(e: &mut ast::Expr, cols: &[(String, ast::Expr)], names: &[String]) {
+/// How a statement names the view it writes (or a view names the view it reads).
+struct ViewRef {
+    db: String,
+    name: String,
+    alias: Option<String>,
+}
+
+impl ViewRef {
+    /// `q` (the qualifier of a column reference) names this view: its alias if it has one,
+    /// else `v` or `db.v`.
+    fn is(&self, q: &[ast::Ident]) -> bool {
+        match (&self.alias, q) {
+            (Some(a), [x]) => x.value.eq_ignore_ascii_case(a),
+            (Some(_), _) => false,
+            (None, [x]) => x.value == self.name,
+            (None, [d, x]) => d.value == self.db && x.value == self.name,
+            _ => false,
+        }
+    }
+}
+
+/// Replaces, in `e`, each reference to a view column (`c`, or `v.c` / `db.v.c`) by that
+/// column's expression. Anything else is 1054 naming `clause`, as the view shows nothing else
+/// (`DEFAULT` stays); a subquery is refused (its names could be the view's or its own).
+fn subst(
+    e: &mut ast::Expr,
+    cols: &[(String, ast::Expr)],
+    view: &ViewRef,
+    clause: &str,
+) -> Result<(), SqlError> {
+    if has_subquery(e) {
+        return Err(SqlError::unsupported(
+            "a subquery in a statement that writes through a view",
+        ));
+    }
     struct S<'a> {
-        depth: usize,
         cols: &'a [(String, ast::Expr)],
-        names: &'a [String],
+        view: &'a ViewRef,
+        clause: &'a str,
     }
     impl S<'_> {
-        fn col(&self, c: &ast::Ident) -> Option<ast::Expr> {
+        fn col(&self, c: &ast::Ident, shown: String) -> Result<ast::Expr, SqlError> {
             self.cols
                 .iter()
                 .find(|(n, _)| n.eq_ignore_ascii_case(&c.value))
                 .map(|(_, e)| ast::Expr::Nested(Box::new(e.clone())))
+                .ok_or_else(|| {
+                    SqlError::new(
+                        1054,
+                        "42S22",
+                        format!("Unknown column '{shown}' in '{}'", self.clause),
+                    )
+                })
         }
     }
     impl ast::VisitorMut for S<'_> {
-        type Break = ();
-        fn pre_visit_query(&mut self, _: &mut ast::Query) -> ControlFlow<()> {
-            self.depth += 1;
-            ControlFlow::Continue(())
-        }
-        fn post_visit_query(&mut self, _: &mut ast::Query) -> ControlFlow<()> {
-            self.depth -= 1;
-            ControlFlow::Continue(())
-        }
-        fn post_visit_expr(&mut self, e: &mut ast::Expr) -> ControlFlow<()> {
+        type Break = SqlError;
+        fn post_visit_expr(&mut self, e: &mut ast::Expr) -> ControlFlow<SqlError> {
             let new = match e {
-                ast::Expr::Identifier(c) if self.depth == 0 => self.col(c),
-                ast::Expr::CompoundIdentifier(p) if p.len() >= 2 => {
-                    let v = &p[p.len() - 2];
-                    if self.names.iter().any(|n| n.eq_ignore_ascii_case(&v.value)) {
-                        self.col(&p[p.len() - 1])
-                    } else {
-                        None
+                ast::Expr::Identifier(c)
+                    if c.quote_style.is_none() && c.value.eq_ignore_ascii_case("DEFAULT") =>
+                {
+                    return ControlFlow::Continue(())
+                }
+                ast::Expr::Identifier(c) => self.col(c, c.value.clone()),
+                ast::Expr::CompoundIdentifier(p) => {
+                    let shown = p
+                        .iter()
+                        .map(|i| i.value.as_str())
+                        .collect::<Vec<_>>()
+                        .join(".");
+                    match p.split_last() {
+                        Some((c, q)) if self.view.is(q) => self.col(c, shown),
+                        _ => Err(SqlError::new(
+                            1054,
+                            "42S22",
+                            format!("Unknown column '{shown}' in '{}'", self.clause),
+                        )),
                     }
                 }
-                _ => None,
+                _ => return ControlFlow::Continue(()),
             };
-            if let Some(n) = new {
-                *e = n;
+            match new {
+                Ok(n) => {
+                    *e = n;
+                    ControlFlow::Continue(())
+                }
+                Err(err) => ControlFlow::Break(err),
             }
-            ControlFlow::Continue(())
         }
     }
-    let _ = ast::VisitMut::visit(
-        e,
-        &mut S {
-            depth: 0,
-            cols,
-            names,
-        },
-    );
+    match ast::VisitMut::visit(e, &mut S { cols, view, clause }) {
+        ControlFlow::Break(err) => Err(err),
+        ControlFlow::Continue(()) => Ok(()),
+    }
 }
 
 /// The table column view column `c` of `t` stands for (a plain column reference), if any.
@@ -612,35 +726,44 @@ fn base_column(t: &Target, c: &str) -> Option<ast::Ident> {
     }
 }
 
+/// The table column an INSERT / UPDATE writes for view column `c` (1054 when the view has
+/// no such column, `not_plain` when it is not a plain column reference).
+fn written_column(
+    t: &Target,
+    c: &str,
+    clause: &str,
+    not_plain: impl FnOnce() -> SqlError,
+) -> Result<ast::Ident, SqlError> {
+    if !t.columns.iter().any(|(n, _)| n.eq_ignore_ascii_case(c)) {
+        return Err(SqlError::new(
+            1054,
+            "42S22",
+            format!("Unknown column '{c}' in '{clause}'"),
+        ));
+    }
+    base_column(t, c).ok_or_else(not_plain)
+}
+
 fn not_updatable_column(c: &str) -> SqlError {
     SqlError::new(1348, "HY000", format!("Column '{c}' is not updatable"))
 }
 
-/// The view an INSERT / UPDATE / DELETE target names, as (db, view, the name the statement
-/// knows it by), if it names one.
+/// The view `name` names (as the target of a write), if it names one: how the statement
+/// knows it. A view that no longer plans is 1356 here, before anything is written.
 fn view_named(
-    cx: &PlanCx,
-    f: &ast::TableFactor,
-) -> Result<Option<(String, String, String)>, SqlError> {
-    let ast::TableFactor::Table { name, alias, .. } = f else {
-        return Ok(None);
-    };
-    view_name(cx, name, alias.as_ref().map(|a| a.name.value.clone()))
-}
-
-fn view_name(
     cx: &PlanCx,
     name: &ast::ObjectName,
     alias: Option<String>,
-) -> Result<Option<(String, String, String)>, SqlError> {
-    let Ok((db, v)) = cx.qualify(name) else {
-        return Ok(None);
-    };
-    if cx.engine.table(&db, &v).is_ok() || cx.engine.view(&db, &v).is_none() {
+) -> Result<Option<ViewRef>, SqlError> {
+    if !cx.is_view(name) {
         return Ok(None);
     }
-    let known = alias.unwrap_or_else(|| v.clone());
-    Ok(Some((db, v, known)))
+    let (db, v) = cx.qualify(name)?;
+    let n = cx.subqueries.borrow().len();
+    let planned = cx.view(name);
+    cx.subqueries.borrow_mut().truncate(n);
+    planned?;
+    Ok(Some(ViewRef { db, name: v, alias }))
 }
 
 /// INFORMATION_SCHEMA.VIEWS.IS_UPDATABLE: UPDATE / DELETE can write through view `db`.`v`.
@@ -650,10 +773,11 @@ pub fn is_updatable(engine: &Arc<Engine>, db: &str, v: &str) -> bool {
 }
 
 /// A CHECK OPTION the rows an INSERT / UPDATE writes through a view must pass: the
-/// condition over the table (known by `alias` in it) and the view's name for error 1369.
+/// condition over the table (known by `alias`, if the view gave it one) and the view's name
+/// for error 1369.
 pub struct Check {
     pub condition: ast::Expr,
-    pub alias: String,
+    pub alias: Option<String>,
     pub view: String,
 }
 
@@ -664,71 +788,111 @@ pub fn write_through(
     stmt: &ast::Statement,
     cx: &PlanCx,
 ) -> Result<Option<(ast::Statement, Option<Check>)>, SqlError> {
-    let check = |t: &Target, db: &str, v: &str| {
+    let check = |t: &Target, v: &ViewRef| {
         let alias = match &t.relation {
-            ast::TableFactor::Table { alias: Some(a), .. } => a.name.value.clone(),
-            _ => String::new(),
+            ast::TableFactor::Table { alias: Some(a), .. } => Some(a.name.value.clone()),
+            _ => None,
         };
         t.check.clone().map(|condition| Check {
             condition,
             alias,
-            view: format!("`{db}`.`{v}`"),
+            view: format!("`{}`.`{}`", v.db, v.name),
         })
+    };
+    let relation_name = |t: &Target| match &t.relation {
+        ast::TableFactor::Table { name, .. } => Ok(name.clone()),
+        _ => Err(SqlError::unsupported("this view")),
     };
     match stmt {
         ast::Statement::Insert(ins) => {
             let ast::TableObject::TableName(name) = &ins.table else {
                 return Ok(None);
             };
-            let Some((db, v, _)) = view_name(cx, name, None)? else {
+            let Some(v) = view_named(cx, name, None)? else {
                 return Ok(None);
             };
-            let t = target(cx, &db, &v, "INSERT", 0)?;
-            if ins.on.is_some() || !ins.assignments.is_empty() {
+            let t = target(cx, &v.db, &v.name, "INSERT", 0)?;
+            if ins.on.is_some() {
                 return Err(SqlError::unsupported(format!(
-                    "INSERT ... ON DUPLICATE KEY UPDATE / SET through view '{db}.{v}'"
+                    "INSERT ... ON DUPLICATE KEY UPDATE through view '{}.{}'",
+                    v.db, v.name
                 )));
             }
-            let wanted: Vec<String> = if ins.columns.is_empty() {
-                t.columns.iter().map(|(n, _)| n.clone()).collect()
-            } else {
-                ins.columns
-                    .iter()
-                    .map(crate::compile::object_name_last)
-                    .collect()
+            let not_insertable = || not_updatable(&v.name, "INSERT");
+            let mut out = ins.clone();
+            out.table = ast::TableObject::TableName(relation_name(&t)?);
+            out.table_alias = None;
+            let mut written: Vec<String> = Vec::new();
+            let mut note = |b: &ast::Ident| -> Result<(), SqlError> {
+                // A table column twice (two view columns over it): MariaDB's 1471.
+                if written.iter().any(|w| w.eq_ignore_ascii_case(&b.value)) {
+                    return Err(not_insertable());
+                }
+                written.push(b.value.clone());
+                Ok(())
             };
-            let mut columns = Vec::with_capacity(wanted.len());
-            for c in &wanted {
-                if !t.columns.iter().any(|(n, _)| n.eq_ignore_ascii_case(c)) {
+            if !ins.assignments.is_empty() {
+                // INSERT INTO v SET c = ..., ...
+                for a in &mut out.assignments {
+                    let ast::AssignmentTarget::ColumnName(n) = &a.target else {
+                        return Err(SqlError::unsupported("tuple assignments"));
+                    };
+                    let c = crate::compile::object_name_last(n);
+                    let b = written_column(&t, &c, "SET", not_insertable)?;
+                    note(&b)?;
+                    a.target = ast::AssignmentTarget::ColumnName(ast::ObjectName::from(vec![b]));
+                }
+            } else {
+                let wanted: Vec<String> = if ins.columns.is_empty() {
+                    t.columns.iter().map(|(n, _)| n.clone()).collect()
+                } else {
+                    ins.columns
+                        .iter()
+                        .map(crate::compile::object_name_last)
+                        .collect()
+                };
+                let mut columns = Vec::with_capacity(wanted.len());
+                for c in &wanted {
+                    let b = written_column(&t, c, "INSERT INTO", not_insertable)?;
+                    note(&b)?;
+                    columns.push(ast::ObjectName::from(vec![b]));
+                }
+                out.columns = columns;
+            }
+            // A table column the view does not show must have a default (MariaDB's 1423).
+            let parts = object_name_parts(&relation_name(&t)?)?;
+            if let [d, n] = parts.as_slice() {
+                let base = cx.engine.table(d, n)?;
+                if base.def.columns.iter().any(|c| {
+                    !c.nullable
+                        && !c.auto_increment
+                        && crate::ddl::column_default(c).is_none()
+                        && !written.iter().any(|w| w.eq_ignore_ascii_case(&c.name))
+                }) {
                     return Err(SqlError::new(
-                        1054,
-                        "42S22",
-                        format!("Unknown column '{c}' in 'INSERT INTO'"),
+                        1423,
+                        "HY000",
+                        format!(
+                            "Field of view '{}.{}' underlying table doesn't have a default value",
+                            v.db, v.name
+                        ),
                     ));
                 }
-                match base_column(&t, c) {
-                    Some(b) => columns.push(ast::ObjectName::from(vec![b])),
-                    None => return Err(not_updatable(&v, "INSERT")),
-                }
             }
-            let ast::TableFactor::Table { name: base, .. } = &t.relation else {
-                return Err(invalid(&db, &v));
-            };
-            let mut out = ins.clone();
-            out.table = ast::TableObject::TableName(base.clone());
-            out.table_alias = None;
-            out.columns = columns;
-            Ok(Some((ast::Statement::Insert(out), check(&t, &db, &v))))
+            Ok(Some((ast::Statement::Insert(out), check(&t, &v))))
         }
         ast::Statement::Update(u) => {
             if !u.table.joins.is_empty() || u.from.is_some() {
                 return Ok(None);
             }
-            let Some((db, v, known)) = view_named(cx, &u.table.relation)? else {
+            let ast::TableFactor::Table { name, alias, .. } = &u.table.relation else {
                 return Ok(None);
             };
-            let t = target(cx, &db, &v, "UPDATE", 0)?;
-            let names = [known, v.clone()];
+            let Some(v) = view_named(cx, name, alias.as_ref().map(|a| a.name.value.clone()))?
+            else {
+                return Ok(None);
+            };
+            let t = target(cx, &v.db, &v.name, "UPDATE", 0)?;
             let mut out = u.clone();
             out.table.relation = t.relation.clone();
             for a in &mut out.assignments {
@@ -736,25 +900,18 @@ pub fn write_through(
                     return Err(SqlError::unsupported("tuple assignments"));
                 };
                 let c = crate::compile::object_name_last(n);
-                if !t.columns.iter().any(|(x, _)| x.eq_ignore_ascii_case(&c)) {
-                    return Err(SqlError::new(
-                        1054,
-                        "42S22",
-                        format!("Unknown column '{c}' in 'SET'"),
-                    ));
-                }
-                let b = base_column(&t, &c).ok_or_else(|| not_updatable_column(&c))?;
+                let b = written_column(&t, &c, "SET", || not_updatable_column(&c))?;
                 a.target = ast::AssignmentTarget::ColumnName(ast::ObjectName::from(vec![b]));
-                subst(&mut a.value, &t.columns, &names);
+                subst(&mut a.value, &t.columns, &v, "SET")?;
             }
             if let Some(w) = &mut out.selection {
-                subst(w, &t.columns, &names);
+                subst(w, &t.columns, &v, "FROM")?;
             }
-            let c = check(&t, &db, &v);
-            out.selection = and(t.filter, out.selection);
             for o in &mut out.order_by {
-                subst(&mut o.expr, &t.columns, &names);
+                subst(&mut o.expr, &t.columns, &v, "ORDER BY")?;
             }
+            let c = check(&t, &v);
+            out.selection = and(t.filter, out.selection);
             Ok(Some((ast::Statement::Update(out), c)))
         }
         ast::Statement::Delete(d) => {
@@ -764,25 +921,28 @@ pub fn write_through(
             let ([twj], true, None) = (from.as_slice(), d.tables.is_empty(), &d.using) else {
                 return Ok(None);
             };
+            let ast::TableFactor::Table { name, alias, .. } = &twj.relation else {
+                return Ok(None);
+            };
             if !twj.joins.is_empty() {
                 return Ok(None);
             }
-            let Some((db, v, known)) = view_named(cx, &twj.relation)? else {
+            let Some(v) = view_named(cx, name, alias.as_ref().map(|a| a.name.value.clone()))?
+            else {
                 return Ok(None);
             };
-            let t = target(cx, &db, &v, "DELETE", 0)?;
-            let names = [known, v.clone()];
+            let t = target(cx, &v.db, &v.name, "DELETE", 0)?;
             let mut out = d.clone();
             let mut twj = twj.clone();
             twj.relation = t.relation.clone();
             out.from = ast::FromTable::WithFromKeyword(vec![twj]);
             if let Some(w) = &mut out.selection {
-                subst(w, &t.columns, &names);
+                subst(w, &t.columns, &v, "FROM")?;
+            }
+            for o in &mut out.order_by {
+                subst(&mut o.expr, &t.columns, &v, "ORDER BY")?;
             }
             out.selection = and(t.filter, out.selection);
-            for o in &mut out.order_by {
-                subst(&mut o.expr, &t.columns, &names);
-            }
             Ok(Some((ast::Statement::Delete(out), None)))
         }
         _ => Ok(None),
