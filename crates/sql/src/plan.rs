@@ -2308,7 +2308,7 @@ fn select_body(q: &ast::Query, cx: &PlanCx) -> Result<SelectPlan, SqlError> {
     // FROM (a parenthesized join first in a FROM item, as MariaDB writes views, unwrapped)
     let unwrapped = unwrap_leading_joins(&s.from);
     let from = unwrapped.as_deref().unwrap_or(&s.from);
-    let (source_kind, scope) = match from {
+    let (mut source_kind, scope) = match from {
         [] => (SourceKind::Dual, Scope::default()),
         several if several.len() > 1 || !several[0].joins.is_empty() => join_sources(several, cx)?,
         [twj] => match derived_factor(&twj.relation, cx)? {
@@ -2356,6 +2356,9 @@ fn select_body(q: &ast::Query, cx: &PlanCx) -> Result<SelectPlan, SqlError> {
         }
         None => None,
     };
+    if let (SourceKind::Derived(inner, _), Some(f)) = (&mut source_kind, &filter) {
+        push_into_derived(inner, f);
+    }
 
     // Projection items (wildcards expanded).
     let mut items: Vec<(ItemExpr, String)> = Vec::new();
@@ -2927,6 +2930,95 @@ fn derived_source(
 
 /// A FROM item that is a derived table or a WITH query: its plan, the name it is known by
 /// and the scope of its columns. None: a base (or INFORMATION_SCHEMA) table.
+/// A derived table (a view, mostly) that reads one table plainly — no grouping, DISTINCT,
+/// LIMIT or locking, its output columns bare table columns — also gets the conditions of
+/// the outer WHERE that compare one of those columns with a value known before any row is
+/// read (`= ? `, `IN (...)`, `BETWEEN`, `IS NULL`, ...), so its access path can use an index
+/// instead of reading the whole table. The outer WHERE still applies them.
+fn push_into_derived(inner: &mut SelectPlan, outer: &Expr) {
+    if !matches!(inner.source, Source::Table { .. } | Source::Derived { .. }) {
+        return;
+    }
+    if inner.agg.is_some()
+        || inner.having.is_some()
+        || inner.distinct
+        || inner.limit.is_some()
+        || inner.offset.is_some()
+        || inner.lock.is_some()
+        || inner.correlated
+        || inner.outer_params != 0
+        || !inner.order.is_empty()
+    {
+        return;
+    }
+    // Output column i as the table column it is, if it is one unchanged.
+    let plain = |e: &Expr| -> Option<Expr> {
+        let Expr::Col(i) = e else { return None };
+        match (inner.project.get(*i), inner.conform.get(*i)) {
+            (Some(Expr::Col(k)), None | Some(None)) if *i < inner.n_out => Some(Expr::Col(*k)),
+            _ => None,
+        }
+    };
+    // Known before any row is read, and the same for every row of this execution.
+    let fixed = |e: &Expr| {
+        !e.any(&mut |x| {
+            matches!(
+                x,
+                Expr::Col(_)
+                    | Expr::Outer { .. }
+                    | Expr::Subquery(..)
+                    | Expr::Exists(..)
+                    | Expr::InSubquery(..)
+                    | Expr::Quantified { .. }
+            )
+        })
+    };
+    let mut conj = Vec::new();
+    crate::access::conjuncts(outer, &mut conj);
+    let mut pushed = Vec::new();
+    for c in conj {
+        use crate::expr::BinOp as B;
+        let moved = match &c {
+            Expr::Bin(op @ (B::Eq | B::NullSafeEq | B::Lt | B::Le | B::Gt | B::Ge), a, b) => {
+                match (plain(a), plain(b)) {
+                    (Some(k), None) if fixed(b) => Some(Expr::Bin(*op, Box::new(k), b.clone())),
+                    (None, Some(k)) if fixed(a) => Some(Expr::Bin(*op, a.clone(), Box::new(k))),
+                    _ => None,
+                }
+            }
+            Expr::In(a, list, neg) if list.iter().all(fixed) => {
+                plain(a).map(|k| Expr::In(Box::new(k), list.clone(), *neg))
+            }
+            Expr::Between(a, lo, hi, neg) if fixed(lo) && fixed(hi) => {
+                plain(a).map(|k| Expr::Between(Box::new(k), lo.clone(), hi.clone(), *neg))
+            }
+            Expr::IsNull(a, neg) => plain(a).map(|k| Expr::IsNull(Box::new(k), *neg)),
+            _ => None,
+        };
+        pushed.extend(moved);
+    }
+    let Some(conds) = pushed
+        .into_iter()
+        .reduce(|a, b| Expr::Bin(crate::expr::BinOp::And, Box::new(a), Box::new(b)))
+    else {
+        return;
+    };
+    match &mut inner.source {
+        Source::Table { table, access } => {
+            let filter = match inner.filter.take() {
+                Some(f) => Expr::Bin(crate::expr::BinOp::And, Box::new(f), Box::new(conds)),
+                None => conds,
+            };
+            *access = access::choose(&table.def, Some(&filter), &Hints::default());
+            inner.filter = Some(filter);
+            inner.finish();
+        }
+        // A view over a view: on down (this level's WHERE still applies them).
+        Source::Derived { plan, .. } => push_into_derived(plan, &conds),
+        _ => {}
+    }
+}
+
 /// `(a JOIN b ON p) LEFT JOIN c ON q` is `a JOIN b ON p LEFT JOIN c ON q`: a parenthesized
 /// join (without an alias) first in a FROM item, nested any depth (MariaDB writes every view's
 /// joins so), unwrapped. None when there is none.
