@@ -55,8 +55,10 @@ fn slow_device_rejects_as_backlog_without_blocking_evictions() {
     }
     let took = start.elapsed();
     let s = bpe.stats();
+    // One wait for the device would be a write (at 4 per second) plus 100 ms latency; the
+    // bound leaves room for a busy machine.
     assert!(
-        took.as_millis() < 80,
+        took.as_millis() < 200,
         "evictions never wait for the device: {took:?}"
     );
     assert!(s.rejected_backlog > 250, "{s:?}");

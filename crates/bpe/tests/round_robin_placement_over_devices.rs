@@ -1,11 +1,10 @@
-//! Regions are placed round-robin over the devices (consecutive regions alternate), so with
-//! an IOPS-capped device per file, two devices serve about twice the hit reads per second
-//! of one when many threads miss at once.
+//! Regions are placed round-robin over the devices (consecutive regions alternate), so the
+//! hit reads of many threads spread over the devices (with an IOPS-capped device per file,
+//! two devices then serve about twice the reads per second of one: see the tier lab).
 
 mod common;
 
 use std::sync::Arc;
-use std::time::Instant;
 
 use common::*;
 use tierdb_bpe::{Bpe, Trust};
@@ -32,13 +31,16 @@ fn regions_alternate_devices() {
     assert!(s.devices.iter().all(|d| d.regions_written == 2), "{s:?}");
 }
 
-/// Seconds for `threads` readers to hit `reads` pages on `devices` devices capped at
-/// `iops` reads per second each.
-fn read_time(devices: usize, iops: u32, reads: u64, threads: u64) -> f64 {
+/// With regions alternating, hit reads spread over both devices: concurrent readers of a
+/// spread of pages find about half of them on each device (so two IOPS-capped devices
+/// serve about twice the reads per second of one; that speed is measured by the tier lab's
+/// benchmark, not timed here).
+#[test]
+fn hit_reads_spread_over_both_devices() {
     let dir = tempfile::tempdir().expect("tmp");
-    let mut c = cfg(dir.path(), devices, 32 * REGION_64K, REGION_64K);
+    let mut c = cfg(dir.path(), 2, 32 * REGION_64K, REGION_64K);
     c.throttle = Some(ThrottleConfig {
-        read_iops: iops,
+        read_iops: 20_000,
         ..ThrottleConfig::default()
     });
     let bpe = Bpe::open(c, Trust::Cold).expect("open");
@@ -48,7 +50,7 @@ fn read_time(devices: usize, iops: u32, reads: u64, threads: u64) -> f64 {
     }
     bpe.flush();
     let bpe = Arc::new(bpe);
-    let start = Instant::now();
+    let (reads, threads) = (400u64, 16u64);
     let handles: Vec<_> = (0..threads)
         .map(|t| {
             let bpe = bpe.clone();
@@ -63,13 +65,13 @@ fn read_time(devices: usize, iops: u32, reads: u64, threads: u64) -> f64 {
     for h in handles {
         h.join().expect("reader");
     }
-    start.elapsed().as_secs_f64()
-}
-
-#[test]
-fn two_devices_read_about_twice_as_fast() {
-    let one = read_time(1, 2000, 400, 16);
-    let two = read_time(2, 2000, 400, 16);
-    assert!(one > 0.15, "one device is IOPS-bound: {one}");
-    assert!(one / two > 1.5, "2 devices {two:.3}s vs 1 device {one:.3}s");
+    let s = bpe.stats();
+    let hits: Vec<u64> = s.devices.iter().map(|d| d.hits).collect();
+    assert_eq!(hits.iter().sum::<u64>(), reads, "{s:?}");
+    for h in &hits {
+        assert!(
+            (reads * 35 / 100..=reads * 65 / 100).contains(h),
+            "each device serves about half the hits: {hits:?}"
+        );
+    }
 }

@@ -186,6 +186,21 @@ pub const SNAPSHOT_MARK: sqlparser::ast::TransactionMode =
         sqlparser::ast::TransactionIsolationLevel::Snapshot,
     );
 
+/// Positions of the tokens that are neither whitespace, `;` nor the end.
+fn meaningful(tokens: &[sqlparser::tokenizer::TokenWithSpan]) -> Vec<usize> {
+    tokens
+        .iter()
+        .enumerate()
+        .filter(|(_, t)| {
+            !matches!(
+                t.token,
+                Token::Whitespace(_) | Token::SemiColon | Token::EOF
+            )
+        })
+        .map(|(i, _)| i)
+        .collect()
+}
+
 /// `SHOW CREATE {DATABASE | SCHEMA} [IF NOT EXISTS] name`, which sqlparser does not parse:
 /// handed on as the words `CREATE DATABASE [IF NOT EXISTS] name` of a `SHOW`.
 fn show_create_database(tokens: &[sqlparser::tokenizer::TokenWithSpan]) -> Option<Statement> {
@@ -379,17 +394,7 @@ fn mariadb_view_spellings(tokens: &mut Vec<sqlparser::tokenizer::TokenWithSpan>)
 /// `SHOW TABLE STATUS ... LIKE 'pattern'`: sqlparser reads the statement as words and
 /// drops the quoted pattern, so it is handed on as a (backquoted) word.
 fn show_table_status_pattern(tokens: &mut [sqlparser::tokenizer::TokenWithSpan]) {
-    let idx: Vec<usize> = tokens
-        .iter()
-        .enumerate()
-        .filter(|(_, t)| {
-            !matches!(
-                t.token,
-                Token::Whitespace(_) | Token::SemiColon | Token::EOF
-            )
-        })
-        .map(|(i, _)| i)
-        .collect();
+    let idx = meaningful(tokens);
     let kw = |i: usize, k: &str| {
         idx.get(i).is_some_and(|&j| {
             matches!(&tokens[j].token, Token::Word(w) if w.quote_style.is_none() && w.value.eq_ignore_ascii_case(k))
@@ -415,17 +420,7 @@ fn show_table_status_pattern(tokens: &mut [sqlparser::tokenizer::TokenWithSpan])
 /// `ALTER TABLE name {DISABLE | ENABLE} KEYS`: the last two words become `ALGORITHM =
 /// DEFAULT` (sqlparser knows no KEYS toggle; both are no-ops here, as in InnoDB).
 fn keys_toggle_as_noop(tokens: &mut Vec<sqlparser::tokenizer::TokenWithSpan>) {
-    let words: Vec<usize> = tokens
-        .iter()
-        .enumerate()
-        .filter(|(_, t)| {
-            !matches!(
-                t.token,
-                Token::Whitespace(_) | Token::SemiColon | Token::EOF
-            )
-        })
-        .map(|(i, _)| i)
-        .collect();
+    let words = meaningful(tokens);
     let word = |i: usize, w: &str| match &tokens[i].token {
         Token::Word(x) => x.quote_style.is_none() && x.value.eq_ignore_ascii_case(w),
         _ => false,
@@ -659,17 +654,7 @@ fn view_shims(tokens: &mut Vec<sqlparser::tokenizer::TokenWithSpan>) -> (bool, O
         Token::Word(w) if w.quote_style.is_none() => Some(w.value.to_ascii_uppercase()),
         _ => None,
     };
-    let idx: Vec<usize> = tokens
-        .iter()
-        .enumerate()
-        .filter(|(_, t)| {
-            !matches!(
-                t.token,
-                Token::Whitespace(_) | Token::SemiColon | Token::EOF
-            )
-        })
-        .map(|(i, _)| i)
-        .collect();
+    let idx = meaningful(tokens);
     let (Some(&first), Some(&second)) = (idx.first(), idx.get(1)) else {
         return (false, None);
     };

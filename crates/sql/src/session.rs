@@ -1074,16 +1074,7 @@ impl Core {
                 Ok(()) => match engine.create_table(db, def.clone()) {
                     Ok(()) => Ok(QueryResult::ok()),
                     Err(EngineError::TableExists(name)) if *if_not_exists => {
-                        self.st.warnings.push(Warning::note(
-                            1050,
-                            format!("Table '{name}' already exists"),
-                        ));
-                        Ok(QueryResult::Ok {
-                            affected_rows: 0,
-                            last_insert_id: 0,
-                            warnings: 1,
-                            info: String::new(),
-                        })
+                        Ok(self.already_exists_note(&name))
                     }
                     Err(e) => Err(e.into()),
                 },
@@ -1363,16 +1354,7 @@ impl Core {
                     .into());
                 }
                 if *if_not_exists && (table || old.is_some()) {
-                    self.st.warnings.push(Warning::note(
-                        1050,
-                        format!("Table '{}' already exists", def.name),
-                    ));
-                    return Ok(QueryResult::Ok {
-                        affected_rows: 0,
-                        last_insert_id: 0,
-                        warnings: 1,
-                        info: String::new(),
-                    });
+                    return Ok(self.already_exists_note(&def.name));
                 }
                 let mut def = def.clone();
                 if def.algorithm.is_empty() {
@@ -1533,6 +1515,20 @@ impl Core {
     /// first (its own statement), then the table is created and filled in one transaction;
     /// if the fill fails (a duplicate key, a NULL in a NOT NULL column), the table is dropped
     /// again, so the statement leaves nothing behind.
+    /// `CREATE ... IF NOT EXISTS` of a name a table or view has: OK with note 1050.
+    fn already_exists_note(&mut self, name: &str) -> QueryResult {
+        self.st.warnings.push(Warning::note(
+            1050,
+            format!("Table '{name}' already exists"),
+        ));
+        QueryResult::Ok {
+            affected_rows: 0,
+            last_insert_id: 0,
+            warnings: 1,
+            info: String::new(),
+        }
+    }
+
     fn create_table_as(
         &mut self,
         db: &str,
@@ -1545,16 +1541,7 @@ impl Core {
         let engine = self.st.shared.engine.clone();
         if engine.table(db, &def.name).is_ok() || engine.view(db, &def.name).is_some() {
             if if_not_exists {
-                self.st.warnings.push(Warning::note(
-                    1050,
-                    format!("Table '{}' already exists", def.name),
-                ));
-                return Ok(QueryResult::Ok {
-                    affected_rows: 0,
-                    last_insert_id: 0,
-                    warnings: 1,
-                    info: String::new(),
-                });
+                return Ok(self.already_exists_note(&def.name));
             }
             return Err(SqlError::new(
                 1050,
