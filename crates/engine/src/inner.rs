@@ -143,6 +143,24 @@ impl From<tierdb_buffer::BufferError> for Error {
     }
 }
 
+/// Catalog entries to change in one mtr: key → new value (None: delete). A key set after
+/// it was unset (a view replaced or renamed onto a name) keeps only the last change.
+type CatalogChanges = BTreeMap<Vec<u8>, Option<Vec<u8>>>;
+
+/// Deletes every entry of view `v` of `db` (its pieces too).
+fn unset_view(changes: &mut CatalogChanges, db: &str, v: &ViewDef) {
+    for (k, _) in catalog::view_entries(db, v) {
+        changes.insert(k, None);
+    }
+}
+
+/// Writes every entry of view `v` of `db`.
+fn set_view(changes: &mut CatalogChanges, db: &str, v: &ViewDef) {
+    for (k, val) in catalog::view_entries(db, v) {
+        changes.insert(k, Some(val));
+    }
+}
+
 /// Applies one redo change during recovery (idempotent: skipped when the page is newer).
 /// A diff for a page that cannot be read (torn by a crash during its write) is skipped and
 /// the page noted: a later full image in the log must rebuild it, or recovery fails.
@@ -579,9 +597,13 @@ impl Inner {
         Ok(())
     }
 
-    /// Several catalog changes in one mtr (all or none after a crash). It runs alone like
-    /// RENAME's: freeing dropped trees latches the catalog in another order.
-    fn catalog_apply(&self, changes: Vec<(Vec<u8>, Option<Vec<u8>>)>) -> Result<()> {
+    /// Several catalog changes (key → new value, None = delete) in one mtr: all or none
+    /// after a crash. It runs alone like RENAME's: freeing dropped trees latches the catalog
+    /// in another order.
+    fn catalog_apply(&self, changes: CatalogChanges) -> Result<()> {
+        if changes.is_empty() {
+            return Ok(());
+        }
         let _reclaim = self.reclaim_lock.lock();
         let mut m = Mtr::new(&self.store, 0);
         for (key, val) in changes {
@@ -624,18 +646,11 @@ impl Inner {
         if old.is_some() && !replace {
             return Err(Error::TableExists(def.name.clone()));
         }
-        let mut changes: Vec<(Vec<u8>, Option<Vec<u8>>)> = old
-            .map(|o| {
-                catalog::view_entries(db, &o)
-                    .into_iter()
-                    .map(|(k, _)| (k, None))
-                    .collect()
-            })
-            .unwrap_or_default();
-        for (k, v) in catalog::view_entries(db, &def) {
-            changes.retain(|(o, _)| *o != k);
-            changes.push((k, Some(v)));
+        let mut changes = CatalogChanges::new();
+        if let Some(o) = &old {
+            unset_view(&mut changes, db, o);
         }
+        set_view(&mut changes, db, &def);
         self.catalog_apply(changes)?;
         self.views
             .write()
@@ -654,10 +669,8 @@ impl Inner {
                 table: name.into(),
             });
         };
-        let gone = catalog::view_entries(db, &v)
-            .into_iter()
-            .map(|(k, _)| (k, None))
-            .collect();
+        let mut gone = CatalogChanges::new();
+        unset_view(&mut gone, db, &v);
         self.catalog_apply(gone)?;
         if let Some(vs) = self.views.write().get_mut(db) {
             vs.remove(name);
@@ -678,7 +691,7 @@ impl Inner {
                 Some(x) => x.clone(),
                 None => self.view(db, n),
             };
-        let mut changes: Vec<(Vec<u8>, Option<Vec<u8>>)> = Vec::new();
+        let mut changes = CatalogChanges::new();
         for (db, from, to) in pairs {
             let v = current(&now, db, from).ok_or_else(|| Error::NoSuchTable {
                 db: db.clone(),
@@ -691,14 +704,8 @@ impl Inner {
                 name: to.clone(),
                 ..(*v).clone()
             };
-            for (k, _) in catalog::view_entries(db, &v) {
-                changes.retain(|(o, _)| *o != k);
-                changes.push((k, None));
-            }
-            for (k, val) in catalog::view_entries(db, &moved) {
-                changes.retain(|(o, _)| *o != k);
-                changes.push((k, Some(val)));
-            }
+            unset_view(&mut changes, db, &v);
+            set_view(&mut changes, db, &moved);
             now.insert((db.clone(), from.clone()), None);
             now.insert((db.clone(), to.clone()), Some(Arc::new(moved)));
         }
@@ -740,19 +747,11 @@ impl Inner {
             let handle = self.table(name, &t)?;
             self.drop_table_entry(name, &handle)?;
         }
-        let views: Vec<Arc<ViewDef>> = self
-            .views
-            .read()
-            .get(name)
-            .map(|vs| vs.values().cloned().collect())
-            .unwrap_or_default();
-        for v in views {
-            let gone = catalog::view_entries(name, &v)
-                .into_iter()
-                .map(|(k, _)| (k, None))
-                .collect();
-            self.catalog_apply(gone)?;
+        let mut views = CatalogChanges::new();
+        for v in self.views(name) {
+            unset_view(&mut views, name, &v);
         }
+        self.catalog_apply(views)?;
         self.catalog_put(&catalog::db_key(name), None)?;
         self.catalog.write().remove(name);
         self.views.write().remove(name);

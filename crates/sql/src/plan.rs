@@ -91,14 +91,10 @@ impl<'a> PlanCx<'a> {
     /// no WITH queries or enclosing scopes of the statement visible; a table or column its
     /// query names that is gone is 1356 (as MariaDB). None: no view has that name.
     pub fn view(&self, name: &ast::ObjectName) -> Result<Option<SelectPlan>, SqlError> {
-        let parts = object_name_parts(name)?;
-        let (db, v) = match parts.as_slice() {
-            [v] => match self.current_db() {
-                Some(d) => (d, v.clone()),
-                None => return Ok(None),
-            },
-            [d, v] => (d.clone(), v.clone()),
-            _ => return Ok(None),
+        // No database to look in (1046) or a malformed name: not a view; the caller's
+        // table lookup reports it.
+        let Ok((db, v)) = self.qualify(name) else {
+            return Ok(None);
         };
         let Some(def) = self.engine.view(&db, &v) else {
             return Ok(None);
@@ -235,26 +231,20 @@ impl PlanCx<'_> {
     /// The base table `name` names (1347 for a view).
     fn table(&self, name: &ast::ObjectName) -> Result<Arc<Table>, SqlError> {
         let (db, t) = self.qualify(name)?;
-        match self.engine.table(&db, &t) {
-            Ok(t) => Ok(t),
-            Err(_) if self.engine.view(&db, &t).is_some() => {
-                Err(crate::view::not_base_table(&db, &t))
-            }
-            Err(e) => Err(e.into()),
-        }
+        crate::view::base_table(self.engine, &db, &t)
     }
     /// `name` names a view (not a table).
     pub(crate) fn is_view(&self, name: &ast::ObjectName) -> bool {
-        self.qualify(name).is_ok_and(|(db, t)| {
-            self.engine.table(&db, &t).is_err() && self.engine.view(&db, &t).is_some()
-        })
+        self.qualify(name)
+            .is_ok_and(|(db, t)| self.engine.view(&db, &t).is_some())
     }
-    /// The table an INSERT / UPDATE / DELETE writes (1235 for a view: views are read-only).
+    /// The table an INSERT / UPDATE / DELETE writes: a view here is one `view::write_through`
+    /// did not take (a multi-table statement, UPDATE ... FROM), 1235.
     fn write_target(&self, name: &ast::ObjectName, what: &str) -> Result<Arc<Table>, SqlError> {
         if self.is_view(name) {
             let (db, t) = self.qualify(name)?;
             return Err(SqlError::unsupported(format!(
-                "{what} through view '{db}.{t}' (views are read-only: write to its tables)"
+                "{what} of view '{db}.{t}' in this form (write through the view alone, or to its tables)"
             )));
         }
         self.table(name)

@@ -958,20 +958,18 @@ impl Core {
                 full,
                 filter,
             } => match engine.view(db, table) {
-                Some(_) if engine.table(db, table).is_err() => {
+                Some(_) => {
                     let def = crate::view::shape(engine, db, table)?;
                     show::columns(&def, *full, filter, &self.st)
                 }
                 _ => show::columns(&engine.table(db, table)?.def, *full, filter, &self.st),
             },
             Utility::ShowIndex { db, table } => match engine.view(db, table) {
-                Some(_) if engine.table(db, table).is_err() => {
-                    Ok(show::index(&crate::view::shape(engine, db, table)?))
-                }
+                Some(_) => Ok(show::index(&crate::view::shape(engine, db, table)?)),
                 _ => Ok(show::index(&engine.table(db, table)?.def)),
             },
             Utility::ShowCreateTable { db, table } => match engine.view(db, table) {
-                Some(v) if engine.table(db, table).is_err() => Ok(show::create_view(&v)),
+                Some(v) => Ok(show::create_view(&v)),
                 _ => Ok(show::create_table(&*engine.table(db, table)?)),
             },
             Utility::ShowCreateView { db, view } => match engine.view(db, view) {
@@ -1081,8 +1079,7 @@ impl Core {
             },
             Utility::DropTable { tables, if_exists } => {
                 // A view named in DROP TABLE stays: 1965, a note with IF EXISTS (as MariaDB).
-                let is_view =
-                    |d: &str, t: &str| engine.table(d, t).is_err() && engine.view(d, t).is_some();
+                let is_view = |d: &str, t: &str| engine.view(d, t).is_some();
                 for (d, t) in tables.iter().filter(|(d, t)| is_view(d, t)) {
                     let msg = format!("'{d}.{t}' is a view");
                     if !*if_exists {
@@ -1303,7 +1300,7 @@ impl Core {
                     let key = (d.clone(), f.clone());
                     let is_view = match moved.iter().rposition(|(k, _)| *k == key) {
                         Some(i) => moved[i].1,
-                        None => engine.table(d, f).is_err() && engine.view(d, f).is_some(),
+                        None => engine.view(d, f).is_some(),
                     };
                     views += usize::from(is_view);
                     moved.push((key, false));
@@ -1399,13 +1396,7 @@ impl Core {
                 if !*if_exists {
                     return Err(SqlError::new(4092, "42S02", msg));
                 }
-                self.st.warnings.push(Warning::note(4092, msg));
-                Ok(QueryResult::Ok {
-                    affected_rows: 0,
-                    last_insert_id: 0,
-                    warnings: 1,
-                    info: String::new(),
-                })
+                Ok(self.ok_with_note(4092, msg))
             }
             Utility::AlterNoop { db, table } => {
                 self.commit_open()?;
@@ -1517,14 +1508,16 @@ impl Core {
     /// again, so the statement leaves nothing behind.
     /// `CREATE ... IF NOT EXISTS` of a name a table or view has: OK with note 1050.
     fn already_exists_note(&mut self, name: &str) -> QueryResult {
-        self.st.warnings.push(Warning::note(
-            1050,
-            format!("Table '{name}' already exists"),
-        ));
+        self.ok_with_note(1050, format!("Table '{name}' already exists"))
+    }
+
+    /// An OK carrying note `code` (and the statement's other warnings).
+    fn ok_with_note(&mut self, code: u16, msg: String) -> QueryResult {
+        self.st.warnings.push(Warning::note(code, msg));
         QueryResult::Ok {
             affected_rows: 0,
             last_insert_id: 0,
-            warnings: 1,
+            warnings: self.st.warnings.len().min(usize::from(u16::MAX)) as u16,
             info: String::new(),
         }
     }

@@ -8,8 +8,11 @@
 //! the view's are qualified. Wherever a view is named the planner plans that text as a
 //! derived table (`PlanCx::view`).
 //!
-//! Must never: write through a view (INSERT / UPDATE / DELETE name base tables only), or
-//! store a query it did not plan successfully.
+//! Writes through a view (`write_through`) are rewritten onto the view's table before they
+//! are planned, so the executor only ever writes tables.
+//!
+//! Must never: store a query it did not plan successfully, or rewrite a write through a view
+//! whose names it cannot resolve unambiguously (subqueries, names the view does not show).
 
 use crate::compile::object_name_parts;
 use crate::plan::{PlanCx, SelectPlan, Utility};
@@ -133,26 +136,6 @@ pub fn create(cv: &ast::CreateView, cx: &PlanCx) -> Result<Utility, SqlError> {
             ));
         }
     }
-    let algorithm_given = cv
-        .params
-        .as_ref()
-        .and_then(|p| p.algorithm.as_ref())
-        .map(|a| a.to_string());
-    if check_option != "NONE"
-        && writable_select(&q, algorithm_given.as_deref().unwrap_or("")).is_none()
-    {
-        return Err(SqlError::new(
-            1368,
-            "HY000",
-            format!("CHECK OPTION on non-updatable view `{db}`.`{name}`"),
-        ));
-    }
-    name_items(&mut q.body, &names);
-    if session_db.as_deref() != Some(db.as_str()) {
-        if let Some(home) = &session_db {
-            qualify_tables(&mut q, home);
-        }
-    }
     let (algorithm, definer, security) = match &cv.params {
         None => (None, None, None),
         Some(p) => (
@@ -167,6 +150,19 @@ pub fn create(cv: &ast::CreateView, cx: &PlanCx) -> Result<Utility, SqlError> {
             p.security.as_ref().map(|s| s.to_string()),
         ),
     };
+    if check_option != "NONE" && writable_select(&q, algorithm.as_deref().unwrap_or("")).is_none() {
+        return Err(SqlError::new(
+            1368,
+            "HY000",
+            format!("CHECK OPTION on non-updatable view `{db}`.`{name}`"),
+        ));
+    }
+    name_items(&mut q.body, &names);
+    if session_db.as_deref() != Some(db.as_str()) {
+        if let Some(home) = &session_db {
+            qualify_tables(&mut q, home);
+        }
+    }
     Ok(Utility::CreateView {
         db,
         def: ViewDef {
@@ -439,6 +435,8 @@ pub fn create_statement(v: &ViewDef) -> String {
 
 /// A view an INSERT / UPDATE / DELETE writes through, as a statement on its table sees it.
 struct Target {
+    /// The table written.
+    table: Arc<tierdb_engine::Table>,
     /// The view's FROM item: its base table, named with its database (and the view's alias
     /// for it, if it had one), so the column expressions below still resolve.
     relation: ast::TableFactor,
@@ -557,7 +555,7 @@ fn target(cx: &PlanCx, db: &str, name: &str, what: &str, depth: usize) -> Result
         _ => return Err(invalid(db, name)),
     };
     let mut filter = s.selection.clone();
-    if cx.engine.table(&rdb, &rtable).is_err() && cx.engine.view(&rdb, &rtable).is_some() {
+    if cx.engine.view(&rdb, &rtable).is_some() {
         // A view over a view: its expressions name the inner view's columns; put those in.
         let inner = target(cx, &rdb, &rtable, what, depth + 1)?;
         let known = ViewRef {
@@ -580,15 +578,16 @@ fn target(cx: &PlanCx, db: &str, name: &str, what: &str, depth: usize) -> Result
             _ => and(inner.filter.clone(), filter.clone()),
         };
         return Ok(Target {
+            table: inner.table,
             relation: inner.relation,
             filter: and(inner.filter, filter),
             columns,
             check,
         });
     }
-    if cx.engine.table(&rdb, &rtable).is_err() {
+    let Ok(table) = cx.engine.table(&rdb, &rtable) else {
         return Err(invalid(db, name));
-    }
+    };
     let mut relation = twj.relation.clone();
     if let ast::TableFactor::Table { name: n, .. } = &mut relation {
         *n = ast::ObjectName::from(vec![quoted(&rdb), quoted(&rtable)]);
@@ -598,6 +597,7 @@ fn target(cx: &PlanCx, db: &str, name: &str, what: &str, depth: usize) -> Result
         _ => filter.clone(),
     };
     Ok(Target {
+        table,
         relation,
         filter,
         columns,
@@ -799,10 +799,6 @@ pub fn write_through(
             view: format!("`{}`.`{}`", v.db, v.name),
         })
     };
-    let relation_name = |t: &Target| match &t.relation {
-        ast::TableFactor::Table { name, .. } => Ok(name.clone()),
-        _ => Err(SqlError::unsupported("this view")),
-    };
     match stmt {
         ast::Statement::Insert(ins) => {
             let ast::TableObject::TableName(name) = &ins.table else {
@@ -820,7 +816,10 @@ pub fn write_through(
             }
             let not_insertable = || not_updatable(&v.name, "INSERT");
             let mut out = ins.clone();
-            out.table = ast::TableObject::TableName(relation_name(&t)?);
+            out.table = ast::TableObject::TableName(ast::ObjectName::from(vec![
+                quoted(&t.table.db),
+                quoted(&t.table.def.name),
+            ]));
             out.table_alias = None;
             let mut written: Vec<String> = Vec::new();
             let mut note = |b: &ast::Ident| -> Result<(), SqlError> {
@@ -860,24 +859,18 @@ pub fn write_through(
                 out.columns = columns;
             }
             // A table column the view does not show must have a default (MariaDB's 1423).
-            let parts = object_name_parts(&relation_name(&t)?)?;
-            if let [d, n] = parts.as_slice() {
-                let base = cx.engine.table(d, n)?;
-                if base.def.columns.iter().any(|c| {
-                    !c.nullable
-                        && !c.auto_increment
-                        && crate::ddl::column_default(c).is_none()
-                        && !written.iter().any(|w| w.eq_ignore_ascii_case(&c.name))
-                }) {
-                    return Err(SqlError::new(
-                        1423,
-                        "HY000",
-                        format!(
-                            "Field of view '{}.{}' underlying table doesn't have a default value",
-                            v.db, v.name
-                        ),
-                    ));
-                }
+            if t.table.def.columns.iter().any(|c| {
+                crate::ddl::column_default(c).is_none()
+                    && !written.iter().any(|w| w.eq_ignore_ascii_case(&c.name))
+            }) {
+                return Err(SqlError::new(
+                    1423,
+                    "HY000",
+                    format!(
+                        "Field of view '{}.{}' underlying table doesn't have a default value",
+                        v.db, v.name
+                    ),
+                ));
             }
             Ok(Some((ast::Statement::Insert(out), check(&t, &v))))
         }
