@@ -368,6 +368,18 @@ fn view_edges_print_what_mariadb_printed() {
     prints_what_mariadb_printed("view_edges");
 }
 
+/// `regexp_trim_dual.sql`: `REGEXP` / `RLIKE` / `NOT REGEXP` (case-insensitive, binary
+/// operands byte-exact, POSIX classes), `REGEXP_REPLACE` with `\N` groups and a literal
+/// `$`, `REGEXP_SUBSTR`, `REGEXP_INSTR` counting characters; `TRIM(LEADING / TRAILING /
+/// BOTH r FROM s)` removing repetitions of a string; `<<` / `>>` (shifts past 63 bits are 0);
+/// `UNIX_TIMESTAMP(date)` (NULL outside the TIMESTAMP range) and `FROM_UNIXTIME(n[, fmt])`;
+/// `CONVERT(x USING cs)` and `CONVERT(x, type)`; `FROM DUAL` (and 1096 for `*`, a quoted
+/// `dual` being a table name); column widths of expressions that are never NULL.
+#[test]
+fn regexp_trim_dual_print_what_mariadb_printed() {
+    prints_what_mariadb_printed("regexp_trim_dual");
+}
+
 fn prints_what_mariadb_printed(name: &str) {
     assert!(
         common::exists(MARIADB),

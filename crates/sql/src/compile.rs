@@ -7,7 +7,9 @@
 //! Must never: evaluate anything against the engine, or recurse deeper than `MAX_DEPTH`
 //! (left-deep operator chains are not bounded by the parser's recursion limit).
 
-use crate::expr::{BinOp, CastTo, Expr, Func, IntervalUnit, SqlType, StrFunc, SubRef, UnOp};
+use crate::expr::{
+    BinOp, CastTo, Expr, Func, IntervalUnit, RegexFunc, SqlType, StrFunc, SubRef, UnOp,
+};
 use crate::result::{Column, SqlError};
 use sqlparser::ast;
 use sqlparser::tokenizer::Location;
@@ -954,6 +956,11 @@ impl<'a> Compiler<'a> {
                     ast::BinaryOperator::BitwiseAnd => BinOp::BitAnd,
                     ast::BinaryOperator::BitwiseOr => BinOp::BitOr,
                     ast::BinaryOperator::BitwiseXor => BinOp::BitXor,
+                    ast::BinaryOperator::PGBitwiseShiftLeft => BinOp::Shl,
+                    ast::BinaryOperator::PGBitwiseShiftRight => BinOp::Shr,
+                    ast::BinaryOperator::Regexp => {
+                        return self.regexp(left, right, false);
+                    }
                     other => return Err(SqlError::unsupported(format!("operator {other}"))),
                 };
                 let l = self.compile(left)?;
@@ -1109,12 +1116,56 @@ impl<'a> Compiler<'a> {
                 }
                 Expr::Func(Func::Substring, args)
             }
+            A::RLike {
+                negated,
+                expr,
+                pattern,
+                ..
+            } => return self.regexp(expr, pattern, *negated),
             A::Trim {
-                trim_where: None,
-                trim_what: None,
+                trim_where,
+                trim_what,
                 expr,
                 trim_characters: None,
-            } => Expr::Func(Func::Trim, vec![self.compile(expr)?]),
+            } => {
+                use ast::TrimWhereField as W;
+                let x = self.compile(expr)?;
+                match (trim_where, trim_what) {
+                    (None | Some(W::Both), None) => Expr::Func(Func::Trim, vec![x]),
+                    (Some(W::Leading), None) => Expr::Func(Func::Str(StrFunc::Ltrim), vec![x]),
+                    (Some(W::Trailing), None) => Expr::Func(Func::Str(StrFunc::Rtrim), vec![x]),
+                    (side, Some(what)) => {
+                        let f = match side {
+                            Some(W::Leading) => StrFunc::TrimLeading,
+                            Some(W::Trailing) => StrFunc::TrimTrailing,
+                            _ => StrFunc::TrimBoth,
+                        };
+                        let args = vec![x, self.compile(what)?];
+                        let binary = args.iter().any(|a| self.scope.is_binary(a));
+                        bytewise_if(binary, Expr::Func(Func::Str(f), args))
+                    }
+                }
+            }
+            // CONVERT(x USING charset): text (bytes for `binary`); CONVERT(x, type) is CAST.
+            A::Convert {
+                is_try: false,
+                expr,
+                data_type,
+                charset,
+                target_before_value: false,
+                styles,
+            } if styles.is_empty() => {
+                let x = self.compile(expr)?;
+                let to = match (data_type, charset) {
+                    (Some(t), None) => cast_target(t)?,
+                    (None, Some(cs)) if object_name_last(cs).eq_ignore_ascii_case("binary") => {
+                        CastTo::Binary
+                    }
+                    (None, Some(_)) | (Some(_), Some(_)) => CastTo::Char,
+                    (None, None) => return Err(SqlError::syntax("CONVERT needs a type")),
+                };
+                Expr::Cast(Box::new(x), to)
+            }
             A::Cast {
                 kind: ast::CastKind::Cast,
                 expr,
@@ -1174,6 +1225,18 @@ impl<'a> Compiler<'a> {
                 Expr::Exists(self.subquery(subquery, false)?, *negated)
             }
             other => return Err(SqlError::unsupported(format!("expression {other}"))),
+        })
+    }
+
+    /// `s [NOT] REGEXP p` (also RLIKE): case-insensitive unless an operand is binary.
+    fn regexp(&mut self, s: &ast::Expr, p: &ast::Expr, negated: bool) -> Result<Expr, SqlError> {
+        let args = vec![self.compile(s)?, self.compile(p)?];
+        let binary = args.iter().any(|a| self.scope.is_binary(a));
+        let m = bytewise_if(binary, Expr::Func(Func::Regex(RegexFunc::Match), args));
+        Ok(if negated {
+            Expr::Unary(UnOp::Not, Box::new(m))
+        } else {
+            m
         })
     }
 
@@ -1243,7 +1306,11 @@ impl<'a> Compiler<'a> {
                 (Func::Now, 0, 1)
             }
             "CURDATE" | "CURRENT_DATE" => (Func::CurDate, 0, 0),
-            "UNIX_TIMESTAMP" => (Func::UnixTimestamp, 0, 0),
+            "UNIX_TIMESTAMP" => (Func::UnixTimestamp, 0, 1),
+            "FROM_UNIXTIME" => (Func::FromUnixtime, 1, 2),
+            "REGEXP_REPLACE" => (Func::Regex(RegexFunc::Replace), 3, 3),
+            "REGEXP_SUBSTR" => (Func::Regex(RegexFunc::Substr), 2, 2),
+            "REGEXP_INSTR" => (Func::Regex(RegexFunc::Instr), 2, 2),
             "DATABASE" | "SCHEMA" => (Func::Database, 0, 0),
             "USER" | "CURRENT_USER" | "SESSION_USER" | "SYSTEM_USER" => (Func::User, 0, 0),
             "VERSION" => (Func::Version, 0, 0),

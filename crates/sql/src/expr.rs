@@ -33,6 +33,10 @@ pub enum BinOp {
     BitAnd,
     BitOr,
     BitXor,
+    /// `<<` and `>>` on 64-bit unsigned values (a shift by 64 or more, or by a negative
+    /// count, is 0).
+    Shl,
+    Shr,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -112,6 +116,24 @@ pub enum Func {
     ToDays,
     RowCount,
     FoundRows,
+    /// `FROM_UNIXTIME(n[, format])` (UTC, as the server's clock).
+    FromUnixtime,
+    /// `REGEXP` / `RLIKE` and the `REGEXP_*` functions (see `regex_func`); case-insensitive
+    /// unless an operand is binary.
+    Regex(RegexFunc),
+}
+
+/// The regular-expression functions: args (text, pattern[, replacement]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RegexFunc {
+    /// `s REGEXP p`: 1 when p matches somewhere in s.
+    Match,
+    /// `REGEXP_REPLACE(s, p, r)`: every match replaced (`\N` in r names group N).
+    Replace,
+    /// `REGEXP_SUBSTR(s, p)`: the first match ('' when none).
+    Substr,
+    /// `REGEXP_INSTR(s, p)`: 1-based character position of the first match (0 when none).
+    Instr,
 }
 
 /// String functions (see `string_func`).
@@ -133,6 +155,11 @@ pub enum StrFunc {
     Field,
     FindInSet,
     Strcmp,
+    /// `TRIM(LEADING / TRAILING / BOTH r FROM s)`: args (s, r); every repetition of r
+    /// removed from that end (bytes compared exactly, as MariaDB does).
+    TrimLeading,
+    TrimTrailing,
+    TrimBoth,
 }
 
 /// Units of `INTERVAL n unit` and TIMESTAMPDIFF (stored as a constant argument).
@@ -696,6 +723,7 @@ impl Expr {
                 let vals = eval_args(args, row, cx)?;
                 string_func(*g, &vals, coll)
             }
+            Expr::Func(Func::Regex(g), args) => regex_func(*g, &eval_args(args, row, cx)?, coll)?,
             other => other.eval(row, cx)?.into_owned(),
         })
     }
@@ -747,16 +775,50 @@ impl Expr {
                 (Some(x), Some(y)) => Some(x != y),
                 _ => None,
             }),
-            BinOp::BitAnd | BinOp::BitOr | BinOp::BitXor => match (to_i64(&l), to_i64(&r)) {
-                (Some(x), Some(y)) => Value::Int(match op {
-                    BinOp::BitAnd => x & y,
-                    BinOp::BitOr => x | y,
-                    _ => x ^ y,
-                }),
-                _ => Value::Null,
-            },
+            BinOp::BitAnd | BinOp::BitOr | BinOp::BitXor | BinOp::Shl | BinOp::Shr => {
+                match (to_i64(&l), to_i64(&r)) {
+                    (Some(x), Some(y)) => Value::Int(match op {
+                        BinOp::BitAnd => x & y,
+                        BinOp::BitOr => x | y,
+                        BinOp::BitXor => x ^ y,
+                        // Counts outside 0..64 shift every bit out (MariaDB's u64 shifts).
+                        _ => match u32::try_from(y) {
+                            Ok(n) if n < 64 => {
+                                let u = x as u64;
+                                (if op == BinOp::Shl { u << n } else { u >> n }) as i64
+                            }
+                            _ => 0,
+                        },
+                    }),
+                    _ => Value::Null,
+                }
+            }
             _ => arith(op, &l, &r)?,
         })
+    }
+
+    /// True when the value can never be NULL: a constant other than NULL, a column
+    /// `col_not_null` says is NOT NULL, and the operators that give NULL only for a NULL
+    /// operand over such values (arithmetic that can divide by zero excluded). False where
+    /// unsure.
+    pub fn never_null(&self, col_not_null: &dyn Fn(usize) -> bool) -> bool {
+        let nn = |e: &Expr| e.never_null(col_not_null);
+        match self {
+            Expr::Const(v) => !v.is_null(),
+            Expr::Col(c) => col_not_null(*c),
+            Expr::Unary(UnOp::Neg | UnOp::BitNot | UnOp::Not, a) => nn(a),
+            Expr::Bin(BinOp::NullSafeEq, ..) => true,
+            Expr::Bin(BinOp::Div | BinOp::IntDiv | BinOp::Mod, ..) => false,
+            Expr::Bin(_, a, b) => nn(a) && nn(b),
+            Expr::IsNull(..) | Expr::IsBool(..) => true,
+            Expr::Func(Func::Regex(RegexFunc::Match | RegexFunc::Instr), args) => {
+                args.iter().all(nn)
+            }
+            Expr::Bytewise(a) => nn(a),
+            // (MariaDB counts casts to text as possibly NULL.)
+            Expr::Cast(a, CastTo::Signed | CastTo::Unsigned | CastTo::Double) => nn(a),
+            _ => false,
+        }
     }
 
     /// The static result type (for column metadata). `cols` gives the types of row columns.
@@ -825,7 +887,11 @@ impl Expr {
                 | Func::CharLength
                 | Func::ConnectionId
                 | Func::LastInsertId
-                | Func::UnixTimestamp => SqlType::Int,
+                | Func::UnixTimestamp
+                | Func::Regex(RegexFunc::Match | RegexFunc::Instr) => SqlType::Int,
+                Func::Regex(_) => SqlType::Text,
+                Func::FromUnixtime if args.len() > 1 => SqlType::Text,
+                Func::FromUnixtime => SqlType::DateTime,
                 Func::Floor | Func::Ceil => match args.first().map(|a| a.sql_type(cols)) {
                     Some(SqlType::Int) => SqlType::Int,
                     _ => SqlType::Int,
@@ -1030,6 +1096,9 @@ pub fn cast(v: &Value, to: CastTo) -> Value {
     }
 }
 
+/// The last second a TIMESTAMP holds (2038-01-19 03:14:07 UTC), as MariaDB 10.11.
+const TIMESTAMP_MAX_SECS: i64 = 2_147_483_647;
+
 /// A DATE / DATETIME value read from its text (`YYYY-MM-DD[ HH:MM:SS[.ffffff]]`).
 struct DateTimeParts {
     y: i64,
@@ -1067,7 +1136,119 @@ const WEEKDAYS: [&str; 7] = [
 
 /// The functions `string_func` computes (a binary operand makes them work on bytes).
 pub(crate) fn is_string_func(f: Func) -> bool {
-    matches!(f, Func::Str(_))
+    matches!(f, Func::Str(_) | Func::Regex(_))
+}
+
+/// Compiled patterns of the thread's recent REGEXP calls (pattern, case-insensitive), so a
+/// filter over many rows compiles its pattern once.
+type RegexCache = Vec<(Vec<u8>, bool, std::sync::Arc<regex::bytes::Regex>)>;
+
+thread_local! {
+    static REGEX_CACHE: std::cell::RefCell<RegexCache> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// Pattern `p` compiled (case-insensitive unless `coll` is binary); 1139 naming the
+/// problem when it is no valid pattern. The `regex` crate matches in linear time, so no
+/// pattern can make a query hang; it has no back-references or look-around (1139 too).
+fn compiled_regex(
+    p: &[u8],
+    coll: Collation,
+) -> Result<std::sync::Arc<regex::bytes::Regex>, SqlError> {
+    let ci = coll != Collation::Binary;
+    if let Some(r) = REGEX_CACHE.with(|c| {
+        c.borrow()
+            .iter()
+            .find(|(q, qci, _)| q == p && *qci == ci)
+            .map(|(_, _, r)| r.clone())
+    }) {
+        return Ok(r);
+    }
+    let bad = |m: String| SqlError::new(1139, "42000", format!("Regex error '{m}'"));
+    let text = std::str::from_utf8(p).map_err(|_| bad("pattern is not valid UTF-8".into()))?;
+    let r = regex::bytes::RegexBuilder::new(text)
+        .case_insensitive(ci)
+        .size_limit(1 << 22)
+        .build()
+        .map_err(|e| {
+            let m = e.to_string();
+            // The crate's message ends with a line naming the problem.
+            let last = m.lines().rev().find(|l| !l.trim().is_empty()).unwrap_or("");
+            bad(last.trim().trim_start_matches("error: ").to_string())
+        })?;
+    let r = std::sync::Arc::new(r);
+    REGEX_CACHE.with(|c| {
+        let mut c = c.borrow_mut();
+        if c.len() >= 16 {
+            c.remove(0);
+        }
+        c.push((p.to_vec(), ci, r.clone()));
+    });
+    Ok(r)
+}
+
+/// MariaDB's replacement text (`\N` names group N, `\\` is a backslash) in the `regex`
+/// crate's spelling (`${N}`, `$$` for a dollar).
+fn replacement(r: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(r.len());
+    let mut i = 0;
+    while i < r.len() {
+        match r[i] {
+            b'$' => out.extend_from_slice(b"$$"),
+            b'\\' if i + 1 < r.len() && r[i + 1].is_ascii_digit() => {
+                out.extend_from_slice(format!("${{{}}}", r[i + 1] - b'0').as_bytes());
+                i += 1;
+            }
+            b'\\' if i + 1 < r.len() => {
+                i += 1;
+                if r[i] == b'$' {
+                    out.extend_from_slice(b"$$");
+                } else {
+                    out.push(r[i]);
+                }
+            }
+            c => out.push(c),
+        }
+        i += 1;
+    }
+    out
+}
+
+/// The regular-expression functions (NULL when an argument is NULL).
+fn regex_func(f: RegexFunc, a: &[Value], coll: Collation) -> Result<Value, SqlError> {
+    let null = Value::Null;
+    let at = |i: usize| a.get(i).unwrap_or(&null);
+    let (Some(s), Some(p)) = (to_text(at(0)), to_text(at(1))) else {
+        return Ok(Value::Null);
+    };
+    let re = compiled_regex(&p, coll)?;
+    Ok(match f {
+        RegexFunc::Match => Value::Int(i64::from(re.is_match(&s))),
+        RegexFunc::Substr => match re.find(&s) {
+            Some(m) => Value::Bytes(m.as_bytes().to_vec()),
+            None => Value::Bytes(Vec::new()),
+        },
+        RegexFunc::Instr => match re.find(&s) {
+            Some(m) => {
+                let before = &s[..m.start()];
+                let chars = match std::str::from_utf8(before) {
+                    Ok(t) => t.chars().count(),
+                    Err(_) => before.len(),
+                };
+                Value::Int(chars as i64 + 1)
+            }
+            None => Value::Int(0),
+        },
+        RegexFunc::Replace => {
+            let Some(r) = to_text(at(2)) else {
+                return Ok(Value::Null);
+            };
+            let out = re.replace_all(&s, replacement(&r).as_slice());
+            if out.len() > MAX_STRING {
+                return Ok(Value::Null);
+            }
+            Value::Bytes(out.into_owned())
+        }
+    })
 }
 
 /// Most bytes a string function builds (MariaDB's default `max_allowed_packet`); past it
@@ -1250,6 +1431,25 @@ fn string_func(f: StrFunc, a: &[Value], coll: Collation) -> Value {
             }
             None => Value::Null,
         },
+        StrFunc::TrimLeading | StrFunc::TrimTrailing | StrFunc::TrimBoth => {
+            let (Some(t), Some(r)) = (to_text(at(0)), to_text(at(1))) else {
+                return Value::Null;
+            };
+            let (mut start, mut end) = (0, t.len());
+            if !r.is_empty() {
+                if f != StrFunc::TrimTrailing {
+                    while t[start..end].starts_with(&r) {
+                        start += r.len();
+                    }
+                }
+                if f != StrFunc::TrimLeading {
+                    while t[start..end].ends_with(&r) {
+                        end -= r.len();
+                    }
+                }
+            }
+            Value::Bytes(t[start..end].to_vec())
+        }
         StrFunc::Ascii => match to_text(at(0)) {
             Some(t) => Value::Int(t.first().copied().map_or(0, i64::from)),
             None => Value::Null,
@@ -1976,12 +2176,52 @@ fn eval_func(f: Func, args: &[Expr], row: &[Value], cx: &EvalCx) -> Result<Value
         }
         Func::Now => Value::Bytes(coerce::now_text().into_bytes()),
         Func::CurDate => Value::Bytes(coerce::now_text().as_bytes()[..10].to_vec()),
-        Func::UnixTimestamp => Value::Int(
+        Func::UnixTimestamp if args.is_empty() => Value::Int(
             std::time::SystemTime::now()
                 .duration_since(std::time::UNIX_EPOCH)
                 .map(|d| d.as_secs() as i64)
                 .unwrap_or(0),
         ),
+        // A date (read as UTC, the server's clock) as seconds since the epoch; NULL outside
+        // the TIMESTAMP range, as MariaDB.
+        Func::UnixTimestamp => match DateTimeParts::argument(&arg(0)?) {
+            Some((p, _)) => {
+                let us = p.epoch_micros();
+                if !(0..=TIMESTAMP_MAX_SECS * 1_000_000 + 999_999).contains(&us) {
+                    Value::Null
+                } else if us % 1_000_000 == 0 {
+                    Value::Int(us / 1_000_000)
+                } else {
+                    Value::Double(us as f64 / 1e6)
+                }
+            }
+            None => Value::Null,
+        },
+        Func::FromUnixtime => {
+            let v = arg(0)?;
+            let us = match &v {
+                Value::Null => return Ok(Value::Null),
+                Value::Int(i) => i.checked_mul(1_000_000),
+                other => to_f64(other)
+                    .filter(|f| f.is_finite() && f.abs() < 1e15)
+                    .map(|f| (f * 1e6).round() as i64),
+            };
+            let Some(us) =
+                us.filter(|u| (0..=TIMESTAMP_MAX_SECS * 1_000_000 + 999_999).contains(u))
+            else {
+                return Ok(Value::Null);
+            };
+            let d = DateTimeParts::from_epoch_micros(us);
+            if args.len() > 1 {
+                match to_text(&arg(1)?) {
+                    Some(fmt) => Value::Bytes(d.format(&fmt).into_bytes()),
+                    None => Value::Null,
+                }
+            } else {
+                Value::Bytes(d.text(true).into_bytes())
+            }
+        }
+        Func::Regex(g) => regex_func(g, &eval_args(args, row, cx)?, Collation::GeneralCi)?,
         Func::Database => match cx.env.current_db() {
             Some(d) => Value::Bytes(d.as_bytes().to_vec()),
             None => Value::Null,

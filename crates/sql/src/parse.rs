@@ -238,6 +238,64 @@ fn show_create_database(tokens: &[sqlparser::tokenizer::TokenWithSpan]) -> Optio
     Some(Statement::ShowVariable { variable })
 }
 
+/// `SHOW GRANTS [FOR CURRENT_USER[()] | FOR user[@host]]`, which sqlparser does not parse:
+/// handed on as the words `GRANTS` or `GRANTS FOR user host` of a `SHOW`.
+fn show_grants(tokens: &[sqlparser::tokenizer::TokenWithSpan]) -> Option<Statement> {
+    let toks: Vec<&Token> = tokens
+        .iter()
+        .map(|t| &t.token)
+        .filter(|t| !matches!(t, Token::Whitespace(_) | Token::SemiColon | Token::EOF))
+        .collect();
+    let kw = |i: usize, k: &str| matches!(toks.get(i), Some(Token::Word(w)) if w.quote_style.is_none() && w.value.eq_ignore_ascii_case(k));
+    if !(kw(0, "SHOW") && kw(1, "GRANTS")) {
+        return None;
+    }
+    let mut variable: Vec<sqlparser::ast::Ident> = vec!["GRANTS".into()];
+    let text = |t: &Token| match t {
+        Token::Word(w) => Some(w.value.clone()),
+        Token::SingleQuotedString(x) | Token::DoubleQuotedString(x) => Some(x.clone()),
+        _ => None,
+    };
+    match toks.len() {
+        2 => {}
+        3 if kw(2, "FOR") => return None,
+        _ if kw(2, "FOR") && kw(3, "CURRENT_USER") => {
+            let rest = &toks[4..];
+            if !(rest.is_empty() || matches!(rest, [Token::LParen, Token::RParen])) {
+                return None;
+            }
+        }
+        _ if kw(2, "FOR") => {
+            let mut user = text(toks.get(3)?)?;
+            // `'u'@'h'` comes as a name and `@'h'` (one word or the sign and a string);
+            // `u@'h'` as the word `u@` and a string (`@` is a name character in MySQL).
+            let host = match &toks[4..] {
+                [] => match user.split_once('@') {
+                    Some((u, h)) => {
+                        let h = h.to_string();
+                        user = u.to_string();
+                        h
+                    }
+                    None => "%".to_string(),
+                },
+                [h] if user.ends_with('@') && matches!(toks[3], Token::Word(_)) => {
+                    user.pop();
+                    text(h)?
+                }
+                [Token::AtSign, h] => text(h)?,
+                [Token::Word(w)] if w.value.starts_with('@') => {
+                    w.value[1..].trim_matches(['\'', '`', '"']).to_string()
+                }
+                _ => return None,
+            };
+            variable.extend(["FOR".into(), sqlparser::ast::Ident::new(user)]);
+            variable.push(sqlparser::ast::Ident::new(host));
+        }
+        _ => return None,
+    }
+    Some(Statement::ShowVariable { variable })
+}
+
 /// Two spellings MariaDB writes into the views' queries it stores (SHOW CREATE VIEW,
 /// mariadb-dump) that sqlparser does not read: `a MOD b` (the `%` operator) and
 /// `CAST(x AS CHAR CHARSET utf8mb3)` / `CHARACTER SET ...` in a CAST (text is utf8mb4 here;
@@ -717,7 +775,7 @@ pub fn parse(sql: &str) -> Result<Parsed, SqlError> {
     mariadb_comments(&dialect, &mut tokens)?;
     let snapshot = consistent_snapshot(&mut tokens);
     let tx_scope = set_transaction_scope(&tokens);
-    if let Some(stmt) = show_create_database(&tokens) {
+    if let Some(stmt) = show_create_database(&tokens).or_else(|| show_grants(&tokens)) {
         return Ok(Parsed {
             stmt,
             placeholders: Vec::new(),

@@ -676,6 +676,10 @@ pub enum Utility {
     ShowWarnings,
     ShowErrors,
     ShowEngines,
+    /// `SHOW GRANTS [FOR user@host]` (None: the current account).
+    ShowGrants {
+        account: Option<(String, String)>,
+    },
     /// `SHOW CHARACTER SET` / `SHOW CHARSET [LIKE | WHERE]`.
     ShowCharset {
         filter: ShowFilter,
@@ -1578,6 +1582,10 @@ fn show_words(words: &[ast::Ident], cx: &PlanCx) -> Result<Plan, SqlError> {
         ["WARNINGS", ..] => Utility::ShowWarnings,
         ["ERRORS", ..] => Utility::ShowErrors,
         ["ENGINES"] | ["STORAGE", "ENGINES"] => Utility::ShowEngines,
+        ["GRANTS"] => Utility::ShowGrants { account: None },
+        ["GRANTS", "FOR", _, _] => Utility::ShowGrants {
+            account: Some((raw[2].to_string(), raw[3].to_string())),
+        },
         ["INDEX" | "INDEXES" | "KEYS", "FROM" | "IN", ..] => {
             let (db, table) = name_at(2)?;
             Utility::ShowIndex { db, table }
@@ -2298,6 +2306,8 @@ fn select_body(q: &ast::Query, cx: &PlanCx) -> Result<SelectPlan, SqlError> {
     // FROM (a parenthesized join first in a FROM item, as MariaDB writes views, unwrapped)
     let unwrapped = unwrap_leading_joins(&s.from);
     let from = unwrapped.as_deref().unwrap_or(&s.from);
+    // `FROM DUAL` (the unquoted keyword alone) is no FROM at all.
+    let from = if is_dual(from) { &[] } else { from };
     let (mut source_kind, scope) = match from {
         [] => (SourceKind::Dual, Scope::default()),
         several if several.len() > 1 || !several[0].joins.is_empty() => join_sources(several, cx)?,
@@ -2632,10 +2642,15 @@ fn select_body(q: &ast::Query, cx: &PlanCx) -> Result<SelectPlan, SqlError> {
                 }
                 let mut col = computed_column(name.clone(), t);
                 col.binary = matches!(e, Expr::Cast(_, crate::expr::CastTo::Binary));
-                // A constant other than NULL is never NULL.
-                if let Expr::Const(v) = e {
-                    col.not_null = !v.is_null();
-                }
+                // A constant other than NULL is never NULL, nor are operators over such
+                // values and NOT NULL columns (without aggregation; clients size by it).
+                col.not_null = match e {
+                    Expr::Const(v) => !v.is_null(),
+                    _ if agg.is_none() => {
+                        e.never_null(&|c| scope.cols.get(c).is_some_and(|sc| sc.meta.not_null))
+                    }
+                    _ => false,
+                };
                 // DECIMAL results are printed at their scale only where it is derived exactly
                 // (+, -, * and SUM/MIN/MAX); other values (ROUND, ...) pass as computed.
                 let mut exact_scale = matches!(
@@ -3006,6 +3021,25 @@ fn push_into_derived(inner: &mut SelectPlan, outer: &Expr) {
         // A view over a view: on down (this level's WHERE still applies them).
         Source::Derived { plan, .. } => push_into_derived(plan, &conds),
         _ => {}
+    }
+}
+
+/// True for MySQL's `FROM DUAL`: one unquoted, unqualified, unaliased name DUAL.
+fn is_dual(from: &[ast::TableWithJoins]) -> bool {
+    let [twj] = from else { return false };
+    match &twj.relation {
+        ast::TableFactor::Table {
+            name,
+            alias: None,
+            args: None,
+            ..
+        } if twj.joins.is_empty() => match name.0.as_slice() {
+            [ast::ObjectNamePart::Identifier(id)] => {
+                id.quote_style.is_none() && id.value.eq_ignore_ascii_case("dual")
+            }
+            _ => false,
+        },
+        _ => false,
     }
 }
 

@@ -999,6 +999,9 @@ impl Core {
             Utility::ShowWarnings => Ok(show::warnings(&self.st.warnings)),
             Utility::ShowErrors => Ok(show::warnings(&[])),
             Utility::ShowEngines => Ok(show::engines()),
+            Utility::ShowGrants { account } => {
+                show::grants(&self.st.user, &self.st.host, account.as_ref())
+            }
             Utility::ShowCharset { filter } => show::charsets(filter, &self.st),
             Utility::ShowCollation { filter } => show::collations(filter, &self.st),
             Utility::ShowTableStatus { db, filter } => {
