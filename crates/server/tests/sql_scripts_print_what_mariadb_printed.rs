@@ -380,6 +380,20 @@ fn regexp_trim_dual_print_what_mariadb_printed() {
     prints_what_mariadb_printed("regexp_trim_dual");
 }
 
+/// `window_functions.sql`: ROW_NUMBER / RANK / DENSE_RANK / PERCENT_RANK / CUME_DIST /
+/// NTILE / LAG / LEAD / FIRST_VALUE / LAST_VALUE / NTH_VALUE and COUNT / SUM / AVG / MIN /
+/// MAX over windows: PARTITION BY (case-insensitive text, binary bytes), ORDER BY with ties
+/// and NULLs, the default frames (peers included with ORDER BY, the partition without),
+/// `ROWS` frames with offsets on either side, `RANGE ... CURRENT ROW ... UNBOUNDED
+/// FOLLOWING`; windows over WHERE, over GROUP BY (`RANK() OVER (ORDER BY SUM(x))`,
+/// `SUM(SUM(x)) OVER ()`), with HAVING, DISTINCT, ORDER BY / LIMIT on the numbered rows,
+/// derived tables, named windows (`WINDOW w AS`, `OVER (w ROWS ...)`), in CTAS and views
+/// (not updatable: 1288); 4009 / 4010 / 4015 / 4074 / 4024.
+#[test]
+fn window_functions_print_what_mariadb_printed() {
+    prints_what_mariadb_printed("window_functions");
+}
+
 fn prints_what_mariadb_printed(name: &str) {
     assert!(
         common::exists(MARIADB),

@@ -140,6 +140,99 @@ pub struct AggSpec {
     pub separator: Vec<u8>,
 }
 
+/// Window functions (`f(...) OVER (...)`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WinFunc {
+    RowNumber,
+    Rank,
+    DenseRank,
+    PercentRank,
+    CumeDist,
+    /// `NTILE(n)`: args (n).
+    Ntile,
+    /// `LAG(x[, offset[, default]])` / `LEAD(...)`: args (x, offset, default).
+    Lag,
+    Lead,
+    FirstValue,
+    LastValue,
+    /// `NTH_VALUE(x, n)`: args (x, n).
+    NthValue,
+    /// `COUNT` / `SUM` / `AVG` / `MIN` / `MAX` over the frame (`WindowSpec::agg`).
+    Agg(AggFunc),
+}
+
+/// One end of a window frame. `Unbounded` is the partition's first row as a start and its
+/// last as an end.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FrameBound {
+    Unbounded,
+    Preceding(u64),
+    CurrentRow,
+    Following(u64),
+}
+
+/// A window frame: `ROWS` counts rows; otherwise (`RANGE`, only with UNBOUNDED and CURRENT
+/// ROW bounds) CURRENT ROW takes the row's peers (equal ORDER BY keys) along.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct WinFrame {
+    pub rows: bool,
+    pub start: FrameBound,
+    pub end: FrameBound,
+}
+
+/// One window function call of a query: evaluated on the rows the projection would see
+/// (source rows, or aggregate rows in a grouped query), after WHERE / GROUP BY / HAVING and
+/// before ORDER BY / DISTINCT / LIMIT; its result is a column appended to those rows.
+#[derive(Clone, Debug)]
+pub struct WindowSpec {
+    pub func: WinFunc,
+    pub args: Vec<Expr>,
+    pub partition: Vec<Expr>,
+    /// The window's ORDER BY (`numeric` / `binary` set by the planner from the row's types).
+    pub order: Vec<GroupOrder>,
+    pub frame: WinFrame,
+    /// Partition keys compared as bytes (bit i for key i).
+    pub partition_binary: u64,
+    /// For `WinFunc::Agg`: the accumulator's spec (argument `args[0]`).
+    pub agg: Option<AggSpec>,
+    /// The result type (set by the planner).
+    pub ty: SqlType,
+}
+
+/// Window calls found while compiling a query's select list and ORDER BY. Each call is
+/// compiled to `Expr::Col(WINDOW_COL_BASE + k)`, renumbered by the planner to follow the
+/// row's own columns.
+#[derive(Default, Debug)]
+pub struct WindowBuilder {
+    pub specs: Vec<WindowSpec>,
+}
+
+/// See `WindowBuilder`.
+pub const WINDOW_COL_BASE: usize = 1 << 40;
+
+/// True when `e` holds a window function call (also inside a subquery).
+pub fn contains_window(e: &ast::Expr) -> bool {
+    struct W;
+    impl ast::Visitor for W {
+        type Break = ();
+        fn pre_visit_expr(&mut self, e: &ast::Expr) -> std::ops::ControlFlow<()> {
+            match e {
+                ast::Expr::Function(f) if f.over.is_some() => std::ops::ControlFlow::Break(()),
+                _ => std::ops::ControlFlow::Continue(()),
+            }
+        }
+    }
+    ast::Visit::visit(e, &mut W).is_break()
+}
+
+fn window_not_here() -> SqlError {
+    SqlError::new(
+        4015,
+        "HY000",
+        "Window function is allowed only in SELECT list and ORDER BY clause",
+    )
+}
+
 /// Aggregate calls found while compiling an aggregate query. The aggregate row is
 /// `group values ++ aggregate results`.
 #[derive(Default, Debug)]
@@ -155,6 +248,9 @@ pub struct Compiler<'a> {
     /// Sorted start locations of every `?` in the statement.
     pub placeholders: &'a [Location],
     pub agg: Option<&'a mut AggBuilder>,
+    /// Where window functions may appear (the select list, ORDER BY): collects them. None:
+    /// a window function here is error 4015.
+    pub windows: Option<&'a mut WindowBuilder>,
     /// Projection aliases usable in ORDER BY and HAVING: name, compiled item, and whether
     /// the item is a plain column (`x`, `t.x`, `*`) rather than an expression.
     pub aliases: &'a [(String, Expr, bool)],
@@ -183,13 +279,23 @@ pub fn contains_aggregate(e: &ast::Expr, depth: usize) -> bool {
     let d = depth + 1;
     match e {
         ast::Expr::Function(f) => {
-            if is_aggregate_name(&object_name_last(&f.name)) {
+            // A window function is no aggregate, but its arguments and window may hold some
+            // (`RANK() OVER (ORDER BY SUM(x))` in a grouped query).
+            if f.over.is_none() && is_aggregate_name(&object_name_last(&f.name)) {
                 return true;
             }
-            function_args(f).iter().any(|a| match a {
-                FArg::Expr(x) => contains_aggregate(x, d),
-                FArg::Star => false,
-            })
+            let in_window = match &f.over {
+                Some(ast::WindowType::WindowSpec(w)) => {
+                    w.partition_by.iter().any(|x| contains_aggregate(x, d))
+                        || w.order_by.iter().any(|o| contains_aggregate(&o.expr, d))
+                }
+                _ => false,
+            };
+            in_window
+                || function_args(f).iter().any(|a| match a {
+                    FArg::Expr(x) => contains_aggregate(x, d),
+                    FArg::Star => false,
+                })
         }
         ast::Expr::BinaryOp { left, right, .. } => {
             contains_aggregate(left, d) || contains_aggregate(right, d)
@@ -369,6 +475,7 @@ impl<'a> Compiler<'a> {
             scope,
             placeholders,
             agg: None,
+            windows: None,
             aliases: &[],
             clause: "SELECT",
             values_offset: None,
@@ -595,8 +702,15 @@ impl<'a> Compiler<'a> {
                         )))
                     }
                 };
-                if f.over.is_some() || f.filter.is_some() {
-                    return Err(SqlError::unsupported("window functions / aggregate FILTER"));
+                if f.filter.is_some() {
+                    return Err(SqlError::unsupported("aggregate FILTER"));
+                }
+                if arg.is_some_and(contains_window) {
+                    return Err(SqlError::new(
+                        4074,
+                        "HY000",
+                        "Window functions can not be used as arguments to group functions.",
+                    ));
                 }
                 self.add_agg(func, arg, distinct, text).map(Some)
             }
@@ -854,14 +968,21 @@ impl<'a> Compiler<'a> {
         f: impl FnOnce(&mut Compiler) -> Result<T, SqlError>,
     ) -> Result<T, SqlError> {
         let saved = self.agg.take();
+        let windows = self.windows.take();
         let aliases = std::mem::take(&mut self.aliases);
         let r = f(self);
         self.agg = saved;
+        self.windows = windows;
         self.aliases = aliases;
         r
     }
 
     fn compile_inner(&mut self, e: &ast::Expr) -> Result<Expr, SqlError> {
+        if let ast::Expr::Function(f) = e {
+            if f.over.is_some() {
+                return self.window_call(f);
+            }
+        }
         if let Some(x) = self.agg_lookup(e)? {
             return Ok(x);
         }
@@ -1225,6 +1346,211 @@ impl<'a> Compiler<'a> {
                 Expr::Exists(self.subquery(subquery, false)?, *negated)
             }
             other => return Err(SqlError::unsupported(format!("expression {other}"))),
+        })
+    }
+
+    /// `f(...) OVER (...)`: the call is registered with the query's windows and compiled to
+    /// the column its result will be (see `WindowBuilder`). Its arguments, PARTITION BY and
+    /// ORDER BY are compiled on the row the projection sees (aggregates allowed in a grouped
+    /// query), where no window function may nest.
+    fn window_call(&mut self, f: &ast::Function) -> Result<Expr, SqlError> {
+        if self.windows.is_none() {
+            return Err(window_not_here());
+        }
+        let spec = match &f.over {
+            Some(ast::WindowType::WindowSpec(
+                w @ ast::WindowSpec {
+                    window_name: None,
+                    ..
+                },
+            )) => w,
+            // Named windows the query defines were written into the calls already.
+            Some(ast::WindowType::NamedWindow(n))
+            | Some(ast::WindowType::WindowSpec(ast::WindowSpec {
+                window_name: Some(n),
+                ..
+            })) => {
+                return Err(SqlError::new(
+                    4009,
+                    "HY000",
+                    format!("Window specification with name '{}' is not defined", n.value),
+                ))
+            }
+            None => return Err(SqlError::syntax("internal: OVER lost")),
+        };
+        if f.filter.is_some() || !f.within_group.is_empty() || f.null_treatment.is_some() {
+            return Err(SqlError::unsupported(format!("{f}")));
+        }
+        let name = object_name_last(&f.name).to_ascii_uppercase();
+        let raw = function_args(f);
+        let n_declared = match &f.args {
+            ast::FunctionArguments::List(l) => {
+                if l.duplicate_treatment.is_some() || !l.clauses.is_empty() {
+                    return Err(SqlError::unsupported(format!(
+                        "DISTINCT or clauses in the window function {name}"
+                    )));
+                }
+                l.args.len()
+            }
+            ast::FunctionArguments::None => 0,
+            ast::FunctionArguments::Subquery(_) => {
+                return Err(SqlError::syntax(format!("a subquery as {name}'s argument")))
+            }
+        };
+        if raw.len() != n_declared {
+            return Err(SqlError::unsupported(format!("argument form in {f}")));
+        }
+        let (func, min, max) = match (name.as_str(), raw.as_slice()) {
+            ("ROW_NUMBER", _) => (WinFunc::RowNumber, 0, 0),
+            ("RANK", _) => (WinFunc::Rank, 0, 0),
+            ("DENSE_RANK", _) => (WinFunc::DenseRank, 0, 0),
+            ("PERCENT_RANK", _) => (WinFunc::PercentRank, 0, 0),
+            ("CUME_DIST", _) => (WinFunc::CumeDist, 0, 0),
+            ("NTILE", _) => (WinFunc::Ntile, 1, 1),
+            ("LAG", _) => (WinFunc::Lag, 1, 3),
+            ("LEAD", _) => (WinFunc::Lead, 1, 3),
+            ("FIRST_VALUE", _) => (WinFunc::FirstValue, 1, 1),
+            ("LAST_VALUE", _) => (WinFunc::LastValue, 1, 1),
+            ("NTH_VALUE", _) => (WinFunc::NthValue, 2, 2),
+            ("COUNT", [FArg::Star]) => (WinFunc::Agg(AggFunc::CountStar), 0, 1),
+            ("COUNT", _) => (WinFunc::Agg(AggFunc::Count), 1, 1),
+            ("SUM", _) => (WinFunc::Agg(AggFunc::Sum), 1, 1),
+            ("AVG", _) => (WinFunc::Agg(AggFunc::Avg), 1, 1),
+            ("MIN", _) => (WinFunc::Agg(AggFunc::Min), 1, 1),
+            ("MAX", _) => (WinFunc::Agg(AggFunc::Max), 1, 1),
+            _ => {
+                return Err(SqlError::unsupported(format!(
+                    "{name}() as a window function"
+                )))
+            }
+        };
+        if raw.len() < min || raw.len() > max {
+            return Err(wrong_args(&name));
+        }
+        let saved = self.windows.take();
+        let r = self.window_parts(func, &raw, spec);
+        self.windows = saved;
+        let w = r?;
+        let windows = self
+            .windows
+            .as_deref_mut()
+            .ok_or_else(|| SqlError::syntax("internal: window context lost"))?;
+        windows.specs.push(w);
+        Ok(Expr::Col(WINDOW_COL_BASE + windows.specs.len() - 1))
+    }
+
+    /// The compiled parts of one window call (see `window_call`).
+    fn window_parts(
+        &mut self,
+        func: WinFunc,
+        raw: &[FArg],
+        w: &ast::WindowSpec,
+    ) -> Result<WindowSpec, SqlError> {
+        let mut args = Vec::new();
+        for a in raw {
+            match a {
+                FArg::Expr(x) => args.push(self.compile(x)?),
+                FArg::Star => {}
+            }
+        }
+        let mut partition = Vec::new();
+        for x in &w.partition_by {
+            partition.push(self.compile(x)?);
+        }
+        let mut order = Vec::new();
+        for k in &w.order_by {
+            order.push(GroupOrder {
+                key: self.compile(&k.expr)?,
+                desc: crate::plan::is_desc(k)?,
+                numeric: false,
+                binary: false,
+            });
+        }
+        let frame_bound =
+            |b: &ast::WindowFrameBound, start: bool| -> Result<FrameBound, SqlError> {
+                let offset = |x: &ast::Expr| -> Result<u64, SqlError> {
+                    match x {
+                        ast::Expr::Value(v) => match &v.value {
+                            ast::Value::Number(n, _) => n.parse::<u64>().ok(),
+                            _ => None,
+                        },
+                        _ => None,
+                    }
+                    .ok_or_else(|| {
+                        SqlError::unsupported(format!(
+                            "frame offset {x} (a non-negative whole number is needed)"
+                        ))
+                    })
+                };
+                Ok(match b {
+                    ast::WindowFrameBound::CurrentRow => FrameBound::CurrentRow,
+                    ast::WindowFrameBound::Preceding(None) if start => FrameBound::Unbounded,
+                    ast::WindowFrameBound::Following(None) if !start => FrameBound::Unbounded,
+                    ast::WindowFrameBound::Preceding(Some(x)) => FrameBound::Preceding(offset(x)?),
+                    ast::WindowFrameBound::Following(Some(x)) => FrameBound::Following(offset(x)?),
+                    other => {
+                        return Err(SqlError::syntax(format!(
+                            "{other} cannot {} a window frame",
+                            if start { "start" } else { "end" }
+                        )))
+                    }
+                })
+            };
+        let frame = match &w.window_frame {
+            None if order.is_empty() => WinFrame {
+                rows: false,
+                start: FrameBound::Unbounded,
+                end: FrameBound::Unbounded,
+            },
+            None => WinFrame {
+                rows: false,
+                start: FrameBound::Unbounded,
+                end: FrameBound::CurrentRow,
+            },
+            Some(f) => {
+                let start = frame_bound(&f.start_bound, true)?;
+                let end = match &f.end_bound {
+                    Some(b) => frame_bound(b, false)?,
+                    None => FrameBound::CurrentRow,
+                };
+                let rows = match f.units {
+                    ast::WindowFrameUnits::Rows => true,
+                    ast::WindowFrameUnits::Range => false,
+                    ast::WindowFrameUnits::Groups => {
+                        return Err(SqlError::unsupported("GROUPS window frames"))
+                    }
+                };
+                let plain =
+                    |b: FrameBound| matches!(b, FrameBound::Unbounded | FrameBound::CurrentRow);
+                if !rows && !(plain(start) && plain(end)) {
+                    return Err(SqlError::unsupported(
+                        "RANGE window frames with an offset (use ROWS)",
+                    ));
+                }
+                WinFrame { rows, start, end }
+            }
+        };
+        let agg = match func {
+            WinFunc::Agg(a) => Some(AggSpec {
+                func: a,
+                arg: args.first().cloned(),
+                distinct: false,
+                arg_type: SqlType::Null,
+                binary: false,
+                order: Vec::new(),
+                separator: Vec::new(),
+            }),
+            _ => None,
+        };
+        Ok(WindowSpec {
+            func,
+            args,
+            partition,
+            order,
+            frame,
+            partition_binary: 0,
+            agg,
+            ty: SqlType::Null,
         })
     }
 

@@ -20,7 +20,7 @@
 
 use crate::access::{concrete_ranges, Access, AccessPlan};
 use crate::coerce::{self, to_f64, to_i64, to_text, OrdRow};
-use crate::compile::{AggFunc, AggSpec};
+use crate::compile::{AggFunc, AggSpec, FrameBound, WinFunc, WindowSpec};
 use crate::ddl;
 use crate::expr::{EvalCx, Expr, SqlType, SubRef, SubqueryRunner};
 use crate::fk::{self, Fk};
@@ -565,7 +565,8 @@ fn select_rows(
     }
     let n_out = plan.n_out;
     let needs_sort = !plan.order.is_empty() && !plan.sorted_by_access;
-    if plan.agg.is_none() && !needs_sort {
+    let windowed = !plan.windows.is_empty();
+    if plan.agg.is_none() && !needs_sort && !windowed {
         // Streaming: filter → project → (distinct) → offset/limit, stopping early.
         let mut skipped = 0u64;
         let mut emitted = 0u64;
@@ -608,8 +609,10 @@ fn select_rows(
         };
     }
 
-    // Materializing path: pre-rows = projection ++ extra sort values.
+    // Materializing path: pre-rows = projection ++ extra sort values. With window
+    // functions, the rows are kept unprojected in `stage` until the windows are computed.
     let mut pre: Vec<Vec<Value>> = Vec::new();
+    let mut stage: Vec<Vec<Value>> = Vec::new();
     match &plan.agg {
         None => {
             feed(&mut |row| {
@@ -623,7 +626,11 @@ fn select_rows(
                         return Ok(true);
                     }
                 }
-                pre.push(project(plan, row, cx)?);
+                if windowed {
+                    stage.push(row);
+                } else {
+                    pre.push(project(plan, row, cx)?);
+                }
                 Ok(true)
             })?;
         }
@@ -671,7 +678,11 @@ fn select_rows(
                         return Ok(());
                     }
                 }
-                pre.push(project(plan, arow, cx)?);
+                if windowed {
+                    stage.push(arow);
+                } else {
+                    pre.push(project(plan, arow, cx)?);
+                }
                 Ok(())
             };
             match single {
@@ -682,6 +693,20 @@ fn select_rows(
                     }
                 }
             }
+        }
+    }
+    if windowed {
+        let results = plan
+            .windows
+            .iter()
+            .map(|w| window_values(w, &stage, cx))
+            .collect::<Result<Vec<_>, _>>()?;
+        let mut cols: Vec<_> = results.into_iter().map(Vec::into_iter).collect();
+        for mut row in stage {
+            for c in &mut cols {
+                row.push(c.next().unwrap_or(Value::Null));
+            }
+            pre.push(project(plan, row, cx)?);
         }
     }
     if needs_sort {
@@ -723,7 +748,233 @@ fn select_rows(
     Ok(())
 }
 
+/// The values of window function `w` for each of `rows` (in their order): the rows sorted
+/// by partition and window ORDER BY (stably), each partition walked once. Aggregates over a
+/// frame that starts at the partition's first row (the default) or ends at its last are
+/// accumulated in one pass; other frames are summed row by row over the frame.
+fn window_values(w: &WindowSpec, rows: &[Vec<Value>], cx: &EvalCx) -> Result<Vec<Value>, SqlError> {
+    let n = rows.len();
+    let eval_all = |es: &[Expr], r: &[Value]| -> Result<Vec<Value>, SqlError> {
+        es.iter()
+            .map(|e| e.eval(r, cx).map(|v| v.into_owned()))
+            .collect()
+    };
+    let mut parts = Vec::with_capacity(n);
+    let mut keys = Vec::with_capacity(n);
+    let order_keys: Vec<Expr> = w.order.iter().map(|o| o.key.clone()).collect();
+    for r in rows {
+        parts.push(OrdRow(eval_all(&w.partition, r)?, w.partition_binary));
+        keys.push(eval_all(&order_keys, r)?);
+    }
+    let key_order = |a: usize, b: usize| -> Ordering {
+        for (o, (x, y)) in w.order.iter().zip(keys[a].iter().zip(keys[b].iter())) {
+            let c = key_cmp(x, y, o.desc, o.numeric, o.binary);
+            if c != Ordering::Equal {
+                return c;
+            }
+        }
+        Ordering::Equal
+    };
+    let mut idx: Vec<usize> = (0..n).collect();
+    idx.sort_by(|&a, &b| parts[a].cmp(&parts[b]).then_with(|| key_order(a, b)));
+    let mut out = vec![Value::Null; n];
+    let mut start = 0;
+    while start < n {
+        let mut end = start + 1;
+        while end < n && parts[idx[end]] == parts[idx[start]] {
+            end += 1;
+        }
+        partition_values(w, rows, &idx[start..end], &key_order, &mut out, cx)?;
+        start = end;
+    }
+    Ok(out)
+}
+
+/// `window_values` for one partition `p` (row numbers in window order).
+fn partition_values(
+    w: &WindowSpec,
+    rows: &[Vec<Value>],
+    p: &[usize],
+    key_order: &dyn Fn(usize, usize) -> Ordering,
+    out: &mut [Value],
+    cx: &EvalCx,
+) -> Result<(), SqlError> {
+    let m = p.len();
+    // Peer groups: rows with equal ORDER BY keys, [peer_start, peer_end).
+    let mut peer_start = vec![0usize; m];
+    let mut peer_end = vec![m; m];
+    for k in 1..m {
+        peer_start[k] = if key_order(p[k - 1], p[k]) == Ordering::Equal {
+            peer_start[k - 1]
+        } else {
+            k
+        };
+    }
+    for k in (0..m.saturating_sub(1)).rev() {
+        peer_end[k] = if peer_start[k + 1] == peer_start[k] {
+            peer_end[k + 1]
+        } else {
+            k + 1
+        };
+    }
+    let arg = |i: usize, k: usize| -> Result<Value, SqlError> {
+        match w.args.get(i) {
+            Some(e) => Ok(e.eval(&rows[p[k]], cx)?.into_owned()),
+            None => Ok(Value::Null),
+        }
+    };
+    // The frame of row k as [lo, hi).
+    let frame = |k: usize| -> (usize, usize) {
+        let f = &w.frame;
+        let lo = match f.start {
+            FrameBound::Unbounded => 0,
+            FrameBound::CurrentRow if !f.rows => peer_start[k],
+            FrameBound::CurrentRow => k,
+            FrameBound::Preceding(d) => k.saturating_sub(usize::try_from(d).unwrap_or(usize::MAX)),
+            FrameBound::Following(d) => k.saturating_add(usize::try_from(d).unwrap_or(usize::MAX)),
+        };
+        let hi = match f.end {
+            FrameBound::Unbounded => m,
+            FrameBound::CurrentRow if !f.rows => peer_end[k],
+            FrameBound::CurrentRow => k + 1,
+            FrameBound::Preceding(d) => {
+                match usize::try_from(d).ok().and_then(|d| k.checked_sub(d)) {
+                    Some(x) => x + 1,
+                    None => 0,
+                }
+            }
+            FrameBound::Following(d) => k
+                .saturating_add(usize::try_from(d).unwrap_or(usize::MAX))
+                .saturating_add(1),
+        };
+        (lo.min(m), hi.min(m))
+    };
+    let mut dense = 0i64;
+    for k in 0..m {
+        if peer_start[k] == k {
+            dense += 1;
+        }
+        let v = match w.func {
+            WinFunc::RowNumber => Value::Int(k as i64 + 1),
+            WinFunc::Rank => Value::Int(peer_start[k] as i64 + 1),
+            WinFunc::DenseRank => Value::Int(dense),
+            WinFunc::PercentRank => Value::Double(if m > 1 {
+                peer_start[k] as f64 / (m - 1) as f64
+            } else {
+                0.0
+            }),
+            WinFunc::CumeDist => Value::Double(peer_end[k] as f64 / m as f64),
+            WinFunc::Ntile => {
+                let b = match to_i64(&arg(0, k)?) {
+                    Some(b) if b > 0 => b as usize,
+                    _ => {
+                        return Err(SqlError::new(
+                            4024,
+                            "HY000",
+                            "Argument of NTILE must be greater than 0",
+                        ))
+                    }
+                };
+                // The first m % b buckets hold one row more than the others.
+                let (q, r) = (m / b, m % b);
+                let big = r * (q + 1);
+                Value::Int(if k < big {
+                    k / (q + 1) + 1
+                } else {
+                    (k - big) / q.max(1) + r + 1
+                } as i64)
+            }
+            WinFunc::Lag | WinFunc::Lead => {
+                let off = match w.args.get(1) {
+                    None => 1,
+                    Some(_) => match to_i64(&arg(1, k)?) {
+                        Some(o) if o >= 0 => o as u64,
+                        _ => return Err(SqlError::new(
+                            1210,
+                            "HY000",
+                            "Incorrect arguments to LAG / LEAD (the offset must be a number >= 0)",
+                        )),
+                    },
+                };
+                let target = usize::try_from(off).ok().and_then(|o| {
+                    if w.func == WinFunc::Lag {
+                        k.checked_sub(o)
+                    } else {
+                        k.checked_add(o).filter(|t| *t < m)
+                    }
+                });
+                match target {
+                    Some(t) => arg(0, t)?,
+                    None => arg(2, k)?,
+                }
+            }
+            WinFunc::FirstValue | WinFunc::LastValue | WinFunc::NthValue => {
+                let (lo, hi) = frame(k);
+                let at = match w.func {
+                    WinFunc::FirstValue => Some(lo),
+                    WinFunc::LastValue => hi.checked_sub(1),
+                    _ => match to_i64(&arg(1, k)?) {
+                        Some(nth) if nth >= 1 => lo.checked_add(nth as usize - 1),
+                        _ => {
+                            return Err(SqlError::new(
+                                1210,
+                                "HY000",
+                                "Incorrect arguments to NTH_VALUE (the position must be >= 1)",
+                            ))
+                        }
+                    },
+                };
+                match at.filter(|&a| a >= lo && a < hi) {
+                    Some(a) => arg(0, a)?,
+                    None => Value::Null,
+                }
+            }
+            // Computed for the whole partition below.
+            WinFunc::Agg(_) => Value::Null,
+        };
+        out[p[k]] = v;
+    }
+    let Some(spec) = &w.agg else {
+        return Ok(());
+    };
+    let frames: Vec<(usize, usize)> = (0..m).map(frame).collect();
+    if frames.iter().all(|f| f.0 == 0) {
+        // Frames grow from the first row: one running accumulator.
+        let mut acc = Acc::new(spec);
+        let mut pos = 0;
+        for (k, &(_, hi)) in frames.iter().enumerate() {
+            while pos < hi {
+                acc.add(spec, &rows[p[pos]], cx)?;
+                pos += 1;
+            }
+            out[p[k]] = acc.clone().finish(spec);
+        }
+    } else if frames.iter().all(|f| f.1 == m) {
+        // Frames reach the last row: accumulate from the end.
+        let mut acc = Acc::new(spec);
+        let mut pos = m;
+        for k in (0..m).rev() {
+            let lo = frames[k].0;
+            while pos > lo {
+                pos -= 1;
+                acc.add(spec, &rows[p[pos]], cx)?;
+            }
+            out[p[k]] = acc.clone().finish(spec);
+        }
+    } else {
+        for (k, &(lo, hi)) in frames.iter().enumerate() {
+            let mut acc = Acc::new(spec);
+            for &r in p.iter().take(hi).skip(lo) {
+                acc.add(spec, &rows[r], cx)?;
+            }
+            out[p[k]] = acc.finish(spec);
+        }
+    }
+    Ok(())
+}
+
 /// An aggregate accumulator.
+#[derive(Clone)]
 enum Acc {
     Count(i64),
     SumInt {

@@ -520,6 +520,78 @@ impl Expr {
         !self.any(&mut |e| matches!(e, Expr::Col(_))) && !self.is_correlated()
     }
 
+    /// Renumbers every row column (`Col`) this expression and its correlated subqueries'
+    /// parameters name.
+    pub fn map_cols(&mut self, f: &mut dyn FnMut(usize) -> usize) {
+        let sub = |s: &mut SubRef, f: &mut dyn FnMut(usize) -> usize| {
+            for e in &mut s.outer {
+                e.map_cols(f);
+            }
+        };
+        match self {
+            Expr::Col(c) => *c = f(*c),
+            Expr::Const(_)
+            | Expr::Param(_)
+            | Expr::Outer { .. }
+            | Expr::SysVar(..)
+            | Expr::UserVar(_) => {}
+            Expr::Unary(_, a)
+            | Expr::IsNull(a, _)
+            | Expr::IsBool(a, ..)
+            | Expr::Cast(a, _)
+            | Expr::Bytewise(a) => a.map_cols(f),
+            Expr::Bin(_, a, b) => {
+                a.map_cols(f);
+                b.map_cols(f);
+            }
+            Expr::In(a, list, _) => {
+                a.map_cols(f);
+                for e in list {
+                    e.map_cols(f);
+                }
+            }
+            Expr::InSubquery(a, s, _) => {
+                a.map_cols(f);
+                sub(s, f);
+            }
+            Expr::Subquery(s, _) | Expr::Exists(s, _) => sub(s, f),
+            Expr::Quantified { left, sub: s, .. } => {
+                left.map_cols(f);
+                sub(s, f);
+            }
+            Expr::Between(a, b, c, _) => {
+                a.map_cols(f);
+                b.map_cols(f);
+                c.map_cols(f);
+            }
+            Expr::Like { expr, pattern, .. } => {
+                expr.map_cols(f);
+                pattern.map_cols(f);
+            }
+            Expr::Func(_, args) => {
+                for e in args {
+                    e.map_cols(f);
+                }
+            }
+            Expr::Case {
+                operand,
+                whens,
+                otherwise,
+            } => {
+                if let Some(o) = operand {
+                    o.map_cols(f);
+                }
+                for (a, b) in whens {
+                    a.map_cols(f);
+                    b.map_cols(f);
+                }
+                if let Some(o) = otherwise {
+                    o.map_cols(f);
+                }
+            }
+        }
+    }
+
     /// True when `f` holds for this node or any descendant.
     pub fn any(&self, f: &mut dyn FnMut(&Expr) -> bool) -> bool {
         if f(self) {

@@ -9,7 +9,7 @@
 use crate::access::{self, Access, AccessPlan, Hints};
 use crate::compile::{
     column_name_of, contains_aggregate, object_name_parts, AggBuilder, AggFunc, AggSpec, Compiler,
-    Scope, ScopeCol,
+    Scope, ScopeCol, WinFunc,
 };
 use crate::ddl;
 use crate::expr::{Expr, SqlType};
@@ -374,6 +374,9 @@ pub struct SelectPlan {
     /// An expression evaluated on this plan's rows runs a correlated subquery: the rows are
     /// read first, then filtered and projected with the transaction free (set by `finish`).
     pub correlated: bool,
+    /// Window functions, computed over all rows that pass WHERE / GROUP BY / HAVING; their
+    /// results are appended to those rows (in this order) before the projection.
+    pub windows: Vec<crate::compile::WindowSpec>,
 }
 
 impl SelectPlan {
@@ -387,12 +390,19 @@ impl SelectPlan {
                 .chain(a.specs.iter().filter_map(|s| s.arg.as_ref()))
                 .chain(a.specs.iter().flat_map(|s| s.order.iter().map(|o| &o.key)))
         });
+        let window_exprs = self.windows.iter().flat_map(|w| {
+            w.args
+                .iter()
+                .chain(w.partition.iter())
+                .chain(w.order.iter().map(|o| &o.key))
+        });
         self.correlated = self
             .filter
             .iter()
             .chain(self.having.iter())
             .chain(self.project.iter())
             .chain(agg_exprs)
+            .chain(window_exprs)
             .any(Expr::is_correlated);
         self.project_moves =
             (0..self.project.len())
@@ -2117,6 +2127,7 @@ fn set_operation(
                 subqueries: Vec::new(),
                 outer_params: 0,
                 correlated: false,
+                windows: Vec::new(),
             };
             p.finish();
             Ok(p)
@@ -2290,11 +2301,12 @@ fn select_body(q: &ast::Query, cx: &PlanCx) -> Result<SelectPlan, SqlError> {
             "SQL_CALC_FOUND_ROWS (run SELECT COUNT(*) for the total)",
         ));
     }
-    if s.top.is_some()
-        || !s.lateral_views.is_empty()
-        || s.qualify.is_some()
-        || !s.named_window.is_empty()
-    {
+    if !s.named_window.is_empty() {
+        let mut resolved = q.clone();
+        resolve_named_windows(&mut resolved)?;
+        return select_body(&resolved, cx);
+    }
+    if s.top.is_some() || !s.lateral_views.is_empty() || s.qualify.is_some() {
         return Err(SqlError::unsupported("this SELECT clause"));
     }
     let distinct = match &s.distinct {
@@ -2448,6 +2460,7 @@ fn select_body(q: &ast::Query, cx: &PlanCx) -> Result<SelectPlan, SqlError> {
     }
 
     // Compile projection.
+    let mut wbuilder = crate::compile::WindowBuilder::default();
     let mut project = Vec::with_capacity(items.len());
     let mut aliases: Vec<(String, Expr, bool)> = Vec::new();
     for (it, name) in &items {
@@ -2470,6 +2483,7 @@ fn select_body(q: &ast::Query, cx: &PlanCx) -> Result<SelectPlan, SqlError> {
             ItemExpr::Ast(a) => {
                 let mut c = Compiler::new(&scope, cx.placeholders);
                 c.planner = Some(cx);
+                c.windows = Some(&mut wbuilder);
                 if is_agg {
                     c.agg = Some(&mut builder);
                 }
@@ -2516,6 +2530,7 @@ fn select_body(q: &ast::Query, cx: &PlanCx) -> Result<SelectPlan, SqlError> {
                 c.clause = "ORDER BY";
                 c.planner = Some(cx);
                 c.aliases = &aliases;
+                c.windows = Some(&mut wbuilder);
                 if is_agg {
                     c.agg = Some(&mut builder);
                 }
@@ -2549,7 +2564,7 @@ fn select_body(q: &ast::Query, cx: &PlanCx) -> Result<SelectPlan, SqlError> {
         None
     };
     let scope_ref = &scope;
-    let row_type = |i: usize| -> SqlType {
+    let stage_type = |i: usize| -> SqlType {
         match &agg {
             None => scope_ref.type_of(i),
             Some(a) => {
@@ -2564,8 +2579,8 @@ fn select_body(q: &ast::Query, cx: &PlanCx) -> Result<SelectPlan, SqlError> {
             }
         }
     };
-    // Whether column i of the row the projection sees holds a binary column's strings.
-    let row_binary = |i: usize| -> bool {
+    // Whether column i of the row the windows see holds a binary column's strings.
+    let stage_binary = |i: usize| -> bool {
         match &agg {
             None => scope_ref.cols.get(i).is_some_and(|c| c.meta.binary),
             Some(a) => {
@@ -2578,6 +2593,74 @@ fn select_body(q: &ast::Query, cx: &PlanCx) -> Result<SelectPlan, SqlError> {
                     })
                 }
             }
+        }
+    };
+    // Window functions: typed on the row they see, then numbered after its columns.
+    let stage_width = match &agg {
+        None => scope.cols.len(),
+        Some(a) => a.group.len() + a.specs.len(),
+    };
+    let mut windows = wbuilder.specs;
+    let stage_bin = |e: &Expr| match e {
+        Expr::Col(c) => stage_binary(*c),
+        other => matches!(other, Expr::Cast(_, crate::expr::CastTo::Binary)),
+    };
+    for w in &mut windows {
+        w.partition_binary = w
+            .partition
+            .iter()
+            .take(64)
+            .enumerate()
+            .filter(|(_, e)| stage_bin(e))
+            .fold(0u64, |m, (i, _)| m | (1 << i));
+        for o in &mut w.order {
+            o.numeric = matches!(o.key.sql_type(&stage_type), SqlType::Decimal(_));
+            o.binary = stage_bin(&o.key);
+        }
+        let arg_type = w
+            .args
+            .first()
+            .map_or(SqlType::Int, |a| a.sql_type(&stage_type));
+        if let Some(a) = &mut w.agg {
+            a.arg_type = arg_type;
+            a.binary = w.args.first().is_some_and(stage_bin);
+        }
+        w.ty = match (w.func, &w.agg) {
+            (WinFunc::RowNumber | WinFunc::Rank | WinFunc::DenseRank | WinFunc::Ntile, _) => {
+                SqlType::Int
+            }
+            // Printed with 10 decimals, as MariaDB prints these DOUBLEs.
+            (WinFunc::PercentRank | WinFunc::CumeDist, _) => SqlType::Decimal(10),
+            (WinFunc::Agg(_), Some(a)) => agg_type(a),
+            _ => arg_type,
+        };
+    }
+    for e in &mut project {
+        e.map_cols(&mut |c| {
+            if c >= crate::compile::WINDOW_COL_BASE {
+                stage_width + (c - crate::compile::WINDOW_COL_BASE)
+            } else {
+                c
+            }
+        });
+    }
+    let windows_ref = &windows;
+    let row_type = |i: usize| -> SqlType {
+        match i.checked_sub(stage_width) {
+            Some(k) => windows_ref.get(k).map_or(SqlType::Null, |w| w.ty),
+            None => stage_type(i),
+        }
+    };
+    // Whether column i of the row the projection sees holds a binary column's strings.
+    let row_binary = |i: usize| -> bool {
+        match i.checked_sub(stage_width) {
+            Some(k) => windows_ref.get(k).is_some_and(|w| {
+                !matches!(
+                    w.func,
+                    WinFunc::Agg(AggFunc::Count | AggFunc::CountStar | AggFunc::Sum | AggFunc::Avg)
+                ) && w.args.first().is_some_and(stage_bin)
+            }),
+            None => stage_binary(i),
         }
     };
     for k in &mut order {
@@ -2616,7 +2699,9 @@ fn select_body(q: &ast::Query, cx: &PlanCx) -> Result<SelectPlan, SqlError> {
             Some(sc) => {
                 let mut m = sc.meta.clone();
                 m.name = name.clone();
-                if agg.is_some() && !group_key {
+                // (MariaDB reports every column of a query with window functions as
+                // possibly NULL; clients size columns by it.)
+                if (agg.is_some() && !group_key) || !windows_ref.is_empty() {
                     m.not_null = false;
                 }
                 columns.push(m);
@@ -2646,9 +2731,24 @@ fn select_body(q: &ast::Query, cx: &PlanCx) -> Result<SelectPlan, SqlError> {
                 // values and NOT NULL columns (without aggregation; clients size by it).
                 col.not_null = match e {
                     Expr::Const(v) => !v.is_null(),
-                    _ if agg.is_none() => {
-                        e.never_null(&|c| scope.cols.get(c).is_some_and(|sc| sc.meta.not_null))
-                    }
+                    _ if agg.is_none() => e.never_null(&|c| match c.checked_sub(stage_width) {
+                        Some(k) => windows_ref.get(k).is_some_and(|w| {
+                            matches!(
+                                w.func,
+                                WinFunc::RowNumber
+                                    | WinFunc::Rank
+                                    | WinFunc::DenseRank
+                                    | WinFunc::PercentRank
+                                    | WinFunc::CumeDist
+                                    | WinFunc::Ntile
+                                    | WinFunc::Agg(AggFunc::Count | AggFunc::CountStar)
+                            )
+                        }),
+                        None => {
+                            windows_ref.is_empty()
+                                && scope.cols.get(c).is_some_and(|sc| sc.meta.not_null)
+                        }
+                    }),
                     _ => false,
                 };
                 // DECIMAL results are printed at their scale only where it is derived exactly
@@ -2664,9 +2764,34 @@ fn select_body(q: &ast::Query, cx: &PlanCx) -> Result<SelectPlan, SqlError> {
                     if let Some(spec) = c.checked_sub(a.group.len()).and_then(|k| a.specs.get(k)) {
                         // COUNT is never NULL (clients size the column by it).
                         col.not_null |= matches!(spec.func, AggFunc::Count | AggFunc::CountStar);
-                        exact_scale |=
-                            matches!(spec.func, AggFunc::Sum | AggFunc::Min | AggFunc::Max);
+                        exact_scale |= matches!(
+                            spec.func,
+                            AggFunc::Sum | AggFunc::Avg | AggFunc::Min | AggFunc::Max
+                        );
                     }
+                }
+                if let Some(w) = match e {
+                    Expr::Col(c) => c.checked_sub(stage_width).and_then(|k| windows_ref.get(k)),
+                    _ => None,
+                } {
+                    exact_scale |= matches!(
+                        w.func,
+                        WinFunc::PercentRank
+                            | WinFunc::CumeDist
+                            | WinFunc::Agg(
+                                AggFunc::Sum | AggFunc::Avg | AggFunc::Min | AggFunc::Max
+                            )
+                    );
+                    col.not_null |= matches!(
+                        w.func,
+                        WinFunc::RowNumber
+                            | WinFunc::Rank
+                            | WinFunc::DenseRank
+                            | WinFunc::PercentRank
+                            | WinFunc::CumeDist
+                            | WinFunc::Ntile
+                            | WinFunc::Agg(AggFunc::Count | AggFunc::CountStar)
+                    );
                 }
                 let scale = if exact_scale { col.decimals } else { u8::MAX };
                 conform.push(Some((col.kind, scale)));
@@ -2713,6 +2838,7 @@ fn select_body(q: &ast::Query, cx: &PlanCx) -> Result<SelectPlan, SqlError> {
         subqueries: Vec::new(),
         outer_params: 0,
         correlated: false,
+        windows,
     };
     if let Some(l) = lock {
         let names = scope.cols.first().map(|c| c.qualifiers.as_slice());
@@ -2953,6 +3079,7 @@ fn push_into_derived(inner: &mut SelectPlan, outer: &Expr) {
         || inner.correlated
         || inner.outer_params != 0
         || !inner.order.is_empty()
+        || !inner.windows.is_empty()
     {
         return;
     }
@@ -3021,6 +3148,112 @@ fn push_into_derived(inner: &mut SelectPlan, outer: &Expr) {
         // A view over a view: on down (this level's WHERE still applies them).
         Source::Derived { plan, .. } => push_into_derived(plan, &conds),
         _ => {}
+    }
+}
+
+/// A query's `WINDOW name AS (...)` definitions written into the calls naming them
+/// (`OVER name`, or `OVER (name ORDER BY ...)` adding to it), and removed from the query.
+/// 4009 for an undefined name, 4010 for a name defined twice.
+fn resolve_named_windows(q: &mut ast::Query) -> Result<(), SqlError> {
+    type Named = Vec<(String, ast::WindowSpec)>;
+    fn lookup<'n>(named: &'n Named, name: &ast::Ident) -> Result<&'n ast::WindowSpec, SqlError> {
+        named
+            .iter()
+            .find(|(n, _)| n.eq_ignore_ascii_case(&name.value))
+            .map(|(_, w)| w)
+            .ok_or_else(|| {
+                SqlError::new(
+                    4009,
+                    "HY000",
+                    format!(
+                        "Window specification with name '{}' is not defined",
+                        name.value
+                    ),
+                )
+            })
+    }
+    // A spec building on a named one: its own parts win, the rest come from the base.
+    fn merge(named: &Named, w: &ast::WindowSpec) -> Result<ast::WindowSpec, SqlError> {
+        let Some(base_name) = &w.window_name else {
+            return Ok(w.clone());
+        };
+        let base = lookup(named, base_name)?;
+        Ok(ast::WindowSpec {
+            window_name: None,
+            partition_by: if w.partition_by.is_empty() {
+                base.partition_by.clone()
+            } else {
+                w.partition_by.clone()
+            },
+            order_by: if w.order_by.is_empty() {
+                base.order_by.clone()
+            } else {
+                w.order_by.clone()
+            },
+            window_frame: w.window_frame.clone().or_else(|| base.window_frame.clone()),
+        })
+    }
+    let ast::SetExpr::Select(s) = &mut *q.body else {
+        return Ok(());
+    };
+    let mut named: Named = Vec::new();
+    for ast::NamedWindowDefinition(name, def) in std::mem::take(&mut s.named_window) {
+        if named
+            .iter()
+            .any(|(n, _)| n.eq_ignore_ascii_case(&name.value))
+        {
+            return Err(SqlError::new(
+                4010,
+                "HY000",
+                format!(
+                    "Multiple window specifications with the same name '{}'",
+                    name.value
+                ),
+            ));
+        }
+        let spec = match &def {
+            ast::NamedWindowExpr::WindowSpec(w) => merge(&named, w)?,
+            ast::NamedWindowExpr::NamedWindow(other) => lookup(&named, other)?.clone(),
+        };
+        named.push((name.value.clone(), spec));
+    }
+    struct Resolve<'n> {
+        named: &'n Named,
+        err: Option<SqlError>,
+    }
+    impl ast::VisitorMut for Resolve<'_> {
+        type Break = ();
+        fn post_visit_expr(&mut self, e: &mut ast::Expr) -> std::ops::ControlFlow<()> {
+            let ast::Expr::Function(f) = e else {
+                return std::ops::ControlFlow::Continue(());
+            };
+            let resolved = match &f.over {
+                Some(ast::WindowType::NamedWindow(n)) => lookup(self.named, n).cloned(),
+                Some(ast::WindowType::WindowSpec(w)) if w.window_name.is_some() => {
+                    merge(self.named, w)
+                }
+                _ => return std::ops::ControlFlow::Continue(()),
+            };
+            match resolved {
+                Ok(w) => {
+                    f.over = Some(ast::WindowType::WindowSpec(w));
+                    std::ops::ControlFlow::Continue(())
+                }
+                Err(x) => {
+                    self.err = Some(x);
+                    std::ops::ControlFlow::Break(())
+                }
+            }
+        }
+    }
+    let mut r = Resolve {
+        named: &named,
+        err: None,
+    };
+    let _ = ast::VisitMut::visit(q, &mut r);
+    match r.err {
+        Some(e) => Err(e),
+        None => Ok(()),
     }
 }
 

@@ -481,8 +481,8 @@ fn has_subquery(e: &ast::Expr) -> bool {
 }
 
 /// The one SELECT of a query a view can be written through, with the table it reads:
-/// one table or view in FROM, no DISTINCT, GROUP BY, HAVING, aggregates, LIMIT, UNION,
-/// WITH or subqueries (in the select list or WHERE), not ALGORITHM=TEMPTABLE.
+/// one table or view in FROM, no DISTINCT, GROUP BY, HAVING, aggregates, window functions,
+/// LIMIT, UNION, WITH or subqueries (in the select list or WHERE), not ALGORITHM=TEMPTABLE.
 fn writable_select<'q>(q: &'q ast::Query, algorithm: &str) -> Option<&'q ast::Select> {
     let s = match (&*q.body, &q.with, &q.limit_clause) {
         (ast::SetExpr::Select(s), None, None) if algorithm != "TEMPTABLE" => s,
@@ -492,7 +492,9 @@ fn writable_select<'q>(q: &'q ast::Query, algorithm: &str) -> Option<&'q ast::Se
         !matches!(&s.group_by, ast::GroupByExpr::Expressions(v, m) if v.is_empty() && m.is_empty());
     let items_ok = s.projection.iter().all(|it| match it {
         ast::SelectItem::UnnamedExpr(e) | ast::SelectItem::ExprWithAlias { expr: e, .. } => {
-            !crate::compile::contains_aggregate(e, 0) && !has_subquery(e)
+            !crate::compile::contains_aggregate(e, 0)
+                && !crate::compile::contains_window(e)
+                && !has_subquery(e)
         }
         _ => false,
     });
