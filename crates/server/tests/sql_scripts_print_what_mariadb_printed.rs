@@ -394,6 +394,16 @@ fn window_functions_print_what_mariadb_printed() {
     prints_what_mariadb_printed("window_functions");
 }
 
+/// `calc_found_rows_and_division.sql`: `SELECT SQL_CALC_FOUND_ROWS ... LIMIT` then
+/// `FOUND_ROWS()` counting the rows without LIMIT / OFFSET (also grouped, DISTINCT, a page
+/// past the end, no LIMIT, and a plain SELECT afterwards); AVG of DECIMAL at its scale;
+/// division by zero (`/`, DIV, `%`, MOD) in the values INSERT / UPDATE / INSERT ... SELECT /
+/// ON DUPLICATE KEY UPDATE write is 1365, as MariaDB's strict mode.
+#[test]
+fn calc_found_rows_and_division_print_what_mariadb_printed() {
+    prints_what_mariadb_printed("calc_found_rows_and_division");
+}
+
 fn prints_what_mariadb_printed(name: &str) {
     assert!(
         common::exists(MARIADB),

@@ -1360,8 +1360,7 @@ impl<'a> Compiler<'a> {
         let spec = match &f.over {
             Some(ast::WindowType::WindowSpec(
                 w @ ast::WindowSpec {
-                    window_name: None,
-                    ..
+                    window_name: None, ..
                 },
             )) => w,
             // Named windows the query defines were written into the calls already.
@@ -1373,7 +1372,10 @@ impl<'a> Compiler<'a> {
                 return Err(SqlError::new(
                     4009,
                     "HY000",
-                    format!("Window specification with name '{}' is not defined", n.value),
+                    format!(
+                        "Window specification with name '{}' is not defined",
+                        n.value
+                    ),
                 ))
             }
             None => return Err(SqlError::syntax("internal: OVER lost")),

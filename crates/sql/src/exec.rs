@@ -480,6 +480,34 @@ pub fn run_select(
     Ok(out)
 }
 
+/// `run_select`, and the rows FOUND_ROWS() reports afterwards: with SQL_CALC_FOUND_ROWS,
+/// those the query has without its LIMIT / OFFSET (the query runs without them and the
+/// page is cut from its rows), else the rows returned.
+pub fn run_select_counting(
+    plan: &SelectPlan,
+    txn: &mut Txn,
+    cx: &EvalCx,
+) -> Result<(Vec<Vec<Value>>, u64), SqlError> {
+    if !plan.calc_found_rows || (plan.limit.is_none() && plan.offset.is_none()) {
+        let rows = run_select(plan, txn, cx)?;
+        let n = rows.len() as u64;
+        return Ok((rows, n));
+    }
+    let limit = count_arg(&plan.limit, "LIMIT", cx)?;
+    let offset = count_arg(&plan.offset, "OFFSET", cx)?.unwrap_or(0);
+    let mut all = plan.clone();
+    all.limit = None;
+    all.offset = None;
+    let rows = run_select(&all, txn, cx)?;
+    let found = rows.len() as u64;
+    let page = rows
+        .into_iter()
+        .skip(usize::try_from(offset).unwrap_or(usize::MAX))
+        .take(limit.map_or(usize::MAX, |l| usize::try_from(l).unwrap_or(usize::MAX)))
+        .collect();
+    Ok((page, found))
+}
+
 /// The projection of `row` (consumed: bare columns used once are moved out, not copied).
 fn project(plan: &SelectPlan, mut row: Vec<Value>, cx: &EvalCx) -> Result<Vec<Value>, SqlError> {
     let mut out = Vec::with_capacity(plan.project.len());
@@ -1271,7 +1299,10 @@ pub fn run_insert(plan: &InsertPlan, txn: &mut Txn, cx: &EvalCx) -> Result<Write
     let mut warnings = Vec::new();
     // INSERT ... SELECT reads every row first (also when it reads the table it fills).
     let selected = match &plan.select {
-        Some(q) => Some(run_select(q, txn, cx)?),
+        Some(q) => {
+            let _writing = crate::expr::WrittenValues::begin();
+            Some(run_select(q, txn, cx)?)
+        }
         None => None,
     };
     let n_rows = selected.as_ref().map_or(plan.rows.len(), |r| r.len());
@@ -1282,7 +1313,10 @@ pub fn run_insert(plan: &InsertPlan, txn: &mut Txn, cx: &EvalCx) -> Result<Write
             let given = match (plan.col_map[ci], &selected) {
                 (Some(j), Some(rows)) => rows[ri].get(j).cloned(),
                 (Some(j), None) => match plan.rows[ri].get(j) {
-                    Some(Some(e)) => Some(e.eval(&[], cx)?.into_owned()),
+                    Some(Some(e)) => {
+                        let _writing = crate::expr::WrittenValues::begin();
+                        Some(e.eval(&[], cx)?.into_owned())
+                    }
                     _ => None,
                 },
                 (None, _) => None,
@@ -1427,6 +1461,7 @@ fn upsert(
                 joined.extend(row.iter().take(n).cloned());
                 for (ci, e) in sets {
                     let col = &t.def.columns[*ci];
+                    let _writing = crate::expr::WrittenValues::begin();
                     let v = e.eval(&joined, cx)?.into_owned();
                     joined[*ci] = assigned(col, v, 1)?;
                 }
@@ -1686,6 +1721,7 @@ pub fn run_update(plan: &UpdatePlan, txn: &mut Txn, cx: &EvalCx) -> Result<Write
             matched += 1;
             let mut new = old.clone();
             for (ci, e) in &plan.sets {
+                let _writing = crate::expr::WrittenValues::begin();
                 let v = e.eval(&new, cx)?.into_owned();
                 new[*ci] = assigned(&t.def.columns[*ci], v, ri + 1)?;
             }

@@ -886,6 +886,10 @@ impl Expr {
             Expr::Func(Func::Regex(RegexFunc::Match | RegexFunc::Instr), args) => {
                 args.iter().all(nn)
             }
+            Expr::Func(
+                Func::FoundRows | Func::RowCount | Func::LastInsertId | Func::ConnectionId,
+                _,
+            ) => true,
             Expr::Bytewise(a) => nn(a),
             // (MariaDB counts casts to text as possibly NULL.)
             Expr::Cast(a, CastTo::Signed | CastTo::Unsigned | CastTo::Double) => nn(a),
@@ -1059,6 +1063,36 @@ fn and3(a: Option<bool>, b: Option<bool>) -> Option<bool> {
     }
 }
 
+thread_local! {
+    static WRITING_VALUES: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// While one is alive on a thread, a division by zero there is error 1365 instead of NULL:
+/// taken around evaluating the values an INSERT or UPDATE writes, as MariaDB's default
+/// strict mode with ERROR_FOR_DIVISION_BY_ZERO does (a SELECT or a WHERE still gets NULL).
+pub struct WrittenValues(bool);
+
+impl WrittenValues {
+    pub fn begin() -> WrittenValues {
+        WrittenValues(WRITING_VALUES.with(|w| w.replace(true)))
+    }
+}
+
+impl Drop for WrittenValues {
+    fn drop(&mut self) {
+        WRITING_VALUES.with(|w| w.set(self.0));
+    }
+}
+
+/// NULL for a division by zero, or 1365 while values are written (see `WrittenValues`).
+fn divided_by_zero() -> Result<Value, SqlError> {
+    if WRITING_VALUES.with(std::cell::Cell::get) {
+        Err(SqlError::new(1365, "22012", "Division by 0"))
+    } else {
+        Ok(Value::Null)
+    }
+}
+
 fn arith(op: BinOp, l: &Value, r: &Value) -> Result<Value, SqlError> {
     if l.is_null() || r.is_null() {
         return Ok(Value::Null);
@@ -1081,14 +1115,14 @@ fn arith(op: BinOp, l: &Value, r: &Value) -> Result<Value, SqlError> {
             ),
             BinOp::Div => {
                 if y == 0 {
-                    Value::Null
+                    divided_by_zero()?
                 } else {
                     Value::Double(x as f64 / y as f64)
                 }
             }
             BinOp::IntDiv => {
                 if y == 0 {
-                    Value::Null
+                    divided_by_zero()?
                 } else {
                     Value::Int(
                         x.checked_div(y)
@@ -1098,7 +1132,7 @@ fn arith(op: BinOp, l: &Value, r: &Value) -> Result<Value, SqlError> {
             }
             BinOp::Mod => {
                 if y == 0 {
-                    Value::Null
+                    divided_by_zero()?
                 } else {
                     Value::Int(x.checked_rem(y).unwrap_or(0))
                 }
@@ -1114,21 +1148,21 @@ fn arith(op: BinOp, l: &Value, r: &Value) -> Result<Value, SqlError> {
         BinOp::Mul => Value::Double(x * y),
         BinOp::Div => {
             if y == 0.0 {
-                Value::Null
+                divided_by_zero()?
             } else {
                 Value::Double(x / y)
             }
         }
         BinOp::IntDiv => {
             if y == 0.0 {
-                Value::Null
+                divided_by_zero()?
             } else {
                 Value::Int(coerce::round_f64_to_i64((x / y).trunc()))
             }
         }
         BinOp::Mod => {
             if y == 0.0 {
-                Value::Null
+                divided_by_zero()?
             } else {
                 Value::Double(x % y)
             }

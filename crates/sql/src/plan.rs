@@ -377,6 +377,9 @@ pub struct SelectPlan {
     /// Window functions, computed over all rows that pass WHERE / GROUP BY / HAVING; their
     /// results are appended to those rows (in this order) before the projection.
     pub windows: Vec<crate::compile::WindowSpec>,
+    /// `SELECT SQL_CALC_FOUND_ROWS ...`: FOUND_ROWS() afterwards counts the rows without
+    /// LIMIT (honoured for the statement's own SELECT; see `exec::run_select_counting`).
+    pub calc_found_rows: bool,
 }
 
 impl SelectPlan {
@@ -2128,6 +2131,7 @@ fn set_operation(
                 outer_params: 0,
                 correlated: false,
                 windows: Vec::new(),
+                calc_found_rows: false,
             };
             p.finish();
             Ok(p)
@@ -2293,14 +2297,10 @@ fn select_body(q: &ast::Query, cx: &PlanCx) -> Result<SelectPlan, SqlError> {
     if s.into.is_some() {
         return Err(SqlError::unsupported("SELECT ... INTO"));
     }
-    if s.select_modifiers
+    let calc_found_rows = s
+        .select_modifiers
         .as_ref()
-        .is_some_and(|m| m.sql_calc_found_rows)
-    {
-        return Err(SqlError::unsupported(
-            "SQL_CALC_FOUND_ROWS (run SELECT COUNT(*) for the total)",
-        ));
-    }
+        .is_some_and(|m| m.sql_calc_found_rows);
     if !s.named_window.is_empty() {
         let mut resolved = q.clone();
         resolve_named_windows(&mut resolved)?;
@@ -2839,6 +2839,7 @@ fn select_body(q: &ast::Query, cx: &PlanCx) -> Result<SelectPlan, SqlError> {
         outer_params: 0,
         correlated: false,
         windows,
+        calc_found_rows,
     };
     if let Some(l) = lock {
         let names = scope.cols.first().map(|c| c.qualifiers.as_slice());

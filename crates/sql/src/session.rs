@@ -44,6 +44,9 @@ pub(crate) struct SessionState {
     /// `ROW_COUNT()` / `FOUND_ROWS()` of the previous statement (see `Session::run`).
     row_count: i64,
     found_rows: u64,
+    /// FOUND_ROWS() for the result set being returned when it is not its row count
+    /// (SQL_CALC_FOUND_ROWS); taken when the statement ends.
+    calc_found_rows: Option<u64>,
     /// Warnings of the last statement that used a table (SHOW WARNINGS): (code, message).
     warnings: Vec<Warning>,
     /// `SET TRANSACTION ISOLATION LEVEL` for the next transaction only (cleared when it ends).
@@ -297,6 +300,7 @@ impl Session {
                     last_insert_id: 0,
                     row_count: -1,
                     found_rows: 0,
+                    calc_found_rows: None,
                     warnings: Vec::new(),
                     next_isolation: None,
                 },
@@ -739,6 +743,7 @@ impl Core {
         if !keeps_warnings {
             self.st.warnings.clear();
         }
+        self.st.calc_found_rows = None;
         let r = self.check_table_locks(plan).and_then(|()| match plan {
             Plan::Utility(u) => self.utility(u, params),
             Plan::Explain(inner) => Ok(show::explain(inner)),
@@ -750,7 +755,7 @@ impl Core {
         self.st.row_count = match &r {
             Ok(QueryResult::Ok { affected_rows, .. }) => *affected_rows as i64,
             Ok(QueryResult::Rows { rows, .. }) => {
-                self.st.found_rows = rows.len() as u64;
+                self.st.found_rows = self.st.calc_found_rows.take().unwrap_or(rows.len() as u64);
                 -1
             }
             Err(_) => -1,
@@ -782,8 +787,9 @@ impl Core {
             let cx = EvalCx::new(params, &self.st);
             let r = run_dml(plan, &mut txn, &cx);
             return match r {
-                Ok((res, auto, warnings)) => {
+                Ok((res, auto, warnings, found)) => {
                     txn.commit()?;
+                    self.st.calc_found_rows = found;
                     if let Some(id) = auto {
                         self.st.last_insert_id = id as u64;
                     }
@@ -814,7 +820,8 @@ impl Core {
         let sp = txn.savepoint();
         let r = run_dml(plan, txn, &cx);
         match r {
-            Ok((res, auto, warnings)) => {
+            Ok((res, auto, warnings, found)) => {
+                self.st.calc_found_rows = found;
                 if let Some(id) = auto {
                     self.st.last_insert_id = id as u64;
                 }
@@ -1824,7 +1831,9 @@ fn uses_no_table(plan: &Plan) -> bool {
 }
 
 /// A DML statement's result, the AUTO_INCREMENT value it generated first, and its warnings.
-type DmlOutcome = (QueryResult, Option<i64>, Vec<Warning>);
+/// A statement's result, its first AUTO_INCREMENT value, its warnings, and FOUND_ROWS()
+/// when that is not the result's row count (SQL_CALC_FOUND_ROWS).
+type DmlOutcome = (QueryResult, Option<i64>, Vec<Warning>, Option<u64>);
 
 fn run_dml(plan: &Plan, txn: &mut Txn, cx: &EvalCx) -> Result<DmlOutcome, SqlError> {
     // The statement's subqueries first, in order (a later one may use an earlier one's rows).
@@ -1867,7 +1876,7 @@ fn run_dml(plan: &Plan, txn: &mut Txn, cx: &EvalCx) -> Result<DmlOutcome, SqlErr
     };
     match plan {
         Plan::Select(p) => {
-            let rows = exec::run_select(p, txn, cx)?;
+            let (rows, found) = exec::run_select_counting(p, txn, cx)?;
             Ok((
                 QueryResult::Rows {
                     columns: p.columns.clone(),
@@ -1875,6 +1884,7 @@ fn run_dml(plan: &Plan, txn: &mut Txn, cx: &EvalCx) -> Result<DmlOutcome, SqlErr
                 },
                 None,
                 Vec::new(),
+                p.calc_found_rows.then_some(found),
             ))
         }
         Plan::Insert(p) => {
@@ -1897,7 +1907,7 @@ fn run_dml(plan: &Plan, txn: &mut Txn, cx: &EvalCx) -> Result<DmlOutcome, SqlErr
             if let QueryResult::Ok { warnings: w, .. } = &mut res {
                 *w = warnings.len().min(usize::from(u16::MAX)) as u16;
             }
-            Ok((res, first_auto_id, warnings))
+            Ok((res, first_auto_id, warnings, None))
         }
         Plan::Update(p) => {
             let WriteResult {
@@ -1911,11 +1921,12 @@ fn run_dml(plan: &Plan, txn: &mut Txn, cx: &EvalCx) -> Result<DmlOutcome, SqlErr
                 ),
                 None,
                 Vec::new(),
+                None,
             ))
         }
         Plan::Delete(p) => {
             let WriteResult { affected, .. } = exec::run_delete(p, txn, cx)?;
-            Ok((ok(affected, 0, String::new()), None, Vec::new()))
+            Ok((ok(affected, 0, String::new()), None, Vec::new(), None))
         }
         _ => Err(SqlError::syntax("internal: not a DML plan")),
     }
