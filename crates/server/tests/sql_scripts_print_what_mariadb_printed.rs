@@ -404,6 +404,17 @@ fn calc_found_rows_and_division_print_what_mariadb_printed() {
     prints_what_mariadb_printed("calc_found_rows_and_division");
 }
 
+/// `with_recursive.sql`: `WITH RECURSIVE` — number series, aggregates over one, a subtree
+/// and a path to the root of a hierarchy (the step joining the table with the query
+/// itself, in both join spellings), paths built with CONCAT, UNION DISTINCT ending a cycle,
+/// Fibonacci with ORDER BY / LIMIT outside, a recursive query joined with itself, date
+/// series, WITH RECURSIVE entries that do not recurse, a view holding one; 4008 for the
+/// query in a subquery of its step or aggregated there, 1222, `max_recursive_iterations`.
+#[test]
+fn with_recursive_prints_what_mariadb_printed() {
+    prints_what_mariadb_printed("with_recursive");
+}
+
 fn prints_what_mariadb_printed(name: &str) {
     assert!(
         common::exists(MARIADB),

@@ -215,6 +215,86 @@ fn table_rows(
     }
 }
 
+thread_local! {
+    /// The work tables of the recursive WITH queries running on this thread: the rows the
+    /// previous iteration added, by work-table number.
+    static WORK_TABLES: RefCell<BTreeMap<usize, std::rc::Rc<Vec<Vec<Value>>>>> =
+        const { RefCell::new(BTreeMap::new()) };
+}
+
+/// Most rows one recursive WITH query may make (its rows are held in memory while it runs;
+/// a query whose rows multiply per iteration reaches this long before the iteration limit).
+const RECURSIVE_ROWS_MAX: u64 = 4_000_000;
+
+/// Forgets a work table when its query ends (also by an error).
+struct WorkTableGuard(usize);
+
+impl Drop for WorkTableGuard {
+    fn drop(&mut self) {
+        WORK_TABLES.with(|w| w.borrow_mut().remove(&self.0));
+    }
+}
+
+/// A recursive WITH query's rows (see `Source::Recursive`), fed to `f` as they are made.
+fn recursive_rows(
+    plan: &SelectPlan,
+    (anchor, step, distinct, slot): (&SelectPlan, &SelectPlan, bool, usize),
+    txn: &mut Txn,
+    cx: &EvalCx,
+    f: &mut RowFn,
+) -> Result<(), SqlError> {
+    let max_iterations = match cx.env.sysvar("max_recursive_iterations", None) {
+        Ok(v) => to_i64(&v).unwrap_or(1000).max(0) as u64,
+        Err(_) => 1000,
+    };
+    let _guard = WorkTableGuard(slot);
+    let mut made = 0u64;
+    let binary = anchor.output_binary();
+    let mut seen: BTreeSet<OrdRow> = BTreeSet::new();
+    let go_on = std::cell::Cell::new(true);
+    // Keeps a new row (unless DISTINCT has it) for the next iteration and passes it on.
+    let mut take = |row: Vec<Value>, next: &mut Vec<Vec<Value>>| -> Result<bool, SqlError> {
+        let row = conform_row(plan, row);
+        if distinct && !seen.insert(OrdRow(row.clone(), binary)) {
+            return Ok(true);
+        }
+        made += 1;
+        if made > RECURSIVE_ROWS_MAX {
+            return Err(SqlError::new(
+                1931,
+                "HY000",
+                format!(
+                    "Query execution was interrupted. The recursive WITH query made more than {RECURSIVE_ROWS_MAX} rows"
+                ),
+            ));
+        }
+        next.push(row.clone());
+        go_on.set(f(row)?);
+        Ok(go_on.get())
+    };
+    let mut work = Vec::new();
+    select_into(anchor, txn, cx, &mut |row| take(row, &mut work))?;
+    let mut iterations = 0u64;
+    while go_on.get() && !work.is_empty() {
+        if iterations >= max_iterations {
+            return Err(SqlError::new(
+                1931,
+                "HY000",
+                format!(
+                    "Query execution was interrupted. The query exceeded max_recursive_iterations = {max_iterations}"
+                ),
+            ));
+        }
+        iterations += 1;
+        let rows = std::rc::Rc::new(std::mem::take(&mut work));
+        WORK_TABLES.with(|w| w.borrow_mut().insert(slot, rows));
+        let mut next = Vec::new();
+        select_into(step, txn, cx, &mut |row| take(row, &mut next))?;
+        work = next;
+    }
+    Ok(())
+}
+
 /// The rows of `plan`'s FROM (before its WHERE; a locking read already applied it).
 fn source_rows(
     plan: &SelectPlan,
@@ -240,6 +320,21 @@ fn source_rows(
             table_rows(table, access, lock, plan.read_cols.as_ref(), txn, cx, f)
         }
         Source::Derived { plan, .. } => select_into(plan, txn, cx, f),
+        Source::WorkTable(slot) => {
+            let rows = WORK_TABLES.with(|w| w.borrow().get(slot).cloned());
+            for row in rows.iter().flat_map(|r| r.iter()) {
+                if !f(row.clone())? {
+                    break;
+                }
+            }
+            Ok(())
+        }
+        Source::Recursive {
+            anchor,
+            step,
+            distinct,
+            slot,
+        } => recursive_rows(plan, (anchor, step, *distinct, *slot), txn, cx, f),
         Source::SetOperation {
             op: SetOp::Union,
             left,

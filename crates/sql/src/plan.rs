@@ -39,6 +39,8 @@ pub struct PlanCx<'a> {
     /// unqualified table names in its query resolve in): naming a view already on the stack
     /// is recursion (1462).
     pub views: std::cell::RefCell<Vec<(String, String, Option<String>)>>,
+    /// The next work-table number of a recursive WITH query (unique in the statement).
+    pub next_work_table: std::cell::Cell<usize>,
 }
 
 /// One `WITH` entry in scope.
@@ -48,6 +50,11 @@ pub struct Cte {
     pub query: ast::Query,
     /// `WITH name (a, b) AS (...)`: the names of its columns.
     pub columns: Vec<String>,
+    /// `WITH RECURSIVE` and the query names itself.
+    pub recursive: bool,
+    /// While the recursive part of that query is planned: the name means the rows of the
+    /// previous iteration, work table `.0`, with the anchor's columns `.1`.
+    pub work: Option<(usize, Vec<Column>)>,
 }
 
 /// A query whose subquery is being planned: a column the subquery names and its own FROM
@@ -75,6 +82,7 @@ impl<'a> PlanCx<'a> {
             outer: Default::default(),
             ctes: Default::default(),
             views: Default::default(),
+            next_work_table: Default::default(),
         }
     }
 
@@ -144,10 +152,103 @@ impl<'a> PlanCx<'a> {
                 None => return Ok(None),
             }
         };
+        if let Some((slot, columns)) = &cte.work {
+            return Ok(Some((work_table_plan(*slot, columns), cte.columns)));
+        }
         let later = self.ctes.borrow_mut().split_off(at);
-        let planned = self.derived(&cte.query);
+        let planned = if cte.recursive {
+            self.recursive_cte(&cte)
+        } else {
+            self.derived(&cte.query)
+        };
         self.ctes.borrow_mut().extend(later);
         Ok(Some((planned?, cte.columns)))
+    }
+
+    /// Plans a recursive WITH query `anchor UNION [ALL | DISTINCT] step`: the anchor as
+    /// usual, then the step with the query's own name meaning the rows the previous
+    /// iteration added (a work table). The step may name it once, in its FROM (or a join),
+    /// not in a subquery, and may not aggregate (4008), as MariaDB requires.
+    fn recursive_cte(&self, cte: &Cte) -> Result<SelectPlan, SqlError> {
+        let restricted = || {
+            SqlError::new(
+                4008,
+                "HY000",
+                format!(
+                    "Restrictions imposed on recursive definitions are violated for table '{}'",
+                    cte.name
+                ),
+            )
+        };
+        let q = &cte.query;
+        let (left, right, distinct) = match &*q.body {
+            ast::SetExpr::SetOperation {
+                op: ast::SetOperator::Union,
+                set_quantifier,
+                left,
+                right,
+            } => (
+                left,
+                right,
+                match set_quantifier {
+                    ast::SetQuantifier::All => false,
+                    ast::SetQuantifier::Distinct | ast::SetQuantifier::None => true,
+                    other => return Err(SqlError::unsupported(format!("UNION {other}"))),
+                },
+            ),
+            _ => return Err(restricted()),
+        };
+        if q.order_by.is_some() || q.limit_clause.is_some() || q.with.is_some() {
+            return Err(SqlError::unsupported(
+                "ORDER BY, LIMIT or WITH in a recursive WITH query",
+            ));
+        }
+        if names_table(left, &cte.name, false) {
+            let mut first = &**left;
+            while let ast::SetExpr::SetOperation { left, .. } = first {
+                first = left;
+            }
+            if !names_table(first, &cte.name, false) {
+                return Err(SqlError::unsupported(
+                    "a recursive WITH query with more than one recursive part",
+                ));
+            }
+            return Err(SqlError::new(
+                4007,
+                "HY000",
+                format!("No anchors for recursive WITH element '{}'", cte.name),
+            ));
+        }
+        if names_table(right, &cte.name, true) {
+            return Err(restricted());
+        }
+        let outer = std::mem::take(&mut *self.outer.borrow_mut());
+        let planned = (|| {
+            let anchor = set_operation(q, left, self)?;
+            let slot = self.next_work_table.get();
+            self.next_work_table.set(slot + 1);
+            self.ctes.borrow_mut().push(Cte {
+                work: Some((slot, anchor.columns.clone())),
+                recursive: false,
+                ..cte.clone()
+            });
+            let step = set_operation(q, right, self);
+            self.ctes.borrow_mut().pop();
+            let step = step?;
+            if step.n_out != anchor.n_out {
+                return Err(SqlError::new(
+                    1222,
+                    "21000",
+                    "The used SELECT statements have a different number of columns",
+                ));
+            }
+            if step.agg.is_some() || !step.windows.is_empty() {
+                return Err(restricted());
+            }
+            Ok(recursive_plan(anchor, step, distinct, slot))
+        })();
+        *self.outer.borrow_mut() = outer;
+        planned
     }
 
     /// Plans the body of a derived table or WITH query: it cannot see the columns of the
@@ -290,6 +391,19 @@ pub enum Source {
     Virtual(Box<crate::infoschema::InfoTable>),
     /// Base tables joined left to right (`crate::join`).
     Join(Box<crate::join::JoinPlan>),
+    /// The rows the previous iteration of a recursive WITH query added (numbered per
+    /// statement; see `Recursive`).
+    WorkTable(usize),
+    /// A recursive WITH query: the anchor's rows, then the step run again and again over
+    /// work table `slot` holding the rows the run before added, until a run adds none
+    /// (`distinct`: rows already produced are not added again), at most
+    /// `max_recursive_iterations` runs (then 1931).
+    Recursive {
+        anchor: Box<SelectPlan>,
+        step: Box<SelectPlan>,
+        distinct: bool,
+        slot: usize,
+    },
     /// `left UNION | INTERSECT | EXCEPT [ALL | DISTINCT] right` (projected rows): UNION the
     /// rows of both, INTERSECT left rows also in right, EXCEPT left rows not in right; with
     /// DISTINCT duplicates removed (first occurrences kept), with ALL counted (INTERSECT ALL
@@ -858,7 +972,11 @@ impl Plan {
                     out.push((table, s.lock.is_some_and(|l| l.exclusive)))
                 }
                 Source::Derived { plan, .. } => select(plan, out),
-                Source::Virtual(_) => {}
+                Source::Virtual(_) | Source::WorkTable(_) => {}
+                Source::Recursive { anchor, step, .. } => {
+                    select(anchor, out);
+                    select(step, out);
+                }
                 Source::Join(j) => {
                     for input in j.inputs() {
                         match input {
@@ -2221,9 +2339,6 @@ pub fn select(q: &ast::Query, cx: &PlanCx) -> Result<SelectPlan, SqlError> {
     let Some(with) = &q.with else {
         return select_body(q, cx);
     };
-    if with.recursive {
-        return Err(SqlError::unsupported("WITH RECURSIVE"));
-    }
     let base = cx.ctes.borrow().len();
     let mut added: Vec<Cte> = Vec::with_capacity(with.cte_tables.len());
     for c in &with.cte_tables {
@@ -2239,6 +2354,8 @@ pub fn select(q: &ast::Query, cx: &PlanCx) -> Result<SelectPlan, SqlError> {
             ));
         }
         added.push(Cte {
+            recursive: with.recursive && names_table(&c.query.body, &name, false),
+            work: None,
             name,
             query: (*c.query).clone(),
             columns: c
@@ -2256,8 +2373,12 @@ pub fn select(q: &ast::Query, cx: &PlanCx) -> Result<SelectPlan, SqlError> {
         if r.is_ok() {
             // (The trial plan's subqueries are dropped again: references plan it anew.)
             let n = cx.subqueries.borrow().len();
-            r = cx
-                .derived(&c.query)
+            let planned = if c.recursive {
+                cx.recursive_cte(&c)
+            } else {
+                cx.derived(&c.query)
+            };
+            r = planned
                 .and_then(|p| derived_source(p, c.name.clone(), &c.columns))
                 .map(|_| ());
             cx.subqueries.borrow_mut().truncate(n);
@@ -2925,6 +3046,12 @@ fn set_lock(
                 l.sql()
             )))
         }
+        Source::WorkTable(_) | Source::Recursive { .. } => {
+            return Err(SqlError::unsupported(format!(
+                "locking reads ({}) of a recursive WITH query",
+                l.sql()
+            )))
+        }
         Source::Join(_) => {
             return Err(SqlError::unsupported(format!(
                 "locking reads ({}) of a join",
@@ -3256,6 +3383,106 @@ fn resolve_named_windows(q: &mut ast::Query) -> Result<(), SqlError> {
         Some(e) => Err(e),
         None => Ok(()),
     }
+}
+
+/// True when `body` names table `name` (unqualified) anywhere (`only_nested`: only inside
+/// a subquery or derived table, not in its own FROM).
+fn names_table(body: &ast::SetExpr, name: &str, only_nested: bool) -> bool {
+    struct Find<'n> {
+        name: &'n str,
+        depth: usize,
+        only_nested: bool,
+    }
+    impl ast::Visitor for Find<'_> {
+        type Break = ();
+        fn pre_visit_query(&mut self, _: &ast::Query) -> std::ops::ControlFlow<()> {
+            self.depth += 1;
+            std::ops::ControlFlow::Continue(())
+        }
+        fn post_visit_query(&mut self, _: &ast::Query) -> std::ops::ControlFlow<()> {
+            self.depth -= 1;
+            std::ops::ControlFlow::Continue(())
+        }
+        fn pre_visit_relation(&mut self, r: &ast::ObjectName) -> std::ops::ControlFlow<()> {
+            let hit = matches!(r.0.as_slice(), [ast::ObjectNamePart::Identifier(id)]
+                if id.value.eq_ignore_ascii_case(self.name));
+            if hit && (!self.only_nested || self.depth > 0) {
+                std::ops::ControlFlow::Break(())
+            } else {
+                std::ops::ControlFlow::Continue(())
+            }
+        }
+    }
+    ast::Visit::visit(
+        body,
+        &mut Find {
+            name,
+            depth: 0,
+            only_nested,
+        },
+    )
+    .is_break()
+}
+
+/// A plan reading work table `slot` (columns `columns`) as it is.
+fn work_table_plan(slot: usize, columns: &[Column]) -> SelectPlan {
+    let n = columns.len();
+    let mut p = SelectPlan {
+        source: Source::WorkTable(slot),
+        filter: None,
+        agg: None,
+        having: None,
+        project: (0..n).map(Expr::Col).collect(),
+        n_out: n,
+        conform: vec![None; n],
+        order: Vec::new(),
+        sorted_by_access: false,
+        distinct: false,
+        limit: None,
+        offset: None,
+        columns: columns.to_vec(),
+        lock: None,
+        read_cols: None,
+        project_moves: Vec::new(),
+        subqueries: Vec::new(),
+        outer_params: 0,
+        correlated: false,
+        windows: Vec::new(),
+        calc_found_rows: false,
+    };
+    p.finish();
+    p
+}
+
+/// The plan of a recursive WITH query (see `Source::Recursive`): the anchor's columns, the
+/// step's rows converted to their kinds (numbers; text passes as it is).
+fn recursive_plan(anchor: SelectPlan, step: SelectPlan, distinct: bool, slot: usize) -> SelectPlan {
+    let mut columns = anchor.columns.clone();
+    // (MariaDB reports a recursive query's columns as possibly NULL; clients size by it.)
+    for c in &mut columns {
+        c.not_null = false;
+    }
+    let n = columns.len();
+    let conform = columns
+        .iter()
+        .map(|c| match kind_type(c) {
+            SqlType::Int | SqlType::Double => Some((c.kind, u8::MAX)),
+            SqlType::Decimal(s) => Some((c.kind, s)),
+            _ => None,
+        })
+        .collect();
+    let mut p = work_table_plan(slot, &columns);
+    p.source = Source::Recursive {
+        anchor: Box::new(anchor),
+        step: Box::new(step),
+        distinct,
+        slot,
+    };
+    p.conform = conform;
+    p.columns = columns;
+    debug_assert_eq!(p.n_out, n);
+    p.finish();
+    p
 }
 
 /// True for MySQL's `FROM DUAL`: one unquoted, unqualified, unaliased name DUAL.

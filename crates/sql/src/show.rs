@@ -862,6 +862,15 @@ fn explain_select(
             ));
             explain_select(plan, child, "DERIVED", rows, next_id);
         }
+        // MariaDB's shape: the anchor as DERIVED, the step as RECURSIVE UNION reading the
+        // work table.
+        Source::WorkTable(_) => rows.push(scan_row(id, select_type, "<work table>", p, extra)),
+        Source::Recursive { anchor, step, .. } => {
+            explain_select(anchor, id, select_type, rows, next_id);
+            *next_id += 1;
+            let child = *next_id;
+            explain_select(step, child, "RECURSIVE UNION", rows, next_id);
+        }
     }
 }
 

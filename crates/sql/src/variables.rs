@@ -146,6 +146,12 @@ pub static VARS: &[VarDef] = &[
             max: 100_000
         }
     ),
+    // Iterations a WITH RECURSIVE query may run (past them it stops with error 1931).
+    v!(
+        "max_recursive_iterations",
+        Both,
+        VarKind::Int { min: 0, max: BIG }
+    ),
     v!(
         "max_execution_time",
         Both,
@@ -315,6 +321,7 @@ pub fn defaults(
             "lower_case_table_names" => Value::Int(0),
             "max_allowed_packet" => Value::Int(64 << 20),
             "max_connections" => Value::Int(151),
+            "max_recursive_iterations" => Value::Int(1000),
             "max_execution_time" | "max_statement_time" | "max_user_connections" => Value::Int(0),
             "max_heap_table_size" | "tmp_table_size" => Value::Int(16 << 20),
             "net_buffer_length" => Value::Int(16384),
