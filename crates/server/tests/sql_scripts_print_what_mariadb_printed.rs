@@ -415,6 +415,17 @@ fn with_recursive_prints_what_mariadb_printed() {
     prints_what_mariadb_printed("with_recursive");
 }
 
+/// `scalar_functions.sql`: MD5, SHA1 / SHA, SHA2 (224–512), CRC32, UUID, RAND (also ORDER
+/// BY RAND()), TRUNCATE, FORMAT (rounding half away from zero, thousands separators),
+/// ISNULL, PI and trigonometry, BIT_COUNT, ELT, CHAR, ORD (multibyte), CONV / BIN / OCT,
+/// UNHEX, TO_BASE64 / FROM_BASE64, INET_ATON / INET_NTOA, TIME_TO_SEC / SEC_TO_TIME, WEEK
+/// in all eight modes at year boundaries, YEARWEEK, WEEKOFYEAR, STR_TO_DATE (`%m %d %Y %e
+/// %M %b %y %H %i %r %T %j`), POSITION, EXTRACT, CURTIME.
+#[test]
+fn scalar_functions_print_what_mariadb_printed() {
+    prints_what_mariadb_printed("scalar_functions");
+}
+
 fn prints_what_mariadb_printed(name: &str) {
     assert!(
         common::exists(MARIADB),

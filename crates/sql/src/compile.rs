@@ -1243,6 +1243,27 @@ impl<'a> Compiler<'a> {
                 pattern,
                 ..
             } => return self.regexp(expr, pattern, *negated),
+            // POSITION(sub IN s) is LOCATE(sub, s).
+            A::Position { expr, r#in } => Expr::Func(
+                Func::Str(StrFunc::Instr),
+                vec![self.compile(r#in)?, self.compile(expr)?],
+            ),
+            A::Extract { field, expr, .. } => {
+                use ast::DateTimeField as D;
+                let f = match field {
+                    D::Year => Func::Year,
+                    D::Month => Func::Month,
+                    D::Day => Func::Day,
+                    D::Hour => Func::Hour,
+                    D::Minute => Func::Minute,
+                    D::Second => Func::Second,
+                    D::Quarter => Func::Quarter,
+                    other => {
+                        return Err(SqlError::unsupported(format!("EXTRACT({other} FROM ...)")))
+                    }
+                };
+                Expr::Func(f, vec![self.compile(expr)?])
+            }
             A::Trim {
                 trim_where,
                 trim_what,
@@ -1708,13 +1729,21 @@ impl<'a> Compiler<'a> {
                 let a = args.pop().unwrap_or(Expr::Const(Value::Null));
                 return Ok(Expr::Bin(BinOp::Mod, Box::new(a), Box::new(b)));
             }
-            _ => {
-                return Err(SqlError::new(
-                    1305,
-                    "42000",
-                    format!("FUNCTION {name} does not exist"),
-                ));
+            "RAND" if !args.is_empty() => {
+                return Err(SqlError::unsupported(
+                    "RAND(seed) (RAND() without a seed works)",
+                ))
             }
+            other => match crate::funcs::named(other) {
+                Some((m, min, max)) => (Func::Misc(m), min, max),
+                None => {
+                    return Err(SqlError::new(
+                        1305,
+                        "42000",
+                        format!("FUNCTION {name} does not exist"),
+                    ));
+                }
+            },
         };
         if args.len() < min || args.len() > max {
             return Err(wrong_args(&name));

@@ -121,6 +121,8 @@ pub enum Func {
     /// `REGEXP` / `RLIKE` and the `REGEXP_*` functions (see `regex_func`); case-insensitive
     /// unless an operand is binary.
     Regex(RegexFunc),
+    /// Functions of their argument values alone (`crate::funcs`).
+    Misc(crate::funcs::MiscFunc),
 }
 
 /// The regular-expression functions: args (text, pattern[, replacement]).
@@ -890,6 +892,10 @@ impl Expr {
                 Func::FoundRows | Func::RowCount | Func::LastInsertId | Func::ConnectionId,
                 _,
             ) => true,
+            Expr::Func(Func::Misc(m), args) => crate::funcs::never_null(*m, args.iter().all(nn)),
+            Expr::Func(Func::Str(StrFunc::Instr) | Func::Length | Func::CharLength, args) => {
+                args.iter().all(nn)
+            }
             Expr::Bytewise(a) => nn(a),
             // (MariaDB counts casts to text as possibly NULL.)
             Expr::Cast(a, CastTo::Signed | CastTo::Unsigned | CastTo::Double) => nn(a),
@@ -966,6 +972,10 @@ impl Expr {
                 | Func::UnixTimestamp
                 | Func::Regex(RegexFunc::Match | RegexFunc::Instr) => SqlType::Int,
                 Func::Regex(_) => SqlType::Text,
+                Func::Misc(m) => crate::funcs::result_type(
+                    *m,
+                    &args.iter().map(|a| a.sql_type(cols)).collect::<Vec<_>>(),
+                ),
                 Func::FromUnixtime if args.len() > 1 => SqlType::Text,
                 Func::FromUnixtime => SqlType::DateTime,
                 Func::Floor | Func::Ceil => match args.first().map(|a| a.sql_type(cols)) {
@@ -2328,6 +2338,7 @@ fn eval_func(f: Func, args: &[Expr], row: &[Value], cx: &EvalCx) -> Result<Value
             }
         }
         Func::Regex(g) => regex_func(g, &eval_args(args, row, cx)?, Collation::GeneralCi)?,
+        Func::Misc(m) => crate::funcs::eval(m, &eval_args(args, row, cx)?)?,
         Func::Database => match cx.env.current_db() {
             Some(d) => Value::Bytes(d.as_bytes().to_vec()),
             None => Value::Null,

@@ -18,6 +18,7 @@ pub mod ddl;
 pub mod exec;
 pub mod expr;
 pub mod fk;
+pub mod funcs;
 pub mod infoschema;
 pub mod join;
 pub mod parse;
