@@ -1736,6 +1736,11 @@ impl<'a> Compiler<'a> {
             }
             other => match crate::funcs::named(other) {
                 Some((m, min, max)) => (Func::Misc(m), min, max),
+                None if crate::user_locks::UserLockFunc::named(other).is_some() => {
+                    let (u, min, max) = crate::user_locks::UserLockFunc::named(other)
+                        .ok_or_else(|| SqlError::syntax("internal: lock function lost"))?;
+                    (Func::UserLock(u), min, max)
+                }
                 None => {
                     return Err(SqlError::new(
                         1305,

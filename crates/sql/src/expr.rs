@@ -123,6 +123,8 @@ pub enum Func {
     Regex(RegexFunc),
     /// Functions of their argument values alone (`crate::funcs`).
     Misc(crate::funcs::MiscFunc),
+    /// GET_LOCK and the other user-level lock functions (`Env::user_lock`).
+    UserLock(crate::user_locks::UserLockFunc),
 }
 
 /// The regular-expression functions: args (text, pattern[, replacement]).
@@ -375,6 +377,14 @@ pub trait Env {
     /// `FOUND_ROWS()`: rows the last SELECT returned.
     fn found_rows(&self) -> u64 {
         0
+    }
+    /// GET_LOCK and friends for this connection; refused where there is no session.
+    fn user_lock(
+        &self,
+        _f: crate::user_locks::UserLockFunc,
+        _args: &[Value],
+    ) -> Result<Value, SqlError> {
+        Err(SqlError::unsupported("user-level locks here"))
     }
     /// The engine, for statements that look at other tables than their own (foreign keys);
     /// None where there is no session (then no foreign key is checked).
@@ -972,6 +982,7 @@ impl Expr {
                 | Func::UnixTimestamp
                 | Func::Regex(RegexFunc::Match | RegexFunc::Instr) => SqlType::Int,
                 Func::Regex(_) => SqlType::Text,
+                Func::UserLock(_) => SqlType::Int,
                 Func::Misc(m) => crate::funcs::result_type(
                     *m,
                     &args.iter().map(|a| a.sql_type(cols)).collect::<Vec<_>>(),
@@ -2339,6 +2350,7 @@ fn eval_func(f: Func, args: &[Expr], row: &[Value], cx: &EvalCx) -> Result<Value
         }
         Func::Regex(g) => regex_func(g, &eval_args(args, row, cx)?, Collation::GeneralCi)?,
         Func::Misc(m) => crate::funcs::eval(m, &eval_args(args, row, cx)?)?,
+        Func::UserLock(u) => cx.env.user_lock(u, &eval_args(args, row, cx)?)?,
         Func::Database => match cx.env.current_db() {
             Some(d) => Value::Bytes(d.as_bytes().to_vec()),
             None => Value::Null,

@@ -117,6 +117,13 @@ impl Env for SessionState {
     fn found_rows(&self) -> u64 {
         self.found_rows
     }
+    fn user_lock(
+        &self,
+        f: crate::user_locks::UserLockFunc,
+        args: &[Value],
+    ) -> Result<Value, SqlError> {
+        self.shared.user_locks.call(self.conn_id, f, args)
+    }
     fn version(&self) -> String {
         self.shared.info.version.clone()
     }
@@ -603,6 +610,11 @@ impl Session {
             let _ = t.rollback();
         }
         self.core.release_table_locks();
+        self.core
+            .st
+            .shared
+            .user_locks
+            .release_all(self.core.st.conn_id);
         self.stmts.clear();
         self.core
             .st

@@ -58,6 +58,8 @@ pub struct Shared {
     pub(crate) conns: Mutex<BTreeMap<u32, Arc<ConnInfo>>>,
     pub(crate) started: Instant,
     catalog_version: AtomicU64,
+    /// GET_LOCK and friends.
+    pub(crate) user_locks: crate::user_locks::UserLocks,
 }
 
 impl Shared {
@@ -77,6 +79,7 @@ impl Shared {
             conns: Mutex::new(BTreeMap::new()),
             started: Instant::now(),
             catalog_version: AtomicU64::new(1),
+            user_locks: Default::default(),
         })
     }
 
