@@ -426,6 +426,17 @@ fn scalar_functions_print_what_mariadb_printed() {
     prints_what_mariadb_printed("scalar_functions");
 }
 
+/// `review_edges_windows_regex_found_rows.sql` (cases a review found): FOUND_ROWS() after
+/// `SELECT SQL_CALC_FOUND_ROWS ... UNION [ALL] ... LIMIT`; division by zero in a subquery
+/// whose value INSERT / UPDATE write is 1365, and NULL under a sql_mode without
+/// ERROR_FOR_DIVISION_BY_ZERO; REGEXP with `BINARY` on either side, on binary columns and
+/// hex literals byte by byte (REGEXP_INSTR counting bytes); REGEXP_REPLACE with an empty
+/// pattern; LAG / LEAD with negative and NULL offsets, NTH_VALUE(x, 0).
+#[test]
+fn review_edges_windows_regex_found_rows_print_what_mariadb_printed() {
+    prints_what_mariadb_printed("review_edges_windows_regex_found_rows");
+}
+
 fn prints_what_mariadb_printed(name: &str) {
     assert!(
         common::exists(MARIADB),

@@ -1826,6 +1826,7 @@ fn needs_rebinding(e: &ast::Expr) -> bool {
                 | B::Xor,
             ..
         } | A::Like { .. }
+            | A::RLike { .. }
             | A::In { .. }
             | A::Between { .. }
             | A::IsNull(_)
@@ -1880,6 +1881,17 @@ fn binary_on_left(e: &ast::Expr) -> ast::Expr {
             negated: *negated,
             low: low.clone(),
             high: high.clone(),
+        },
+        A::RLike {
+            negated,
+            expr,
+            pattern,
+            regexp,
+        } => A::RLike {
+            negated: *negated,
+            expr: down(expr),
+            pattern: pattern.clone(),
+            regexp: *regexp,
         },
         A::IsNull(x) => A::IsNull(down(x)),
         A::IsNotNull(x) => A::IsNotNull(down(x)),

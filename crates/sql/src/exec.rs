@@ -226,6 +226,10 @@ thread_local! {
 /// a query whose rows multiply per iteration reaches this long before the iteration limit).
 const RECURSIVE_ROWS_MAX: u64 = 4_000_000;
 
+/// Most bytes of values one recursive WITH query may make (rows whose strings grow per
+/// iteration reach this first).
+const RECURSIVE_BYTES_MAX: u64 = 256 << 20;
+
 /// Forgets a work table when its query ends (also by an error).
 struct WorkTableGuard(usize);
 
@@ -249,6 +253,7 @@ fn recursive_rows(
     };
     let _guard = WorkTableGuard(slot);
     let mut made = 0u64;
+    let mut bytes = 0u64;
     let binary = anchor.output_binary();
     let mut seen: BTreeSet<OrdRow> = BTreeSet::new();
     let go_on = std::cell::Cell::new(true);
@@ -259,12 +264,20 @@ fn recursive_rows(
             return Ok(true);
         }
         made += 1;
-        if made > RECURSIVE_ROWS_MAX {
+        bytes += row
+            .iter()
+            .map(|v| match v {
+                Value::Bytes(b) => b.len() as u64 + 16,
+                _ => 16,
+            })
+            .sum::<u64>();
+        if made > RECURSIVE_ROWS_MAX || bytes > RECURSIVE_BYTES_MAX {
             return Err(SqlError::new(
                 1931,
                 "HY000",
                 format!(
-                    "Query execution was interrupted. The recursive WITH query made more than {RECURSIVE_ROWS_MAX} rows"
+                    "Query execution was interrupted. The recursive WITH query made more than {RECURSIVE_ROWS_MAX} rows or {} MiB",
+                    RECURSIVE_BYTES_MAX >> 20
                 ),
             ));
         }
@@ -1008,27 +1021,26 @@ fn partition_values(
                 } as i64)
             }
             WinFunc::Lag | WinFunc::Lead => {
+                // A negative offset looks the other way, a NULL one is 0 (as MariaDB).
                 let off = match w.args.get(1) {
-                    None => 1,
-                    Some(_) => match to_i64(&arg(1, k)?) {
-                        Some(o) if o >= 0 => o as u64,
-                        _ => return Err(SqlError::new(
-                            1210,
-                            "HY000",
-                            "Incorrect arguments to LAG / LEAD (the offset must be a number >= 0)",
-                        )),
-                    },
+                    None => Some(1),
+                    Some(_) => Some(to_i64(&arg(1, k)?).unwrap_or(0)),
                 };
-                let target = usize::try_from(off).ok().and_then(|o| {
-                    if w.func == WinFunc::Lag {
-                        k.checked_sub(o)
-                    } else {
-                        k.checked_add(o).filter(|t| *t < m)
+                match off {
+                    None => Value::Null,
+                    Some(off) => {
+                        let back = (w.func == WinFunc::Lag) == (off >= 0);
+                        let o = usize::try_from(off.unsigned_abs()).unwrap_or(usize::MAX);
+                        let target = if back {
+                            k.checked_sub(o)
+                        } else {
+                            k.checked_add(o).filter(|t| *t < m)
+                        };
+                        match target {
+                            Some(t) => arg(0, t)?,
+                            None => arg(2, k)?,
+                        }
                     }
-                });
-                match target {
-                    Some(t) => arg(0, t)?,
-                    None => arg(2, k)?,
                 }
             }
             WinFunc::FirstValue | WinFunc::LastValue | WinFunc::NthValue => {
@@ -1036,15 +1048,12 @@ fn partition_values(
                 let at = match w.func {
                     WinFunc::FirstValue => Some(lo),
                     WinFunc::LastValue => hi.checked_sub(1),
+                    // Position 0, a negative or NULL one: no row (NULL), as MariaDB.
                     _ => match to_i64(&arg(1, k)?) {
-                        Some(nth) if nth >= 1 => lo.checked_add(nth as usize - 1),
-                        _ => {
-                            return Err(SqlError::new(
-                                1210,
-                                "HY000",
-                                "Incorrect arguments to NTH_VALUE (the position must be >= 1)",
-                            ))
-                        }
+                        Some(nth) if nth >= 1 => usize::try_from(nth - 1)
+                            .ok()
+                            .and_then(|n| lo.checked_add(n)),
+                        _ => None,
                     },
                 };
                 match at.filter(|&a| a >= lo && a < hi) {
@@ -1392,10 +1401,14 @@ pub fn run_insert(plan: &InsertPlan, txn: &mut Txn, cx: &EvalCx) -> Result<Write
     let mut affected = 0;
     let mut duplicates = 0;
     let mut warnings = Vec::new();
+    // Division by zero in the values written is an error (unless IGNORE or the sql_mode
+    // says otherwise).
+    let strict =
+        !matches!(plan.on_duplicate, OnDuplicate::Ignore) && crate::expr::strict_division(cx.env);
     // INSERT ... SELECT reads every row first (also when it reads the table it fills).
     let selected = match &plan.select {
         Some(q) => {
-            let _writing = crate::expr::WrittenValues::begin();
+            let _writing = crate::expr::WrittenValues::begin(strict);
             Some(run_select(q, txn, cx)?)
         }
         None => None,
@@ -1409,7 +1422,7 @@ pub fn run_insert(plan: &InsertPlan, txn: &mut Txn, cx: &EvalCx) -> Result<Write
                 (Some(j), Some(rows)) => rows[ri].get(j).cloned(),
                 (Some(j), None) => match plan.rows[ri].get(j) {
                     Some(Some(e)) => {
-                        let _writing = crate::expr::WrittenValues::begin();
+                        let _writing = crate::expr::WrittenValues::begin(strict);
                         Some(e.eval(&[], cx)?.into_owned())
                     }
                     _ => None,
@@ -1556,7 +1569,8 @@ fn upsert(
                 joined.extend(row.iter().take(n).cloned());
                 for (ci, e) in sets {
                     let col = &t.def.columns[*ci];
-                    let _writing = crate::expr::WrittenValues::begin();
+                    let _writing =
+                        crate::expr::WrittenValues::begin(crate::expr::strict_division(cx.env));
                     let v = e.eval(&joined, cx)?.into_owned();
                     joined[*ci] = assigned(col, v, 1)?;
                 }
@@ -1792,6 +1806,7 @@ pub fn run_update(plan: &UpdatePlan, txn: &mut Txn, cx: &EvalCx) -> Result<Write
     }
     let t = &plan.table;
     let limit = count_arg(&plan.limit, "LIMIT", cx)?;
+    let strict = crate::expr::strict_division(cx.env);
     // A correlated subquery may read this table: every row is matched and its new values
     // computed before the first change (as MariaDB, which collects the rows first).
     let two_phase = plan.filter.as_ref().is_some_and(Expr::is_correlated)
@@ -1816,7 +1831,7 @@ pub fn run_update(plan: &UpdatePlan, txn: &mut Txn, cx: &EvalCx) -> Result<Write
             matched += 1;
             let mut new = old.clone();
             for (ci, e) in &plan.sets {
-                let _writing = crate::expr::WrittenValues::begin();
+                let _writing = crate::expr::WrittenValues::begin(strict);
                 let v = e.eval(&new, cx)?.into_owned();
                 new[*ci] = assigned(&t.def.columns[*ci], v, ri + 1)?;
             }

@@ -1094,9 +1094,25 @@ thread_local! {
 pub struct WrittenValues(bool);
 
 impl WrittenValues {
-    pub fn begin() -> WrittenValues {
-        WrittenValues(WRITING_VALUES.with(|w| w.replace(true)))
+    /// `strict`: division by zero is an error meanwhile (see `strict_division`); false
+    /// keeps NULL (INSERT IGNORE, a lenient sql_mode).
+    pub fn begin(strict: bool) -> WrittenValues {
+        WrittenValues(WRITING_VALUES.with(|w| w.replace(strict)))
     }
+}
+
+/// Whether the session's sql_mode makes a division by zero in written values an error:
+/// ERROR_FOR_DIVISION_BY_ZERO with a strict mode (MariaDB's default).
+pub fn strict_division(env: &dyn Env) -> bool {
+    let mode = env
+        .sysvar("sql_mode", None)
+        .ok()
+        .and_then(|v| to_text(&v).map(|t| String::from_utf8_lossy(&t).to_ascii_uppercase()))
+        .unwrap_or_default();
+    mode.contains("ERROR_FOR_DIVISION_BY_ZERO")
+        && (mode.contains("STRICT_TRANS_TABLES")
+            || mode.contains("STRICT_ALL_TABLES")
+            || mode.contains("TRADITIONAL"))
 }
 
 impl Drop for WrittenValues {
@@ -1291,9 +1307,25 @@ fn compiled_regex(
         return Ok(r);
     }
     let bad = |m: String| SqlError::new(1139, "42000", format!("Regex error '{m}'"));
-    let text = std::str::from_utf8(p).map_err(|_| bad("pattern is not valid UTF-8".into()))?;
-    let r = regex::bytes::RegexBuilder::new(text)
+    // A binary operand is matched byte by byte: the pattern's other bytes as escapes.
+    // (So is a pattern that is no UTF-8 text, such as x'ff'.)
+    let unicode = ci && std::str::from_utf8(p).is_ok();
+    let text = if unicode {
+        String::from_utf8_lossy(p).into_owned()
+    } else {
+        p.iter()
+            .map(|&b| {
+                if b.is_ascii() {
+                    (b as char).to_string()
+                } else {
+                    format!("\\x{b:02X}")
+                }
+            })
+            .collect()
+    };
+    let r = regex::bytes::RegexBuilder::new(&text)
         .case_insensitive(ci)
+        .unicode(unicode)
         .size_limit(1 << 22)
         .build()
         .map_err(|e| {
@@ -1358,8 +1390,8 @@ fn regex_func(f: RegexFunc, a: &[Value], coll: Collation) -> Result<Value, SqlEr
             Some(m) => {
                 let before = &s[..m.start()];
                 let chars = match std::str::from_utf8(before) {
-                    Ok(t) => t.chars().count(),
-                    Err(_) => before.len(),
+                    Ok(t) if coll != Collation::Binary => t.chars().count(),
+                    _ => before.len(),
                 };
                 Value::Int(chars as i64 + 1)
             }
@@ -1369,6 +1401,10 @@ fn regex_func(f: RegexFunc, a: &[Value], coll: Collation) -> Result<Value, SqlEr
             let Some(r) = to_text(at(2)) else {
                 return Ok(Value::Null);
             };
+            // An empty pattern replaces nothing (as MariaDB).
+            if p.is_empty() {
+                return Ok(Value::Bytes(s.into_owned()));
+            }
             let out = re.replace_all(&s, replacement(&r).as_slice());
             if out.len() > MAX_STRING {
                 return Ok(Value::Null);
@@ -1999,6 +2035,9 @@ fn eval_func(f: Func, args: &[Expr], row: &[Value], cx: &EvalCx) -> Result<Value
                     Some(t) => out.extend_from_slice(&t),
                     None => return Ok(Value::Null),
                 }
+                if out.len() > MAX_STRING {
+                    return Ok(Value::Null);
+                }
             }
             Value::Bytes(out)
         }
@@ -2189,6 +2228,9 @@ fn eval_func(f: Func, args: &[Expr], row: &[Value], cx: &EvalCx) -> Result<Value
                 if t[i..].starts_with(&from) {
                     out.extend_from_slice(&to);
                     i += from.len();
+                    if out.len() > MAX_STRING {
+                        return Ok(Value::Null);
+                    }
                 } else {
                     out.push(t[i]);
                     i += 1;

@@ -2411,6 +2411,13 @@ fn select_body(q: &ast::Query, cx: &PlanCx) -> Result<SelectPlan, SqlError> {
                 return Err(SqlError::unsupported("locking reads of a UNION"));
             }
             union_order_and_limit(&mut p, q, cx)?;
+            // `SELECT SQL_CALC_FOUND_ROWS ... UNION ...`: the whole query's rows count.
+            let mut first = &*q.body;
+            while let ast::SetExpr::SetOperation { left, .. } = first {
+                first = left;
+            }
+            p.calc_found_rows = matches!(first, ast::SetExpr::Select(s)
+                if s.select_modifiers.as_ref().is_some_and(|m| m.sql_calc_found_rows));
             return Ok(p);
         }
         other => return Err(SqlError::unsupported(format!("query form {other}"))),

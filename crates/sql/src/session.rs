@@ -1856,7 +1856,14 @@ fn run_dml(plan: &Plan, txn: &mut Txn, cx: &EvalCx) -> Result<DmlOutcome, SqlErr
         Plan::Insert(p) => p.select.as_ref().map_or(&[], |q| &q.subqueries),
         _ => &[],
     };
-    // Correlated ones run later, for each row of the query naming them.
+    // Correlated ones run later, for each row of the query naming them. Those of an INSERT
+    // or UPDATE may compute the values written: division by zero is an error there too.
+    let strict = match plan {
+        Plan::Insert(p) => !matches!(p.on_duplicate, crate::plan::OnDuplicate::Ignore),
+        Plan::Update(_) => true,
+        _ => false,
+    } && crate::expr::strict_division(cx.env);
+    let _writing = strict.then(|| crate::expr::WrittenValues::begin(true));
     let mut subq: Vec<Vec<Value>> = Vec::with_capacity(subplans.len());
     for sp in subplans {
         if sp.outer_params > 0 {
@@ -1879,6 +1886,7 @@ fn run_dml(plan: &Plan, txn: &mut Txn, cx: &EvalCx) -> Result<DmlOutcome, SqlErr
                 .collect(),
         );
     }
+    drop(_writing);
     let cx = &EvalCx {
         params: cx.params,
         env: cx.env,

@@ -50,6 +50,23 @@ fn recursion_without_end_stops_at_the_iteration_limit_or_the_limit_clause() {
     );
     eprintln!("doubling recursion stopped after {:?}", started.elapsed());
 
+    // Strings growing per iteration: CONCAT stops at 16 MiB (NULL, as MariaDB), and the
+    // query's bytes are bounded too.
+    let got = q(
+        &mut s,
+        "WITH RECURSIVE r(n, s) AS (SELECT 1, CAST('a' AS CHAR(10)) UNION ALL SELECT n + 1, CONCAT(s, s) FROM r WHERE n < 40) SELECT MAX(LENGTH(s)), COUNT(*) FROM r",
+    );
+    assert_eq!(
+        got[0].iter().map(int).collect::<Vec<_>>(),
+        vec![1 << 24, 40]
+    );
+    let e = err(
+        &mut s,
+        "WITH RECURSIVE r(n, s) AS (SELECT 1, REPEAT('x', 10000000) UNION ALL SELECT n + 1, s FROM r WHERE n < 40) SELECT COUNT(*) FROM r",
+    );
+    assert_eq!(e.code, 1931, "{}", e.message);
+    assert!(e.message.contains("256 MiB"), "{}", e.message);
+
     // Within the limit a deep recursion runs to its end.
     exec(&mut s, "SET max_recursive_iterations = 20000");
     let got = q(
