@@ -437,6 +437,17 @@ fn review_edges_windows_regex_found_rows_print_what_mariadb_printed() {
     prints_what_mariadb_printed("review_edges_windows_regex_found_rows");
 }
 
+/// `json_functions.sql`: a `JSON` column (text compared byte by byte), the query ORMs send
+/// (`json_unquote(json_extract(meta, '$."foo"')) = 'bar'`, case-sensitive), JSON_EXTRACT
+/// (members, array items, several paths, `.*` / `[*]` wildcards; printed in MariaDB's form
+/// keeping numbers as written), arithmetic and SUM over extracted numbers, JSON_VALUE,
+/// JSON_TYPE, JSON_KEYS, JSON_LENGTH, JSON_OBJECT / JSON_ARRAY over columns and nested in
+/// each other, JSON_QUOTE / JSON_UNQUOTE, JSON_VALID, UPDATE writing a built document.
+#[test]
+fn json_functions_print_what_mariadb_printed() {
+    prints_what_mariadb_printed("json_functions");
+}
+
 fn prints_what_mariadb_printed(name: &str) {
     assert!(
         common::exists(MARIADB),

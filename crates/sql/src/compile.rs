@@ -78,6 +78,8 @@ impl Scope {
             Expr::Col(i) => self.cols.get(*i).is_some_and(|c| c.meta.binary),
             Expr::Outer { binary, .. } => *binary,
             Expr::Cast(_, CastTo::Binary) => true,
+            // JSON functions give utf8mb4_bin text (as MariaDB's do).
+            Expr::Func(Func::Json(_), _) => true,
             _ => false,
         }
     }
@@ -1736,6 +1738,24 @@ impl<'a> Compiler<'a> {
             }
             other => match crate::funcs::named(other) {
                 Some((m, min, max)) => (Func::Misc(m), min, max),
+                None if crate::json::JsonFunc::named(other).is_some() => {
+                    let (j, min, max) = crate::json::JsonFunc::named(other)
+                        .ok_or_else(|| SqlError::syntax("internal: JSON function lost"))?;
+                    // DECIMAL values (kept as text) go into JSON as numbers.
+                    if matches!(
+                        j,
+                        crate::json::JsonFunc::Object | crate::json::JsonFunc::Array
+                    ) {
+                        let scope = self.scope;
+                        for a in &mut args {
+                            if matches!(a.sql_type(&|i| scope.type_of(i)), SqlType::Decimal(_)) {
+                                let inner = std::mem::replace(a, Expr::Const(Value::Null));
+                                *a = Expr::Cast(Box::new(inner), CastTo::Double);
+                            }
+                        }
+                    }
+                    (Func::Json(j), min, max)
+                }
                 None if crate::user_locks::UserLockFunc::named(other).is_some() => {
                     let (u, min, max) = crate::user_locks::UserLockFunc::named(other)
                         .ok_or_else(|| SqlError::syntax("internal: lock function lost"))?;

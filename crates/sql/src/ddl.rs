@@ -108,7 +108,8 @@ pub fn column_type(dt: &ast::DataType, col: &str) -> Result<ColumnType, SqlError
             }
             ColumnType::VarChar(n)
         }
-        D::Text | D::TinyText | D::MediumText | D::LongText => ColumnType::Text,
+        // JSON is text compared byte by byte (MariaDB: LONGTEXT COLLATE utf8mb4_bin).
+        D::Text | D::TinyText | D::MediumText | D::LongText | D::JSON => ColumnType::Text,
         D::Blob(_) | D::TinyBlob | D::MediumBlob | D::LongBlob | D::Binary(_) | D::Varbinary(_) => {
             ColumnType::Blob
         }
@@ -512,6 +513,9 @@ fn parse_column(
         default: None,
         references: None,
     };
+    if matches!(c.data_type, ast::DataType::JSON) {
+        p.col.collation = Collation::Binary;
+    }
     for o in &c.options {
         match &o.option {
             ast::ColumnOption::Null => p.col.nullable = true,

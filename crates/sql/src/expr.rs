@@ -125,6 +125,8 @@ pub enum Func {
     Misc(crate::funcs::MiscFunc),
     /// GET_LOCK and the other user-level lock functions (`Env::user_lock`).
     UserLock(crate::user_locks::UserLockFunc),
+    /// JSON_EXTRACT and the other JSON functions (`crate::json`).
+    Json(crate::json::JsonFunc),
 }
 
 /// The regular-expression functions: args (text, pattern[, replacement]).
@@ -983,6 +985,8 @@ impl Expr {
                 | Func::Regex(RegexFunc::Match | RegexFunc::Instr) => SqlType::Int,
                 Func::Regex(_) => SqlType::Text,
                 Func::UserLock(_) => SqlType::Int,
+                Func::Json(j) if j.is_int() => SqlType::Int,
+                Func::Json(_) => SqlType::Text,
                 Func::Misc(m) => crate::funcs::result_type(
                     *m,
                     &args.iter().map(|a| a.sql_type(cols)).collect::<Vec<_>>(),
@@ -2393,6 +2397,13 @@ fn eval_func(f: Func, args: &[Expr], row: &[Value], cx: &EvalCx) -> Result<Value
         Func::Regex(g) => regex_func(g, &eval_args(args, row, cx)?, Collation::GeneralCi)?,
         Func::Misc(m) => crate::funcs::eval(m, &eval_args(args, row, cx)?)?,
         Func::UserLock(u) => cx.env.user_lock(u, &eval_args(args, row, cx)?)?,
+        Func::Json(j) => {
+            let made_by_json: Vec<bool> = args
+                .iter()
+                .map(|e| matches!(e, Expr::Func(Func::Json(k), _) if k.makes_json()))
+                .collect();
+            crate::json::eval(j, &eval_args(args, row, cx)?, &made_by_json)?
+        }
         Func::Database => match cx.env.current_db() {
             Some(d) => Value::Bytes(d.as_bytes().to_vec()),
             None => Value::Null,

@@ -21,6 +21,7 @@ pub mod fk;
 pub mod funcs;
 pub mod infoschema;
 pub mod join;
+pub mod json;
 pub mod parse;
 pub mod plan;
 pub mod result;
