@@ -44,7 +44,7 @@ fn one_holder_at_a_time_and_waiters_get_the_lock_when_it_is_freed() {
     });
     std::thread::sleep(Duration::from_millis(300));
     assert_eq!(one(&mut a, "SELECT RELEASE_LOCK('nightly-job')"), Some(1));
-    let (got, mut b) = waiter.join().unwrap();
+    let (got, b) = waiter.join().unwrap();
     assert_eq!(got, Some(1));
     assert_eq!(one(&mut a, "SELECT IS_FREE_LOCK('nightly-job')"), Some(0));
 

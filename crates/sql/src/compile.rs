@@ -1547,7 +1547,7 @@ impl<'a> Compiler<'a> {
                 };
                 let plain =
                     |b: FrameBound| matches!(b, FrameBound::Unbounded | FrameBound::CurrentRow);
-                if !rows && !(plain(start) && plain(end)) {
+                if !(rows || plain(start) && plain(end)) {
                     return Err(SqlError::unsupported(
                         "RANGE window frames with an offset (use ROWS)",
                     ));

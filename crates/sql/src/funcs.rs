@@ -493,7 +493,7 @@ fn week_mode(mode: i64) -> (bool, bool, bool) {
     let year_of_week = m & 2 != 0;
     // Modes with Sunday first count from the first Sunday; with Monday, four-day rule
     // (flag inverted for Sunday-first modes, as MySQL defines them).
-    let first_day_rule = (m & 4 != 0) != !monday_first;
+    let first_day_rule = (m & 4 != 0) == monday_first;
     (monday_first, year_of_week, first_day_rule)
 }
 

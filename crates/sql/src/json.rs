@@ -450,9 +450,9 @@ fn member(v: &Value, is_json: bool) -> String {
 pub fn eval(f: JsonFunc, a: &[Value], json_args: &[bool]) -> Result<Value, SqlError> {
     use JsonFunc as F;
     let text = |s: String| Value::Bytes(s.into_bytes());
-    let doc = || a.first().and_then(|v| to_text(v)).and_then(|t| parse(&t));
+    let doc = || a.first().and_then(to_text).and_then(|t| parse(&t));
     Ok(match f {
-        F::Valid => match a.first().and_then(|v| to_text(v)) {
+        F::Valid => match a.first().and_then(to_text) {
             None => Value::Null,
             Some(t) => Value::Int(i64::from(parse(&t).is_some())),
         },
