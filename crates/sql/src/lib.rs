@@ -4,8 +4,10 @@
 //! dispatch) → `parse` (sqlparser, MySQL dialect) → `plan` (+ `compile` for expressions,
 //! `access` for key ranges, `ddl` for table definitions, `alter` for ALTER TABLE
 //! changes that rewrite rows, `fk` for FOREIGN KEY constraints, `view` for views) → `exec`
-//! (row pipeline on an engine `Txn`) and `show` (SHOW / EXPLAIN result sets). `shared`, `variables` and
-//! `status` hold server-wide state; `infoschema` makes INFORMATION_SCHEMA's virtual tables.
+//! (row pipeline on an engine `Txn`) and `show` (SHOW / EXPLAIN result sets). `expr` evaluates
+//! expressions, with `funcs` (scalar functions of their arguments alone) and `json` (JSON
+//! functions) beside it. `shared`, `variables`, `status` and `user_locks` (GET_LOCK) hold
+//! server-wide state; `infoschema` makes INFORMATION_SCHEMA's virtual tables.
 //! `result` is the seam to the wire protocol.
 //!
 //! Must never: reach storage except through `tierdb_engine`, or panic on client input.

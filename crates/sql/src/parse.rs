@@ -296,6 +296,39 @@ fn show_grants(tokens: &[sqlparser::tokenizer::TokenWithSpan]) -> Option<Stateme
     Some(Statement::ShowVariable { variable })
 }
 
+/// Two MySQL forms sqlparser does not read: `x REGEXP NULL` / `RLIKE NULL` (NULL put in
+/// parentheses) and `TRIM(LEADING | TRAILING | BOTH FROM s)` without a string to remove
+/// (a space, which it means).
+fn null_pattern_and_bare_trim(tokens: &mut Vec<sqlparser::tokenizer::TokenWithSpan>) {
+    let is_word = |t: &Token, w: &str| matches!(t, Token::Word(x) if x.quote_style.is_none() && x.value.eq_ignore_ascii_case(w));
+    let idx = meaningful(tokens);
+    // Insert from the end so earlier positions stay valid.
+    for k in (0..idx.len().saturating_sub(1)).rev() {
+        let (a, b) = (idx[k], idx[k + 1]);
+        let span = tokens[b].span;
+        let at = |token: Token| sqlparser::tokenizer::TokenWithSpan { token, span };
+        if (is_word(&tokens[a].token, "REGEXP") || is_word(&tokens[a].token, "RLIKE"))
+            && is_word(&tokens[b].token, "NULL")
+        {
+            tokens.insert(b + 1, at(Token::RParen));
+            tokens.insert(b, at(Token::LParen));
+        } else if k >= 2
+            && is_word(&tokens[idx[k - 2]].token, "TRIM")
+            && matches!(tokens[idx[k - 1]].token, Token::LParen)
+            && ["LEADING", "TRAILING", "BOTH"]
+                .iter()
+                .any(|w| is_word(&tokens[a].token, w))
+            && is_word(&tokens[b].token, "FROM")
+        {
+            tokens.insert(b, at(Token::SingleQuotedString(" ".into())));
+            tokens.insert(
+                b,
+                at(Token::Whitespace(sqlparser::tokenizer::Whitespace::Space)),
+            );
+        }
+    }
+}
+
 /// Two spellings MariaDB writes into the views' queries it stores (SHOW CREATE VIEW,
 /// mariadb-dump) that sqlparser does not read: `a MOD b` (the `%` operator) and
 /// `CAST(x AS CHAR CHARSET utf8mb3)` / `CHARACTER SET ...` in a CAST (text is utf8mb4 here;
@@ -890,6 +923,7 @@ pub fn parse(sql: &str) -> Result<Parsed, SqlError> {
     let (view_alter, view_check) = view_shims(&mut tokens);
     show_table_status_pattern(&mut tokens);
     mariadb_view_spellings(&mut tokens);
+    null_pattern_and_bare_trim(&mut tokens);
     let mut parser = Parser::new(&dialect).with_tokens_with_locations(tokens);
     let mut stmts = parser.parse_statements().map_err(syntax)?;
     if stmts.len() > 1 {
