@@ -374,7 +374,9 @@ fn view_edges_print_what_mariadb_printed() {
 /// BOTH r FROM s)` removing repetitions of a string; `<<` / `>>` (shifts past 63 bits are 0);
 /// `UNIX_TIMESTAMP(date)` (NULL outside the TIMESTAMP range) and `FROM_UNIXTIME(n[, fmt])`;
 /// `CONVERT(x USING cs)` and `CONVERT(x, type)`; `FROM DUAL` (and 1096 for `*`, a quoted
-/// `dual` being a table name); column widths of expressions that are never NULL.
+/// `dual` being a table name); column widths of expressions that are never NULL; `REGEXP
+/// NULL`, `TRIM(LEADING FROM s)`; LIKE / REGEXP binding tighter than `=`, `<`, `||`, IN and
+/// BETWEEN (but not NOT IN / NOT BETWEEN), as MariaDB reads them.
 #[test]
 fn regexp_trim_dual_print_what_mariadb_printed() {
     prints_what_mariadb_printed("regexp_trim_dual");

@@ -897,6 +897,9 @@ impl Expr {
             Expr::Bin(BinOp::Div | BinOp::IntDiv | BinOp::Mod, ..) => false,
             Expr::Bin(_, a, b) => nn(a) && nn(b),
             Expr::IsNull(..) | Expr::IsBool(..) => true,
+            Expr::Like { expr, pattern, .. } => nn(expr) && nn(pattern),
+            Expr::In(a, list, _) => nn(a) && list.iter().all(nn),
+            Expr::Between(a, b, c, _) => nn(a) && nn(b) && nn(c),
             Expr::Func(Func::Regex(RegexFunc::Match | RegexFunc::Instr), args) => {
                 args.iter().all(nn)
             }

@@ -296,6 +296,191 @@ fn show_grants(tokens: &[sqlparser::tokenizer::TokenWithSpan]) -> Option<Stateme
     Some(Statement::ShowVariable { variable })
 }
 
+/// MariaDB binds `LIKE` and `REGEXP` tighter than comparisons and `||` (`a REGEXP b = 1` is
+/// `(a REGEXP b) = 1`, `1 = a LIKE b` is `1 = (a LIKE b)`); sqlparser binds them looser.
+/// Rotates every such unparenthesized pair back (explicit parentheses are kept, as
+/// `Expr::Nested`).
+fn bind_predicates_tighter(stmt: &mut Statement) {
+    use sqlparser::ast::{BinaryOperator as B, Expr as A};
+    fn loose(op: &B) -> bool {
+        matches!(
+            op,
+            B::Eq | B::NotEq | B::Lt | B::LtEq | B::Gt | B::GtEq | B::Spaceship | B::StringConcat
+        )
+    }
+    fn fix(e: A) -> A {
+        match e {
+            A::RLike {
+                negated,
+                expr,
+                pattern,
+                regexp,
+            } => match (*expr, *pattern) {
+                // `a REGEXP (p op r)` → `(a REGEXP p) op r`.
+                (x, A::BinaryOp { left, op, right }) if loose(&op) => A::BinaryOp {
+                    left: Box::new(fix(A::RLike {
+                        negated,
+                        expr: Box::new(x),
+                        pattern: left,
+                        regexp,
+                    })),
+                    op,
+                    right,
+                },
+                // `(l op m) REGEXP p` → `l op (m REGEXP p)`.
+                (A::BinaryOp { left, op, right }, p) if loose(&op) => A::BinaryOp {
+                    left,
+                    op,
+                    right: Box::new(fix(A::RLike {
+                        negated,
+                        expr: right,
+                        pattern: Box::new(p),
+                        regexp,
+                    })),
+                },
+                // `a REGEXP (p IN (...))` / `(p BETWEEN ...)`: the REGEXP goes inside (not
+                // for NOT IN / NOT BETWEEN, which MariaDB reads the other way).
+                (
+                    x,
+                    A::In {
+                        expr: p,
+                        target,
+                        negated: n @ false,
+                        global,
+                    },
+                ) => A::In {
+                    expr: Box::new(fix(A::RLike {
+                        negated,
+                        expr: Box::new(x),
+                        pattern: p,
+                        regexp,
+                    })),
+                    target,
+                    negated: n,
+                    global,
+                },
+                (
+                    x,
+                    A::Between {
+                        expr: p,
+                        negated: n @ false,
+                        low,
+                        high,
+                    },
+                ) => A::Between {
+                    expr: Box::new(fix(A::RLike {
+                        negated,
+                        expr: Box::new(x),
+                        pattern: p,
+                        regexp,
+                    })),
+                    negated: n,
+                    low,
+                    high,
+                },
+                (x, p) => A::RLike {
+                    negated,
+                    expr: Box::new(x),
+                    pattern: Box::new(p),
+                    regexp,
+                },
+            },
+            A::Like {
+                negated,
+                any,
+                expr,
+                pattern,
+                escape_char,
+            } => match (*expr, *pattern) {
+                (x, A::BinaryOp { left, op, right }) if loose(&op) && escape_char.is_none() => {
+                    A::BinaryOp {
+                        left: Box::new(fix(A::Like {
+                            negated,
+                            any,
+                            expr: Box::new(x),
+                            pattern: left,
+                            escape_char,
+                        })),
+                        op,
+                        right,
+                    }
+                }
+                (A::BinaryOp { left, op, right }, p) if loose(&op) => A::BinaryOp {
+                    left,
+                    op,
+                    right: Box::new(fix(A::Like {
+                        negated,
+                        any,
+                        expr: right,
+                        pattern: Box::new(p),
+                        escape_char,
+                    })),
+                },
+                (
+                    x,
+                    A::In {
+                        expr: p,
+                        target,
+                        negated: n @ false,
+                        global,
+                    },
+                ) if escape_char.is_none() => A::In {
+                    expr: Box::new(fix(A::Like {
+                        negated,
+                        any,
+                        expr: Box::new(x),
+                        pattern: p,
+                        escape_char,
+                    })),
+                    target,
+                    negated: n,
+                    global,
+                },
+                (
+                    x,
+                    A::Between {
+                        expr: p,
+                        negated: n @ false,
+                        low,
+                        high,
+                    },
+                ) if escape_char.is_none() => A::Between {
+                    expr: Box::new(fix(A::Like {
+                        negated,
+                        any,
+                        expr: Box::new(x),
+                        pattern: p,
+                        escape_char,
+                    })),
+                    negated: n,
+                    low,
+                    high,
+                },
+                (x, p) => A::Like {
+                    negated,
+                    any,
+                    expr: Box::new(x),
+                    pattern: Box::new(p),
+                    escape_char,
+                },
+            },
+            other => other,
+        }
+    }
+    struct Fix;
+    impl sqlparser::ast::VisitorMut for Fix {
+        type Break = ();
+        fn post_visit_expr(&mut self, e: &mut A) -> std::ops::ControlFlow<()> {
+            if matches!(e, A::RLike { .. } | A::Like { .. }) {
+                let taken = std::mem::replace(e, A::Value(sqlparser::ast::Value::Null.into()));
+                *e = fix(taken);
+            }
+            std::ops::ControlFlow::Continue(())
+        }
+    }
+    let _ = sqlparser::ast::VisitMut::visit(stmt, &mut Fix);
+}
+
 /// Two MySQL forms sqlparser does not read: `x REGEXP NULL` / `RLIKE NULL` (NULL put in
 /// parentheses) and `TRIM(LEADING | TRAILING | BOTH FROM s)` without a string to remove
 /// (a space, which it means).
@@ -932,6 +1117,9 @@ pub fn parse(sql: &str) -> Result<Parsed, SqlError> {
         ));
     }
     let not_a_select = || syntax("LOCK IN SHARE MODE belongs to a SELECT");
+    for st in &mut stmts {
+        bind_predicates_tighter(st);
+    }
     let mut stmt = stmts.pop().ok_or_else(|| {
         if share_mode {
             not_a_select()
