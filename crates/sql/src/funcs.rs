@@ -525,6 +525,16 @@ fn str_to_date(s: &[u8], fmt: &[u8]) -> Option<String> {
         }
         s.get(start..*i)?.parse().ok()
     };
+    // `hh:mm:ss` (%T and the time of %r).
+    let hms = |i: &mut usize| -> Option<(i64, i64, i64)> {
+        let h = number(i, 2)?;
+        (b.get(*i) == Some(&b':')).then_some(())?;
+        *i += 1;
+        let m = number(i, 2)?;
+        (b.get(*i) == Some(&b':')).then_some(())?;
+        *i += 1;
+        Some((h, m, number(i, 2)?))
+    };
     let mut f = fmt.chars().peekable();
     while let Some(c) = f.next() {
         if c != '%' {
@@ -602,13 +612,7 @@ fn str_to_date(s: &[u8], fmt: &[u8]) -> Option<String> {
                 has_date = true;
             }
             'r' => {
-                h = number(&mut i, 2)?;
-                (b.get(i) == Some(&b':')).then_some(())?;
-                i += 1;
-                mi = number(&mut i, 2)?;
-                (b.get(i) == Some(&b':')).then_some(())?;
-                i += 1;
-                se = number(&mut i, 2)?;
+                (h, mi, se) = hms(&mut i)?;
                 while i < b.len() && b[i].is_ascii_whitespace() {
                     i += 1;
                 }
@@ -622,13 +626,7 @@ fn str_to_date(s: &[u8], fmt: &[u8]) -> Option<String> {
                 has_time = true;
             }
             'T' => {
-                h = number(&mut i, 2)?;
-                (b.get(i) == Some(&b':')).then_some(())?;
-                i += 1;
-                mi = number(&mut i, 2)?;
-                (b.get(i) == Some(&b':')).then_some(())?;
-                i += 1;
-                se = number(&mut i, 2)?;
+                (h, mi, se) = hms(&mut i)?;
                 has_time = true;
             }
             '%' => {

@@ -308,163 +308,95 @@ fn bind_predicates_tighter(stmt: &mut Statement) {
             B::Eq | B::NotEq | B::Lt | B::LtEq | B::Gt | B::GtEq | B::Spaceship | B::StringConcat
         )
     }
+    /// How to build a predicate again from its two operands.
+    type Rebuild = Box<dyn FnOnce(Box<A>, Box<A>) -> A>;
     fn fix(e: A) -> A {
-        match e {
+        // The operands, the rebuild, and whether the pattern side may be rotated (not past
+        // an ESCAPE clause).
+        let (expr, pattern, rebuild, pattern_side): (Box<A>, Box<A>, Rebuild, bool) = match e {
             A::RLike {
                 negated,
                 expr,
                 pattern,
                 regexp,
-            } => match (*expr, *pattern) {
-                // `a REGEXP (p op r)` → `(a REGEXP p) op r`.
-                (x, A::BinaryOp { left, op, right }) if loose(&op) => A::BinaryOp {
-                    left: Box::new(fix(A::RLike {
-                        negated,
-                        expr: Box::new(x),
-                        pattern: left,
-                        regexp,
-                    })),
-                    op,
-                    right,
-                },
-                // `(l op m) REGEXP p` → `l op (m REGEXP p)`.
-                (A::BinaryOp { left, op, right }, p) if loose(&op) => A::BinaryOp {
-                    left,
-                    op,
-                    right: Box::new(fix(A::RLike {
-                        negated,
-                        expr: right,
-                        pattern: Box::new(p),
-                        regexp,
-                    })),
-                },
-                // `a REGEXP (p IN (...))` / `(p BETWEEN ...)`: the REGEXP goes inside (not
-                // for NOT IN / NOT BETWEEN, which MariaDB reads the other way).
-                (
-                    x,
-                    A::In {
-                        expr: p,
-                        target,
-                        negated: n @ false,
-                        global,
-                    },
-                ) => A::In {
-                    expr: Box::new(fix(A::RLike {
-                        negated,
-                        expr: Box::new(x),
-                        pattern: p,
-                        regexp,
-                    })),
-                    target,
-                    negated: n,
-                    global,
-                },
-                (
-                    x,
-                    A::Between {
-                        expr: p,
-                        negated: n @ false,
-                        low,
-                        high,
-                    },
-                ) => A::Between {
-                    expr: Box::new(fix(A::RLike {
-                        negated,
-                        expr: Box::new(x),
-                        pattern: p,
-                        regexp,
-                    })),
-                    negated: n,
-                    low,
-                    high,
-                },
-                (x, p) => A::RLike {
+            } => (
+                expr,
+                pattern,
+                Box::new(move |x, p| A::RLike {
                     negated,
-                    expr: Box::new(x),
-                    pattern: Box::new(p),
+                    expr: x,
+                    pattern: p,
                     regexp,
-                },
-            },
+                }),
+                true,
+            ),
             A::Like {
                 negated,
                 any,
                 expr,
                 pattern,
                 escape_char,
-            } => match (*expr, *pattern) {
-                (x, A::BinaryOp { left, op, right }) if loose(&op) && escape_char.is_none() => {
-                    A::BinaryOp {
-                        left: Box::new(fix(A::Like {
-                            negated,
-                            any,
-                            expr: Box::new(x),
-                            pattern: left,
-                            escape_char,
-                        })),
-                        op,
-                        right,
-                    }
-                }
-                (A::BinaryOp { left, op, right }, p) if loose(&op) => A::BinaryOp {
-                    left,
-                    op,
-                    right: Box::new(fix(A::Like {
-                        negated,
-                        any,
-                        expr: right,
-                        pattern: Box::new(p),
-                        escape_char,
-                    })),
-                },
+            } => {
+                let plain = escape_char.is_none();
                 (
-                    x,
-                    A::In {
-                        expr: p,
-                        target,
-                        negated: n @ false,
-                        global,
-                    },
-                ) if escape_char.is_none() => A::In {
-                    expr: Box::new(fix(A::Like {
+                    expr,
+                    pattern,
+                    Box::new(move |x, p| A::Like {
                         negated,
                         any,
-                        expr: Box::new(x),
+                        expr: x,
                         pattern: p,
                         escape_char,
-                    })),
+                    }),
+                    plain,
+                )
+            }
+            other => return other,
+        };
+        match (*expr, *pattern) {
+            // `a REGEXP (p op r)` → `(a REGEXP p) op r`.
+            (x, A::BinaryOp { left, op, right }) if pattern_side && loose(&op) => A::BinaryOp {
+                left: Box::new(fix(rebuild(Box::new(x), left))),
+                op,
+                right,
+            },
+            // `(l op m) REGEXP p` → `l op (m REGEXP p)`.
+            (A::BinaryOp { left, op, right }, p) if loose(&op) => A::BinaryOp {
+                left,
+                op,
+                right: Box::new(fix(rebuild(right, Box::new(p)))),
+            },
+            // `a REGEXP (p IN (...))` / `(p BETWEEN ...)`: the REGEXP goes inside (not for
+            // NOT IN / NOT BETWEEN, which MariaDB reads the other way).
+            (
+                x,
+                A::In {
+                    expr: p,
                     target,
-                    negated: n,
+                    negated: n @ false,
                     global,
                 },
-                (
-                    x,
-                    A::Between {
-                        expr: p,
-                        negated: n @ false,
-                        low,
-                        high,
-                    },
-                ) if escape_char.is_none() => A::Between {
-                    expr: Box::new(fix(A::Like {
-                        negated,
-                        any,
-                        expr: Box::new(x),
-                        pattern: p,
-                        escape_char,
-                    })),
-                    negated: n,
+            ) if pattern_side => A::In {
+                expr: Box::new(fix(rebuild(Box::new(x), p))),
+                target,
+                negated: n,
+                global,
+            },
+            (
+                x,
+                A::Between {
+                    expr: p,
+                    negated: n @ false,
                     low,
                     high,
                 },
-                (x, p) => A::Like {
-                    negated,
-                    any,
-                    expr: Box::new(x),
-                    pattern: Box::new(p),
-                    escape_char,
-                },
+            ) if pattern_side => A::Between {
+                expr: Box::new(fix(rebuild(Box::new(x), p))),
+                negated: n,
+                low,
+                high,
             },
-            other => other,
+            (x, p) => rebuild(Box::new(x), Box::new(p)),
         }
     }
     struct Fix;

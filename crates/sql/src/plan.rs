@@ -2223,36 +2223,16 @@ fn set_operation(
                     columns.push(c);
                 }
             }
-            let mut p = SelectPlan {
-                source: Source::SetOperation {
+            Ok(identity_plan(
+                Source::SetOperation {
                     op,
                     left: Box::new(l),
                     right: Box::new(r),
                     distinct,
                 },
-                filter: None,
-                agg: None,
-                having: None,
-                project: (0..n).map(Expr::Col).collect(),
-                n_out: n,
-                conform,
-                order: Vec::new(),
-                sorted_by_access: false,
-                distinct: false,
-                limit: None,
-                offset: None,
                 columns,
-                lock: None,
-                read_cols: None,
-                project_moves: Vec::new(),
-                subqueries: Vec::new(),
-                outer_params: 0,
-                correlated: false,
-                windows: Vec::new(),
-                calc_found_rows: false,
-            };
-            p.finish();
-            Ok(p)
+                conform,
+            ))
         }
         ast::SetExpr::SetOperation { op, .. } => Err(SqlError::unsupported(format!("{op}"))),
         ast::SetExpr::Query(q) => select(q, cx),
@@ -3431,23 +3411,28 @@ fn names_table(body: &ast::SetExpr, name: &str, only_nested: bool) -> bool {
     .is_break()
 }
 
-/// A plan reading work table `slot` (columns `columns`) as it is.
-fn work_table_plan(slot: usize, columns: &[Column]) -> SelectPlan {
+/// A plan passing the rows of `source` on as they are (columns `columns`, converted as
+/// `conform` says).
+fn identity_plan(
+    source: Source,
+    columns: Vec<Column>,
+    conform: Vec<Option<(ColumnKind, u8)>>,
+) -> SelectPlan {
     let n = columns.len();
     let mut p = SelectPlan {
-        source: Source::WorkTable(slot),
+        source,
         filter: None,
         agg: None,
         having: None,
         project: (0..n).map(Expr::Col).collect(),
         n_out: n,
-        conform: vec![None; n],
+        conform,
         order: Vec::new(),
         sorted_by_access: false,
         distinct: false,
         limit: None,
         offset: None,
-        columns: columns.to_vec(),
+        columns,
         lock: None,
         read_cols: None,
         project_moves: Vec::new(),
@@ -3461,6 +3446,15 @@ fn work_table_plan(slot: usize, columns: &[Column]) -> SelectPlan {
     p
 }
 
+/// A plan reading work table `slot` (columns `columns`) as it is.
+fn work_table_plan(slot: usize, columns: &[Column]) -> SelectPlan {
+    identity_plan(
+        Source::WorkTable(slot),
+        columns.to_vec(),
+        vec![None; columns.len()],
+    )
+}
+
 /// The plan of a recursive WITH query (see `Source::Recursive`): the anchor's columns, the
 /// step's rows converted to their kinds (numbers; text passes as it is).
 fn recursive_plan(anchor: SelectPlan, step: SelectPlan, distinct: bool, slot: usize) -> SelectPlan {
@@ -3470,7 +3464,7 @@ fn recursive_plan(anchor: SelectPlan, step: SelectPlan, distinct: bool, slot: us
         c.not_null = false;
     }
     let n = columns.len();
-    let conform = columns
+    let conform: Vec<Option<(ColumnKind, u8)>> = columns
         .iter()
         .map(|c| match kind_type(c) {
             SqlType::Int | SqlType::Double => Some((c.kind, u8::MAX)),
@@ -3478,18 +3472,17 @@ fn recursive_plan(anchor: SelectPlan, step: SelectPlan, distinct: bool, slot: us
             _ => None,
         })
         .collect();
-    let mut p = work_table_plan(slot, &columns);
-    p.source = Source::Recursive {
-        anchor: Box::new(anchor),
-        step: Box::new(step),
-        distinct,
-        slot,
-    };
-    p.conform = conform;
-    p.columns = columns;
-    debug_assert_eq!(p.n_out, n);
-    p.finish();
-    p
+    debug_assert_eq!(conform.len(), n);
+    identity_plan(
+        Source::Recursive {
+            anchor: Box::new(anchor),
+            step: Box::new(step),
+            distinct,
+            slot,
+        },
+        columns,
+        conform,
+    )
 }
 
 /// True for MySQL's `FROM DUAL`: one unquoted, unqualified, unaliased name DUAL.
