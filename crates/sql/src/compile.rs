@@ -163,6 +163,22 @@ pub enum WinFunc {
     Agg(AggFunc),
 }
 
+impl WinFunc {
+    /// Never NULL (ranks, counts), as MariaDB reports these columns to clients.
+    pub fn never_null(self) -> bool {
+        matches!(
+            self,
+            WinFunc::RowNumber
+                | WinFunc::Rank
+                | WinFunc::DenseRank
+                | WinFunc::PercentRank
+                | WinFunc::CumeDist
+                | WinFunc::Ntile
+                | WinFunc::Agg(AggFunc::Count | AggFunc::CountStar)
+        )
+    }
+}
+
 /// One end of a window frame. `Unbounded` is the partition's first row as a start and its
 /// last as an end.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -2840,18 +2840,7 @@ fn select_body(q: &ast::Query, cx: &PlanCx) -> Result<SelectPlan, SqlError> {
                 col.not_null = match e {
                     Expr::Const(v) => !v.is_null(),
                     _ if agg.is_none() => e.never_null(&|c| match c.checked_sub(stage_width) {
-                        Some(k) => windows_ref.get(k).is_some_and(|w| {
-                            matches!(
-                                w.func,
-                                WinFunc::RowNumber
-                                    | WinFunc::Rank
-                                    | WinFunc::DenseRank
-                                    | WinFunc::PercentRank
-                                    | WinFunc::CumeDist
-                                    | WinFunc::Ntile
-                                    | WinFunc::Agg(AggFunc::Count | AggFunc::CountStar)
-                            )
-                        }),
+                        Some(k) => windows_ref.get(k).is_some_and(|w| w.func.never_null()),
                         None => {
                             windows_ref.is_empty()
                                 && scope.cols.get(c).is_some_and(|sc| sc.meta.not_null)
@@ -2890,16 +2879,7 @@ fn select_body(q: &ast::Query, cx: &PlanCx) -> Result<SelectPlan, SqlError> {
                                 AggFunc::Sum | AggFunc::Avg | AggFunc::Min | AggFunc::Max
                             )
                     );
-                    col.not_null |= matches!(
-                        w.func,
-                        WinFunc::RowNumber
-                            | WinFunc::Rank
-                            | WinFunc::DenseRank
-                            | WinFunc::PercentRank
-                            | WinFunc::CumeDist
-                            | WinFunc::Ntile
-                            | WinFunc::Agg(AggFunc::Count | AggFunc::CountStar)
-                    );
+                    col.not_null |= w.func.never_null();
                 }
                 let scale = if exact_scale { col.decimals } else { u8::MAX };
                 conform.push(Some((col.kind, scale)));

@@ -1858,11 +1858,14 @@ fn run_dml(plan: &Plan, txn: &mut Txn, cx: &EvalCx) -> Result<DmlOutcome, SqlErr
     };
     // Correlated ones run later, for each row of the query naming them. Those of an INSERT
     // or UPDATE may compute the values written: division by zero is an error there too.
-    let strict = match plan {
-        Plan::Insert(p) => !matches!(p.on_duplicate, crate::plan::OnDuplicate::Ignore),
-        Plan::Update(_) => true,
-        _ => false,
-    } && crate::expr::strict_division(cx.env);
+    // (The sql_mode is looked at only when there are subqueries to run.)
+    let strict = !subplans.is_empty()
+        && match plan {
+            Plan::Insert(p) => !matches!(p.on_duplicate, crate::plan::OnDuplicate::Ignore),
+            Plan::Update(_) => true,
+            _ => false,
+        }
+        && crate::expr::strict_division(cx.env);
     let _writing = strict.then(|| crate::expr::WrittenValues::begin(true));
     let mut subq: Vec<Vec<Value>> = Vec::with_capacity(subplans.len());
     for sp in subplans {
