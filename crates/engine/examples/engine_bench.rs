@@ -155,6 +155,7 @@ fn sbtest(name: &str) -> TableDef {
         primary_key: vec![0],
         indexes: vec![],
         foreign_keys: Vec::new(),
+        checks: Vec::new(),
     }
 }
 

@@ -7,6 +7,7 @@
 use crate::collation::Collation;
 use crate::keys::encode_key;
 use crate::types::{
+    CheckDef,
     ColumnDef, ColumnType, FkAction, ForeignKeyDef, IndexDef, TableDef, Value, ViewDef,
 };
 use crate::{Error, Result};
@@ -340,8 +341,9 @@ pub fn encode_table(e: &TableEntry) -> Vec<u8> {
             w.u16(c);
         }
     }
-    // Foreign keys: a trailing section (entries written before it existed end here).
-    if !d.foreign_keys.is_empty() {
+    // Foreign keys, then CHECK constraints: trailing sections (entries written before they
+    // existed end here; an entry with checks but no foreign key has a zero count before them).
+    if !d.foreign_keys.is_empty() || !d.checks.is_empty() {
         w.u16(d.foreign_keys.len());
         for f in &d.foreign_keys {
             w.str(&f.name);
@@ -357,6 +359,14 @@ pub fn encode_table(e: &TableEntry) -> Vec<u8> {
             }
             w.u8(action_tag(f.on_delete));
             w.u8(action_tag(f.on_update));
+        }
+    }
+    if !d.checks.is_empty() {
+        w.u16(d.checks.len());
+        for c in &d.checks {
+            w.str(&c.name);
+            w.u8(c.column_level as u8);
+            w.str(&c.expr);
         }
     }
     w.0
@@ -468,12 +478,27 @@ pub fn decode_table(b: &[u8]) -> Result<TableEntry> {
             foreign_keys.push(get_foreign_key(&mut r)?);
         }
     }
+    let mut checks = Vec::new();
+    if !r.0.is_empty() {
+        let n = r.u16()?;
+        for _ in 0..n {
+            let name = r.str()?;
+            let column_level = r.u8()? != 0;
+            let expr = r.str()?;
+            checks.push(CheckDef {
+                name,
+                column_level,
+                expr,
+            });
+        }
+    }
     let def = TableDef {
         name,
         columns,
         primary_key,
         indexes,
         foreign_keys,
+        checks,
     };
     if def
         .primary_key

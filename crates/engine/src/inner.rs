@@ -1829,6 +1829,7 @@ mod tests {
             primary_key: vec![0],
             indexes: vec![],
             foreign_keys: Vec::new(),
+            checks: Vec::new(),
         }
     }
 

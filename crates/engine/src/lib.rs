@@ -26,7 +26,7 @@ pub use error::{Error, Result};
 pub use tierdb_txn::LockMode;
 pub use txn::Savepoint;
 pub use types::{
-    ColumnDef, ColumnType, FkAction, ForeignKeyDef, IndexDef, Row, TableDef, Value, ViewDef,
+    CheckDef, ColumnDef, ColumnType, FkAction, ForeignKeyDef, IndexDef, Row, TableDef, Value, ViewDef,
 };
 
 use std::ops::Bound;

@@ -1426,6 +1426,7 @@ mod tests {
                 unique: false,
             }],
             foreign_keys: Vec::new(),
+            checks: Vec::new(),
         }
     }
 

@@ -163,6 +163,20 @@ pub struct TableDef {
     pub indexes: Vec<IndexDef>,
     /// FOREIGN KEY constraints of this (child) table; enforced by the SQL layer.
     pub foreign_keys: Vec<ForeignKeyDef>,
+    /// CHECK constraints, in declaration order; enforced by the SQL layer.
+    pub checks: Vec<CheckDef>,
+}
+
+/// A CHECK constraint: a condition every written row must not make false. The engine stores
+/// its text and never evaluates it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CheckDef {
+    /// Constraint name, unique in its table (a column-level check is named after its column).
+    pub name: String,
+    /// Declared with a column (`a INT CHECK (a > 0)`) rather than as a table constraint.
+    pub column_level: bool,
+    /// The condition as SQL text (MariaDB's spelling: backquoted names, lower-case keywords).
+    pub expr: String,
 }
 
 impl TableDef {

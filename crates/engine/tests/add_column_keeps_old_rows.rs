@@ -37,6 +37,7 @@ fn old_rows_read_the_fill_value_and_everything_survives_a_reopen() {
             primary_key: vec![],
             indexes: vec![],
             foreign_keys: Vec::new(),
+            checks: Vec::new(),
         },
     )
     .expect("create h");

@@ -46,6 +46,7 @@ fn def() -> TableDef {
             },
         ],
         foreign_keys: Vec::new(),
+        checks: Vec::new(),
     }
 }
 

@@ -49,6 +49,7 @@ fn setup(e: &Engine) {
             primary_key: vec![0],
             indexes: vec![],
             foreign_keys: Vec::new(),
+            checks: Vec::new(),
         },
     )
     .unwrap();
@@ -60,6 +61,7 @@ fn setup(e: &Engine) {
             primary_key: vec![0],
             indexes: vec![],
             foreign_keys: Vec::new(),
+            checks: Vec::new(),
         },
     )
     .unwrap();

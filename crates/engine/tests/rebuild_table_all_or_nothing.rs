@@ -56,6 +56,7 @@ fn slim_def() -> TableDef {
             },
         ],
         foreign_keys: Vec::new(),
+        checks: Vec::new(),
     }
 }
 

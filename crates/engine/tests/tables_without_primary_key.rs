@@ -29,6 +29,7 @@ fn log_table() -> TableDef {
             unique: false,
         }],
         foreign_keys: Vec::new(),
+        checks: Vec::new(),
     }
 }
 
@@ -135,6 +136,7 @@ fn auto_increment_counters_continue_after_reopening() {
                 unique: false,
             }],
             foreign_keys: Vec::new(),
+            checks: Vec::new(),
         },
     )
     .expect("create sb");
@@ -146,6 +148,7 @@ fn auto_increment_counters_continue_after_reopening() {
             primary_key: vec![0],
             indexes: vec![],
             foreign_keys: Vec::new(),
+            checks: Vec::new(),
         },
     )
     .expect("create pk");

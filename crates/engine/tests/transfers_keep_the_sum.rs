@@ -47,6 +47,7 @@ fn accounts_table() -> TableDef {
             unique: false,
         }],
         foreign_keys: Vec::new(),
+        checks: Vec::new(),
     }
 }
 

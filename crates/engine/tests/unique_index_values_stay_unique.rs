@@ -35,6 +35,7 @@ fn users() -> TableDef {
             unique: true,
         }],
         foreign_keys: Vec::new(),
+        checks: Vec::new(),
     }
 }
 

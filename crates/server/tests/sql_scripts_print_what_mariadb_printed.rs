@@ -450,6 +450,17 @@ fn json_functions_print_what_mariadb_printed() {
     prints_what_mariadb_printed("json_functions");
 }
 
+/// `check_constraints.sql`: CHECK constraints declared with a column and as table constraints
+/// (named and `CONSTRAINT_n`), a JSON column's implicit `json_valid` check; error 4025 from
+/// INSERT (multi-row, ON DUPLICATE KEY UPDATE, REPLACE, IGNORE), UPDATE and through a view;
+/// NULL passes; 1826 / 1054 / 1970 / 1901 at CREATE; SHOW CREATE TABLE and
+/// INFORMATION_SCHEMA.CHECK_CONSTRAINTS / TABLE_CONSTRAINTS in MariaDB's spelling (sorted
+/// case-insensitively, as MariaDB's INFORMATION_SCHEMA columns are).
+#[test]
+fn check_constraints_print_what_mariadb_printed() {
+    prints_what_mariadb_printed("check_constraints");
+}
+
 fn prints_what_mariadb_printed(name: &str) {
     assert!(
         common::exists(MARIADB),

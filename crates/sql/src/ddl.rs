@@ -2,7 +2,7 @@
 //! SHOW COLUMNS / SHOW CREATE TABLE, and column defaults.
 //!
 //! Owns: the mapping of MySQL column types onto engine storage classes and which table
-//! features are refused (CHECK, SET/JSON, ...).
+//! features are refused (SET, ...).
 //! Must never: talk to the engine (the session runs the DDL), or accept a definition it
 //! would later store or show differently.
 
@@ -349,6 +349,9 @@ struct ParsedColumn {
     default: Option<ast::Expr>,
     /// A column-level `REFERENCES parent (col)` (CREATE TABLE only).
     references: Option<ast::ForeignKeyConstraint>,
+    /// A column-level `CHECK (...)` or a JSON column's implicit one (CREATE TABLE only; the
+    /// checks themselves are made by `check::declared`).
+    check: bool,
 }
 
 impl ParsedColumn {
@@ -357,6 +360,11 @@ impl ParsedColumn {
         if self.references.is_some() {
             return Err(SqlError::unsupported(
                 "REFERENCES on a column in ALTER TABLE (use ADD FOREIGN KEY)",
+            ));
+        }
+        if self.check {
+            return Err(SqlError::unsupported(
+                "CHECK constraints (or JSON columns) in ALTER TABLE column definitions",
             ));
         }
         Ok(self)
@@ -512,9 +520,11 @@ fn parse_column(
         unique: false,
         default: None,
         references: None,
+        check: false,
     };
     if matches!(c.data_type, ast::DataType::JSON) {
         p.col.collation = Collation::Binary;
+        p.check = true;
     }
     for o in &c.options {
         match &o.option {
@@ -559,6 +569,7 @@ fn parse_column(
                 p.col.on_update_now = true;
             }
             ast::ColumnOption::ForeignKey(f) => p.references = Some(f.clone()),
+            ast::ColumnOption::Check(_) => p.check = true,
             other => return Err(SqlError::unsupported(format!("column option {other}"))),
         }
     }
@@ -736,6 +747,7 @@ pub fn table_def(ct: &ast::CreateTable) -> Result<TableDef, SqlError> {
         primary_key: Vec::new(),
         indexes: Vec::new(),
         foreign_keys: Vec::new(),
+        checks: Vec::new(),
     };
     let mut foreign: Vec<(usize, ast::ForeignKeyConstraint)> = Vec::new();
     let mut pending_defaults: Vec<(usize, ast::Expr)> = Vec::new();
@@ -795,10 +807,7 @@ pub fn table_def(ct: &ast::CreateTable) -> Result<TableDef, SqlError> {
                 let name = u.index_name.as_ref().or(u.name.as_ref());
                 add_index(&mut def, name.map(|n| n.value.clone()), columns, true)?;
             }
-            ast::TableConstraint::ForeignKey(_) => {}
-            ast::TableConstraint::Check(_) => {
-                return Err(SqlError::unsupported("CHECK constraints"))
-            }
+            ast::TableConstraint::ForeignKey(_) | ast::TableConstraint::Check(_) => {}
             other => return Err(SqlError::unsupported(format!("table constraint {other}"))),
         }
     }
@@ -834,6 +843,7 @@ pub fn table_def(ct: &ast::CreateTable) -> Result<TableDef, SqlError> {
     if auto.len() > 1 || auto.iter().any(|&c| !leads_a_key(c)) {
         return Err(SqlError::new(1075, "42000", "Incorrect table definition; there can be only one auto column and it must be defined as a key"));
     }
+    def.checks = crate::check::declared(ct, &def)?;
     Ok(def)
 }
 
@@ -1022,6 +1032,13 @@ pub fn render_create_table(db: &str, def: &TableDef, next_auto_increment: Option
         if c.auto_increment {
             l.push_str(" AUTO_INCREMENT");
         }
+        for k in def
+            .checks
+            .iter()
+            .filter(|k| k.column_level && k.name.eq_ignore_ascii_case(&c.name))
+        {
+            l.push_str(&format!(" CHECK ({})", k.expr));
+        }
         lines.push(l);
     }
     let cols = |v: &[usize]| -> String {
@@ -1044,6 +1061,13 @@ pub fn render_create_table(db: &str, def: &TableDef, next_auto_increment: Option
     }
     for f in crate::fk::display_order(def) {
         lines.push(format!("  {}", crate::fk::clause(db, def, f, false)));
+    }
+    for k in def.checks.iter().filter(|k| !k.column_level) {
+        lines.push(format!(
+            "  CONSTRAINT {} CHECK ({})",
+            quote_ident(&k.name),
+            k.expr
+        ));
     }
     let auto = match next_auto_increment {
         Some(n) if n > 1 && def.columns.iter().any(|c| c.auto_increment) => {

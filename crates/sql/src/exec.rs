@@ -1448,23 +1448,36 @@ pub fn run_insert(plan: &InsertPlan, txn: &mut Txn, cx: &EvalCx) -> Result<Write
             OnDuplicate::Fail => {
                 // The row's own AUTO_INCREMENT value first when something checks the row.
                 let mut assigned = None;
-                if plan.check.is_some() || (fk.is_some() && !t.def.foreign_keys.is_empty()) {
+                if plan.check.is_some()
+                    || plan.checks.is_some()
+                    || (fk.is_some() && !t.def.foreign_keys.is_empty())
+                {
                     assigned = txn.assign_auto_increment(t, &mut row);
-                    view_check(&plan.check, &row, cx)?;
-                    check_new_row(&fk, txn, t, &row)?;
+                    let checked = view_check(&plan.check, &row, cx)
+                        .and_then(|_| crate::check::check_row(&plan.checks, &row, cx))
+                        .and_then(|_| check_new_row(&fk, txn, t, &row));
+                    if let Err(e) = checked {
+                        if let Some(v) = assigned {
+                            txn.give_back_auto_increment(t, v);
+                        }
+                        return Err(e);
+                    }
                 }
                 affected += 1;
                 txn.insert(t, row)?.or(assigned)
             }
             on_dup => {
                 let auto = txn.assign_auto_increment(t, &mut row);
-                if let Err(e) = view_check(&plan.check, &row, cx) {
+                // (A failed CHECK constraint is an error also under IGNORE, as in MariaDB.)
+                let checked = view_check(&plan.check, &row, cx)
+                    .and_then(|_| crate::check::check_row(&plan.checks, &row, cx));
+                if let Err(e) = checked {
                     if let Some(v) = auto {
                         txn.give_back_auto_increment(t, v);
                     }
                     return Err(e);
                 }
-                match upsert(t, row, on_dup, txn, cx, &fk)? {
+                match upsert(t, row, on_dup, txn, cx, &fk, &plan.checks)? {
                     Upserted::Inserted { deleted } => {
                         affected += 1 + deleted;
                         duplicates += (deleted > 0) as u64;
@@ -1517,6 +1530,7 @@ fn upsert(
     txn: &mut Txn,
     cx: &EvalCx,
     fk: &Option<Fk>,
+    checks: &Option<Box<crate::check::RowChecks>>,
 ) -> Result<Upserted, SqlError> {
     let mut deleted = 0;
     // Each round removes one holder (REPLACE) or ends; a holder gone meanwhile is retried.
@@ -1580,6 +1594,7 @@ fn upsert(
                     return Ok(Upserted::Updated { changed: false });
                 }
                 touch_on_update(&t.def, sets, &mut joined);
+                crate::check::check_row(checks, &joined, cx)?;
                 fk::child_row(fk, txn, t, &joined, Some(&holder))?;
                 fk::parent_row(fk, txn, t, &holder, Some(&joined))?;
                 txn.update(t, &pk_of(t, &holder), joined)?;
@@ -1840,6 +1855,7 @@ pub fn run_update(plan: &UpdatePlan, txn: &mut Txn, cx: &EvalCx) -> Result<Write
             }
             touch_on_update(&t.def, &plan.sets, &mut new);
             view_check(&plan.check, &new, cx)?;
+            crate::check::check_row(&plan.checks, &new, cx)?;
             if two_phase {
                 pending.push((old, new));
             } else {
@@ -2011,6 +2027,7 @@ fn run_multi(
                 continue;
             }
             touch_on_update(&t.def, &tg.sets, &mut new);
+            crate::check::check_row(&tg.checks, &new, cx)?;
             fk::child_row(&fk, txn, t, &new, Some(&old))?;
             fk::parent_row(&fk, txn, t, &old, Some(&new))?;
             txn.update(t, &pk, new)?;

@@ -1,6 +1,6 @@
 //! `INFORMATION_SCHEMA`: read-only virtual tables made from the catalog when a statement
 //! reads them — SCHEMATA, TABLES, COLUMNS, STATISTICS, the keys and foreign keys
-//! (TABLE_CONSTRAINTS, KEY_COLUMN_USAGE, REFERENTIAL_CONSTRAINTS), VIEWS (views also have
+//! (TABLE_CONSTRAINTS, KEY_COLUMN_USAGE, REFERENTIAL_CONSTRAINTS, CHECK_CONSTRAINTS), VIEWS (views also have
 //! their rows in TABLES and COLUMNS), and the always-empty TRIGGERS and ROUTINES (tierdb has
 //! none of those objects). Queried like any table
 //! (WHERE, ORDER BY, aggregates, LIMIT run on the generated rows), which is what mariadb-dump,
@@ -23,6 +23,7 @@ pub fn is_schema(db: &str) -> bool {
 
 /// The virtual tables, in the order `SHOW TABLES FROM information_schema` lists them.
 pub const TABLES: &[&str] = &[
+    "CHECK_CONSTRAINTS",
     "COLUMNS",
     "KEY_COLUMN_USAGE",
     "REFERENTIAL_CONSTRAINTS",
@@ -70,8 +71,13 @@ fn col(name: &str, ty: ColumnType) -> ColumnDef {
     }
 }
 
+/// A text column; compared and sorted case-insensitively, as MariaDB's `utf8mb3_general_ci`
+/// INFORMATION_SCHEMA columns are.
 fn text(name: &str) -> ColumnDef {
-    col(name, ColumnType::VarChar(512))
+    ColumnDef {
+        collation: tierdb_engine::Collation::GeneralCi,
+        ..col(name, ColumnType::VarChar(512))
+    }
 }
 
 fn int(name: &str) -> ColumnDef {
@@ -197,6 +203,14 @@ pub fn table(engine: &Arc<Engine>, name: &str) -> Result<InfoTable, SqlError> {
             text("ROUTINE_DEFINITION"),
             text("DEFINER"),
         ],
+        "CHECK_CONSTRAINTS" => vec![
+            text("CONSTRAINT_CATALOG"),
+            text("CONSTRAINT_SCHEMA"),
+            text("TABLE_NAME"),
+            text("CONSTRAINT_NAME"),
+            text("LEVEL"),
+            text("CHECK_CLAUSE"),
+        ],
         "TABLE_CONSTRAINTS" => vec![
             text("CONSTRAINT_CATALOG"),
             text("CONSTRAINT_SCHEMA"),
@@ -247,6 +261,7 @@ pub fn table(engine: &Arc<Engine>, name: &str) -> Result<InfoTable, SqlError> {
             primary_key: vec![],
             indexes: vec![],
             foreign_keys: vec![],
+            checks: Vec::new(),
         },
         engine: engine.clone(),
     })
@@ -485,6 +500,32 @@ pub fn rows(t: &InfoTable) -> Result<Vec<Row>, SqlError> {
                             s(&db),
                             s(&h.def.name),
                             s(kind),
+                        ]);
+                    }
+                    for k in &h.def.checks {
+                        out.push(vec![
+                            s("def"),
+                            s(&db),
+                            s(&k.name),
+                            s(&db),
+                            s(&h.def.name),
+                            s("CHECK"),
+                        ]);
+                    }
+                }
+            }
+        }
+        "CHECK_CONSTRAINTS" => {
+            for db in e.databases() {
+                for h in tables(&db)? {
+                    for k in &h.def.checks {
+                        out.push(vec![
+                            s("def"),
+                            s(&db),
+                            s(&h.def.name),
+                            s(&k.name),
+                            s(if k.column_level { "Column" } else { "Table" }),
+                            s(&k.expr),
                         ]);
                     }
                 }

@@ -14,6 +14,7 @@
 
 pub mod access;
 pub mod alter;
+pub mod check;
 pub mod coerce;
 pub mod compile;
 pub mod ddl;

@@ -621,6 +621,8 @@ pub struct InsertPlan {
     pub select: Option<Box<SelectPlan>>,
     /// Written through a view WITH CHECK OPTION: each row must pass this.
     pub check: Option<Box<ViewCheck>>,
+    /// The table's CHECK constraints (4025 for a row that fails one).
+    pub checks: Option<Box<crate::check::RowChecks>>,
 }
 
 /// A view's CHECK OPTION as a write checks it: the condition over the table's row (1369
@@ -663,6 +665,8 @@ pub struct MultiTarget {
     pub offset: usize,
     /// UPDATE: (column of the table, its new value).
     pub sets: Vec<(usize, MultiValue)>,
+    /// The table's CHECK constraints (4025 for a row that fails one).
+    pub checks: Option<Box<crate::check::RowChecks>>,
 }
 
 #[derive(Clone, Debug)]
@@ -689,6 +693,8 @@ pub struct UpdatePlan {
     pub multi: Option<Box<MultiWrite>>,
     /// Written through a view WITH CHECK OPTION: each new row must pass this.
     pub check: Option<Box<ViewCheck>>,
+    /// The table's CHECK constraints (4025 for a row that fails one).
+    pub checks: Option<Box<crate::check::RowChecks>>,
 }
 
 #[derive(Clone, Debug)]
@@ -1232,6 +1238,7 @@ pub fn build(stmt: &ast::Statement, cx: &PlanCx) -> Result<Plan, SqlError> {
                     primary_key: Vec::new(),
                     indexes: Vec::new(),
                     foreign_keys: Vec::new(),
+                    checks: Vec::new(),
                 }
             } else {
                 let mut def = ddl::table_def(ct)?;
@@ -1477,6 +1484,7 @@ fn alter_table(at: &ast::AlterTable, cx: &PlanCx) -> Result<Plan, SqlError> {
         .collect();
     if !ops.is_empty() {
         let t = cx.table(&at.name)?;
+        crate::check::alter_allowed(&ops, &t.def)?;
         if crate::alter::rewrites(&ops, &t.def)? {
             let mut rebuild = crate::alter::plan(&ops, &t.def)?;
             crate::fk::resolve_db(&mut rebuild.def, &db);
@@ -2033,7 +2041,7 @@ pub fn table_scope(t: &Table, alias: Option<&str>) -> Scope {
     def_scope(&t.def, &t.db, alias)
 }
 
-fn def_scope(def: &TableDef, db: &str, alias: Option<&str>) -> Scope {
+pub(crate) fn def_scope(def: &TableDef, db: &str, alias: Option<&str>) -> Scope {
     let quals: Vec<String> = match alias {
         Some(a) => vec![a.to_string()],
         None => vec![def.name.clone(), format!("{}.{}", db, def.name)],
@@ -4161,12 +4169,13 @@ fn finish_insert(
         (None, false, false) => OnDuplicate::Fail,
     };
     Ok(InsertPlan {
-        table,
         rows,
         col_map,
+        checks: crate::check::RowChecks::of(&table)?,
         on_duplicate,
         select,
         check: None,
+        table,
     })
 }
 
@@ -4288,6 +4297,7 @@ fn update(u: &ast::Update, cx: &PlanCx) -> Result<Plan, SqlError> {
             subqueries: Vec::new(),
             multi: Some(Box::new(m)),
             check: None,
+            checks: None,
         })));
     }
     let (table, scope, hints) = single_table(&u.table, cx)?;
@@ -4321,6 +4331,7 @@ fn update(u: &ast::Update, cx: &PlanCx) -> Result<Plan, SqlError> {
     }
     let access = access::choose(&table.def, filter.as_ref(), &hints);
     Ok(Plan::Update(Box::new(UpdatePlan {
+        checks: crate::check::RowChecks::of(&table)?,
         table,
         access,
         filter,
@@ -4461,6 +4472,7 @@ fn multi_write(
         }
         let n = t.def.columns.len();
         out_targets.push(MultiTarget {
+            checks: crate::check::RowChecks::of(&t)?,
             table: t,
             offset,
             sets: out_sets,

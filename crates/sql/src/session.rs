@@ -1617,6 +1617,7 @@ impl Core {
         }
         engine.create_table(db, out.clone())?;
         let table = engine.table(db, &out.name)?;
+        let checks = crate::check::RowChecks::of(&table)?;
         let col_map: Vec<Option<usize>> = (0..out.columns.len())
             .map(|c: usize| c.checked_sub(own_first))
             .collect();
@@ -1635,6 +1636,7 @@ impl Core {
             on_duplicate: crate::plan::OnDuplicate::Fail,
             select: None,
             check: None,
+            checks,
         };
         let filled = self
             .dml(&Plan::Insert(Box::new(insert)), &[])

@@ -383,6 +383,7 @@ pub fn table_def(name: &str, plan: &SelectPlan) -> TableDef {
         primary_key: Vec::new(),
         indexes: Vec::new(),
         foreign_keys: Vec::new(),
+        checks: Vec::new(),
     }
 }
 

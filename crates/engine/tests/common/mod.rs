@@ -62,6 +62,7 @@ pub fn kv_table(name: &str) -> TableDef {
             unique: false,
         }],
         foreign_keys: Vec::new(),
+        checks: Vec::new(),
     }
 }
 
