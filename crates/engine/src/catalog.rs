@@ -7,8 +7,7 @@
 use crate::collation::Collation;
 use crate::keys::encode_key;
 use crate::types::{
-    CheckDef,
-    ColumnDef, ColumnType, FkAction, ForeignKeyDef, IndexDef, TableDef, Value, ViewDef,
+    CheckDef, ColumnDef, ColumnType, FkAction, ForeignKeyDef, IndexDef, TableDef, Value, ViewDef,
 };
 use crate::{Error, Result};
 use tierdb_page::PageId;
@@ -472,11 +471,19 @@ pub fn decode_table(b: &[u8]) -> Result<TableEntry> {
         });
     }
     let mut foreign_keys = Vec::new();
+    let mut checks_follow = false;
     if !r.0.is_empty() {
         let n = r.u16()?;
         for _ in 0..n {
             foreign_keys.push(get_foreign_key(&mut r)?);
         }
+        // A zero count is only written in front of checks.
+        checks_follow = n == 0;
+    }
+    if checks_follow && r.0.is_empty() {
+        return Err(Error::Corrupt(format!(
+            "catalog entry of table {name} ends before its CHECK constraints"
+        )));
     }
     let mut checks = Vec::new();
     if !r.0.is_empty() {
@@ -594,6 +601,7 @@ mod tests {
                 on_delete: FkAction::Cascade,
                 on_update: FkAction::SetNull,
             }],
+            checks: Vec::new(),
         };
         let e = TableEntry {
             id: 7,
@@ -611,6 +619,68 @@ mod tests {
                 Ok(d) => assert!(cut == old_len && d == old, "cut {cut} decoded"),
                 Err(_) => assert_ne!(cut, old_len),
             }
+        }
+    }
+
+    #[test]
+    fn check_constraints_round_trip_with_and_without_foreign_keys() {
+        let def = TableDef {
+            name: "o".into(),
+            columns: vec![ColumnDef {
+                name: "qty".into(),
+                ty: ColumnType::Int {
+                    bytes: 4,
+                    unsigned: false,
+                },
+                nullable: true,
+                auto_increment: false,
+                default: None,
+                fill: None,
+                collation: Collation::Binary,
+                on_update_now: false,
+            }],
+            primary_key: Vec::new(),
+            indexes: Vec::new(),
+            foreign_keys: Vec::new(),
+            checks: vec![
+                CheckDef {
+                    name: "qty".into(),
+                    column_level: true,
+                    expr: "`qty` >= 0".into(),
+                },
+                CheckDef {
+                    name: "CONSTRAINT_1".into(),
+                    column_level: false,
+                    expr: "`qty` < 1000 or `qty` is null".into(),
+                },
+            ],
+        };
+        let e = TableEntry {
+            id: 3,
+            primary_root: PageId(5),
+            index_roots: Vec::new(),
+            def,
+        };
+        // No foreign key: a zero count comes before the checks.
+        assert_eq!(decode_table(&encode_table(&e)).unwrap(), e);
+        let mut with_fk = e.clone();
+        with_fk.def.foreign_keys.push(ForeignKeyDef {
+            name: "o_ibfk_1".into(),
+            columns: vec![0],
+            parent_db: "shop".into(),
+            parent_table: "p".into(),
+            parent_columns: vec!["id".into()],
+            on_delete: FkAction::Restrict,
+            on_update: FkAction::Restrict,
+        });
+        assert_eq!(decode_table(&encode_table(&with_fk)).unwrap(), with_fk);
+        // A cut inside the checks is corruption, never fewer checks.
+        let full = encode_table(&e);
+        let mut bare = e.clone();
+        bare.def.checks.clear();
+        let bare_len = encode_table(&bare).len();
+        for cut in bare_len + 1..full.len() {
+            assert!(decode_table(&full[..cut]).is_err(), "cut {cut} decoded");
         }
     }
 

@@ -1293,6 +1293,33 @@ impl Inner {
         Ok(())
     }
 
+    /// Replaces the table's CHECK constraints (ALTER TABLE ADD / DROP CONSTRAINT). With
+    /// `verify`, every committed row is passed to it first (behind the closed gate, so no
+    /// writer adds a row meanwhile); its error stops the change.
+    pub fn set_checks(
+        self: &Arc<Self>,
+        db: &str,
+        table: &str,
+        checks: Vec<crate::CheckDef>,
+        verify: Option<&mut dyn FnMut(&[crate::Value]) -> Result<()>>,
+    ) -> Result<()> {
+        let _g = self.ddl.lock();
+        let t = self.table(db, table)?;
+        let _closed = self.close_gate(&t, "ALTER TABLE")?;
+        if let Some(verify) = verify {
+            let mut cur = self.committed_rows(&t);
+            while let Some(row) = cur.next_row()? {
+                verify(&row)?;
+            }
+        }
+        let mut def = t.def.clone();
+        def.checks = checks;
+        let roots: Vec<PageId> = t.secondary.iter().map(|s| s.root).collect();
+        self.replace_table(db, table, &t, def, roots)?;
+        tracing::info!(db, table, "CHECK constraints changed");
+        Ok(())
+    }
+
     /// ALTER TABLE that changes how rows are stored (DROP COLUMN, a column's type or place,
     /// the primary key): every committed row of the table (whose definition must still be
     /// `from`) is passed through `map` (old columns → columns of `def`) into new trees, behind the closed gate (writers wait, plain

@@ -26,7 +26,8 @@ pub use error::{Error, Result};
 pub use tierdb_txn::LockMode;
 pub use txn::Savepoint;
 pub use types::{
-    CheckDef, ColumnDef, ColumnType, FkAction, ForeignKeyDef, IndexDef, Row, TableDef, Value, ViewDef,
+    CheckDef, ColumnDef, ColumnType, FkAction, ForeignKeyDef, IndexDef, Row, TableDef, Value,
+    ViewDef,
 };
 
 use std::ops::Bound;
@@ -259,6 +260,18 @@ impl Engine {
         check: Option<&mut dyn FnMut(&Value) -> bool>,
     ) -> Result<()> {
         self.inner.alter_column(db, table, pos, col, check)
+    }
+    /// Replaces the table's CHECK constraints (the SQL layer checks them); with `verify`,
+    /// every committed row must pass it first (its error stops the change). Waits for the
+    /// table's writers like an index build.
+    pub fn set_checks(
+        &self,
+        db: &str,
+        table: &str,
+        checks: Vec<CheckDef>,
+        verify: Option<&mut dyn FnMut(&[Value]) -> Result<()>>,
+    ) -> Result<()> {
+        self.inner.set_checks(db, table, checks, verify)
     }
     /// Rewrites every row of the table into definition `def` (same name) through `map`
     /// (old columns → new columns): DROP COLUMN, type changes, column order, a new primary

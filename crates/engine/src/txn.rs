@@ -372,12 +372,14 @@ impl TxnState {
         }
         if current.def.columns != t.def.columns
             || current.def.primary_key != t.def.primary_key
+            || current.def.checks != t.def.checks
             || current.primary.root != t.primary.root
         {
             // Columns were added or changed since the statement was planned (its rows have
-            // the old shape or rules), or the table was rebuilt (its keys were read from the
-            // old trees, maybe under another primary key). MySQL's answer: the statement is
-            // retried (the SQL layer plans it again).
+            // the old shape or rules), its CHECK constraints changed (the statement checks
+            // rows against the old ones), or the table was rebuilt (its keys were read from
+            // the old trees, maybe under another primary key). MySQL's answer: the statement
+            // is retried (the SQL layer plans it again).
             return Err(Error::TableDefinitionChanged);
         }
         Ok(Some(current))

@@ -29,17 +29,22 @@ pub struct RowChecks {
 impl RowChecks {
     /// The checks of `t`, or None when it has none.
     pub fn of(t: &Table) -> Result<Option<Box<RowChecks>>, SqlError> {
-        if t.def.checks.is_empty() {
+        RowChecks::for_def(&t.def, &t.db)
+    }
+
+    /// The checks of table definition `def` of database `db`, or None when it has none.
+    pub fn for_def(def: &TableDef, db: &str) -> Result<Option<Box<RowChecks>>, SqlError> {
+        if def.checks.is_empty() {
             return Ok(None);
         }
-        let scope = crate::plan::table_scope(t, None);
-        let mut checks = Vec::with_capacity(t.def.checks.len());
-        for c in &t.def.checks {
+        let scope = crate::plan::def_scope(def, db, None);
+        let mut checks = Vec::with_capacity(def.checks.len());
+        for c in &def.checks {
             let e = parse_condition(&c.expr)?;
             let mut compiler = Compiler::new(&scope, &[]);
             compiler.clause = "CHECK";
             let name = if c.column_level {
-                format!("{}.{}", t.def.name, c.name)
+                format!("{}.{}", def.name, c.name)
             } else {
                 c.name.clone()
             };
@@ -47,7 +52,7 @@ impl RowChecks {
         }
         Ok(Some(Box::new(RowChecks {
             checks,
-            table: format!("`{}`.`{}`", t.db, t.def.name),
+            table: format!("`{db}`.`{}`", def.name),
         })))
     }
 
@@ -195,9 +200,9 @@ fn not_of_the_row(name: &str) -> Option<String> {
         "CURTIME" | "CURRENT_TIME" => "curtime",
         "RAND" | "UUID" | "UUID_SHORT" | "SYSDATE" | "UNIX_TIMESTAMP" | "UTC_TIMESTAMP"
         | "UTC_DATE" | "UTC_TIME" | "CONNECTION_ID" | "USER" | "CURRENT_USER" | "SESSION_USER"
-        | "SYSTEM_USER" | "DATABASE" | "SCHEMA" | "LAST_INSERT_ID" | "FOUND_ROWS"
-        | "ROW_COUNT" | "GET_LOCK" | "RELEASE_LOCK" | "RELEASE_ALL_LOCKS" | "IS_FREE_LOCK"
-        | "IS_USED_LOCK" | "SLEEP" | "BENCHMARK" | "VERSION" => return Some(n.to_lowercase()),
+        | "SYSTEM_USER" | "DATABASE" | "SCHEMA" | "LAST_INSERT_ID" | "FOUND_ROWS" | "ROW_COUNT"
+        | "GET_LOCK" | "RELEASE_LOCK" | "RELEASE_ALL_LOCKS" | "IS_FREE_LOCK" | "IS_USED_LOCK"
+        | "SLEEP" | "BENCHMARK" | "VERSION" => return Some(n.to_lowercase()),
         _ => return None,
     };
     Some(shown.to_string())
@@ -214,13 +219,11 @@ fn validate(cond: &ast::Expr, def: &TableDef, name: &str) -> Result<(), SqlError
             | ast::Expr::In {
                 target: ast::InTarget::Subquery(_),
                 ..
-            } => {
-                Some(SqlError::new(
-                    1970,
-                    "42000",
-                    "CHECK does not support subqueries or stored functions",
-                ))
-            }
+            } => Some(SqlError::new(
+                1970,
+                "42000",
+                "CHECK does not support subqueries or stored functions",
+            )),
             ast::Expr::Function(f) => not_of_the_row(&object_name_last(&f.name))
                 .map(|shown| used_in_check(&format!("{shown}()"), name)),
             ast::Expr::Identifier(id) if id.value.starts_with('@') => {
@@ -258,8 +261,21 @@ fn used_in_check(what: &str, name: &str) -> SqlError {
     )
 }
 
+/// `ALTER TABLE ... ADD [CONSTRAINT [name]] CHECK (...)`: the table's checks with the new one
+/// last (1826 for a name taken; named `CONSTRAINT_n` when unnamed).
+pub fn added(def: &TableDef, k: &ast::CheckConstraint) -> Result<Vec<CheckDef>, SqlError> {
+    let mut out = def.checks.clone();
+    let name = match &k.name {
+        Some(n) => n.value.clone(),
+        None => free_name(&out),
+    };
+    add(&mut out, def, name, false, &k.expr)?;
+    Ok(out)
+}
+
 /// ALTER TABLE changes of a column a CHECK constraint reads (DROP, CHANGE, MODIFY, RENAME
-/// COLUMN) and adding or dropping a CHECK are not supported yet: 1235, before anything changes.
+/// COLUMN), and ADD / DROP CONSTRAINT among other changes, are not supported yet: 1235,
+/// before anything changes.
 pub fn alter_allowed(ops: &[&ast::AlterTableOperation], def: &TableDef) -> Result<(), SqlError> {
     use ast::AlterTableOperation as Op;
     for op in ops {
@@ -275,11 +291,13 @@ pub fn alter_allowed(ops: &[&ast::AlterTableOperation], def: &TableDef) -> Resul
             Op::AddConstraint {
                 constraint: ast::TableConstraint::Check(_),
                 ..
-            } => return Err(SqlError::unsupported("ALTER TABLE ... ADD CHECK constraints")),
-            Op::DropConstraint { name, .. }
-                if def.checks.iter().any(|c| c.name.eq_ignore_ascii_case(&name.value)) =>
+            }
+            | Op::DropConstraint { .. }
+                if ops.len() > 1 =>
             {
-                return Err(SqlError::unsupported("ALTER TABLE ... DROP of a CHECK constraint"))
+                return Err(SqlError::unsupported(
+                    "ADD / DROP of a CHECK constraint with other changes in one ALTER TABLE",
+                ))
             }
             _ => continue,
         };
@@ -368,9 +386,7 @@ fn print(e: &ast::Expr, out: &mut String) {
         E::Identifier(id) => ident(&id.value, out),
         E::CompoundIdentifier(ids) => ident(&ids.last().map_or("", |i| i.value.as_str()), out),
         E::Value(v) => match &v.value {
-            ast::Value::SingleQuotedString(s) | ast::Value::DoubleQuotedString(s) => {
-                string(s, out)
-            }
+            ast::Value::SingleQuotedString(s) | ast::Value::DoubleQuotedString(s) => string(s, out),
             ast::Value::Boolean(b) => out.push_str(if *b { "1" } else { "0" }),
             ast::Value::Null => out.push_str("NULL"),
             other => out.push_str(&other.to_string()),
@@ -425,7 +441,11 @@ fn print(e: &ast::Expr, out: &mut String) {
             high,
         } => {
             print(expr, out);
-            out.push_str(if *negated { " not between " } else { " between " });
+            out.push_str(if *negated {
+                " not between "
+            } else {
+                " between "
+            });
             print(low, out);
             out.push_str(" and ");
             print(high, out);

@@ -884,6 +884,17 @@ pub enum Utility {
         column: tierdb_engine::ColumnDef,
         check: bool,
     },
+    /// `ALTER TABLE ... ADD CONSTRAINT ... CHECK / DROP CONSTRAINT`: the table's checks become
+    /// `checks`; `added`: the position of a new one every stored row must pass first.
+    SetChecks {
+        db: String,
+        table: String,
+        checks: Vec<tierdb_engine::CheckDef>,
+        added: Option<usize>,
+        /// `DROP CONSTRAINT IF EXISTS` of a name the table does not have: nothing changes,
+        /// this note (1091) is given.
+        missing: Option<String>,
+    },
     /// `ALTER TABLE` changes that rewrite every row (see `crate::alter`).
     RebuildTable {
         db: String,
@@ -944,6 +955,7 @@ impl Utility {
                 | Utility::AddColumn { .. }
                 | Utility::RenameTables { .. }
                 | Utility::AlterColumn { .. }
+                | Utility::SetChecks { .. }
                 | Utility::RebuildTable { .. }
                 | Utility::Truncate { .. }
                 | Utility::CreateView { .. }
@@ -1605,6 +1617,65 @@ fn alter_table(at: &ast::AlterTable, cx: &PlanCx) -> Result<Plan, SqlError> {
                 column,
                 check: false,
             }))
+        }
+        [Op::AddConstraint {
+            constraint: ast::TableConstraint::Check(k),
+            ..
+        }] => {
+            let t = cx.table(&at.name)?;
+            let checks = crate::check::added(&t.def, k)?;
+            Ok(util(Utility::SetChecks {
+                db,
+                table,
+                added: Some(checks.len() - 1),
+                checks,
+                missing: None,
+            }))
+        }
+        [Op::DropConstraint {
+            name, if_exists, ..
+        }] => {
+            let t = cx.table(&at.name)?;
+            let before = t.def.checks.len();
+            let checks: Vec<_> = t
+                .def
+                .checks
+                .iter()
+                .filter(|c| !c.name.eq_ignore_ascii_case(&name.value))
+                .cloned()
+                .collect();
+            if checks.len() < before {
+                return Ok(util(Utility::SetChecks {
+                    db,
+                    table,
+                    checks,
+                    added: None,
+                    missing: None,
+                }));
+            }
+            if t.def
+                .foreign_keys
+                .iter()
+                .any(|f| f.name.eq_ignore_ascii_case(&name.value))
+            {
+                return Err(SqlError::unsupported(
+                    "DROP CONSTRAINT of a foreign key (use DROP FOREIGN KEY)",
+                ));
+            }
+            let missing = format!(
+                "Can't DROP CONSTRAINT `{}`; check that it exists",
+                name.value
+            );
+            if *if_exists {
+                return Ok(util(Utility::SetChecks {
+                    db,
+                    table,
+                    checks,
+                    added: None,
+                    missing: Some(missing),
+                }));
+            }
+            Err(SqlError::new(1091, "42000", missing))
         }
         [Op::DropIndex { name }] => Ok(util(Utility::DropIndex {
             db,

@@ -230,6 +230,7 @@ fn counter_for(plan: &Plan) -> Counter {
             Utility::AlterNoop { .. }
             | Utility::AddColumn { .. }
             | Utility::AlterColumn { .. }
+            | Utility::SetChecks { .. }
             | Utility::RebuildTable { .. }
             | Utility::RenameTables { alter: true, .. } => Counter::ComAlterTable,
             Utility::RenameTables { alter: false, .. } => Counter::ComRenameTable,
@@ -1246,6 +1247,47 @@ impl Core {
                 crate::fk::parent_side_kept(engine, db, table, &from, &to)?;
                 engine.alter_column(db, table, *pos, column.clone(), check)?;
                 Ok(alter_ok(0))
+            }
+            Utility::SetChecks {
+                db,
+                table,
+                checks,
+                added,
+                missing,
+            } => {
+                let t = crate::view::base_table(engine, db, table)?;
+                if let Some(m) = missing {
+                    self.st.warnings.push(Warning::note(1091, m.clone()));
+                    return Ok(alter_ok(self.st.warnings.len()));
+                }
+                let Some(i) = *added else {
+                    engine.set_checks(db, table, checks.clone(), None)?;
+                    return Ok(alter_ok(0));
+                };
+                // Every stored row must pass the new check (4025 at the first that fails).
+                let mut probe_def = t.def.clone();
+                probe_def.checks = checks.get(i).cloned().into_iter().collect();
+                let probe = crate::check::RowChecks::for_def(&probe_def, db)?;
+                let cx = EvalCx::new(&[], &self.st);
+                let mut failed: Option<SqlError> = None;
+                let mut rows = 0u64;
+                let mut verify = |row: &[Value]| -> Result<(), EngineError> {
+                    rows += 1;
+                    crate::check::check_row(&probe, row, &cx).map_err(|e| {
+                        failed = Some(e);
+                        EngineError::Internal("a stored row fails the new CHECK".into())
+                    })
+                };
+                let r = engine.set_checks(db, table, checks.clone(), Some(&mut verify));
+                if let Some(e) = failed {
+                    return Err(e);
+                }
+                r?;
+                Ok(ok(
+                    rows,
+                    0,
+                    format!("Records: {rows}  Duplicates: 0  Warnings: 0"),
+                ))
             }
             Utility::RebuildTable { db, table, rebuild } => {
                 let added: Vec<String> = rebuild
