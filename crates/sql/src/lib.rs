@@ -3,7 +3,8 @@
 //! Layers, top down: `session` (one per connection: transactions, prepared statements,
 //! dispatch) → `parse` (sqlparser, MySQL dialect) → `plan` (+ `compile` for expressions,
 //! `access` for key ranges, `ddl` for table definitions, `alter` for ALTER TABLE
-//! changes that rewrite rows, `fk` for FOREIGN KEY constraints, `view` for views) → `exec`
+//! changes that rewrite rows, `fk` for FOREIGN KEY constraints, `check` for CHECK constraints,
+//! `view` for views) → `exec`
 //! (row pipeline on an engine `Txn`) and `show` (SHOW / EXPLAIN result sets). `expr` evaluates
 //! expressions, with `funcs` (scalar functions of their arguments alone) and `json` (JSON
 //! functions) beside it. `shared`, `variables`, `status` and `user_locks` (GET_LOCK) hold
