@@ -1301,7 +1301,7 @@ impl Inner {
         db: &str,
         table: &str,
         checks: Vec<crate::CheckDef>,
-        verify: Option<&mut dyn FnMut(&[crate::Value]) -> Result<()>>,
+        verify: Option<&mut crate::RowVerifier<'_>>,
     ) -> Result<()> {
         let _g = self.ddl.lock();
         let t = self.table(db, table)?;

@@ -269,7 +269,7 @@ impl Engine {
         db: &str,
         table: &str,
         checks: Vec<CheckDef>,
-        verify: Option<&mut dyn FnMut(&[Value]) -> Result<()>>,
+        verify: Option<&mut RowVerifier<'_>>,
     ) -> Result<()> {
         self.inner.set_checks(db, table, checks, verify)
     }
@@ -601,6 +601,10 @@ fn throttle_vars(prefix: &str, t: Option<&ThrottleConfig>) -> Vec<(String, Strin
 }
 
 /// A transaction. Dropping it without `commit` rolls it back.
+/// Called with every committed row of a table before a change that needs them all to pass
+/// (`Engine::set_checks`); an error stops the change.
+pub type RowVerifier<'a> = dyn FnMut(&[Value]) -> Result<()> + 'a;
+
 pub struct Txn {
     st: txn::TxnState,
     done: bool,

@@ -384,7 +384,7 @@ fn print(e: &ast::Expr, out: &mut String) {
     use ast::Expr as E;
     match e {
         E::Identifier(id) => ident(&id.value, out),
-        E::CompoundIdentifier(ids) => ident(&ids.last().map_or("", |i| i.value.as_str()), out),
+        E::CompoundIdentifier(ids) => ident(ids.last().map_or("", |i| i.value.as_str()), out),
         E::Value(v) => match &v.value {
             ast::Value::SingleQuotedString(s) | ast::Value::DoubleQuotedString(s) => string(s, out),
             ast::Value::Boolean(b) => out.push_str(if *b { "1" } else { "0" }),
