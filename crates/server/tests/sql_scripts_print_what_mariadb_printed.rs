@@ -469,6 +469,18 @@ fn check_constraints_altered_print_what_mariadb_printed() {
     prints_what_mariadb_printed("check_constraints_altered");
 }
 
+/// `check_constraints_review.sql` (a review's findings): backslash escapes in a stored check
+/// (CASE, LIKE ... ESCAPE) keep their meaning; multi-row INSERT IGNORE / INSERT IGNORE ...
+/// SELECT skip a failing row with a warning, a one-row INSERT IGNORE fails; a JSON column's
+/// own check replaces the implicit one; DROP CONSTRAINT does not reach a column's check; a
+/// check may not take a key's name (1826) nor read an AUTO_INCREMENT column (1901); a later
+/// explicit `CONSTRAINT_1` moves an unnamed check to `CONSTRAINT_2`; backquotes in a check's
+/// name in 4025; INFORMATION_SCHEMA table names compare exactly.
+#[test]
+fn check_constraints_review_print_what_mariadb_printed() {
+    prints_what_mariadb_printed("check_constraints_review");
+}
+
 fn prints_what_mariadb_printed(name: &str) {
     assert!(
         common::exists(MARIADB),

@@ -63,7 +63,11 @@ impl RowChecks {
                 return Err(SqlError::new(
                     4025,
                     "23000",
-                    format!("CONSTRAINT `{name}` failed for {}", self.table),
+                    format!(
+                        "CONSTRAINT `{}` failed for {}",
+                        name.replace('`', "``"),
+                        self.table
+                    ),
                 ));
             }
         }
@@ -107,29 +111,43 @@ pub fn declared(ct: &ast::CreateTable, def: &TableDef) -> Result<Vec<CheckDef>, 
     let mut out: Vec<CheckDef> = Vec::new();
     for c in &ct.columns {
         let mut conds: Vec<ast::Expr> = Vec::new();
-        if matches!(c.data_type, ast::DataType::JSON) {
-            conds.push(json_valid(&c.name.value));
-        }
         for o in &c.options {
             if let ast::ColumnOption::Check(k) = &o.option {
                 conds.push((*k.expr).clone());
             }
         }
-        // MariaDB keeps one check per column: several are ANDed.
-        let Some(cond) = conds.into_iter().reduce(|a, b| ast::Expr::BinaryOp {
-            left: Box::new(a),
-            op: ast::BinaryOperator::And,
-            right: Box::new(b),
-        }) else {
-            continue;
+        if conds.len() > 1 {
+            return Err(SqlError::syntax(format!(
+                "You have an error in your SQL syntax: column '{}' has more than one CHECK",
+                c.name.value
+            )));
+        }
+        // A JSON column's implicit check gives way to a check of its own (as MariaDB).
+        let cond = match conds.pop() {
+            Some(cond) => cond,
+            None if matches!(c.data_type, ast::DataType::JSON) => json_valid(&c.name.value),
+            None => continue,
         };
         add(&mut out, def, c.name.value.clone(), true, &cond)?;
     }
+    // An unnamed table check takes the first `CONSTRAINT_n` no check of the statement has.
+    let named: Vec<CheckDef> = ct
+        .constraints
+        .iter()
+        .filter_map(|t| match t {
+            ast::TableConstraint::Check(k) => k.name.as_ref().map(|n| CheckDef {
+                name: n.value.clone(),
+                column_level: false,
+                expr: String::new(),
+            }),
+            _ => None,
+        })
+        .collect();
     for t in &ct.constraints {
         if let ast::TableConstraint::Check(k) = t {
             let name = match &k.name {
                 Some(n) => n.value.clone(),
-                None => free_name(&out),
+                None => free_name(&[out.as_slice(), named.as_slice()].concat()),
             };
             add(&mut out, def, name, false, &k.expr)?;
         }
@@ -171,7 +189,16 @@ fn add(
     column_level: bool,
     cond: &ast::Expr,
 ) -> Result<(), SqlError> {
-    if out.iter().any(|c| c.name.eq_ignore_ascii_case(&name)) {
+    let key_named = |n: &str| {
+        (n.eq_ignore_ascii_case("PRIMARY") && !def.primary_key.is_empty())
+            || def.indexes.iter().any(|i| i.name.eq_ignore_ascii_case(n))
+            || def
+                .foreign_keys
+                .iter()
+                .any(|f| f.name.eq_ignore_ascii_case(n))
+    };
+    if out.iter().any(|c| c.name.eq_ignore_ascii_case(&name)) || (!column_level && key_named(&name))
+    {
         return Err(SqlError::new(
             1826,
             "HY000",
@@ -224,8 +251,24 @@ fn validate(cond: &ast::Expr, def: &TableDef, name: &str) -> Result<(), SqlError
                 "42000",
                 "CHECK does not support subqueries or stored functions",
             )),
-            ast::Expr::Function(f) => not_of_the_row(&object_name_last(&f.name))
-                .map(|shown| used_in_check(&format!("{shown}()"), name)),
+            ast::Expr::Function(f) => {
+                let fname = object_name_last(&f.name);
+                let with_args =
+                    matches!(&f.args, ast::FunctionArguments::List(l) if !l.args.is_empty());
+                if fname.eq_ignore_ascii_case("UNIX_TIMESTAMP") && with_args {
+                    None
+                } else {
+                    not_of_the_row(&fname).map(|shown| used_in_check(&format!("{shown}()"), name))
+                }
+            }
+            ast::Expr::Identifier(id)
+                if def
+                    .columns
+                    .iter()
+                    .any(|c| c.auto_increment && c.name.eq_ignore_ascii_case(&id.value)) =>
+            {
+                Some(used_in_check("AUTO_INCREMENT", name))
+            }
             ast::Expr::Identifier(id) if id.value.starts_with('@') => {
                 Some(used_in_check(&id.value, name))
             }
@@ -492,7 +535,7 @@ fn print(e: &ast::Expr, out: &mut String) {
                     list(&args, out);
                     out.push(')');
                 }
-                _ => out.push_str(&e.to_string()),
+                _ => fallback(e, out),
             }
         }
         E::Substring {
@@ -522,8 +565,25 @@ fn print(e: &ast::Expr, out: &mut String) {
             out.push_str(&data_type.to_string().to_lowercase());
             out.push(')');
         }
-        other => out.push_str(&other.to_string()),
+        other => fallback(other, out),
     }
+}
+
+/// sqlparser's own spelling of `e`, with backslashes in string literals escaped (sqlparser
+/// prints them bare, and a backslash escape would mean something else when read again).
+fn fallback(e: &ast::Expr, out: &mut String) {
+    let mut e = e.clone();
+    let _ = ast::visit_expressions_mut(&mut e, |x| {
+        if let ast::Expr::Value(v) = x {
+            if let ast::Value::SingleQuotedString(s) | ast::Value::DoubleQuotedString(s) =
+                &mut v.value
+            {
+                *s = s.replace('\\', "\\\\");
+            }
+        }
+        ControlFlow::<()>::Continue(())
+    });
+    out.push_str(&e.to_string());
 }
 
 /// `NOT x` as MariaDB prints it: a comparison turned around, `x = 0` for a bare operand,

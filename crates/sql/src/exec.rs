@@ -1401,6 +1401,8 @@ pub fn run_insert(plan: &InsertPlan, txn: &mut Txn, cx: &EvalCx) -> Result<Write
     let mut affected = 0;
     let mut duplicates = 0;
     let mut warnings = Vec::new();
+    // Rows IGNORE skipped for a failed CHECK constraint (not counted as records).
+    let mut check_skipped = 0;
     // Division by zero in the values written is an error (unless IGNORE or the sql_mode
     // says otherwise).
     let strict =
@@ -1468,14 +1470,23 @@ pub fn run_insert(plan: &InsertPlan, txn: &mut Txn, cx: &EvalCx) -> Result<Write
             }
             on_dup => {
                 let auto = txn.assign_auto_increment(t, &mut row);
-                // (A failed CHECK constraint is an error also under IGNORE, as in MariaDB.)
                 let checked = view_check(&plan.check, &row, cx)
                     .and_then(|_| crate::check::check_row(&plan.checks, &row, cx));
                 if let Err(e) = checked {
                     if let Some(v) = auto {
                         txn.give_back_auto_increment(t, v);
                     }
-                    return Err(e);
+                    // IGNORE skips a row failing a CHECK constraint with a warning, except
+                    // in a one-row INSERT ... VALUES, which fails (as MariaDB does).
+                    let skips = matches!(on_dup, OnDuplicate::Ignore)
+                        && e.code == 4025
+                        && (plan.select.is_some() || n_rows > 1);
+                    if !skips {
+                        return Err(e);
+                    }
+                    check_skipped += 1;
+                    warnings.push(Warning::warn(e.code, e.message));
+                    continue;
                 }
                 match upsert(t, row, on_dup, txn, cx, &fk, &plan.checks)? {
                     Upserted::Inserted { deleted } => {
@@ -1504,7 +1515,7 @@ pub fn run_insert(plan: &InsertPlan, txn: &mut Txn, cx: &EvalCx) -> Result<Write
     }
     Ok(WriteResult {
         affected,
-        matched: n_rows as u64,
+        matched: (n_rows - check_skipped) as u64,
         first_auto_id: first_auto,
         duplicates,
         warnings,

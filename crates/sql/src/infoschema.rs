@@ -71,11 +71,20 @@ fn col(name: &str, ty: ColumnType) -> ColumnDef {
     }
 }
 
-/// A text column; compared and sorted case-insensitively, as MariaDB's `utf8mb3_general_ci`
-/// INFORMATION_SCHEMA columns are.
+/// A text column. Names of databases and tables compare byte by byte (`t1` and `T1` are two
+/// tables, and MariaDB looks them up exactly); the other columns (constraint, index, column
+/// names, types, ...) compare and sort case-insensitively, as MariaDB's `utf8mb3_general_ci`
+/// INFORMATION_SCHEMA columns do.
 fn text(name: &str) -> ColumnDef {
+    let exact = name.ends_with("SCHEMA")
+        || name.ends_with("TABLE_NAME")
+        || matches!(name, "SCHEMA_NAME" | "EVENT_OBJECT_TABLE");
     ColumnDef {
-        collation: tierdb_engine::Collation::GeneralCi,
+        collation: if exact {
+            tierdb_engine::Collation::Binary
+        } else {
+            tierdb_engine::Collation::GeneralCi
+        },
         ..col(name, ColumnType::VarChar(512))
     }
 }

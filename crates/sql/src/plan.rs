@@ -1641,7 +1641,8 @@ fn alter_table(at: &ast::AlterTable, cx: &PlanCx) -> Result<Plan, SqlError> {
                 .def
                 .checks
                 .iter()
-                .filter(|c| !c.name.eq_ignore_ascii_case(&name.value))
+                // (A column's own check is not a constraint DROP CONSTRAINT can name.)
+                .filter(|c| c.column_level || !c.name.eq_ignore_ascii_case(&name.value))
                 .cloned()
                 .collect();
             if checks.len() < before {
