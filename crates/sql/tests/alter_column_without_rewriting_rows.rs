@@ -14,8 +14,8 @@
 
 mod common;
 use common::*;
-use tierdb_engine::{Engine, EngineConfig, Value};
-use tierdb_sql::{ServerInfo, Session, Shared};
+use tierdb_engine::Value;
+use tierdb_sql::Session;
 
 #[test]
 fn widening_checks_every_value_and_refusals_leave_the_table_as_it_was() {
@@ -99,10 +99,7 @@ fn a_statement_prepared_before_the_change_is_planned_again() {
 #[test]
 fn renames_and_defaults_survive_a_reopen() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let open = || {
-        let engine = Engine::open(EngineConfig::under(dir.path())).expect("engine");
-        Shared::new(engine, ServerInfo::default())
-    };
+    let open = || open_shared(dir.path());
     let shared = open();
     let mut s = Session::new(shared.clone(), 1, "root", "localhost", None).expect("session");
     exec(&mut s, "CREATE DATABASE d");

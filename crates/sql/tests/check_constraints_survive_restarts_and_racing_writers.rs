@@ -9,16 +9,12 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 
 use common::*;
-use tierdb_engine::{Engine, EngineConfig};
-use tierdb_sql::{ServerInfo, Session, Shared};
+use tierdb_sql::Session;
 
 #[test]
 fn declared_added_and_dropped_checks_survive_a_reopen() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let open = || {
-        let engine = Engine::open(EngineConfig::under(dir.path())).expect("engine");
-        Shared::new(engine, ServerInfo::default())
-    };
+    let open = || open_shared(dir.path());
     let shared = open();
     let mut s = Session::new(shared.clone(), 1, "root", "localhost", None).expect("session");
     exec(&mut s, "CREATE DATABASE d");

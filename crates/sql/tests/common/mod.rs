@@ -10,6 +10,12 @@ pub struct Env {
     pub shared: Arc<Shared>,
 }
 
+/// An engine (and its Shared) over `dir`, which may hold one from an earlier open.
+pub fn open_shared(dir: &std::path::Path) -> Arc<Shared> {
+    let engine = Engine::open(EngineConfig::under(dir)).expect("engine");
+    Shared::new(engine, ServerInfo::default())
+}
+
 pub fn env() -> Env {
     let dir = tempfile::tempdir().expect("tempdir");
     let engine = Engine::open(EngineConfig::under(dir.path())).expect("engine");
