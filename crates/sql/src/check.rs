@@ -105,8 +105,8 @@ pub fn parse_condition(text: &str) -> Result<ast::Expr, SqlError> {
 }
 
 /// The checks CREATE TABLE declares for `def` (its columns and keys already made), in
-/// MariaDB's order: column checks (a JSON column's `json_valid` first among them, in column
-/// order), then table checks.
+/// MariaDB's order: column checks in column order (a JSON column without a check of its own
+/// gets `json_valid(col)`), then table checks.
 pub fn declared(ct: &ast::CreateTable, def: &TableDef) -> Result<Vec<CheckDef>, SqlError> {
     let mut out: Vec<CheckDef> = Vec::new();
     for c in &ct.columns {
