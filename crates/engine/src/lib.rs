@@ -600,11 +600,11 @@ fn throttle_vars(prefix: &str, t: Option<&ThrottleConfig>) -> Vec<(String, Strin
     v
 }
 
-/// A transaction. Dropping it without `commit` rolls it back.
 /// Called with every committed row of a table before a change that needs them all to pass
 /// (`Engine::set_checks`); an error stops the change.
 pub type RowVerifier<'a> = dyn FnMut(&[Value]) -> Result<()> + 'a;
 
+/// A transaction. Dropping it without `commit` rolls it back.
 pub struct Txn {
     st: txn::TxnState,
     done: bool,

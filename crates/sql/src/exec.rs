@@ -1455,8 +1455,7 @@ pub fn run_insert(plan: &InsertPlan, txn: &mut Txn, cx: &EvalCx) -> Result<Write
                     || (fk.is_some() && !t.def.foreign_keys.is_empty())
                 {
                     assigned = txn.assign_auto_increment(t, &mut row);
-                    let checked = view_check(&plan.check, &row, cx)
-                        .and_then(|_| crate::check::check_row(&plan.checks, &row, cx))
+                    let checked = row_allowed(&plan.check, &plan.checks, &row, cx)
                         .and_then(|_| check_new_row(&fk, txn, t, &row));
                     if let Err(e) = checked {
                         if let Some(v) = assigned {
@@ -1470,9 +1469,7 @@ pub fn run_insert(plan: &InsertPlan, txn: &mut Txn, cx: &EvalCx) -> Result<Write
             }
             on_dup => {
                 let auto = txn.assign_auto_increment(t, &mut row);
-                let checked = view_check(&plan.check, &row, cx)
-                    .and_then(|_| crate::check::check_row(&plan.checks, &row, cx));
-                if let Err(e) = checked {
+                if let Err(e) = row_allowed(&plan.check, &plan.checks, &row, cx) {
                     if let Some(v) = auto {
                         txn.give_back_auto_increment(t, v);
                     }
@@ -1636,6 +1633,18 @@ fn check_new_row(fk: &Option<Fk>, txn: &mut Txn, t: &Table, row: &[Value]) -> Re
         }
     }
     fk::child_row(fk, txn, t, row, None)
+}
+
+/// A row about to be written: the view it goes through WITH CHECK OPTION must show it (1369)
+/// and the table's CHECK constraints must not be false for it (4025).
+fn row_allowed(
+    view: &Option<Box<crate::plan::ViewCheck>>,
+    checks: &Option<Box<crate::check::RowChecks>>,
+    row: &[Value],
+    cx: &EvalCx,
+) -> Result<(), SqlError> {
+    view_check(view, row, cx)?;
+    crate::check::check_row(checks, row, cx)
 }
 
 /// A row written through a view WITH CHECK OPTION must be one the view shows (1369).
@@ -1865,8 +1874,7 @@ pub fn run_update(plan: &UpdatePlan, txn: &mut Txn, cx: &EvalCx) -> Result<Write
                 continue;
             }
             touch_on_update(&t.def, &plan.sets, &mut new);
-            view_check(&plan.check, &new, cx)?;
-            crate::check::check_row(&plan.checks, &new, cx)?;
+            row_allowed(&plan.check, &plan.checks, &new, cx)?;
             if two_phase {
                 pending.push((old, new));
             } else {

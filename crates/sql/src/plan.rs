@@ -1244,6 +1244,15 @@ pub fn build(stmt: &ast::Statement, cx: &PlanCx) -> Result<Plan, SqlError> {
             };
             let def = if ct.columns.is_empty() {
                 ddl::check_table_name(&name)?;
+                if ct
+                    .constraints
+                    .iter()
+                    .any(|c| matches!(c, ast::TableConstraint::Check(_)))
+                {
+                    return Err(SqlError::unsupported(
+                        "CHECK in CREATE TABLE ... AS SELECT without column definitions (add it after)",
+                    ));
+                }
                 TableDef {
                     name,
                     columns: Vec::new(),
