@@ -470,9 +470,9 @@ impl Inner {
                 }
                 Some(b'T') => {
                     let e = catalog::decode_table(v)?;
-                    let db = name(0)?;
-                    let t = self.table_from_entry(&db, e)?;
-                    dbs.entry(db).or_default().insert(t.def.name.clone(), t);
+                    let (db, key) = (name(0)?, name(1)?);
+                    let t = self.table_from_entry(&db, key, e)?;
+                    dbs.entry(db).or_default().insert(t.key.clone(), t);
                 }
                 Some(b'G') => dropped.push(catalog::decode_dropped(v)?),
                 Some(b'V') => {
@@ -516,12 +516,34 @@ impl Inner {
             tracing::info!(trees = pending.len(), "dropped trees still to be freed");
         }
         *self.dropped.lock() = pending;
+        // TEMPORARY tables belonged to sessions of an earlier run: dropped (their trees freed
+        // like any dropped table's).
+        let leftovers: Vec<Arc<Table>> = dbs
+            .values()
+            .flat_map(|ts| ts.values())
+            .filter(|t| t.is_temporary())
+            .cloned()
+            .collect();
         *self.catalog.write() = dbs;
         *self.views.write() = views;
+        for t in &leftovers {
+            self.drop_table_entry(&t.db, t)?;
+            self.catalog
+                .write()
+                .get_mut(&t.db)
+                .map(|ts| ts.remove(&t.key));
+        }
+        if !leftovers.is_empty() {
+            tracing::info!(
+                tables = leftovers.len(),
+                "dropped TEMPORARY tables left by the last run"
+            );
+        }
         Ok(())
     }
 
-    fn table_from_entry(&self, db: &str, e: TableEntry) -> Result<Arc<Table>> {
+    /// The handle of catalog entry `e`, filed under `key` in `db`.
+    fn table_from_entry(&self, db: &str, key: String, e: TableEntry) -> Result<Arc<Table>> {
         let primary = BTree {
             root: e.primary_root,
         };
@@ -536,6 +558,7 @@ impl Inner {
         Ok(Arc::new(Table {
             db: db.to_string(),
             def: e.def,
+            key,
             id: e.id,
             primary,
             secondary,
@@ -759,15 +782,31 @@ impl Inner {
     }
 
     pub fn create_table(&self, db: &str, def: TableDef) -> Result<()> {
+        self.create_table_filed(db, def, false).map(|_| ())
+    }
+
+    /// Creates a table in `db`: filed under its name, or, `temporary`, under a key of its
+    /// own that no other table or view can hold (`Engine::create_temporary_table`).
+    pub fn create_table_filed(
+        &self,
+        db: &str,
+        def: TableDef,
+        temporary: bool,
+    ) -> Result<Arc<Table>> {
         let _g = self.ddl.lock();
         {
             let c = self.catalog.read();
             let tabs = c.get(db).ok_or_else(|| Error::NoSuchDatabase(db.into()))?;
-            if tabs.contains_key(&def.name) || self.view(db, &def.name).is_some() {
+            if !temporary && (tabs.contains_key(&def.name) || self.view(db, &def.name).is_some()) {
                 return Err(Error::TableExists(def.name.clone()));
             }
         }
         let id = alloc::meta_slot(&self.store, SLOT_NEXT_TABLE_ID)?;
+        let key = if temporary {
+            format!("{}{id}", crate::TEMP_KEY_PREFIX)
+        } else {
+            def.name.clone()
+        };
         let mut m = Mtr::new(&self.store, 0);
         let primary = BTree::create(&mut m)?;
         let mut index_roots = vec![];
@@ -783,16 +822,31 @@ impl Inner {
             def,
         };
         self.catalog_put(
-            &catalog::table_key(db, &e.def.name),
+            &catalog::table_key(db, &key),
             Some(catalog::encode_table(&e)),
         )?;
-        let t = self.table_from_entry(db, e)?;
+        let t = self.table_from_entry(db, key, e)?;
         self.catalog
             .write()
             .entry(db.to_string())
             .or_default()
-            .insert(t.def.name.clone(), t);
-        Ok(())
+            .insert(t.key.clone(), t.clone());
+        Ok(t)
+    }
+
+    /// A TEMPORARY table's new name: its definition changes, its key stays.
+    pub fn rename_temporary_table(&self, db: &str, key: &str, to: &str) -> Result<()> {
+        let _g = self.ddl.lock();
+        let t = self.table(db, key)?;
+        if !t.is_temporary() {
+            return Err(Error::Internal(format!(
+                "{db}.{key} is not a TEMPORARY table"
+            )));
+        }
+        let mut def = t.def.clone();
+        def.name = to.to_string();
+        let roots = t.secondary.iter().map(|s| s.root).collect();
+        self.replace_table(db, key, &t, def, roots)
     }
 
     /// `RENAME TABLE a TO b, c TO d, ...` (each `(db, from, to_db, to)`), all or nothing:
@@ -822,6 +876,11 @@ impl Inner {
                     db: db.clone(),
                     table: from.clone(),
                 })?;
+                if t.is_temporary() {
+                    return Err(Error::NotSupported(
+                        "RENAME TABLE of a TEMPORARY table together with other tables".into(),
+                    ));
+                }
                 if !c.contains_key(to_db) {
                     return Err(Error::NoSuchDatabase(to_db.clone()));
                 }
@@ -957,6 +1016,7 @@ impl Inner {
             t.gate.bump_version();
             let nt = Arc::new(Table {
                 db: to_db.clone(),
+                key: e.def.name.clone(),
                 def: e.def,
                 id: t.id,
                 primary: t.primary,
@@ -996,7 +1056,7 @@ impl Inner {
         for root in t.roots() {
             self.queue_dropped_tree(root, Holder::Table(Arc::downgrade(&t.gate)))?;
         }
-        self.catalog_put(&catalog::table_key(db, &t.def.name), None)?;
+        self.catalog_put(&catalog::table_key(db, &t.key), None)?;
         closed.mark_dropped();
         Ok(())
     }
@@ -1191,6 +1251,7 @@ impl Inner {
         let nt = Arc::new(Table {
             db: db.into(),
             def: e.def,
+            key: table.to_string(),
             id: t.id,
             primary: t.primary,
             secondary: e.index_roots.iter().map(|&r| BTree { root: r }).collect(),
@@ -1484,6 +1545,7 @@ impl Inner {
         let nt = Arc::new(Table {
             db: db.into(),
             def: e.def,
+            key: table.to_string(),
             id: t.id,
             primary,
             secondary,

@@ -119,11 +119,22 @@ impl EngineConfig {
     }
 }
 
+/// The start of every TEMPORARY table's key; no SQL identifier holds a NUL.
+pub(crate) const TEMP_KEY_PREFIX: &str = "\0tmp\0";
+
+pub(crate) fn is_temporary_key(key: &str) -> bool {
+    key.starts_with(TEMP_KEY_PREFIX)
+}
+
 /// A table as the SQL layer sees it: its definition and an opaque id.
 #[derive(Debug)]
 pub struct Table {
     pub db: String,
     pub def: TableDef,
+    /// The name the table is filed under in its database (the catalog key and the lookup
+    /// name): `def.name` for a table, an unspeakable `\0tmp\0<id>` for a session's
+    /// TEMPORARY table, so it never collides with or shows among the database's tables.
+    pub(crate) key: String,
     pub(crate) id: u64,
     pub(crate) primary: BTree,
     pub(crate) secondary: Vec<BTree>,
@@ -147,6 +158,15 @@ impl Table {
     }
     pub fn id(&self) -> u64 {
         self.id
+    }
+    /// The name to look this table up by (`Engine::table`): its own for a table, the engine's
+    /// key for a TEMPORARY one (`Engine::create_temporary_table`).
+    pub fn storage_name(&self) -> &str {
+        &self.key
+    }
+    /// A session's TEMPORARY table (`Engine::create_temporary_table`).
+    pub fn is_temporary(&self) -> bool {
+        is_temporary_key(&self.key)
     }
     /// The table has a UNIQUE secondary index (its writes then take unique-value locks).
     pub(crate) fn has_unique(&self) -> bool {
@@ -294,9 +314,24 @@ impl Engine {
     pub fn changes_in_place(old: &ColumnDef, new: &ColumnDef, keyed: bool) -> bool {
         inner::storage_compatible(old, new, keyed).is_ok()
     }
-    /// Looks a table up (names compare case-sensitively, like MySQL on Linux).
+    /// Looks a table up (names compare case-sensitively, like MySQL on Linux). A TEMPORARY
+    /// table is found by its `Table::storage_name` only.
     pub fn table(&self, db: &str, name: &str) -> Result<Arc<Table>> {
         self.inner.table(db, name)
+    }
+    /// `CREATE TEMPORARY TABLE`: a table in `db` that no name finds (nor lists: `tables`,
+    /// `referencing`) but the returned key, which its session keeps. It is stored and logged
+    /// like any table (so a transaction's changes to it roll back), dropped with
+    /// `drop_table(db, key)`, and any left behind by a crash or a shutdown is dropped when the
+    /// engine opens. NoSuchDatabase when `db` does not exist.
+    pub fn create_temporary_table(&self, db: &str, def: TableDef) -> Result<String> {
+        self.inner
+            .create_table_filed(db, def, true)
+            .map(|t| t.key.clone())
+    }
+    /// Renames the TEMPORARY table filed under `key` (its definition's name; the key stays).
+    pub fn rename_temporary_table(&self, db: &str, key: &str, to: &str) -> Result<()> {
+        self.inner.rename_temporary_table(db, key, to)
     }
     /// The tables whose FOREIGN KEYs reference `db`.`table`: (child, position of the key in
     /// its `foreign_keys`), the table itself included when it references itself. Free while
@@ -304,12 +339,13 @@ impl Engine {
     pub fn referencing(&self, db: &str, table: &str) -> Vec<(Arc<Table>, usize)> {
         self.inner.referencing(db, table)
     }
-    /// Sorted table names of `db`.
+    /// Sorted table names of `db` (TEMPORARY tables are not listed).
     pub fn tables(&self, db: &str) -> Result<Vec<String>> {
         let c = self.inner.catalog.read();
         Ok(c.get(db)
             .ok_or_else(|| Error::NoSuchDatabase(db.into()))?
             .keys()
+            .filter(|k| !is_temporary_key(k))
             .cloned()
             .collect())
     }

@@ -364,7 +364,7 @@ impl TxnState {
         if t.version == t.gate.version() {
             return Ok(None);
         }
-        let current = self.inner.table(&t.db, &t.def.name)?;
+        let current = self.inner.table(&t.db, &t.key)?;
         if current.id != t.id {
             // The name now belongs to another table (RENAME TABLE a TO old, b TO a): this
             // handle's table goes by another name or is gone.

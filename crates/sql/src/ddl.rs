@@ -722,7 +722,7 @@ pub fn implicit_default(ty: &ColumnType) -> Value {
 
 /// 1103 for a table name MySQL refuses (empty or longer than 64 characters).
 pub fn check_table_name(name: &str) -> Result<(), SqlError> {
-    if name.is_empty() || name.chars().count() > 64 {
+    if name.is_empty() || name.chars().count() > 64 || name.contains('\0') {
         return Err(SqlError::new(
             1103,
             "42000",
@@ -736,9 +736,6 @@ pub fn check_table_name(name: &str) -> Result<(), SqlError> {
 pub fn table_def(ct: &ast::CreateTable) -> Result<TableDef, SqlError> {
     if ct.like.is_some() {
         return Err(SqlError::unsupported("CREATE TABLE ... LIKE"));
-    }
-    if ct.temporary {
-        return Err(SqlError::unsupported("TEMPORARY tables"));
     }
     let name = object_name_last(&ct.name);
     check_table_name(&name)?;

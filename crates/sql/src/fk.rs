@@ -175,7 +175,7 @@ pub fn resolve_db(def: &mut TableDef, db: &str) {
     }
 }
 
-fn cant_create(db: &str, table: &str, errno: u16) -> SqlError {
+pub(crate) fn cant_create(db: &str, table: &str, errno: u16) -> SqlError {
     let what = match errno {
         121 => "Duplicate key on write or update",
         _ => "Foreign key constraint is incorrectly formed",

@@ -33,6 +33,7 @@ pub mod session;
 pub mod shared;
 pub mod show;
 pub mod status;
+pub mod temp;
 pub mod user_locks;
 pub mod variables;
 pub mod view;

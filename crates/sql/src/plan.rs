@@ -41,6 +41,12 @@ pub struct PlanCx<'a> {
     pub views: std::cell::RefCell<Vec<(String, String, Option<String>)>>,
     /// The next work-table number of a recursive WITH query (unique in the statement).
     pub next_work_table: std::cell::Cell<usize>,
+    /// The session's TEMPORARY tables: a name among them means that table (before the
+    /// database's tables and views), except inside a view's query.
+    pub temps: Option<&'a crate::temp::TempTables>,
+    /// A name the session's TEMPORARY tables hold, read inside a view's query (where it does
+    /// not mean that table): CREATE VIEW refuses it (1352).
+    pub hidden_temp: std::cell::RefCell<Option<String>>,
 }
 
 /// One `WITH` entry in scope.
@@ -83,7 +89,27 @@ impl<'a> PlanCx<'a> {
             ctes: Default::default(),
             views: Default::default(),
             next_work_table: Default::default(),
+            temps: None,
+            hidden_temp: Default::default(),
         }
+    }
+
+    /// This context with the session's TEMPORARY tables in scope.
+    pub fn with_temps(mut self, temps: &'a crate::temp::TempTables) -> Self {
+        self.temps = Some(temps);
+        self
+    }
+
+    /// The engine key of the session's TEMPORARY table `db`.`t`, when it has one and the
+    /// name is not read inside a view's query (views never see TEMPORARY tables).
+    pub(crate) fn temp_key(&self, db: &str, t: &str) -> Option<String> {
+        let temps = self.temps?;
+        let key = temps.key(db, t)?;
+        if !self.views.borrow().is_empty() {
+            self.hidden_temp.replace(Some(t.to_string()));
+            return None;
+        }
+        Some(key.to_string())
     }
 
     /// The database unqualified table names resolve in: the view's being expanded, else the
@@ -104,6 +130,9 @@ impl<'a> PlanCx<'a> {
         let Ok((db, v)) = self.qualify(name) else {
             return Ok(None);
         };
+        if self.temp_key(&db, &v).is_some() {
+            return Ok(None);
+        }
         let Some(def) = self.engine.view(&db, &v) else {
             return Ok(None);
         };
@@ -329,15 +358,25 @@ impl PlanCx<'_> {
             _ => Err(SqlError::syntax(format!("bad table name {name}"))),
         }
     }
+    /// (db, engine name) of a possibly qualified name of a table in use: the key of the
+    /// session's TEMPORARY table of that name, if it has one, else the name.
+    pub fn qualify_table(&self, name: &ast::ObjectName) -> Result<(String, String), SqlError> {
+        let (db, t) = self.qualify(name)?;
+        Ok(match self.temp_key(&db, &t) {
+            Some(key) => (db, key),
+            None => (db, t),
+        })
+    }
     /// The base table `name` names (1347 for a view).
     fn table(&self, name: &ast::ObjectName) -> Result<Arc<Table>, SqlError> {
-        let (db, t) = self.qualify(name)?;
+        let (db, t) = self.qualify_table(name)?;
         crate::view::base_table(self.engine, &db, &t)
     }
-    /// `name` names a view (not a table).
+    /// `name` names a view (not a table; a TEMPORARY table hides a view of its name).
     pub(crate) fn is_view(&self, name: &ast::ObjectName) -> bool {
-        self.qualify(name)
-            .is_ok_and(|(db, t)| self.engine.view(&db, &t).is_some())
+        self.qualify(name).is_ok_and(|(db, t)| {
+            self.temp_key(&db, &t).is_none() && self.engine.view(&db, &t).is_some()
+        })
     }
     /// The table an INSERT / UPDATE / DELETE writes: a view here is one `view::write_through`
     /// did not take (a multi-table statement, UPDATE ... FROM), 1235.
@@ -837,6 +876,8 @@ pub enum Utility {
         db: String,
         def: TableDef,
         if_not_exists: bool,
+        /// `CREATE TEMPORARY TABLE`: the session's own (see `crate::temp`).
+        temporary: bool,
     },
     /// `CREATE TABLE t [(columns, keys)] [AS] SELECT ...`: the query runs first; the table
     /// gets `def`'s columns that the query does not name, then one column per query column
@@ -848,10 +889,15 @@ pub enum Utility {
         select: Box<SelectPlan>,
         sources: Vec<Option<ColumnDef>>,
         if_not_exists: bool,
+        temporary: bool,
     },
+    /// The tables by engine name (a TEMPORARY table's key when the session has one of that
+    /// name).
     DropTable {
         tables: Vec<(String, String)>,
         if_exists: bool,
+        /// `DROP TEMPORARY TABLE`: only the session's TEMPORARY tables.
+        temporary: bool,
     },
     CreateIndex {
         db: String,
@@ -942,6 +988,23 @@ pub enum Utility {
 
 impl Utility {
     /// True when the statement changes the catalog (implicit commit, catalog version bump).
+    /// Ends the open transaction first (CREATE / DROP TEMPORARY TABLE do not, as MySQL).
+    pub fn commits_first(&self) -> bool {
+        self.is_ddl()
+            && !matches!(
+                self,
+                Utility::CreateTable {
+                    temporary: true,
+                    ..
+                } | Utility::CreateTableAs {
+                    temporary: true,
+                    ..
+                } | Utility::DropTable {
+                    temporary: true,
+                    ..
+                }
+            )
+    }
     pub fn is_ddl(&self) -> bool {
         matches!(
             self,
@@ -1121,7 +1184,7 @@ pub fn build(stmt: &ast::Statement, cx: &PlanCx) -> Result<Plan, SqlError> {
             }
         }
         S::ExplainTable { table_name, .. } => {
-            let (db, table) = cx.qualify(table_name)?;
+            let (db, table) = cx.qualify_table(table_name)?;
             util(Utility::ShowColumns {
                 db,
                 table,
@@ -1182,7 +1245,7 @@ pub fn build(stmt: &ast::Statement, cx: &PlanCx) -> Result<Plan, SqlError> {
             else {
                 return Err(SqlError::syntax("SHOW COLUMNS needs FROM <table>"));
             };
-            let (db, table) = cx.qualify(n)?;
+            let (db, table) = cx.qualify_table(n)?;
             util(Utility::ShowColumns {
                 db,
                 table,
@@ -1192,7 +1255,7 @@ pub fn build(stmt: &ast::Statement, cx: &PlanCx) -> Result<Plan, SqlError> {
         }
         S::ShowCreate { obj_type, obj_name } => match obj_type {
             ast::ShowCreateObject::Table => {
-                let (db, table) = cx.qualify(obj_name)?;
+                let (db, table) = cx.qualify_table(obj_name)?;
                 util(Utility::ShowCreateTable { db, table })
             }
             ast::ShowCreateObject::View => {
@@ -1227,9 +1290,9 @@ pub fn build(stmt: &ast::Statement, cx: &PlanCx) -> Result<Plan, SqlError> {
         }),
         S::CreateTable(ct) if ct.query.is_some() => {
             let (db, name) = cx.qualify(&ct.name)?;
-            if ct.like.is_some() || ct.temporary {
+            if ct.like.is_some() {
                 return Err(SqlError::unsupported(
-                    "CREATE TABLE ... AS SELECT with LIKE or TEMPORARY",
+                    "CREATE TABLE ... AS SELECT with LIKE",
                 ));
             }
             if ct.columns.is_empty() && !ct.constraints.is_empty() {
@@ -1283,6 +1346,7 @@ pub fn build(stmt: &ast::Statement, cx: &PlanCx) -> Result<Plan, SqlError> {
                 select: Box::new(select),
                 sources,
                 if_not_exists: ct.if_not_exists,
+                temporary: ct.temporary,
             })
         }
         S::CreateTable(ct) => {
@@ -1312,11 +1376,12 @@ pub fn build(stmt: &ast::Statement, cx: &PlanCx) -> Result<Plan, SqlError> {
                 db,
                 def,
                 if_not_exists: ct.if_not_exists,
+                temporary: ct.temporary,
             })
         }
         S::CreateView(cv) => util(crate::view::create(cv, cx)?),
         S::CreateIndex(ci) => {
-            let (db, table) = cx.qualify(&ci.table_name)?;
+            let (db, table) = cx.qualify_table(&ci.table_name)?;
             let columns = index_column_names(&ci.columns)?;
             let name = match &ci.name {
                 Some(n) => object_name_parts(n)?.join("."),
@@ -1335,16 +1400,18 @@ pub fn build(stmt: &ast::Statement, cx: &PlanCx) -> Result<Plan, SqlError> {
             if_exists,
             names,
             table,
+            temporary,
             ..
         } => match object_type {
             ast::ObjectType::Table => {
                 let tables = names
                     .iter()
-                    .map(|n| cx.qualify(n))
+                    .map(|n| cx.qualify_table(n))
                     .collect::<Result<Vec<_>, _>>()?;
                 util(Utility::DropTable {
                     tables,
                     if_exists: *if_exists,
+                    temporary: *temporary,
                 })
             }
             ast::ObjectType::View => {
@@ -1372,7 +1439,7 @@ pub fn build(stmt: &ast::Statement, cx: &PlanCx) -> Result<Plan, SqlError> {
                         "DROP INDEX needs: DROP INDEX name ON table",
                     ));
                 };
-                let (db, table) = cx.qualify(t)?;
+                let (db, table) = cx.qualify_table(t)?;
                 util(Utility::DropIndex {
                     db,
                     table,
@@ -1385,7 +1452,7 @@ pub fn build(stmt: &ast::Statement, cx: &PlanCx) -> Result<Plan, SqlError> {
         S::RenameTable(list) => {
             let mut pairs = Vec::with_capacity(list.len());
             for r in list {
-                let (db, from) = cx.qualify(&r.old_name)?;
+                let (db, from) = cx.qualify_table(&r.old_name)?;
                 let (to_db, to) = cx.qualify(&r.new_name)?;
                 ddl::check_table_name(&to)?;
                 pairs.push((db, from, to_db, to));
@@ -1417,7 +1484,7 @@ pub fn build(stmt: &ast::Statement, cx: &PlanCx) -> Result<Plan, SqlError> {
                         .map(|(t, _)| (t.db.clone(), t.def.name.clone()))
                         .collect()
                 } else {
-                    vec![cx.qualify(&name)?]
+                    vec![cx.qualify_table(&name)?]
                 };
                 for (db, table) in tables {
                     match out.iter_mut().find(|(d, t, _)| *d == db && *t == table) {
@@ -1434,7 +1501,7 @@ pub fn build(stmt: &ast::Statement, cx: &PlanCx) -> Result<Plan, SqlError> {
             let [target] = t.table_names.as_slice() else {
                 return Err(SqlError::unsupported("TRUNCATE of several tables"));
             };
-            let (db, table) = cx.qualify(&target.name)?;
+            let (db, table) = cx.qualify_table(&target.name)?;
             util(Utility::Truncate { db, table })
         }
         S::Analyze(a) => {
@@ -1497,7 +1564,7 @@ fn index_column_names(cols: &[ast::IndexColumn]) -> Result<Vec<String>, SqlError
 /// options (`ALGORITHM`, `LOCK`, and `DISABLE KEYS`/`ENABLE KEYS` as `parse` rewrites them).
 fn alter_table(at: &ast::AlterTable, cx: &PlanCx) -> Result<Plan, SqlError> {
     use ast::AlterTableOperation as Op;
-    let (db, table) = cx.qualify(&at.name)?;
+    let (db, table) = cx.qualify_table(&at.name)?;
     let ops: Vec<&Op> = at
         .operations
         .iter()
@@ -1724,7 +1791,7 @@ fn change_column(
     position: &Option<ast::MySQLColumnPosition>,
 ) -> Result<Plan, SqlError> {
     debug_assert!(position.is_none(), "a change of place is a rebuild");
-    let (db, table) = cx.qualify(&at.name)?;
+    let (db, table) = cx.qualify_table(&at.name)?;
     let t = cx.table(&at.name)?;
     let pos = column_of(&t.def, &old.value)?;
     let c = ast::ColumnDef {
@@ -1808,6 +1875,7 @@ fn show_words(words: &[ast::Ident], cx: &PlanCx) -> Result<Plan, SqlError> {
         },
         ["INDEX" | "INDEXES" | "KEYS", "FROM" | "IN", ..] => {
             let (db, table) = name_at(2)?;
+            let table = cx.temp_key(&db, &table).unwrap_or(table);
             Utility::ShowIndex { db, table }
         }
         ["TABLE", "STATUS", rest @ ..] => {

@@ -51,6 +51,8 @@ pub(crate) struct SessionState {
     warnings: Vec<Warning>,
     /// `SET TRANSACTION ISOLATION LEVEL` for the next transaction only (cleared when it ends).
     next_isolation: Option<String>,
+    /// The session's TEMPORARY tables (dropped when it ends).
+    temps: crate::temp::TempTables,
 }
 
 impl SessionState {
@@ -179,6 +181,10 @@ struct Core {
     /// Tables this session holds with `LOCK TABLES` (empty: no table lock; every table may
     /// be used). Released by `UNLOCK TABLES`, `BEGIN`, another `LOCK TABLES`, or the end.
     table_locks: Vec<LockedTable>,
+    /// TEMPORARY tables dropped while a transaction was open, as (db, key): that transaction
+    /// may have written them (and may still roll those writes back), so the engine drops
+    /// them once it has ended (`drop_finished_temporary_tables`).
+    dropped_temps: Vec<(String, String)>,
 }
 
 struct LockedTable {
@@ -311,6 +317,7 @@ impl Session {
                     calc_found_rows: None,
                     warnings: Vec::new(),
                     next_isolation: None,
+                    temps: Default::default(),
                 },
                 txn: None,
                 savepoints: Vec::new(),
@@ -318,6 +325,7 @@ impl Session {
                 conn,
                 current_sql: String::new(),
                 table_locks: Vec::new(),
+                dropped_temps: Vec::new(),
             },
             stmts: HashMap::new(),
             next_stmt_id: 1,
@@ -363,7 +371,8 @@ impl Session {
             ));
         }
         let plan_now = |core: &Core| {
-            let cx = PlanCx::new(&core.st.shared.engine, core.st.db.as_deref(), &[]);
+            let cx = PlanCx::new(&core.st.shared.engine, core.st.db.as_deref(), &[])
+                .with_temps(&core.st.temps);
             plan::build(&stmt, &cx)
         };
         let plan = plan_now(&self.core)?;
@@ -466,7 +475,8 @@ impl Session {
         let Parsed { stmt, placeholders } = parse(sql)?;
         let version = shared.catalog_version();
         let plan = {
-            let cx = PlanCx::new(&shared.engine, self.core.st.db.as_deref(), &placeholders);
+            let cx = PlanCx::new(&shared.engine, self.core.st.db.as_deref(), &placeholders)
+                .with_temps(&self.core.st.temps);
             plan::build(&stmt, &cx)?
         };
         if placeholders.len() > usize::from(u16::MAX) {
@@ -537,7 +547,8 @@ impl Session {
                 // The old plan goes first: its table handles keep a dropped table's pages
                 // from being freed, also when the table is gone and re-planning fails.
                 p.plan = None;
-                let cx = PlanCx::new(&shared.engine, p.db.as_deref(), &p.placeholders);
+                let cx = PlanCx::new(&shared.engine, p.db.as_deref(), &p.placeholders)
+                    .with_temps(&self.core.st.temps);
                 match plan::build(&p.stmt, &cx) {
                     Ok(plan) => p.plan = Some(plan),
                     Err(e) => break Err(e),
@@ -617,6 +628,7 @@ impl Session {
             .user_locks
             .release_all(self.core.st.conn_id);
         self.stmts.clear();
+        self.core.drop_temporary_tables();
         self.core
             .st
             .shared
@@ -720,7 +732,8 @@ impl Core {
         if self.table_locks.is_empty() {
             return Ok(());
         }
-        for (t, writes) in plan.tables() {
+        // TEMPORARY tables need no lock (as MySQL).
+        for (t, writes) in plan.tables().into_iter().filter(|(t, _)| !t.is_temporary()) {
             let Some(l) = self
                 .table_locks
                 .iter()
@@ -773,7 +786,22 @@ impl Core {
             }
             Err(_) => -1,
         };
+        self.drop_finished_temporary_tables();
         r
+    }
+
+    /// The TEMPORARY tables dropped under a transaction that has ended since, dropped in
+    /// the engine.
+    fn drop_finished_temporary_tables(&mut self) {
+        if self.dropped_temps.is_empty() || self.txn.is_some() {
+            return;
+        }
+        for (db, key) in std::mem::take(&mut self.dropped_temps) {
+            if let Err(e) = self.st.shared.engine.drop_table(&db, &key) {
+                // The engine drops it when it next opens.
+                tracing::warn!(%e, db, "could not drop a TEMPORARY table");
+            }
+        }
     }
 
     fn dml(&mut self, plan: &Plan, params: &[Value]) -> Result<QueryResult, SqlError> {
@@ -861,7 +889,7 @@ impl Core {
         let shared = self.st.shared.clone();
         let engine = &shared.engine;
         let plan_is_ddl = u.is_ddl();
-        if plan_is_ddl && !self.table_locks.is_empty() {
+        if u.commits_first() && !self.table_locks.is_empty() {
             return Err(SqlError::new(
                 1192,
                 "HY000",
@@ -873,7 +901,7 @@ impl Core {
             // not (as MariaDB).
             self.st.next_isolation = None;
         }
-        if plan_is_ddl {
+        if u.commits_first() {
             self.commit_open()?;
         }
         // However the DDL ends (also with an error after changing part of what it names),
@@ -1060,7 +1088,12 @@ impl Core {
                 }
                 let n =
                     engine.tables(name).map(|t| t.len()).unwrap_or(0) + engine.views(name).len();
-                match engine.drop_database(name) {
+                let dropped = engine.drop_database(name);
+                if dropped.is_ok() {
+                    // Its TEMPORARY tables went with it.
+                    self.st.temps.forget_database(name);
+                }
+                match dropped {
                     Ok(()) => {
                         if self.st.db.as_deref() == Some(name.as_str()) {
                             self.st.db = None;
@@ -1079,17 +1112,18 @@ impl Core {
                     Err(e) => Err(e.into()),
                 }
             }
-            Utility::CreateTableAs {
-                db,
-                def,
-                select,
-                sources,
-                if_not_exists,
-            } => self.create_table_as(db, def, select, sources, *if_not_exists, params),
+            Utility::CreateTableAs { .. } => self.create_table_as(u, params),
             Utility::CreateTable {
                 db,
                 def,
                 if_not_exists,
+                temporary: true,
+            } => self.create_temporary_table(db, def, *if_not_exists),
+            Utility::CreateTable {
+                db,
+                def,
+                if_not_exists,
+                temporary: false,
             } => match self.checked_foreign_keys(db, def, &def.foreign_keys) {
                 Err(e) => Err(e),
                 Ok(()) => match engine.create_table(db, def.clone()) {
@@ -1100,7 +1134,39 @@ impl Core {
                     Err(e) => Err(e.into()),
                 },
             },
-            Utility::DropTable { tables, if_exists } => {
+            Utility::DropTable {
+                tables,
+                if_exists,
+                temporary: true,
+            } => {
+                // Only the session's TEMPORARY tables (their names were resolved to keys).
+                let (mine, missing): (Vec<_>, Vec<_>) = tables
+                    .iter()
+                    .partition(|(d, t)| engine.table(d, t).is_ok_and(|t| t.is_temporary()));
+                if !missing.is_empty() {
+                    let names: Vec<String> =
+                        missing.iter().map(|(d, t)| format!("{d}.{t}")).collect();
+                    let msg = format!("Unknown table '{}'", names.join(","));
+                    if !*if_exists {
+                        return Err(SqlError::new(1051, "42S02", msg));
+                    }
+                    self.st.warnings.push(Warning::note(1051, msg));
+                }
+                for (d, key) in mine {
+                    self.drop_temporary_table(d, key)?;
+                }
+                Ok(QueryResult::Ok {
+                    affected_rows: 0,
+                    last_insert_id: 0,
+                    warnings: self.st.warnings.len().min(usize::from(u16::MAX)) as u16,
+                    info: String::new(),
+                })
+            }
+            Utility::DropTable {
+                tables,
+                if_exists,
+                temporary: false,
+            } => {
                 // A view named in DROP TABLE stays: 1965, a note with IF EXISTS (as MariaDB).
                 let is_view = |d: &str, t: &str| engine.view(d, t).is_some();
                 for (d, t) in tables.iter().filter(|(d, t)| is_view(d, t)) {
@@ -1134,6 +1200,10 @@ impl Core {
                 // references stays (1451 once the others are dropped).
                 let mut referenced = false;
                 for (d, t) in tables {
+                    if engine.table(d, t).is_ok_and(|t| t.is_temporary()) {
+                        self.drop_temporary_table(d, t)?;
+                        continue;
+                    }
                     if self.st.fk_checks() && crate::fk::referenced_by_other(engine, d, t).is_some()
                     {
                         referenced = true;
@@ -1355,6 +1425,13 @@ impl Core {
                     info: format!("Records: {shown}  Duplicates: 0  Warnings: {warnings}"),
                 })
             }
+            Utility::RenameTables { pairs, .. }
+                if pairs
+                    .iter()
+                    .any(|(d, f, ..)| engine.table(d, f).is_ok_and(|t| t.is_temporary())) =>
+            {
+                self.rename_temporary_tables(pairs)
+            }
             Utility::RenameTables { pairs, .. } => {
                 // Which pairs move a view, following the names earlier pairs free or take
                 // (`a TO tmp, b TO a, tmp TO b` swaps two views).
@@ -1535,6 +1612,11 @@ impl Core {
                     }
                 }
                 let def = t.def.clone();
+                if t.is_temporary() {
+                    self.drop_temporary_table(db, table)?;
+                    self.create_temporary_table(db, &def, false)?;
+                    return Ok(QueryResult::ok());
+                }
                 engine.drop_table(db, table)?;
                 engine.create_table(db, def)?;
                 Ok(QueryResult::ok())
@@ -1566,10 +1648,6 @@ impl Core {
         crate::fk::validate(engine, db, def, &added, self.st.fk_checks())
     }
 
-    /// `CREATE TABLE ... AS SELECT` (see `Utility::CreateTableAs`): the query's rows are read
-    /// first (its own statement), then the table is created and filled in one transaction;
-    /// if the fill fails (a duplicate key, a NULL in a NOT NULL column), the table is dropped
-    /// again, so the statement leaves nothing behind.
     /// `CREATE ... IF NOT EXISTS` of a name a table or view has: OK with note 1050.
     fn already_exists_note(&mut self, name: &str) -> QueryResult {
         self.ok_with_note(1050, format!("Table '{name}' already exists"))
@@ -1586,17 +1664,16 @@ impl Core {
         }
     }
 
-    fn create_table_as(
+    /// `CREATE TEMPORARY TABLE` (not `... SELECT`): 1050 when the session has one of that
+    /// name (a table of the database may have it: the TEMPORARY one hides it). Foreign keys
+    /// are refused as InnoDB does (1005, errno 150).
+    fn create_temporary_table(
         &mut self,
         db: &str,
         def: &tierdb_engine::TableDef,
-        select: &crate::plan::SelectPlan,
-        sources: &[Option<tierdb_engine::ColumnDef>],
         if_not_exists: bool,
-        params: &[Value],
     ) -> Result<QueryResult, SqlError> {
-        let engine = self.st.shared.engine.clone();
-        if engine.table(db, &def.name).is_ok() || engine.view(db, &def.name).is_some() {
+        if self.st.temps.key(db, &def.name).is_some() {
             if if_not_exists {
                 return Ok(self.already_exists_note(&def.name));
             }
@@ -1606,11 +1683,150 @@ impl Core {
                 format!("Table '{}' already exists", def.name),
             ));
         }
-        let rows = match self.dml(&Plan::Select(Box::new(select.clone())), params)? {
+        if !def.foreign_keys.is_empty() {
+            return Err(crate::fk::cant_create(db, &def.name, 150));
+        }
+        let key = self
+            .st
+            .shared
+            .engine
+            .create_temporary_table(db, def.clone())?;
+        self.st.temps.insert(db, &def.name, key);
+        Ok(QueryResult::ok())
+    }
+
+    /// Drops the session's TEMPORARY table filed under `key` in `db`: its name goes now; the
+    /// table itself once the open transaction, which may have written it, has ended.
+    fn drop_temporary_table(&mut self, db: &str, key: &str) -> Result<(), SqlError> {
+        self.st.temps.forget_key(db, key);
+        if self.txn.is_some() {
+            self.dropped_temps.push((db.to_string(), key.to_string()));
+            return Ok(());
+        }
+        match self.st.shared.engine.drop_table(db, key) {
+            Ok(()) | Err(EngineError::NoSuchTable { .. }) | Err(EngineError::NoSuchDatabase(_)) => {
+                Ok(())
+            }
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    /// Every TEMPORARY table of the session, dropped (the session ends; its transaction has
+    /// been rolled back).
+    fn drop_temporary_tables(&mut self) {
+        let dropped = std::mem::take(&mut self.dropped_temps);
+        for (db, key) in self.st.temps.take_all().into_iter().chain(dropped) {
+            if let Err(e) = self.st.shared.engine.drop_table(&db, &key) {
+                // The engine drops it when it next opens.
+                tracing::warn!(%e, db, "could not drop a TEMPORARY table of a closed session");
+            }
+        }
+    }
+
+    /// RENAME TABLE / ALTER TABLE ... RENAME of the session's TEMPORARY tables (`from` is
+    /// the key): each keeps its database; a name the session's TEMPORARY tables hold is 1050.
+    fn rename_temporary_tables(
+        &mut self,
+        pairs: &[(String, String, String, String)],
+    ) -> Result<QueryResult, SqlError> {
+        let engine = self.st.shared.engine.clone();
+        for (d, from, to_db, _) in pairs {
+            if !engine.table(d, from).is_ok_and(|t| t.is_temporary()) {
+                return Err(SqlError::unsupported(
+                    "RENAME TABLE of TEMPORARY and other tables in one statement (rename them in two)",
+                ));
+            }
+            if d != to_db {
+                return Err(SqlError::unsupported(
+                    "moving a TEMPORARY table to another database",
+                ));
+            }
+        }
+        for (d, from, _, to) in pairs {
+            if self.st.temps.key(d, to).is_some() {
+                return Err(SqlError::new(
+                    1050,
+                    "42S01",
+                    format!("Table '{to}' already exists"),
+                ));
+            }
+            engine.rename_temporary_table(d, from, to)?;
+            self.st.temps.rename(d, from, to);
+        }
+        Ok(QueryResult::ok())
+    }
+
+    /// `CREATE [TEMPORARY] TABLE ... AS SELECT` (`Utility::CreateTableAs`): the query's rows
+    /// are read first (its own statement), then the table is created and filled in one
+    /// transaction; if the fill fails (a duplicate key, a NULL in a NOT NULL column), the
+    /// table is dropped again, so the statement leaves nothing behind.
+    fn create_table_as(&mut self, u: &Utility, params: &[Value]) -> Result<QueryResult, SqlError> {
+        let Utility::CreateTableAs {
+            db,
+            def,
+            select,
+            sources,
+            if_not_exists,
+            temporary,
+        } = u
+        else {
+            return Err(SqlError::syntax("internal: not CREATE TABLE ... AS SELECT"));
+        };
+        let (if_not_exists, temporary) = (*if_not_exists, *temporary);
+        let engine = self.st.shared.engine.clone();
+        let taken = if temporary {
+            self.st.temps.key(db, &def.name).is_some()
+        } else {
+            engine.table(db, &def.name).is_ok() || engine.view(db, &def.name).is_some()
+        };
+        if taken {
+            if if_not_exists {
+                return Ok(self.already_exists_note(&def.name));
+            }
+            return Err(SqlError::new(
+                1050,
+                "42S01",
+                format!("Table '{}' already exists", def.name),
+            ));
+        }
+        let rows = match self.dml(&Plan::Select(select.clone()), params)? {
             QueryResult::Rows { rows, .. } => rows,
             _ => return Err(SqlError::syntax("internal: the query returned no rows")),
         };
-        self.commit_open()?;
+        // CREATE TEMPORARY TABLE ... SELECT leaves the open transaction open (it goes on
+        // after the statement); CREATE TABLE ... SELECT commits it.
+        let parked = if temporary {
+            Some((
+                self.txn.take(),
+                std::mem::take(&mut self.savepoints),
+                self.txn_repeatable.take(),
+            ))
+        } else {
+            self.commit_open()?;
+            None
+        };
+        let r = self.fill_created_table(db, def, select, sources, temporary, rows);
+        if let Some((txn, savepoints, repeatable)) = parked {
+            self.txn = txn;
+            self.savepoints = savepoints;
+            self.txn_repeatable = repeatable;
+        }
+        r
+    }
+
+    /// The rest of `create_table_as`, after the query ran: creates the table and fills it
+    /// in a transaction of its own (so the rows stay whatever a transaction open around the
+    /// statement does, as in MariaDB); a failed fill drops the table again.
+    fn fill_created_table(
+        &mut self,
+        db: &str,
+        def: &tierdb_engine::TableDef,
+        select: &crate::plan::SelectPlan,
+        sources: &[Option<tierdb_engine::ColumnDef>],
+        temporary: bool,
+        rows: Vec<Vec<Value>>,
+    ) -> Result<QueryResult, SqlError> {
+        let engine = self.st.shared.engine.clone();
         // Columns: the statement's own that the query does not name, then the query's.
         let named = |n: &str| {
             select
@@ -1657,8 +1873,13 @@ impl Core {
                 c.nullable = false;
             }
         }
-        engine.create_table(db, out.clone())?;
-        let table = engine.table(db, &out.name)?;
+        let filed = if temporary {
+            engine.create_temporary_table(db, out.clone())?
+        } else {
+            engine.create_table(db, out.clone())?;
+            out.name.clone()
+        };
+        let table = engine.table(db, &filed)?;
         let checks = crate::check::RowChecks::of(&table)?;
         let col_map: Vec<Option<usize>> = (0..out.columns.len())
             .map(|c: usize| c.checked_sub(own_first))
@@ -1687,10 +1908,13 @@ impl Core {
             if let Some(t) = self.take_txn() {
                 let _ = t.rollback();
             }
-            if let Err(drop) = engine.drop_table(db, &out.name) {
+            if let Err(drop) = engine.drop_table(db, &filed) {
                 tracing::warn!(%drop, table = %out.name, "could not drop the table of a failed CREATE TABLE ... AS SELECT");
             }
             return Err(e);
+        }
+        if temporary {
+            self.st.temps.insert(db, &out.name, filed);
         }
         Ok(QueryResult::Ok {
             affected_rows: n as u64,

@@ -305,11 +305,13 @@ pub fn create_table(t: &Table) -> QueryResult {
         columns: text_cols(&["Table", "Create Table"]),
         rows: vec![vec![
             s(&t.def.name),
-            s(ddl::render_create_table(
-                &t.db,
-                &t.def,
-                Some(t.next_auto_increment()),
-            )),
+            s({
+                let text = ddl::render_create_table(&t.db, &t.def, Some(t.next_auto_increment()));
+                match text.strip_prefix("CREATE TABLE ") {
+                    Some(rest) if t.is_temporary() => format!("CREATE TEMPORARY TABLE {rest}"),
+                    _ => text,
+                }
+            }),
         ]],
     }
 }

@@ -98,6 +98,13 @@ pub fn create(cv: &ast::CreateView, cx: &PlanCx) -> Result<Utility, SqlError> {
         .push((db.clone(), name.clone(), session_db.clone()));
     let planned = plan_and_expand(&mut q, cx);
     cx.views.borrow_mut().pop();
+    if let Some(t) = cx.hidden_temp.take() {
+        return Err(SqlError::new(
+            1352,
+            "HY000",
+            format!("View's SELECT refers to a temporary table '{t}'"),
+        ));
+    }
     // Naming the view itself (also through another view) reads, as MariaDB words it, a
     // table that does not exist yet.
     let plan = planned.map_err(|e| match e.code {
