@@ -493,6 +493,14 @@ fn temporary_tables_print_what_mariadb_printed() {
     prints_what_mariadb_printed("temporary_tables");
 }
 
+/// `replace_identical_rows.sql`: REPLACE of a row identical to the one holding the table's
+/// only unique key replaces nothing (1 row affected, no duplicate), unless a foreign key
+/// references the table or another unique key exists (2, as a delete and an insert).
+#[test]
+fn replace_identical_rows_print_what_mariadb_printed() {
+    prints_what_mariadb_printed("replace_identical_rows");
+}
+
 fn prints_what_mariadb_printed(name: &str) {
     assert!(
         common::exists(MARIADB),

@@ -1573,6 +1573,20 @@ fn upsert(
                 ))
             }
             OnDuplicate::Replace => {
+                // As MariaDB: when the table's only unique key is taken by an identical row
+                // and no foreign key references the table, nothing is replaced (one row
+                // affected, no duplicate counted).
+                let n = t.def.columns.len();
+                let unique_keys = usize::from(!t.def.has_hidden_key())
+                    + t.def.indexes.iter().filter(|i| i.unique).count();
+                if unique_keys == 1
+                    && fk
+                        .as_ref()
+                        .is_none_or(|f| f.engine.referencing(&t.db, &t.def.name).is_empty())
+                    && holder.get(..n) == row.get(..n)
+                {
+                    return Ok(Upserted::Inserted { deleted });
+                }
                 fk::parent_row(fk, txn, t, &holder, None)?;
                 if txn.delete(t, &pk_of(t, &holder))? {
                     deleted += 1;

@@ -105,6 +105,10 @@ impl<'a> PlanCx<'a> {
     pub(crate) fn temp_key(&self, db: &str, t: &str) -> Option<String> {
         let temps = self.temps?;
         let key = temps.key(db, t)?;
+        if self.engine.table(db, key).is_err() {
+            // Gone with its database (another session's DROP DATABASE).
+            return None;
+        }
         if !self.views.borrow().is_empty() {
             self.hidden_temp.replace(Some(t.to_string()));
             return None;
@@ -1528,6 +1532,7 @@ pub fn build(stmt: &ast::Statement, cx: &PlanCx) -> Result<Plan, SqlError> {
 /// column (`_2`, `_3`, ... when taken in `def`, as MariaDB).
 fn add_index(
     db: String,
+    table: String,
     def: &TableDef,
     name: Option<&ast::Ident>,
     cols: &[ast::IndexColumn],
@@ -1538,7 +1543,6 @@ fn add_index(
         Some(n) => n.value.clone(),
         None => ddl::free_index_name(def, columns.first().map_or("", String::as_str)),
     };
-    let table = def.name.clone();
     Ok(util(Utility::CreateIndex {
         db,
         table,
@@ -1590,6 +1594,7 @@ fn alter_table(at: &ast::AlterTable, cx: &PlanCx) -> Result<Plan, SqlError> {
             ..
         }] => add_index(
             db,
+            table,
             &cx.table(&at.name)?.def,
             ix.name.as_ref(),
             &ix.columns,
@@ -1600,6 +1605,7 @@ fn alter_table(at: &ast::AlterTable, cx: &PlanCx) -> Result<Plan, SqlError> {
             ..
         }] => add_index(
             db,
+            table,
             &cx.table(&at.name)?.def,
             u.index_name.as_ref().or(u.name.as_ref()),
             &u.columns,

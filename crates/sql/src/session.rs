@@ -600,7 +600,8 @@ impl Session {
     /// COM_FIELD_LIST.
     pub fn field_list(&mut self, table: &str) -> Result<Vec<Column>, SqlError> {
         let db = self.core.st.db.clone().ok_or_else(no_db)?;
-        let t = self.core.st.shared.engine.table(&db, table)?;
+        let name = self.core.st.temps.key(&db, table).unwrap_or(table);
+        let t = self.core.st.shared.engine.table(&db, name)?;
         Ok(show::field_list(&t))
     }
 
@@ -797,9 +798,10 @@ impl Core {
             return;
         }
         for (db, key) in std::mem::take(&mut self.dropped_temps) {
-            if let Err(e) = self.st.shared.engine.drop_table(&db, &key) {
+            match self.st.shared.engine.drop_table(&db, &key) {
+                Ok(()) | Err(EngineError::NoSuchTable { .. } | EngineError::NoSuchDatabase(_)) => {}
                 // The engine drops it when it next opens.
-                tracing::warn!(%e, db, "could not drop a TEMPORARY table");
+                Err(e) => tracing::warn!(%e, db, "could not drop a TEMPORARY table"),
             }
         }
     }
@@ -1059,7 +1061,7 @@ impl Core {
                 };
                 show::table_status(engine, &db, filter, &self.st)
             }
-            Utility::Analyze { tables } => Ok(show::analyze(engine, tables)),
+            Utility::Analyze { tables } => Ok(show::analyze(engine, tables, &self.st.temps)),
             Utility::CreateDatabase { name, .. } | Utility::DropDatabase { name, .. }
                 if crate::infoschema::is_schema(name) =>
             {
@@ -1716,9 +1718,13 @@ impl Core {
     fn drop_temporary_tables(&mut self) {
         let dropped = std::mem::take(&mut self.dropped_temps);
         for (db, key) in self.st.temps.take_all().into_iter().chain(dropped) {
-            if let Err(e) = self.st.shared.engine.drop_table(&db, &key) {
+            match self.st.shared.engine.drop_table(&db, &key) {
+                // Gone with its database (DROP DATABASE).
+                Ok(()) | Err(EngineError::NoSuchTable { .. } | EngineError::NoSuchDatabase(_)) => {}
                 // The engine drops it when it next opens.
-                tracing::warn!(%e, db, "could not drop a TEMPORARY table of a closed session");
+                Err(e) => {
+                    tracing::warn!(%e, db, "could not drop a TEMPORARY table of a closed session")
+                }
             }
         }
     }

@@ -670,12 +670,16 @@ pub fn table_status(
     Ok(QueryResult::Rows { columns, rows })
 }
 
-pub fn analyze(engine: &Engine, tables: &[(String, String)]) -> QueryResult {
+pub fn analyze(
+    engine: &Engine,
+    tables: &[(String, String)],
+    temps: &crate::temp::TempTables,
+) -> QueryResult {
     let columns = text_cols(&["Table", "Op", "Msg_type", "Msg_text"]);
     let mut rows = Vec::new();
     for (db, t) in tables {
         let name = format!("{db}.{t}");
-        match engine.table(db, t) {
+        match engine.table(db, temps.key(db, t).unwrap_or(t)) {
             Ok(_) => rows.push(vec![s(&name), s("analyze"), s("status"), s("OK")]),
             Err(e) => {
                 rows.push(vec![s(&name), s("analyze"), s("Error"), s(e.to_string())]);
