@@ -501,6 +501,14 @@ fn replace_identical_rows_print_what_mariadb_printed() {
     prints_what_mariadb_printed("replace_identical_rows");
 }
 
+/// `drop_table_lists.sql`: DROP [TEMPORARY] TABLE of several names drops the tables that are
+/// there even when a name is a view (1965) or names nothing (1051), the error coming after;
+/// with IF EXISTS, notes.
+#[test]
+fn drop_table_lists_print_what_mariadb_printed() {
+    prints_what_mariadb_printed("drop_table_lists");
+}
+
 fn prints_what_mariadb_printed(name: &str) {
     assert!(
         common::exists(MARIADB),

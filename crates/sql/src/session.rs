@@ -1142,9 +1142,13 @@ impl Core {
                 temporary: true,
             } => {
                 // Only the session's TEMPORARY tables (their names were resolved to keys).
+                // The ones there go even when others are not (1051 after, as MariaDB).
                 let (mine, missing): (Vec<_>, Vec<_>) = tables
                     .iter()
                     .partition(|(d, t)| engine.table(d, t).is_ok_and(|t| t.is_temporary()));
+                for (d, key) in mine {
+                    self.drop_temporary_table(d, key)?;
+                }
                 if !missing.is_empty() {
                     let names: Vec<String> =
                         missing.iter().map(|(d, t)| format!("{d}.{t}")).collect();
@@ -1153,9 +1157,6 @@ impl Core {
                         return Err(SqlError::new(1051, "42S02", msg));
                     }
                     self.st.warnings.push(Warning::note(1051, msg));
-                }
-                for (d, key) in mine {
-                    self.drop_temporary_table(d, key)?;
                 }
                 Ok(QueryResult::Ok {
                     affected_rows: 0,
@@ -1169,12 +1170,15 @@ impl Core {
                 if_exists,
                 temporary: false,
             } => {
-                // A view named in DROP TABLE stays: 1965, a note with IF EXISTS (as MariaDB).
+                // The tables there go even when a name is a view (which stays: 1965) or names
+                // nothing (1051); the error comes after, a note with IF EXISTS (as MariaDB).
                 let is_view = |d: &str, t: &str| engine.view(d, t).is_some();
+                let mut refused: Option<SqlError> = None;
                 for (d, t) in tables.iter().filter(|(d, t)| is_view(d, t)) {
                     let msg = format!("'{d}.{t}' is a view");
                     if !*if_exists {
-                        return Err(SqlError::new(1965, "42S02", msg));
+                        refused.get_or_insert(SqlError::new(1965, "42S02", msg));
+                        continue;
                     }
                     self.st.warnings.push(Warning::note(1965, msg));
                 }
@@ -1185,18 +1189,13 @@ impl Core {
                     .filter(|(d, t)| engine.table(d, t).is_err())
                     .map(|(d, t)| format!("{d}.{t}"))
                     .collect();
-                if !missing.is_empty() && !*if_exists {
-                    return Err(SqlError::new(
-                        1051,
-                        "42S02",
-                        format!("Unknown table '{}'", missing.join(",")),
-                    ));
-                }
                 if !missing.is_empty() {
-                    self.st.warnings.push(Warning::note(
-                        1051,
-                        format!("Unknown table '{}'", missing.join(",")),
-                    ));
+                    let msg = format!("Unknown table '{}'", missing.join(","));
+                    if *if_exists {
+                        self.st.warnings.push(Warning::note(1051, msg));
+                    } else {
+                        refused.get_or_insert(SqlError::new(1051, "42S02", msg));
+                    }
                 }
                 // In statement order, as MariaDB: a table another table's foreign key still
                 // references stays (1451 once the others are dropped).
@@ -1217,6 +1216,9 @@ impl Core {
                         | Err(EngineError::NoSuchDatabase(_)) => {}
                         Err(e) => return Err(e.into()),
                     }
+                }
+                if let Some(e) = refused {
+                    return Err(e);
                 }
                 if referenced {
                     return Err(crate::fk::parent_in_use());
@@ -1737,7 +1739,7 @@ impl Core {
     ) -> Result<QueryResult, SqlError> {
         let engine = self.st.shared.engine.clone();
         for (d, from, to_db, _) in pairs {
-            if !engine.table(d, from).is_ok_and(|t| t.is_temporary()) {
+            if !engine.table(d, from)?.is_temporary() {
                 return Err(SqlError::unsupported(
                     "RENAME TABLE of TEMPORARY and other tables in one statement (rename them in two)",
                 ));
