@@ -1278,7 +1278,13 @@ impl Inner {
     /// their shorter form and read the column as `col.fill` (see `txn::complete_row`). Waits
     /// for the table's writers like an index build, so no change is made through the old
     /// definition afterwards.
-    pub fn add_column(&self, db: &str, table: &str, col: ColumnDef) -> Result<()> {
+    pub fn add_column(
+        &self,
+        db: &str,
+        table: &str,
+        col: ColumnDef,
+        checks: Option<Vec<crate::types::CheckDef>>,
+    ) -> Result<()> {
         let _g = self.ddl.lock();
         let t = self.table(db, table)?;
         if t.def
@@ -1296,6 +1302,9 @@ impl Inner {
         let _closed = self.close_gate(&t, "ALTER TABLE")?;
         let mut def = t.def.clone();
         def.columns.push(col);
+        if let Some(checks) = checks {
+            def.checks = checks;
+        }
         let roots: Vec<PageId> = t.secondary.iter().map(|s| s.root).collect();
         self.replace_table(db, table, &t, def, roots)?;
         tracing::info!(db, table, "column added");

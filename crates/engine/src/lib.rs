@@ -262,7 +262,18 @@ impl Engine {
     }
     /// Adds `col` after the last column; `col.fill` is what existing rows read.
     pub fn add_column(&self, db: &str, table: &str, col: ColumnDef) -> Result<()> {
-        self.inner.add_column(db, table, col)
+        self.inner.add_column(db, table, col, None)
+    }
+    /// `add_column`, the table's CHECK constraints becoming `checks` in the same catalog
+    /// write (a check declared with the column; the stored rows are not read through it).
+    pub fn add_column_with_checks(
+        &self,
+        db: &str,
+        table: &str,
+        col: ColumnDef,
+        checks: Option<Vec<CheckDef>>,
+    ) -> Result<()> {
+        self.inner.add_column(db, table, col, checks)
     }
     pub fn drop_index(&self, db: &str, table: &str, index: &str) -> Result<()> {
         self.inner.drop_index(db, table, index)

@@ -509,6 +509,15 @@ fn drop_table_lists_print_what_mariadb_printed() {
     prints_what_mariadb_printed("drop_table_lists");
 }
 
+/// `check_added_with_column.sql`: ALTER TABLE ADD COLUMN with a CHECK in its definition (and
+/// a JSON column's implicit `json_valid`) adds the check with the column, enforced from then
+/// on; the stored rows are not read through it (as MariaDB's instant ADD COLUMN); 1054 / 1901
+/// as at CREATE TABLE.
+#[test]
+fn check_added_with_column_print_what_mariadb_printed() {
+    prints_what_mariadb_printed("check_added_with_column");
+}
+
 fn prints_what_mariadb_printed(name: &str) {
     assert!(
         common::exists(MARIADB),

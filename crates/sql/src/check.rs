@@ -110,25 +110,9 @@ pub fn parse_condition(text: &str) -> Result<ast::Expr, SqlError> {
 pub fn declared(ct: &ast::CreateTable, def: &TableDef) -> Result<Vec<CheckDef>, SqlError> {
     let mut out: Vec<CheckDef> = Vec::new();
     for c in &ct.columns {
-        let mut conds: Vec<ast::Expr> = Vec::new();
-        for o in &c.options {
-            if let ast::ColumnOption::Check(k) = &o.option {
-                conds.push((*k.expr).clone());
-            }
+        if let (_, Some(cond)) = column_check(c)? {
+            add(&mut out, def, c.name.value.clone(), true, &cond)?;
         }
-        if conds.len() > 1 {
-            return Err(SqlError::syntax(format!(
-                "You have an error in your SQL syntax: column '{}' has more than one CHECK",
-                c.name.value
-            )));
-        }
-        // A JSON column's implicit check gives way to a check of its own (as MariaDB).
-        let cond = match conds.pop() {
-            Some(cond) => cond,
-            None if matches!(c.data_type, ast::DataType::JSON) => json_valid(&c.name.value),
-            None => continue,
-        };
-        add(&mut out, def, c.name.value.clone(), true, &cond)?;
     }
     // An unnamed table check takes the first `CONSTRAINT_n` no check of the statement has.
     let named: Vec<CheckDef> = ct
@@ -152,6 +136,49 @@ pub fn declared(ct: &ast::CreateTable, def: &TableDef) -> Result<Vec<CheckDef>, 
             add(&mut out, def, name, false, &k.expr)?;
         }
     }
+    Ok(out)
+}
+
+/// A column definition's own check: its `CHECK (...)`, else a JSON column's implicit
+/// `json_valid(col)` (a check of its own replaces it, as MariaDB); and the definition without
+/// its CHECK option. More than one CHECK on a column is 1064.
+pub fn column_check(c: &ast::ColumnDef) -> Result<(ast::ColumnDef, Option<ast::Expr>), SqlError> {
+    let mut conds: Vec<ast::Expr> = Vec::new();
+    for o in &c.options {
+        if let ast::ColumnOption::Check(k) = &o.option {
+            conds.push((*k.expr).clone());
+        }
+    }
+    if conds.len() > 1 {
+        return Err(SqlError::syntax(format!(
+            "You have an error in your SQL syntax: column '{}' has more than one CHECK",
+            c.name.value
+        )));
+    }
+    let cond = match conds.pop() {
+        Some(cond) => Some(cond),
+        None if matches!(c.data_type, ast::DataType::JSON) => Some(json_valid(&c.name.value)),
+        None => None,
+    };
+    let mut plain = c.clone();
+    plain
+        .options
+        .retain(|o| !matches!(o.option, ast::ColumnOption::Check(_)));
+    Ok((plain, cond))
+}
+
+/// ALTER TABLE ADD COLUMN `col` whose definition carries check `cond` (`column_check`): the
+/// table's checks with the column's added (1826 / 1054 / 1901 as at CREATE TABLE). As in
+/// MariaDB, the rows already stored are not read through it (they hold the column's fill).
+pub fn with_column_check(
+    def: &TableDef,
+    col: &tierdb_engine::ColumnDef,
+    cond: &ast::Expr,
+) -> Result<Vec<CheckDef>, SqlError> {
+    let mut wider = def.clone();
+    wider.columns.push(col.clone());
+    let mut out = def.checks.clone();
+    add(&mut out, &wider, col.name.clone(), true, cond)?;
     Ok(out)
 }
 

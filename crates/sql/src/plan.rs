@@ -924,6 +924,9 @@ pub enum Utility {
         db: String,
         table: String,
         column: tierdb_engine::ColumnDef,
+        /// The table's checks when the column's definition carries one (see
+        /// `check::with_column_check`).
+        checks: Option<Vec<tierdb_engine::CheckDef>>,
     },
     /// `ALTER TABLE ... MODIFY / CHANGE / RENAME COLUMN / ALTER COLUMN ... DEFAULT`: column
     /// `pos` becomes `column`; with `check`, every stored value must fit it first.
@@ -1620,8 +1623,18 @@ fn alter_table(at: &ast::AlterTable, cx: &PlanCx) -> Result<Plan, SqlError> {
             if *if_not_exists && t.def.column_index(&column_def.name.value).is_some() {
                 return Ok(util(Utility::AlterNoop { db, table }));
             }
-            let column = ddl::added_column(column_def, &t.def)?;
-            Ok(util(Utility::AddColumn { db, table, column }))
+            let (plain, cond) = crate::check::column_check(column_def)?;
+            let column = ddl::added_column(&plain, &t.def)?;
+            let checks = match cond {
+                Some(cond) => Some(crate::check::with_column_check(&t.def, &column, &cond)?),
+                None => None,
+            };
+            Ok(util(Utility::AddColumn {
+                db,
+                table,
+                column,
+                checks,
+            }))
         }
         [Op::RenameTable {
             table_name: ast::RenameTableNameKind::To(new) | ast::RenameTableNameKind::As(new),

@@ -1292,8 +1292,13 @@ impl Core {
                 engine.drop_index(db, table, name)?;
                 Ok(alter_ok(0))
             }
-            Utility::AddColumn { db, table, column } => {
-                engine.add_column(db, table, column.clone())?;
+            Utility::AddColumn {
+                db,
+                table,
+                column,
+                checks,
+            } => {
+                engine.add_column_with_checks(db, table, column.clone(), checks.clone())?;
                 Ok(alter_ok(0))
             }
             Utility::AlterColumn {
