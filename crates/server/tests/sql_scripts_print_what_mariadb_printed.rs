@@ -518,6 +518,13 @@ fn check_added_with_column_print_what_mariadb_printed() {
     prints_what_mariadb_printed("check_added_with_column");
 }
 
+/// `warnings_after_errors.sql`: after a failed statement SHOW WARNINGS / SHOW ERRORS list its
+/// error (after the warnings it raised first), `@@warning_count` / `@@error_count` count it.
+#[test]
+fn warnings_after_errors_print_what_mariadb_printed() {
+    prints_what_mariadb_printed("warnings_after_errors");
+}
+
 fn prints_what_mariadb_printed(name: &str) {
     assert!(
         common::exists(MARIADB),

@@ -80,7 +80,7 @@ impl Column {
 /// One entry of SHOW WARNINGS.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Warning {
-    /// "Note" or "Warning".
+    /// "Note", "Warning", or "Error" (the statement's error, listed after it failed).
     pub level: &'static str,
     pub code: u16,
     pub message: String,
@@ -90,6 +90,13 @@ impl Warning {
     pub fn warn(code: u16, message: impl Into<String>) -> Warning {
         Warning {
             level: "Warning",
+            code,
+            message: message.into(),
+        }
+    }
+    pub fn error(code: u16, message: impl Into<String>) -> Warning {
+        Warning {
+            level: "Error",
             code,
             message: message.into(),
         }

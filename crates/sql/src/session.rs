@@ -53,9 +53,22 @@ pub(crate) struct SessionState {
     next_isolation: Option<String>,
     /// The session's TEMPORARY tables (dropped when it ends).
     temps: crate::temp::TempTables,
+    /// `warnings` were started afresh by the running statement (`Core::run`); a statement
+    /// that fails before that replaces them with its error alone (`note_error`).
+    warnings_fresh: bool,
 }
 
 impl SessionState {
+    /// A statement failed: SHOW WARNINGS lists its error after the notes and warnings it
+    /// raised first (only the error when it failed before running, e.g. a syntax error).
+    fn note_error(&mut self, e: &SqlError) {
+        if !self.warnings_fresh {
+            self.warnings.clear();
+        }
+        self.warnings
+            .push(Warning::error(e.code, e.message.clone()));
+    }
+
     /// The session's isolation level keeps one read view per transaction (REPEATABLE READ;
     /// SERIALIZABLE is served the same way). READ COMMITTED (the default) and READ
     /// UNCOMMITTED read the last committed versions.
@@ -75,7 +88,9 @@ impl SessionState {
             "autocommit" => Some(Value::Int(i64::from(self.autocommit))),
             "last_insert_id" | "identity" => Some(Value::Int(self.last_insert_id as i64)),
             "warning_count" => Some(Value::Int(self.warnings.len() as i64)),
-            "error_count" => Some(Value::Int(0)),
+            "error_count" => Some(Value::Int(
+                self.warnings.iter().filter(|w| w.level == "Error").count() as i64,
+            )),
             _ => self.vars.get(name).cloned(),
         }
     }
@@ -318,6 +333,7 @@ impl Session {
                     warnings: Vec::new(),
                     next_isolation: None,
                     temps: Default::default(),
+                    warnings_fresh: false,
                 },
                 txn: None,
                 savepoints: Vec::new(),
@@ -340,10 +356,12 @@ impl Session {
         shared.counters.inc(Counter::Questions);
         shared.counters.inc(Counter::Queries);
         self.core.begin_busy(sql);
+        self.core.st.warnings_fresh = false;
         let r = self.query_inner(sql);
-        if r.is_err() {
+        if let Err(e) = &r {
             // Also a statement that failed before it ran (syntax, unknown table).
             self.core.st.row_count = -1;
+            self.core.st.note_error(e);
         }
         self.core.end_busy();
         r
@@ -467,7 +485,12 @@ impl Session {
     /// COM_STMT_PREPARE.
     pub fn prepare(&mut self, sql: &str) -> Result<PreparedInfo, SqlError> {
         self.core.st.shared.counters.inc(Counter::ComStmtPrepare);
-        self.prepare_inner(sql)
+        self.core.st.warnings_fresh = false;
+        let r = self.prepare_inner(sql);
+        if let Err(e) = &r {
+            self.core.st.note_error(e);
+        }
+        r
     }
 
     fn prepare_inner(&mut self, sql: &str) -> Result<PreparedInfo, SqlError> {
@@ -512,8 +535,9 @@ impl Session {
         shared.counters.inc(Counter::Questions);
         shared.counters.inc(Counter::ComStmtExecute);
         let r = self.execute_inner(stmt_id, params);
-        if r.is_err() {
+        if let Err(e) = &r {
             self.core.st.row_count = -1;
+            self.core.st.note_error(e);
         }
         r
     }
@@ -769,6 +793,7 @@ impl Core {
         };
         if !keeps_warnings {
             self.st.warnings.clear();
+            self.st.warnings_fresh = true;
         }
         self.st.calc_found_rows = None;
         let r = self.check_table_locks(plan).and_then(|()| match plan {
@@ -1047,7 +1072,13 @@ impl Core {
                 *full,
             )),
             Utility::ShowWarnings => Ok(show::warnings(&self.st.warnings)),
-            Utility::ShowErrors => Ok(show::warnings(&[])),
+            Utility::ShowErrors => {
+                let errors: Vec<Warning> = (self.st.warnings.iter())
+                    .filter(|w| w.level == "Error")
+                    .cloned()
+                    .collect();
+                Ok(show::warnings(&errors))
+            }
             Utility::ShowEngines => Ok(show::engines()),
             Utility::ShowGrants { account } => {
                 show::grants(&self.st.user, &self.st.host, account.as_ref())
