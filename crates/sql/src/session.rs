@@ -1693,6 +1693,19 @@ impl Core {
         self.ok_with_note(1050, format!("Table '{name}' already exists"))
     }
 
+    /// A CREATE of table name `name`, which is taken: OK with note 1050 with IF NOT EXISTS,
+    /// else error 1050.
+    fn name_taken(&mut self, name: &str, if_not_exists: bool) -> Result<QueryResult, SqlError> {
+        if if_not_exists {
+            return Ok(self.already_exists_note(name));
+        }
+        Err(SqlError::new(
+            1050,
+            "42S01",
+            format!("Table '{name}' already exists"),
+        ))
+    }
+
     /// An OK carrying note `code` (and the statement's other warnings).
     fn ok_with_note(&mut self, code: u16, msg: String) -> QueryResult {
         self.st.warnings.push(Warning::note(code, msg));
@@ -1714,14 +1727,7 @@ impl Core {
         if_not_exists: bool,
     ) -> Result<QueryResult, SqlError> {
         if self.st.temps.key(db, &def.name).is_some() {
-            if if_not_exists {
-                return Ok(self.already_exists_note(&def.name));
-            }
-            return Err(SqlError::new(
-                1050,
-                "42S01",
-                format!("Table '{}' already exists", def.name),
-            ));
+            return self.name_taken(&def.name, if_not_exists);
         }
         if !def.foreign_keys.is_empty() {
             return Err(crate::fk::cant_create(db, &def.name, 150));
@@ -1824,14 +1830,7 @@ impl Core {
             engine.table(db, &def.name).is_ok() || engine.view(db, &def.name).is_some()
         };
         if taken {
-            if if_not_exists {
-                return Ok(self.already_exists_note(&def.name));
-            }
-            return Err(SqlError::new(
-                1050,
-                "42S01",
-                format!("Table '{}' already exists", def.name),
-            ));
+            return self.name_taken(&def.name, if_not_exists);
         }
         let rows = match self.dml(&Plan::Select(select.clone()), params)? {
             QueryResult::Rows { rows, .. } => rows,
