@@ -995,6 +995,27 @@ pub enum Utility {
 
 impl Utility {
     /// True when the statement changes the catalog (implicit commit, catalog version bump).
+    /// The tables (db, engine name) a table DDL statement changes (none for other statements).
+    pub fn ddl_targets(&self) -> Vec<(&str, &str)> {
+        match self {
+            Utility::CreateIndex { db, table, .. }
+            | Utility::DropIndex { db, table, .. }
+            | Utility::AddColumn { db, table, .. }
+            | Utility::AlterColumn { db, table, .. }
+            | Utility::SetChecks { db, table, .. }
+            | Utility::RebuildTable { db, table, .. }
+            | Utility::Truncate { db, table } => vec![(db.as_str(), table.as_str())],
+            Utility::DropTable { tables, .. } => tables
+                .iter()
+                .map(|(d, t)| (d.as_str(), t.as_str()))
+                .collect(),
+            Utility::RenameTables { pairs, .. } => pairs
+                .iter()
+                .map(|(d, f, _, _)| (d.as_str(), f.as_str()))
+                .collect(),
+            _ => Vec::new(),
+        }
+    }
     /// Ends the open transaction first (CREATE / DROP TEMPORARY TABLE do not, as MySQL).
     pub fn commits_first(&self) -> bool {
         self.is_ddl()

@@ -916,7 +916,15 @@ impl Core {
         let shared = self.st.shared.clone();
         let engine = &shared.engine;
         let plan_is_ddl = u.is_ddl();
-        if u.commits_first() && !self.table_locks.is_empty() {
+        // DDL of TEMPORARY tables only may run under LOCK TABLES (as MariaDB).
+        let only_temporary = || {
+            let targets = u.ddl_targets();
+            !targets.is_empty()
+                && targets
+                    .iter()
+                    .all(|(d, t)| engine.table(d, t).is_ok_and(|t| t.is_temporary()))
+        };
+        if u.commits_first() && !self.table_locks.is_empty() && !only_temporary() {
             return Err(SqlError::new(
                 1192,
                 "HY000",
@@ -1603,6 +1611,10 @@ impl Core {
                 let mut held = Vec::with_capacity(tables.len());
                 let mut failed = None;
                 for (db, name, mode) in tables {
+                    // A TEMPORARY table is the session's alone: nothing to lock (as MariaDB).
+                    if engine.table(db, name).is_ok_and(|t| t.is_temporary()) {
+                        continue;
+                    }
                     let got = engine
                         .table(db, name)
                         .and_then(|t| engine.lock_table(&t, owner, *mode).map(|()| t));
@@ -1726,7 +1738,7 @@ impl Core {
         def: &tierdb_engine::TableDef,
         if_not_exists: bool,
     ) -> Result<QueryResult, SqlError> {
-        if self.st.temps.key(db, &def.name).is_some() {
+        if self.live_temp_key(db, &def.name).is_some() {
             return self.name_taken(&def.name, if_not_exists);
         }
         if !def.foreign_keys.is_empty() {
@@ -1744,15 +1756,17 @@ impl Core {
     /// Drops the session's TEMPORARY table filed under `key` in `db`: its name goes now; the
     /// table itself once the open transaction, which may have written it, has ended.
     fn drop_temporary_table(&mut self, db: &str, key: &str) -> Result<(), SqlError> {
-        self.st.temps.forget_key(db, key);
         if self.txn.is_some() {
+            self.st.temps.forget_key(db, key);
             self.dropped_temps.push((db.to_string(), key.to_string()));
             return Ok(());
         }
         match self.st.shared.engine.drop_table(db, key) {
             Ok(()) | Err(EngineError::NoSuchTable { .. }) | Err(EngineError::NoSuchDatabase(_)) => {
+                self.st.temps.forget_key(db, key);
                 Ok(())
             }
+            // Still there: it keeps its name (and is dropped with the session).
             Err(e) => Err(e.into()),
         }
     }
@@ -1773,37 +1787,74 @@ impl Core {
         }
     }
 
-    /// RENAME TABLE / ALTER TABLE ... RENAME of the session's TEMPORARY tables (`from` is
-    /// the key): each keeps its database; a name the session's TEMPORARY tables hold is 1050.
+    /// RENAME TABLE / ALTER TABLE ... RENAME of the session's TEMPORARY tables: each pair names
+    /// its table as the names stand after the pairs before it (`a TO c, c TO d`, a swap
+    /// through a spare name), all checked before any is renamed; each keeps its database; a
+    /// name the session's TEMPORARY tables hold is 1050.
     fn rename_temporary_tables(
         &mut self,
         pairs: &[(String, String, String, String)],
     ) -> Result<QueryResult, SqlError> {
         let engine = self.st.shared.engine.clone();
-        for (d, from, to_db, _) in pairs {
-            if !engine.table(d, from)?.is_temporary() {
-                return Err(SqlError::unsupported(
-                    "RENAME TABLE of TEMPORARY and other tables in one statement (rename them in two)",
-                ));
-            }
+        let mut names = self.st.temps.clone();
+        let mut moves: Vec<(String, String, String)> = Vec::with_capacity(pairs.len());
+        for (d, from, to_db, to) in pairs {
+            // `from` is a key when the name was a TEMPORARY table's as the statement was
+            // planned, and it still is only if no earlier pair renamed that table.
+            let planned = engine
+                .table(d, from)
+                .ok()
+                .filter(|t| t.is_temporary())
+                .and_then(|t| names.key(d, &t.def.name).map(str::to_string))
+                .filter(|k| k == from);
+            let key = match planned.or_else(|| names.key(d, from).map(str::to_string)) {
+                Some(key) => key,
+                None if engine.table(d, from).is_ok_and(|t| !t.is_temporary()) => {
+                    return Err(SqlError::unsupported(
+                        "RENAME TABLE of TEMPORARY and other tables in one statement (rename them in two)",
+                    ))
+                }
+                None => {
+                    return Err(EngineError::NoSuchTable {
+                        db: d.clone(),
+                        table: engine
+                            .table(d, from)
+                            .map_or_else(|_| from.clone(), |t| t.def.name.clone()),
+                    }
+                    .into())
+                }
+            };
             if d != to_db {
                 return Err(SqlError::unsupported(
                     "moving a TEMPORARY table to another database",
                 ));
             }
-        }
-        for (d, from, _, to) in pairs {
-            if self.st.temps.key(d, to).is_some() {
+            if names.key(d, to).is_some() {
                 return Err(SqlError::new(
                     1050,
                     "42S01",
                     format!("Table '{to}' already exists"),
                 ));
             }
-            engine.rename_temporary_table(d, from, to)?;
-            self.st.temps.rename(d, from, to);
+            names.rename(d, &key, to);
+            moves.push((d.clone(), key, to.clone()));
+        }
+        for (d, key, to) in moves {
+            engine.rename_temporary_table(&d, &key, &to)?;
+            self.st.temps.rename(&d, &key, &to);
         }
         Ok(QueryResult::ok())
+    }
+
+    /// The key of the session's TEMPORARY table `db`.`name`, forgetting it when the engine no
+    /// longer has the table (its database was dropped).
+    fn live_temp_key(&mut self, db: &str, name: &str) -> Option<String> {
+        let key = self.st.temps.key(db, name)?.to_string();
+        if self.st.shared.engine.table(db, &key).is_ok() {
+            return Some(key);
+        }
+        self.st.temps.forget_key(db, &key);
+        None
     }
 
     /// `CREATE [TEMPORARY] TABLE ... AS SELECT` (`Utility::CreateTableAs`): the query's rows
@@ -1825,7 +1876,7 @@ impl Core {
         let (if_not_exists, temporary) = (*if_not_exists, *temporary);
         let engine = self.st.shared.engine.clone();
         let taken = if temporary {
-            self.st.temps.key(db, &def.name).is_some()
+            self.live_temp_key(db, &def.name).is_some()
         } else {
             engine.table(db, &def.name).is_ok() || engine.view(db, &def.name).is_some()
         };

@@ -11,7 +11,7 @@
 use std::collections::BTreeMap;
 
 /// (database, table name) → engine key, for one session.
-#[derive(Default, Debug)]
+#[derive(Default, Debug, Clone)]
 pub struct TempTables {
     by_name: BTreeMap<(String, String), String>,
 }

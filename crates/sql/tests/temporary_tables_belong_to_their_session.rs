@@ -223,3 +223,21 @@ fn temporary_tables_left_by_a_crash_are_dropped_when_the_engine_opens() {
     exec(&mut s, "INSERT INTO t VALUES (3)");
     assert_eq!(int(&q(&mut s, "SELECT x FROM t")[0][0]), 3);
 }
+
+#[test]
+fn a_temporary_name_is_free_again_once_another_session_dropped_its_database() {
+    let env = env();
+    let mut a = env.session(1);
+    let mut b = env.session(2);
+    exec(&mut a, "CREATE DATABASE x");
+    exec(&mut a, "CREATE TEMPORARY TABLE x.t (v INT)");
+    exec(&mut a, "INSERT INTO x.t VALUES (1)");
+    exec(&mut b, "DROP DATABASE x");
+    exec(&mut a, "CREATE DATABASE x");
+    assert_eq!(err(&mut a, "SELECT * FROM x.t").code, 1146);
+    exec(&mut a, "CREATE TEMPORARY TABLE x.t (w INT)");
+    exec(&mut a, "INSERT INTO x.t VALUES (2)");
+    assert_eq!(int(&q(&mut a, "SELECT w FROM x.t")[0][0]), 2);
+    exec(&mut a, "DROP TEMPORARY TABLE x.t");
+    assert_eq!(err(&mut a, "SELECT * FROM x.t").code, 1146);
+}
