@@ -994,7 +994,6 @@ pub enum Utility {
 }
 
 impl Utility {
-    /// True when the statement changes the catalog (implicit commit, catalog version bump).
     /// The tables (db, engine name) a table DDL statement changes (none for other statements).
     pub fn ddl_targets(&self) -> Vec<(&str, &str)> {
         match self {
@@ -1033,6 +1032,7 @@ impl Utility {
                 }
             )
     }
+    /// True when the statement changes the catalog (implicit commit, catalog version bump).
     pub fn is_ddl(&self) -> bool {
         matches!(
             self,

@@ -534,6 +534,7 @@ impl Session {
         let shared = self.core.st.shared.clone();
         shared.counters.inc(Counter::Questions);
         shared.counters.inc(Counter::ComStmtExecute);
+        self.core.st.warnings_fresh = false;
         let r = self.execute_inner(stmt_id, params);
         if let Err(e) = &r {
             self.core.st.row_count = -1;
