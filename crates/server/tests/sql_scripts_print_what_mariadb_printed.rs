@@ -528,7 +528,7 @@ fn warnings_after_errors_print_what_mariadb_printed() {
 /// `temporary_tables_review.sql` (a review's findings): under LOCK TABLES a TEMPORARY table
 /// is written, truncated, altered and dropped without being locked; RENAME TABLE of TEMPORARY
 /// tables follows the names earlier pairs give (`a TO c, c TO d`, swaps), 1146 for a name an
-/// earlier pair took away.
+/// earlier pair took away; ALTER TABLE ADD FOREIGN KEY of one is 1005 (errno 150).
 #[test]
 fn temporary_tables_review_print_what_mariadb_printed() {
     prints_what_mariadb_printed("temporary_tables_review");

@@ -1416,6 +1416,10 @@ impl Core {
                     .filter(|f| !rebuild.from.foreign_keys.iter().any(|g| g.name == f.name))
                     .map(|f| f.name.clone())
                     .collect();
+                // A TEMPORARY table takes no foreign key (1005, as InnoDB).
+                if !added.is_empty() && engine.table(db, table).is_ok_and(|t| t.is_temporary()) {
+                    return Err(crate::fk::cant_create(db, &rebuild.def.name, 150));
+                }
                 let fk_checks = self.st.fk_checks();
                 crate::fk::validate(engine, db, &rebuild.def, &added, fk_checks)?;
                 crate::fk::parent_side_kept(engine, db, table, &rebuild.from, &rebuild.def)?;
