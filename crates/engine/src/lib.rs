@@ -159,11 +159,6 @@ impl Table {
     pub fn id(&self) -> u64 {
         self.id
     }
-    /// The name to look this table up by (`Engine::table`): its own for a table, the engine's
-    /// key for a TEMPORARY one (`Engine::create_temporary_table`).
-    pub fn storage_name(&self) -> &str {
-        &self.key
-    }
     /// A session's TEMPORARY table (`Engine::create_temporary_table`).
     pub fn is_temporary(&self) -> bool {
         is_temporary_key(&self.key)
@@ -326,12 +321,12 @@ impl Engine {
         inner::storage_compatible(old, new, keyed).is_ok()
     }
     /// Looks a table up (names compare case-sensitively, like MySQL on Linux). A TEMPORARY
-    /// table is found by its `Table::storage_name` only.
+    /// table is found by its key only (`create_temporary_table`).
     pub fn table(&self, db: &str, name: &str) -> Result<Arc<Table>> {
         self.inner.table(db, name)
     }
-    /// `CREATE TEMPORARY TABLE`: a table in `db` that no name finds (nor lists: `tables`,
-    /// `referencing`) but the returned key, which its session keeps. It is stored and logged
+    /// `CREATE TEMPORARY TABLE`: a table in `db` that no name finds (nor `tables` lists) but
+    /// the returned key, which its session keeps; the SQL layer gives it no foreign keys. It is stored and logged
     /// like any table (so a transaction's changes to it roll back), dropped with
     /// `drop_table(db, key)`, and any left behind by a crash or a shutdown is dropped when the
     /// engine opens. NoSuchDatabase when `db` does not exist.
@@ -339,6 +334,10 @@ impl Engine {
         self.inner
             .create_table_filed(db, def, true)
             .map(|t| t.key.clone())
+    }
+    /// `name` in `db` is the key of a TEMPORARY table that exists.
+    pub fn is_temporary_table(&self, db: &str, name: &str) -> bool {
+        is_temporary_key(name) && self.inner.table(db, name).is_ok()
     }
     /// Renames the TEMPORARY table filed under `key` (its definition's name; the key stays).
     pub fn rename_temporary_table(&self, db: &str, key: &str, to: &str) -> Result<()> {

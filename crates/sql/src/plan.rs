@@ -105,7 +105,7 @@ impl<'a> PlanCx<'a> {
     pub(crate) fn temp_key(&self, db: &str, t: &str) -> Option<String> {
         let temps = self.temps?;
         let key = temps.key(db, t)?;
-        if self.engine.table(db, key).is_err() {
+        if !self.engine.is_temporary_table(db, key) {
             // Gone with its database (another session's DROP DATABASE).
             return None;
         }

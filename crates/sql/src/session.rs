@@ -823,13 +823,8 @@ impl Core {
         if self.dropped_temps.is_empty() || self.txn.is_some() {
             return;
         }
-        for (db, key) in std::mem::take(&mut self.dropped_temps) {
-            match self.st.shared.engine.drop_table(&db, &key) {
-                Ok(()) | Err(EngineError::NoSuchTable { .. } | EngineError::NoSuchDatabase(_)) => {}
-                // The engine drops it when it next opens.
-                Err(e) => tracing::warn!(%e, db, "could not drop a TEMPORARY table"),
-            }
-        }
+        let dropped = std::mem::take(&mut self.dropped_temps);
+        self.drop_in_engine(dropped);
     }
 
     fn dml(&mut self, plan: &Plan, params: &[Value]) -> Result<QueryResult, SqlError> {
@@ -920,10 +915,7 @@ impl Core {
         // DDL of TEMPORARY tables only may run under LOCK TABLES (as MariaDB).
         let only_temporary = || {
             let targets = u.ddl_targets();
-            !targets.is_empty()
-                && targets
-                    .iter()
-                    .all(|(d, t)| engine.table(d, t).is_ok_and(|t| t.is_temporary()))
+            !targets.is_empty() && targets.iter().all(|(d, t)| engine.is_temporary_table(d, t))
         };
         if u.commits_first() && !self.table_locks.is_empty() && !only_temporary() {
             return Err(SqlError::new(
@@ -1185,7 +1177,7 @@ impl Core {
                 // The ones there go even when others are not (1051 after, as MariaDB).
                 let (mine, missing): (Vec<_>, Vec<_>) = tables
                     .iter()
-                    .partition(|(d, t)| engine.table(d, t).is_ok_and(|t| t.is_temporary()));
+                    .partition(|(d, t)| engine.is_temporary_table(d, t));
                 for (d, key) in mine {
                     self.drop_temporary_table(d, key)?;
                 }
@@ -1241,7 +1233,7 @@ impl Core {
                 // references stays (1451 once the others are dropped).
                 let mut referenced = false;
                 for (d, t) in tables {
-                    if engine.table(d, t).is_ok_and(|t| t.is_temporary()) {
+                    if engine.is_temporary_table(d, t) {
                         self.drop_temporary_table(d, t)?;
                         continue;
                     }
@@ -1417,7 +1409,7 @@ impl Core {
                     .map(|f| f.name.clone())
                     .collect();
                 // A TEMPORARY table takes no foreign key (1005, as InnoDB).
-                if !added.is_empty() && engine.table(db, table).is_ok_and(|t| t.is_temporary()) {
+                if !added.is_empty() && engine.is_temporary_table(db, table) {
                     return Err(crate::fk::cant_create(db, &rebuild.def.name, 150));
                 }
                 let fk_checks = self.st.fk_checks();
@@ -1481,7 +1473,7 @@ impl Core {
             Utility::RenameTables { pairs, .. }
                 if pairs
                     .iter()
-                    .any(|(d, f, ..)| engine.table(d, f).is_ok_and(|t| t.is_temporary())) =>
+                    .any(|(d, f, ..)| engine.is_temporary_table(d, f)) =>
             {
                 self.rename_temporary_tables(pairs)
             }
@@ -1617,7 +1609,7 @@ impl Core {
                 let mut failed = None;
                 for (db, name, mode) in tables {
                     // A TEMPORARY table is the session's alone: nothing to lock (as MariaDB).
-                    if engine.table(db, name).is_ok_and(|t| t.is_temporary()) {
+                    if engine.is_temporary_table(db, name) {
                         continue;
                     }
                     let got = engine
@@ -1779,15 +1771,18 @@ impl Core {
     /// Every TEMPORARY table of the session, dropped (the session ends; its transaction has
     /// been rolled back).
     fn drop_temporary_tables(&mut self) {
-        let dropped = std::mem::take(&mut self.dropped_temps);
-        for (db, key) in self.st.temps.take_all().into_iter().chain(dropped) {
+        let mut all = self.st.temps.take_all();
+        all.append(&mut self.dropped_temps);
+        self.drop_in_engine(all);
+    }
+
+    /// Drops TEMPORARY tables (db, key) the session no longer names; one gone with its
+    /// database is fine, one that cannot be dropped now is dropped when the engine next opens.
+    fn drop_in_engine(&self, tables: Vec<(String, String)>) {
+        for (db, key) in tables {
             match self.st.shared.engine.drop_table(&db, &key) {
-                // Gone with its database (DROP DATABASE).
                 Ok(()) | Err(EngineError::NoSuchTable { .. } | EngineError::NoSuchDatabase(_)) => {}
-                // The engine drops it when it next opens.
-                Err(e) => {
-                    tracing::warn!(%e, db, "could not drop a TEMPORARY table of a closed session")
-                }
+                Err(e) => tracing::warn!(%e, db, "could not drop a TEMPORARY table"),
             }
         }
     }
@@ -1806,25 +1801,23 @@ impl Core {
         for (d, from, to_db, to) in pairs {
             // `from` is a key when the name was a TEMPORARY table's as the statement was
             // planned, and it still is only if no earlier pair renamed that table.
-            let planned = engine
-                .table(d, from)
-                .ok()
+            let handle = engine.table(d, from).ok();
+            let planned = handle
+                .as_ref()
                 .filter(|t| t.is_temporary())
                 .and_then(|t| names.key(d, &t.def.name).map(str::to_string))
                 .filter(|k| k == from);
-            let key = match planned.or_else(|| names.key(d, from).map(str::to_string)) {
-                Some(key) => key,
-                None if engine.table(d, from).is_ok_and(|t| !t.is_temporary()) => {
+            let key = match (planned.or_else(|| names.key(d, from).map(str::to_string)), handle) {
+                (Some(key), _) => key,
+                (None, Some(t)) if !t.is_temporary() => {
                     return Err(SqlError::unsupported(
                         "RENAME TABLE of TEMPORARY and other tables in one statement (rename them in two)",
                     ))
                 }
-                None => {
+                (None, t) => {
                     return Err(EngineError::NoSuchTable {
                         db: d.clone(),
-                        table: engine
-                            .table(d, from)
-                            .map_or_else(|_| from.clone(), |t| t.def.name.clone()),
+                        table: t.map_or_else(|| from.clone(), |t| t.def.name.clone()),
                     }
                     .into())
                 }
@@ -1835,11 +1828,7 @@ impl Core {
                 ));
             }
             if names.key(d, to).is_some() {
-                return Err(SqlError::new(
-                    1050,
-                    "42S01",
-                    format!("Table '{to}' already exists"),
-                ));
+                return self.name_taken(to, false);
             }
             names.rename(d, &key, to);
             moves.push((d.clone(), key, to.clone()));
@@ -1855,7 +1844,7 @@ impl Core {
     /// longer has the table (its database was dropped).
     fn live_temp_key(&mut self, db: &str, name: &str) -> Option<String> {
         let key = self.st.temps.key(db, name)?.to_string();
-        if self.st.shared.engine.table(db, &key).is_ok() {
+        if self.st.shared.engine.is_temporary_table(db, &key) {
             return Some(key);
         }
         self.st.temps.forget_key(db, &key);

@@ -26,9 +26,6 @@ impl TempTables {
             .get(&(db.to_string(), name.to_string()))
             .map(String::as_str)
     }
-    pub fn is_empty(&self) -> bool {
-        self.by_name.is_empty()
-    }
     pub fn insert(&mut self, db: &str, name: &str, key: String) {
         self.by_name.insert((db.to_string(), name.to_string()), key);
     }
