@@ -90,6 +90,34 @@ impl BTree {
         }
     }
 
+    /// The largest key in the tree, also when the rightmost leaf is empty: children are
+    /// tried right to left, so only the empty leaves at the right end are read on the way.
+    /// For start-up (no latch is held across the levels).
+    pub fn largest_key(&self, store: &Store) -> Result<Option<Vec<u8>>> {
+        self.largest_below(store, self.root)
+    }
+
+    fn largest_below(&self, store: &Store, page: PageId) -> Result<Option<Vec<u8>>> {
+        let children: Vec<PageId> = {
+            let g = store.pool.read(page)?;
+            check_node(&g, g.id())?;
+            let n = node::nslots(&g);
+            if node::is_leaf(&g) {
+                return Ok(n.checked_sub(1).map(|i| node::key(&g, i).to_vec()));
+            }
+            (-1..n as isize)
+                .rev()
+                .map(|i| node::child_at(&g, i))
+                .collect()
+        };
+        for c in children {
+            if let Some(k) = self.largest_below(store, c)? {
+                return Ok(Some(k));
+            }
+        }
+        Ok(None)
+    }
+
     /// Point lookup; `f` sees the value while the leaf is share-latched.
     pub fn get<R>(
         &self,

@@ -7,7 +7,8 @@
 use crate::collation::Collation;
 use crate::keys::encode_key;
 use crate::types::{
-    CheckDef, ColumnDef, ColumnType, FkAction, ForeignKeyDef, IndexDef, TableDef, Value, ViewDef,
+    CheckDef, ColumnDef, ColumnType, FkAction, ForeignKeyDef, IndexDef, LobSize, TableDef, Value,
+    ViewDef,
 };
 use crate::{Error, Result};
 use tierdb_page::PageId;
@@ -31,6 +32,8 @@ pub struct TableEntry {
     pub id: u64,
     pub primary_root: PageId,
     pub index_roots: Vec<PageId>,
+    /// The long-value tree (`crate::lob`); None for a table created before they existed.
+    pub lob_root: Option<PageId>,
     pub def: TableDef,
 }
 
@@ -110,8 +113,16 @@ fn put_type(w: &mut W, t: &ColumnType) {
             w.u8(6);
             w.u32(*n);
         }
-        ColumnType::Text => w.u8(7),
-        ColumnType::Blob => w.u8(8),
+        ColumnType::Text(LobSize::Regular) => w.u8(7),
+        ColumnType::Blob(LobSize::Regular) => w.u8(8),
+        ColumnType::Text(s) => {
+            w.u8(13);
+            w.u8(lob_size_tag(*s));
+        }
+        ColumnType::Blob(s) => {
+            w.u8(14);
+            w.u8(lob_size_tag(*s));
+        }
         ColumnType::Date => w.u8(9),
         ColumnType::DateTime => w.u8(10),
         ColumnType::Timestamp => w.u8(11),
@@ -123,6 +134,29 @@ fn put_type(w: &mut W, t: &ColumnType) {
             }
         }
     }
+}
+
+fn lob_size_tag(s: LobSize) -> u8 {
+    match s {
+        LobSize::Tiny => 0,
+        LobSize::Regular => 1,
+        LobSize::Medium => 2,
+        LobSize::Long => 3,
+    }
+}
+
+fn get_lob_size(r: &mut R) -> Result<LobSize> {
+    Ok(match r.u8()? {
+        0 => LobSize::Tiny,
+        1 => LobSize::Regular,
+        2 => LobSize::Medium,
+        3 => LobSize::Long,
+        t => {
+            return Err(Error::Corrupt(format!(
+                "unknown TEXT / BLOB size {t} in catalog"
+            )))
+        }
+    })
 }
 
 fn get_type(r: &mut R) -> Result<ColumnType> {
@@ -139,8 +173,10 @@ fn get_type(r: &mut R) -> Result<ColumnType> {
         },
         5 => ColumnType::Char(r.u32()?),
         6 => ColumnType::VarChar(r.u32()?),
-        7 => ColumnType::Text,
-        8 => ColumnType::Blob,
+        7 => ColumnType::Text(LobSize::Regular),
+        8 => ColumnType::Blob(LobSize::Regular),
+        13 => ColumnType::Text(get_lob_size(r)?),
+        14 => ColumnType::Blob(get_lob_size(r)?),
         9 => ColumnType::Date,
         10 => ColumnType::DateTime,
         11 => ColumnType::Timestamp,
@@ -298,9 +334,14 @@ pub fn encode_db() -> Vec<u8> {
 }
 
 pub fn encode_table(e: &TableEntry) -> Vec<u8> {
-    let mut w = W(vec![b'T']);
+    // 'L': a table with a long-value tree, whose root follows the primary root; 'T': one
+    // without (written before long values existed).
+    let mut w = W(vec![if e.lob_root.is_some() { b'L' } else { b'T' }]);
     w.u64(e.id);
     w.u64(e.primary_root.0);
+    if let Some(l) = e.lob_root {
+        w.u64(l.0);
+    }
     w.u16(e.index_roots.len());
     for r in &e.index_roots {
         w.u64(r.0);
@@ -415,11 +456,17 @@ fn get_foreign_key(r: &mut R) -> Result<ForeignKeyDef> {
 
 pub fn decode_table(b: &[u8]) -> Result<TableEntry> {
     let mut r = R(b);
-    if r.u8()? != b'T' {
+    let tag = r.u8()?;
+    if tag != b'T' && tag != b'L' {
         return Err(Error::Corrupt("catalog entry is not a table".into()));
     }
     let id = r.u64()?;
     let primary_root = PageId(r.u64()?);
+    let lob_root = if tag == b'L' {
+        Some(PageId(r.u64()?))
+    } else {
+        None
+    };
     let n = r.u16()?;
     let index_roots = (0..n)
         .map(|_| r.u64().map(PageId))
@@ -529,6 +576,7 @@ pub fn decode_table(b: &[u8]) -> Result<TableEntry> {
         id,
         primary_root,
         index_roots,
+        lob_root,
         def,
     })
 }
@@ -607,9 +655,16 @@ mod tests {
             id: 7,
             primary_root: PageId(3),
             index_roots: vec![PageId(9)],
+            lob_root: None,
             def,
         };
         assert_eq!(decode_table(&encode_table(&e)).unwrap(), e);
+        // With a long-value tree: tagged 'L', its root after the primary root.
+        let mut with_lob = e.clone();
+        with_lob.lob_root = Some(PageId(11));
+        let b = encode_table(&with_lob);
+        assert_eq!(b[0], b'L');
+        assert_eq!(decode_table(&b).unwrap(), with_lob);
         // An entry written before foreign keys existed ends after the indexes: still valid.
         let mut old = e.clone();
         old.def.foreign_keys.clear();
@@ -659,6 +714,7 @@ mod tests {
             id: 3,
             primary_root: PageId(5),
             index_roots: Vec::new(),
+            lob_root: None,
             def,
         };
         // No foreign key: a zero count comes before the checks.

@@ -37,6 +37,10 @@ pub(crate) struct Counters {
     pub recovered_redo_records: AtomicU64,
     pub recovered_rolled_back_txns: AtomicU64,
     pub pages_reclaimed: AtomicU64,
+    /// Long values written off their rows / read back / removed by purges (`lob`).
+    pub long_values_written: AtomicU64,
+    pub long_values_read: AtomicU64,
+    pub long_values_purged: AtomicU64,
 }
 
 /// What keeps a dropped tree reachable.
@@ -468,7 +472,7 @@ impl Inner {
                 Some(b'D') => {
                     dbs.entry(name(0)?).or_default();
                 }
-                Some(b'T') => {
+                Some(b'T' | b'L') => {
                     let e = catalog::decode_table(v)?;
                     let (db, key) = (name(0)?, name(1)?);
                     let t = self.table_from_entry(&db, key, e)?;
@@ -554,6 +558,14 @@ impl Inner {
         } else {
             0
         };
+        let lob = e.lob_root.map(|root| BTree { root });
+        let lob_id = match &lob {
+            Some(l) => l
+                .largest_key(&self.store)?
+                .and_then(|k| crate::lob::id_of(&k))
+                .unwrap_or(0),
+            None => 0,
+        };
         self.note_foreign_keys(&e.def);
         Ok(Arc::new(Table {
             db: db.to_string(),
@@ -562,6 +574,8 @@ impl Inner {
             id: e.id,
             primary,
             secondary,
+            lob,
+            lob_ids: Arc::new(AtomicU64::new(lob_id)),
             auto_inc: Arc::new(AtomicI64::new(auto_inc)),
             row_id: Arc::new(AtomicI64::new(row_id)),
             gate: Arc::default(),
@@ -813,12 +827,14 @@ impl Inner {
         for _ in &def.indexes {
             index_roots.push(BTree::create(&mut m)?.root);
         }
+        let lob = BTree::create(&mut m)?;
         alloc::set_meta_slot(&mut m, SLOT_NEXT_TABLE_ID, id + 1)?;
         m.commit()?;
         let e = TableEntry {
             id,
             primary_root: primary.root,
             index_roots,
+            lob_root: Some(lob.root),
             def,
         };
         self.catalog_put(
@@ -958,6 +974,7 @@ impl Inner {
                 id: t.id,
                 primary_root: t.primary.root,
                 index_roots: t.secondary.iter().map(|s| s.root).collect(),
+                lob_root: t.lob.map(|l| l.root),
                 def,
             });
             if key.len() > tierdb_btree::node::MAX_KEY_LEN
@@ -989,6 +1006,7 @@ impl Inner {
                 id: t.id,
                 primary_root: t.primary.root,
                 index_roots: t.secondary.iter().map(|s| s.root).collect(),
+                lob_root: t.lob.map(|l| l.root),
                 def,
             };
             let v = catalog::encode_table(&e);
@@ -1021,6 +1039,8 @@ impl Inner {
                 id: t.id,
                 primary: t.primary,
                 secondary: t.secondary.clone(),
+                lob: t.lob,
+                lob_ids: t.lob_ids.clone(),
                 auto_inc: t.auto_inc.clone(),
                 row_id: t.row_id.clone(),
                 gate: t.gate.clone(),
@@ -1236,6 +1256,7 @@ impl Inner {
             id: t.id,
             primary_root: t.primary.root,
             index_roots,
+            lob_root: t.lob.map(|l| l.root),
             def,
         };
         let key = catalog::table_key(db, table);
@@ -1255,6 +1276,8 @@ impl Inner {
             id: t.id,
             primary: t.primary,
             secondary: e.index_roots.iter().map(|&r| BTree { root: r }).collect(),
+            lob: t.lob,
+            lob_ids: t.lob_ids.clone(),
             auto_inc: t.auto_inc.clone(),
             row_id: t.row_id.clone(),
             gate: t.gate.clone(),
@@ -1425,12 +1448,18 @@ impl Inner {
             return Err(Error::Internal("key column out of range".into()));
         }
         let closed = self.close_gate(&t, "ALTER TABLE")?;
-        let mut trees = self.create_unlisted_trees(1 + def.indexes.len())?;
+        // The primary tree, one per index, the long-value tree last.
+        let mut trees = self.create_unlisted_trees(2 + def.indexes.len())?;
+        let lob = trees
+            .pop()
+            .ok_or_else(|| Error::Internal("no long-value tree".into()))?;
         let secondary = trees.split_off(1);
         let primary = trees[0];
         let new_roots: Vec<PageId> = std::iter::once(primary.root)
             .chain(secondary.iter().map(|s| s.root))
+            .chain(std::iter::once(lob.root))
             .collect();
+        let mut lob_id = 0u64;
         let abandon = |e: Error| -> Error {
             let mut d = self.dropped.lock();
             for &root in &new_roots {
@@ -1472,8 +1501,28 @@ impl Inner {
                 }
                 let pk = crate::txn::pk_values(&def, &row);
                 let key = crate::txn::pk_key(&def, &pk);
+                let mut ext = Vec::new();
+                let cols =
+                    crate::lob::plan(&def, key.len(), &row).map_err(|size| Error::RowTooLarge {
+                        size,
+                        max: tierdb_btree::node::MAX_LEAF_CELL,
+                    })?;
+                for c in cols {
+                    if let crate::Value::Bytes(b) = &row[c] {
+                        lob_id += 1;
+                        crate::lob::write_unlogged(&self.store, lob, lob_id, b)?;
+                        ext.push(crate::rowcodec::External {
+                            col: c,
+                            id: lob_id,
+                            len: u32::try_from(b.len()).map_err(|_| Error::RowTooLarge {
+                                size: b.len(),
+                                max: u32::MAX as usize,
+                            })?,
+                        });
+                    }
+                }
                 let mut enc = Vec::with_capacity(64);
-                crate::rowcodec::encode_row(&mut enc, 0, 0, &row);
+                crate::rowcodec::encode_row_ext(&mut enc, 0, 0, &row, &ext);
                 let mut dup = false;
                 let mut m = Mtr::new(&self.store, 0);
                 primary.modify(&mut m, &key, |cur| {
@@ -1522,6 +1571,7 @@ impl Inner {
             id: t.id,
             primary_root: primary.root,
             index_roots: secondary.iter().map(|s| s.root).collect(),
+            lob_root: Some(lob.root),
             def,
         };
         let key = catalog::table_key(db, table);
@@ -1558,6 +1608,8 @@ impl Inner {
             id: t.id,
             primary,
             secondary,
+            lob: Some(lob),
+            lob_ids: Arc::new(AtomicU64::new(lob_id)),
             auto_inc: t.auto_inc.clone(),
             row_id: Arc::new(AtomicI64::new(row_id)),
             gate: t.gate.clone(),
@@ -1869,7 +1921,7 @@ pub(crate) fn parse_size(s: &str) -> Option<u64> {
 /// key bytes depend on it). NotSupported naming what would need a table rewrite otherwise.
 pub(crate) fn storage_compatible(old: &ColumnDef, new: &ColumnDef, keyed: bool) -> Result<()> {
     use crate::types::ColumnType as T;
-    let bytes = |t: &T| matches!(t, T::Char(_) | T::VarChar(_) | T::Text | T::Blob);
+    let bytes = |t: &T| matches!(t, T::Char(_) | T::VarChar(_) | T::Text(_) | T::Blob(_));
     let same_form = match (&old.ty, &new.ty) {
         (T::Int { .. }, T::Int { .. }) => true,
         // An ENUM is stored as its member's text: members appended keep every stored value

@@ -15,6 +15,7 @@ pub use gate::TableLockMode;
 pub mod collation;
 mod inner;
 pub mod keys;
+mod lob;
 mod rowcodec;
 mod storage;
 mod txn;
@@ -26,8 +27,8 @@ pub use error::{Error, Result};
 pub use tierdb_txn::LockMode;
 pub use txn::Savepoint;
 pub use types::{
-    CheckDef, ColumnDef, ColumnType, FkAction, ForeignKeyDef, IndexDef, Row, TableDef, Value,
-    ViewDef,
+    CheckDef, ColumnDef, ColumnType, FkAction, ForeignKeyDef, IndexDef, LobSize, Row, TableDef,
+    Value, ViewDef,
 };
 
 use std::ops::Bound;
@@ -138,6 +139,11 @@ pub struct Table {
     pub(crate) id: u64,
     pub(crate) primary: BTree,
     pub(crate) secondary: Vec<BTree>,
+    /// Long values kept off the rows (`lob`); None for a table created before they existed
+    /// (its rows must fit a leaf, as then).
+    pub(crate) lob: Option<BTree>,
+    /// The last long-value id handed out; shared by every handle of the same trees.
+    pub(crate) lob_ids: Arc<std::sync::atomic::AtomicU64>,
     /// Shared by every handle of the table (a new handle is made when an index is added).
     pub(crate) auto_inc: Arc<AtomicI64>,
     /// The last hidden row id handed out (tables without a primary key); shared by handles.
@@ -154,7 +160,9 @@ pub struct Table {
 impl Table {
     /// Root pages of the table's trees: the primary tree, then each secondary index.
     pub(crate) fn roots(&self) -> impl Iterator<Item = tierdb_page::PageId> + '_ {
-        std::iter::once(self.primary.root).chain(self.secondary.iter().map(|s| s.root))
+        std::iter::once(self.primary.root)
+            .chain(self.secondary.iter().map(|s| s.root))
+            .chain(self.lob.map(|l| l.root))
     }
     pub fn id(&self) -> u64 {
         self.id
@@ -451,6 +459,15 @@ impl Engine {
             ("Innodb_log_writes".into(), w.appends.to_string()),
             ("Innodb_os_log_written".into(), w.appended_bytes.to_string()),
             ("Tierdb_commits".into(), ld(&c.commits)),
+            (
+                "Tierdb_long_values_written".into(),
+                ld(&c.long_values_written),
+            ),
+            ("Tierdb_long_values_read".into(), ld(&c.long_values_read)),
+            (
+                "Tierdb_long_values_purged".into(),
+                ld(&c.long_values_purged),
+            ),
             ("Tierdb_pages_reclaimed".into(), ld(&c.pages_reclaimed)),
             (
                 "Tierdb_dropped_trees_pending".into(),

@@ -2,7 +2,8 @@
 //!
 //! A stored row (the value of a primary-index entry) is:
 //! `flags u8 | writer txn u64 | ncols u16 | null bitmap ⌈ncols/8⌉ | values`, where an
-//! Int/Double is 8 bytes LE with a 1-byte tag, and Bytes is tag + u16 length + bytes.
+//! Int/Double is 8 bytes LE with a 1-byte tag, and Bytes is tag + u16 length + bytes, or,
+//! for a long value kept off the row (`crate::lob`), tag + long-value id u64 + length u32.
 //! Flag bit 0 = delete-marked (deleted by `writer`; physically removed after it commits).
 //!
 //! Must never: panic on bytes read from a page (decoders return `None`).
@@ -15,8 +16,29 @@ pub const ROW_HEADER: usize = 9;
 const T_INT: u8 = 1;
 const T_DOUBLE: u8 = 2;
 const T_BYTES: u8 = 3;
+const T_EXTERNAL: u8 = 4;
 
+/// Bytes an external value takes in a row (tag, id, length).
+pub const EXTERNAL_BYTES: usize = 13;
+
+/// A column whose value is kept in the table's long-value tree: `id` names its chunks,
+/// `len` is its length in bytes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct External {
+    pub col: usize,
+    pub id: u64,
+    pub len: u32,
+}
+
+#[cfg(test)]
 pub fn encode_row(out: &mut Vec<u8>, flags: u8, txn: u64, row: &[Value]) {
+    encode_row_ext(out, flags, txn, row, &[]);
+}
+
+/// `encode_row` writing the columns listed in `ext` as references to their long values
+/// (their `row` values are not written). Every inline Bytes value must be at most 65535
+/// bytes (`inline_len_ok`).
+pub fn encode_row_ext(out: &mut Vec<u8>, flags: u8, txn: u64, row: &[Value], ext: &[External]) {
     out.push(flags);
     out.extend_from_slice(&txn.to_le_bytes());
     out.extend_from_slice(&(row.len() as u16).to_le_bytes());
@@ -25,6 +47,13 @@ pub fn encode_row(out: &mut Vec<u8>, flags: u8, txn: u64, row: &[Value]) {
     for (i, v) in row.iter().enumerate() {
         match v {
             Value::Null => out[bm_at + i / 8] |= 1 << (i % 8),
+            Value::Bytes(_) if ext.iter().any(|e| e.col == i) => {
+                if let Some(e) = ext.iter().find(|e| e.col == i) {
+                    out.push(T_EXTERNAL);
+                    out.extend_from_slice(&e.id.to_le_bytes());
+                    out.extend_from_slice(&e.len.to_le_bytes());
+                }
+            }
             Value::Int(x) => {
                 out.push(T_INT);
                 out.extend_from_slice(&x.to_le_bytes());
@@ -62,6 +91,17 @@ pub fn with_header(b: &[u8], flags: u8, txn: u64) -> Vec<u8> {
     v
 }
 
+/// True when every Bytes value of `row` fits an inline value's u16 length, except the
+/// columns in `ext`.
+pub fn inline_len_ok(row: &[Value], ext: &[External]) -> bool {
+    row.iter().enumerate().all(|(i, v)| match v {
+        Value::Bytes(b) => b.len() <= u16::MAX as usize || ext.iter().any(|e| e.col == i),
+        _ => true,
+    })
+}
+
+/// Decodes a stored row; external values come back as NULL (see `decode_row_ext`).
+#[cfg(test)]
 pub fn decode_row(b: &[u8]) -> Option<Vec<Value>> {
     decode_row_cols(b, None)
 }
@@ -70,7 +110,19 @@ pub fn decode_row(b: &[u8]) -> Option<Vec<Value>> {
 /// columns past the end of `want` are materialised too). Skipped columns come back as
 /// `Value::Null`, so a caller must only look at the columns it asked for. The whole row is
 /// still parsed, so corrupt bytes are detected whatever the mask.
+#[cfg(test)]
 pub fn decode_row_cols(b: &[u8], want: Option<&[bool]>) -> Option<Vec<Value>> {
+    decode_row_ext(b, want, &mut Vec::new())
+}
+
+/// `decode_row_cols` that also lists the row's external values in `ext` (all of them,
+/// wanted or not); their columns come back as NULL until `crate::lob` reads them.
+pub fn decode_row_ext(
+    b: &[u8],
+    want: Option<&[bool]>,
+    ext: &mut Vec<External>,
+) -> Option<Vec<Value>> {
+    ext.clear();
     let n = u16::from_le_bytes([*b.get(9)?, *b.get(10)?]) as usize;
     let bm = b.get(11..11 + n.div_ceil(8))?;
     let mut p = 11 + n.div_ceil(8);
@@ -106,6 +158,19 @@ pub fn decode_row_cols(b: &[u8], want: Option<&[bool]>) -> Option<Vec<Value>> {
                     Value::Null
                 });
                 p += l;
+            }
+            T_EXTERNAL => {
+                let mut id = [0u8; 8];
+                id.copy_from_slice(b.get(p..p + 8)?);
+                let mut len = [0u8; 4];
+                len.copy_from_slice(b.get(p + 8..p + 12)?);
+                p += 12;
+                ext.push(External {
+                    col: i,
+                    id: u64::from_le_bytes(id),
+                    len: u32::from_le_bytes(len),
+                });
+                out.push(Value::Null);
             }
             _ => return None,
         }
@@ -224,7 +289,35 @@ mod tests {
         fn row_and_undo_decoders_never_panic(bytes in proptest::collection::vec(any::<u8>(), 0..80)) {
             let _ = decode_row(&bytes);
             let _ = decode_row_cols(&bytes, Some(&[false, true, false]));
+            let _ = decode_row_ext(&bytes, None, &mut Vec::new());
             let _ = Undo::decode(&bytes);
+        }
+
+        #[test]
+        fn external_values_round_trip_as_references(
+            row in proptest::collection::vec(val(), 1..12),
+            pick in any::<u16>(),
+            id in any::<u64>(),
+            len in any::<u32>(),
+        ) {
+            let ext: Vec<External> = row
+                .iter()
+                .enumerate()
+                .filter(|(i, v)| matches!(v, Value::Bytes(_)) && pick & (1 << (i % 16)) != 0)
+                .map(|(i, _)| External { col: i, id: id ^ i as u64, len })
+                .collect();
+            let mut b = Vec::new();
+            encode_row_ext(&mut b, 0, 3, &row, &ext);
+            let mut got_ext = Vec::new();
+            let got = decode_row_ext(&b, None, &mut got_ext).unwrap();
+            prop_assert_eq!(&got_ext, &ext);
+            for (i, (g, r)) in got.iter().zip(&row).enumerate() {
+                if ext.iter().any(|e| e.col == i) {
+                    prop_assert_eq!(g, &Value::Null);
+                } else {
+                    prop_assert_eq!(g, r);
+                }
+            }
         }
     }
 

@@ -31,8 +31,9 @@ use crate::inner::Inner;
 use crate::keys::{
     decode_key, encode_key, encode_key_of, encode_value_in, lower_bound, upper_bound,
 };
+use crate::lob;
 use crate::rowcodec::{
-    decode_row, decode_row_cols, encode_row, header, with_header, Undo, FLAG_DELETED,
+    decode_row_ext, encode_row_ext, header, with_header, External, Undo, FLAG_DELETED,
 };
 use crate::txns::{ActiveTxn, ReadAs, ReadView, Visible};
 use crate::types::{IndexDef, Row, TableDef, Value};
@@ -56,6 +57,9 @@ pub(crate) enum Purge {
         skey: Vec<u8>,
         pk: Vec<u8>,
     },
+    /// Remove long value `id` (`len` bytes) from long-value tree `tree`: the row version
+    /// naming it was replaced or deleted.
+    Lob { tree: BTree, id: u64, len: u32 },
 }
 
 /// The purge of a transaction that ended while a read view was open (see `txns`), kept in
@@ -250,8 +254,46 @@ fn corrupt(t: &Table) -> Error {
     Error::Corrupt(format!("undecodable row in table {}.{}", t.db, t.def.name))
 }
 
+/// How often a read starts again after finding the long values of the version it read
+/// already purged (each time a newer version was committed meanwhile) before giving up.
+const LOB_RETRIES: usize = 64;
+
+/// Reads the long values `ext` of `row` (those `want` marks) into their columns. False when
+/// one is gone: the version was replaced and purged meanwhile, and the caller reads the
+/// row again.
+fn resolve_row(
+    inner: &Inner,
+    t: &Table,
+    row: &mut Row,
+    ext: &[External],
+    want: Option<&[bool]>,
+) -> Result<bool> {
+    for e in ext {
+        if !want.is_none_or(|w| w.get(e.col).copied().unwrap_or(true)) {
+            continue;
+        }
+        let Some(tree) = t.lob else {
+            return Err(corrupt(t));
+        };
+        match lob::read(&inner.store, tree, e)? {
+            lob::Read::Found(v) => {
+                inner
+                    .counters
+                    .long_values_read
+                    .fetch_add(1, Ordering::Relaxed);
+                match row.get_mut(e.col) {
+                    Some(slot) => *slot = Value::Bytes(v),
+                    None => return Err(corrupt(t)),
+                }
+            }
+            lob::Read::Missing => return Ok(false),
+        }
+    }
+    Ok(true)
+}
+
 /// The version of row `key` of `t` that transaction `me` sees (only the `want` columns
-/// materialised; see `decode_row_cols`).
+/// materialised; see `decode_row_cols`), long values included.
 fn read_row(
     inner: &Inner,
     r: &ReadAs,
@@ -259,14 +301,28 @@ fn read_row(
     key: &[u8],
     want: Option<&[bool]>,
 ) -> Result<Option<Row>> {
-    let r = t.primary.get(&inner.store, key, |v| match v {
-        None => Ok(None),
-        Some(stored) => visible_row(inner, r, &t.def, t.primary.root.0, key, stored, want),
-    })?;
-    r.map_err(|_| corrupt(t))
+    for _ in 0..LOB_RETRIES {
+        let got = t.primary.get(&inner.store, key, |v| match v {
+            None => Ok(None),
+            Some(stored) => visible_row(inner, r, &t.def, t.primary.root.0, key, stored, want),
+        })?;
+        match got.map_err(|_| corrupt(t))? {
+            None => return Ok(None),
+            Some((mut row, ext)) => {
+                if ext.is_empty() || resolve_row(inner, t, &mut row, &ext, want)? {
+                    return Ok(Some(row));
+                }
+                still_valid(inner, r)?;
+            }
+        }
+    }
+    Err(Error::Corrupt(format!(
+        "long values of a row in table {}.{} keep vanishing",
+        t.db, t.def.name
+    )))
 }
 
-/// Decodes the version of `stored` visible to `me`.
+/// Decodes the version of `stored` visible to `me`; its long values are listed, not read.
 fn visible_row(
     inner: &Inner,
     r: &ReadAs,
@@ -275,14 +331,15 @@ fn visible_row(
     key: &[u8],
     stored: &[u8],
     want: Option<&[bool]>,
-) -> std::result::Result<Option<Row>, ()> {
+) -> std::result::Result<Option<(Row, Vec<External>)>, ()> {
+    let mut ext = Vec::new();
     let row = match inner.active.visible(r, tree, key, stored) {
         Visible::None => return Ok(None),
-        Visible::Stored(b) => decode_row_cols(b, want),
-        Visible::Owned(b) => decode_row_cols(&b, want),
+        Visible::Stored(b) => decode_row_ext(b, want, &mut ext),
+        Visible::Owned(b) => decode_row_ext(&b, want, &mut ext),
         Visible::Corrupt => return Err(()),
     };
-    row.map(|r| Some(complete_row(def, r))).ok_or(())
+    row.map(|r| Some((complete_row(def, r), ext))).ok_or(())
 }
 
 impl TxnState {
@@ -467,6 +524,18 @@ impl TxnState {
         key: &[u8],
         decide: impl FnMut(Option<&[u8]>) -> Modify,
     ) -> Result<Option<Vec<u8>>> {
+        self.change_entry(tree, key, decide, true)
+    }
+
+    /// `change`, recording the before-image for readers only with `seen` (entries of a
+    /// long-value tree are never read through versions, so theirs is not kept).
+    fn change_entry(
+        &mut self,
+        tree: BTree,
+        key: &[u8],
+        decide: impl FnMut(Option<&[u8]>) -> Modify,
+        seen: bool,
+    ) -> Result<Option<Vec<u8>>> {
         let a = self.ensure_active()?;
         let mut m = Mtr::new(&self.inner.store, a.id);
         let mut decide = decide;
@@ -483,7 +552,9 @@ impl TxnState {
                 before: old.clone(),
             };
             m.set_logical(u.encode());
-            a.record_before(tree.root.0, key, old.as_deref());
+            if seen {
+                a.record_before(tree.root.0, key, old.as_deref());
+            }
             self.undo.push(u);
             self.logged = true;
         }
@@ -499,13 +570,156 @@ impl TxnState {
             match v.map(|s| (header(s), s)) {
                 None => Ok(None),
                 Some((Some((f, _)), _)) if f & FLAG_DELETED != 0 => Ok(None),
-                Some((Some(_), s)) => decode_row(s)
-                    .map(|r| Some(complete_row(&t.def, r)))
-                    .ok_or(()),
+                Some((Some(_), s)) => {
+                    let mut ext = Vec::new();
+                    decode_row_ext(s, None, &mut ext)
+                        .map(|r| Some((complete_row(&t.def, r), ext)))
+                        .ok_or(())
+                }
                 Some((None, _)) => Err(()),
             }
         })?;
-        r.map_err(|_| corrupt(t))
+        match r.map_err(|_| corrupt(t))? {
+            None => Ok(None),
+            Some((mut row, ext)) => {
+                // The newest version's long values stay while it is the newest (the lock).
+                if ext.is_empty() || resolve_row(&self.inner, t, &mut row, &ext, None)? {
+                    Ok(Some(row))
+                } else {
+                    Err(corrupt(t))
+                }
+            }
+        }
+    }
+
+    /// The newest stored version of row `key` as bytes (None when absent), for a holder of
+    /// its lock.
+    fn newest_stored(&self, t: &Table, key: &[u8]) -> Result<Option<Vec<u8>>> {
+        Ok(t.primary
+            .get(&self.inner.store, key, |v| v.map(<[u8]>::to_vec))?)
+    }
+
+    /// Writes the long values `row` keeps off the row (see `lob::plan`) under new ids, as
+    /// logged changes of this transaction, and returns their references. A value equal to
+    /// one `old` (the version being replaced) keeps off the row is not written again: its
+    /// reference is reused and listed in `reused`.
+    fn store_long_values(
+        &mut self,
+        t: &Table,
+        key_len: usize,
+        row: &[Value],
+        old: Option<&[u8]>,
+        reused: &mut Vec<External>,
+    ) -> Result<Vec<External>> {
+        let cols = lob::plan(&t.def, key_len, row).map_err(|size| Error::RowTooLarge {
+            size,
+            max: tierdb_btree::node::MAX_LEAF_CELL,
+        })?;
+        if cols.is_empty() {
+            return Ok(Vec::new());
+        }
+        let Some(tree) = t.lob else {
+            // A table created before long values existed: its rows must fit, as then.
+            let size = row.iter().map(lob::value_len).sum::<usize>();
+            return Err(Error::RowTooLarge {
+                size,
+                max: tierdb_btree::node::MAX_LEAF_CELL,
+            });
+        };
+        let mut old_ext = Vec::new();
+        if let Some(o) = old {
+            decode_row_ext(o, None, &mut old_ext);
+        }
+        let mut out = Vec::with_capacity(cols.len());
+        for c in cols {
+            let Value::Bytes(b) = &row[c] else {
+                continue;
+            };
+            let len = u32::try_from(b.len()).map_err(|_| Error::RowTooLarge {
+                size: b.len(),
+                max: u32::MAX as usize,
+            })?;
+            if let Some(e) = old_ext.iter().find(|e| e.col == c && e.len == len) {
+                if let lob::Read::Found(v) = lob::read(&self.inner.store, tree, e)? {
+                    if v == *b {
+                        reused.push(*e);
+                        out.push(*e);
+                        continue;
+                    }
+                }
+            }
+            let id = t.lob_ids.fetch_add(1, Ordering::Relaxed) + 1;
+            for (seq, chunk) in lob::chunks(b) {
+                let k = lob::chunk_key(id, seq);
+                self.change_entry(tree, &k, |_| Modify::Put(chunk.to_vec()), false)?;
+            }
+            self.inner
+                .counters
+                .long_values_written
+                .fetch_add(1, Ordering::Relaxed);
+            out.push(External { col: c, id, len });
+        }
+        Ok(out)
+    }
+
+    /// Removes long values this transaction wrote for a row version that was never stored
+    /// (its insert found a duplicate key), as logged changes.
+    fn unstore_long_values(&mut self, t: &Table, ext: &[External]) -> Result<()> {
+        let Some(tree) = t.lob else {
+            return Ok(());
+        };
+        for e in ext {
+            let n = (e.len as usize).div_ceil(lob::CHUNK_BYTES) as u32;
+            for seq in 0..n {
+                let k = lob::chunk_key(e.id, seq);
+                self.change_entry(
+                    tree,
+                    &k,
+                    |cur| {
+                        if cur.is_some() {
+                            Modify::Delete
+                        } else {
+                            Modify::Keep
+                        }
+                    },
+                    false,
+                )?;
+            }
+        }
+        Ok(())
+    }
+
+    /// `row` (a version this transaction just replaced, decoded with long values `ext` not
+    /// read) with the long values of indexed columns read: an index built after a value went
+    /// off the row may cover its column, and the old index entries are found by value.
+    fn with_keyed_long_values(&self, t: &Table, mut row: Row, ext: &[External]) -> Result<Row> {
+        let keyed: Vec<External> = ext
+            .iter()
+            .filter(|e| t.def.indexes.iter().any(|i| i.columns.contains(&e.col)))
+            .copied()
+            .collect();
+        if !keyed.is_empty() && !resolve_row(&self.inner, t, &mut row, &keyed, None)? {
+            return Err(corrupt(t));
+        }
+        Ok(row)
+    }
+
+    /// Queues the removal of the long values `ext` of a replaced or deleted version
+    /// (after the commit; forgotten by a rollback), except those in `keep`.
+    fn purge_long_values(&mut self, t: &Table, ext: &[External], keep: &[External]) {
+        let Some(tree) = t.lob else {
+            return;
+        };
+        for e in ext {
+            if keep.iter().any(|k| k.id == e.id) {
+                continue;
+            }
+            self.purge.push(Purge::Lob {
+                tree,
+                id: e.id,
+                len: e.len,
+            });
+        }
     }
 
     /// The primary key of another live row holding `value` in unique index `index`. The
@@ -749,8 +963,9 @@ impl TxnState {
             self.claim_unique(t, &key, None, Some(&row))?;
         }
         let id = self.id();
+        let ext = self.store_long_values(t, key.len(), &row, None, &mut Vec::new())?;
         let mut enc = Vec::with_capacity(64);
-        encode_row(&mut enc, 0, id, &row);
+        encode_row_ext(&mut enc, 0, id, &row, &ext);
         let mut dup = false;
         self.change(t.primary, &key, |cur| match cur.and_then(header) {
             Some((f, _)) if f & FLAG_DELETED == 0 => {
@@ -763,6 +978,8 @@ impl TxnState {
             }
         })?;
         if dup {
+            // INSERT IGNORE and ON DUPLICATE KEY UPDATE go on in the same statement.
+            self.unstore_long_values(t, &ext)?;
             return Err(Error::DuplicateKey {
                 key: shown(&pk),
                 index: "PRIMARY".into(),
@@ -815,8 +1032,17 @@ impl TxnState {
             self.claim_unique(t, &key, Some(&cur), Some(&new_row))?;
         }
         let id = self.id();
+        // Long values: the stored version is read first only when the new one keeps some
+        // off the row (an unchanged one is then not written again).
+        let mut reused = Vec::new();
+        let ext = if lob::plan(&t.def, key.len(), &new_row).is_ok_and(|c| c.is_empty()) {
+            Vec::new()
+        } else {
+            let stored = self.newest_stored(t, &key)?;
+            self.store_long_values(t, key.len(), &new_row, stored.as_deref(), &mut reused)?
+        };
         let mut enc = Vec::with_capacity(64);
-        encode_row(&mut enc, 0, id, &new_row);
+        encode_row_ext(&mut enc, 0, id, &new_row, &ext);
         let old = self.change(t.primary, &key, |cur| match cur.and_then(header) {
             Some((f, _)) if f & FLAG_DELETED == 0 => Modify::Put(enc.clone()),
             _ => Modify::Keep,
@@ -825,7 +1051,10 @@ impl TxnState {
         else {
             return Ok(false);
         };
-        let old_row = complete_row(&t.def, decode_row(&old).ok_or_else(|| corrupt(t))?);
+        let mut old_ext = Vec::new();
+        let old_row = decode_row_ext(&old, None, &mut old_ext).ok_or_else(|| corrupt(t))?;
+        let old_row = self.with_keyed_long_values(t, complete_row(&t.def, old_row), &old_ext)?;
+        self.purge_long_values(t, &old_ext, &reused);
         for (i, idx) in t.def.indexes.iter().enumerate() {
             if idx.columns.iter().any(|&c| old_row[c] != new_row[c]) {
                 let nk = index_key(&t.def, idx, &new_row);
@@ -870,7 +1099,10 @@ impl TxnState {
         else {
             return Ok(false);
         };
-        let old_row = complete_row(&t.def, decode_row(&old).ok_or_else(|| corrupt(t))?);
+        let mut old_ext = Vec::new();
+        let old_row = decode_row_ext(&old, None, &mut old_ext).ok_or_else(|| corrupt(t))?;
+        let old_row = self.with_keyed_long_values(t, complete_row(&t.def, old_row), &old_ext)?;
+        self.purge_long_values(t, &old_ext, &[]);
         self.purge.push(Purge::Row {
             tree: t.primary,
             key: key.clone(),
@@ -1010,6 +1242,7 @@ impl TxnState {
     fn purge_one(&self, me: u64, p: Purge) -> Result<()> {
         match p {
             Purge::Row { tree, key } => purge_row(&self.inner, me, tree, &key)?,
+            Purge::Lob { tree, id, len } => purge_long_value(&self.inner, tree, id, len)?,
             Purge::Sec {
                 table,
                 index,
@@ -1070,6 +1303,16 @@ impl TxnState {
 
 /// Removes the delete-marked entry `key` if `writer` is still the one that marked it (a
 /// later insert of the key has replaced the mark otherwise).
+/// Removes long value `id` of a replaced or deleted version (counted).
+fn purge_long_value(inner: &Inner, tree: BTree, id: u64, len: u32) -> Result<()> {
+    lob::remove(&inner.store, tree, id, len)?;
+    inner
+        .counters
+        .long_values_purged
+        .fetch_add(1, Ordering::Relaxed);
+    Ok(())
+}
+
 fn purge_row(inner: &Inner, writer: u64, tree: BTree, key: &[u8]) -> Result<()> {
     let mut m = Mtr::new(&inner.store, 0);
     tree.modify(&mut m, key, |cur| match cur.and_then(header) {
@@ -1115,6 +1358,7 @@ pub(crate) fn run_deferred(inner: &Inner, horizon: u64) {
 fn purge_deferred(inner: &Inner, writer: u64, p: Purge) -> Result<()> {
     match p {
         Purge::Row { tree, key } => purge_row(inner, writer, tree, &key),
+        Purge::Lob { tree, id, len } => purge_long_value(inner, tree, id, len),
         Purge::Sec {
             table,
             index,
@@ -1124,9 +1368,18 @@ fn purge_deferred(inner: &Inner, writer: u64, p: Purge) -> Result<()> {
             let idx = &table.def.indexes[index];
             let maps = |b: &[u8]| -> bool {
                 match header(b) {
-                    Some((f, _)) if f & FLAG_DELETED == 0 => decode_row(b)
-                        .map(|r| index_key(&table.def, idx, &complete_row(&table.def, r)) == skey)
-                        .unwrap_or(true),
+                    Some((f, _)) if f & FLAG_DELETED == 0 => {
+                        let mut ext = Vec::new();
+                        match decode_row_ext(b, None, &mut ext) {
+                            // A long value of an index column is not read under these
+                            // latches: the entry is kept (garbage at worst, which readers skip).
+                            Some(_) if ext.iter().any(|e| idx.columns.contains(&e.col)) => true,
+                            Some(r) => {
+                                index_key(&table.def, idx, &complete_row(&table.def, r)) == skey
+                            }
+                            None => true,
+                        }
+                    }
                     Some(_) => false,
                     None => true,
                 }
@@ -1254,6 +1507,8 @@ impl Cursor {
         let want = self.want.as_deref();
         let mut rows: Vec<Row> = Vec::new();
         let mut skeys: Vec<Vec<u8>> = Vec::new();
+        // Rows of the batch with long values: (position in `rows`, key, references).
+        let mut long: Vec<(usize, Vec<u8>, Vec<External>)> = Vec::new();
         let hi = &self.hi;
         let below = |k: &[u8]| match hi {
             Bound::Unbounded => true,
@@ -1278,7 +1533,12 @@ impl Cursor {
             match self.source {
                 Source::Primary => {
                     match visible_row(inner, reader, &table.def, tree.root.0, k, v, want) {
-                        Ok(Some(r)) => rows.push(r),
+                        Ok(Some((r, ext))) if ext.is_empty() => rows.push(r),
+                        Ok(Some((r, ext))) => {
+                            // Read after the scan, outside the leaf latch.
+                            long.push((rows.len(), k.to_vec(), ext));
+                            rows.push(r);
+                        }
                         Ok(None) => {}
                         Err(()) => {
                             bad = true;
@@ -1293,6 +1553,20 @@ impl Cursor {
         still_valid(inner, reader)?;
         if bad {
             return Err(corrupt(table));
+        }
+        // Long values of the batch. One found gone means the version was replaced and
+        // purged since the scan: the row is read again (a deleted one drops out).
+        let mut gone: Vec<usize> = Vec::new();
+        for (i, key, ext) in long {
+            if !resolve_row(inner, table, &mut rows[i], &ext, want)? {
+                match read_row(inner, reader, table, &key, want)? {
+                    Some(r) => rows[i] = r,
+                    None => gone.push(i),
+                }
+            }
+        }
+        for i in gone.into_iter().rev() {
+            rows.remove(i);
         }
         if let Source::Secondary { index } = self.source {
             let idx = &table.def.indexes[index];

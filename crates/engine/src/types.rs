@@ -75,14 +75,53 @@ pub enum ColumnType {
     },
     Char(u32),
     VarChar(u32),
-    Text,
-    Blob,
+    /// TINYTEXT, TEXT, MEDIUMTEXT, LONGTEXT (and JSON, a LONGTEXT).
+    Text(LobSize),
+    /// TINYBLOB, BLOB, MEDIUMBLOB, LONGBLOB (and, for now, BINARY / VARBINARY).
+    Blob(LobSize),
     Date,
     DateTime,
     Timestamp,
     /// ENUM('a', 'b', ...): one of the members, stored as that member's text (the SQL layer
     /// maps input onto a member; 1..n by number).
     Enum(Vec<String>),
+}
+
+/// The size class of a TEXT or BLOB column: the longest value it holds, in bytes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LobSize {
+    Tiny,
+    Regular,
+    Medium,
+    Long,
+}
+
+impl LobSize {
+    /// The longest value, in bytes (MySQL's limits).
+    pub fn max_bytes(self) -> u64 {
+        match self {
+            LobSize::Tiny => 255,
+            LobSize::Regular => 65_535,
+            LobSize::Medium => 16_777_215,
+            LobSize::Long => 4_294_967_295,
+        }
+    }
+    /// The smallest class holding values of `bytes` bytes.
+    pub fn for_bytes(bytes: u64) -> LobSize {
+        [LobSize::Tiny, LobSize::Regular, LobSize::Medium]
+            .into_iter()
+            .find(|s| bytes <= s.max_bytes())
+            .unwrap_or(LobSize::Long)
+    }
+    /// The type name's prefix: `tiny`, ``, `medium`, `long`.
+    pub fn prefix(self) -> &'static str {
+        match self {
+            LobSize::Tiny => "tiny",
+            LobSize::Regular => "",
+            LobSize::Medium => "medium",
+            LobSize::Long => "long",
+        }
+    }
 }
 
 impl ColumnType {

@@ -232,3 +232,127 @@ fn rust_client_text_and_binary_protocol() {
     let n: Option<i64> = c.query_first("SELECT COUNT(*) FROM all_types").unwrap();
     assert_eq!(n, Some(4));
 }
+
+/// A value of `len` bytes whose content depends on `seed` and the position.
+fn long_value(seed: u8, len: usize) -> Vec<u8> {
+    (0..len)
+        .map(|i| b'a' + ((i / 1000 + seed as usize) % 26) as u8)
+        .collect()
+}
+
+#[test]
+fn long_text_and_blob_values_through_both_protocols() {
+    let server = TestServer::start();
+    let mut c = Conn::new(Opts::from_url(&server.url(None)).unwrap()).unwrap();
+    c.query_drop("CREATE DATABASE long_values").unwrap();
+    c.query_drop("USE long_values").unwrap();
+    c.query_drop(
+        "CREATE TABLE docs (id INT PRIMARY KEY, title VARCHAR(50), body LONGTEXT, \
+         data LONGBLOB, note TINYTEXT, mid MEDIUMBLOB)",
+    )
+    .unwrap();
+
+    // Binary protocol: a 5 MB text and a 3 MB blob as parameters.
+    let body = long_value(1, 5 << 20);
+    let data: Vec<u8> = (0..3 << 20).map(|i| (i * 7 % 251) as u8).collect();
+    let ins = c
+        .prep("INSERT INTO docs (id, title, body, data) VALUES (?, ?, ?, ?)")
+        .unwrap();
+    c.exec_drop(&ins, (1, "big", body.clone(), data.clone()))
+        .unwrap();
+    // Text protocol: a 1 MB value in the statement text.
+    let text_body = String::from_utf8(long_value(2, 1 << 20)).unwrap();
+    c.query_drop(format!(
+        "INSERT INTO docs (id, title, body) VALUES (2, 'text', '{text_body}')"
+    ))
+    .unwrap();
+
+    let sel = c.prep("SELECT body, data FROM docs WHERE id = ?").unwrap();
+    let (b, d): (Vec<u8>, Vec<u8>) = c.exec_first(&sel, (1,)).unwrap().unwrap();
+    assert!(
+        b == body,
+        "binary protocol: the 5 MB body came back changed"
+    );
+    assert!(
+        d == data,
+        "binary protocol: the 3 MB blob came back changed"
+    );
+    let (b, d): (Vec<u8>, Vec<u8>) = c
+        .query_first("SELECT body, data FROM docs WHERE id = 1")
+        .unwrap()
+        .unwrap();
+    assert!(
+        b == body && d == data,
+        "text protocol: a long value came back changed"
+    );
+    let t: Option<String> = c.query_first("SELECT body FROM docs WHERE id = 2").unwrap();
+    assert!(
+        t.as_deref() == Some(text_body.as_str()),
+        "the 1 MB text came back changed"
+    );
+
+    // The result metadata of a LONGTEXT column says how long its values may be.
+    let cols: Vec<(String, u32)> = c
+        .query_iter("SELECT body, data, note, mid FROM docs WHERE id = 2")
+        .unwrap()
+        .columns()
+        .as_ref()
+        .iter()
+        .map(|col| (col.name_str().into_owned(), col.column_length()))
+        .collect();
+    assert_eq!(
+        cols,
+        vec![
+            ("body".into(), u32::MAX),
+            ("data".into(), u32::MAX),
+            ("note".into(), 1020),
+            ("mid".into(), 16_777_215),
+        ]
+    );
+
+    // A change of a short column keeps the long values; a changed long value reads back new.
+    c.exec_drop("UPDATE docs SET title = ? WHERE id = ?", ("renamed", 1))
+        .unwrap();
+    let tail = long_value(3, 70_000);
+    c.exec_drop(
+        "UPDATE docs SET body = CONCAT(body, ?) WHERE id = ?",
+        (tail.clone(), 2),
+    )
+    .unwrap();
+    let sel_title = c.prep("SELECT title, body FROM docs WHERE id = ?").unwrap();
+    let (title, b): (String, Vec<u8>) = c.exec_first(&sel_title, (1,)).unwrap().unwrap();
+    assert_eq!(title, "renamed");
+    assert!(b == body, "an unrelated UPDATE changed the long value");
+    let len: Option<i64> = c
+        .query_first("SELECT LENGTH(body) FROM docs WHERE id = 2")
+        .unwrap();
+    assert_eq!(len, Some((1 << 20) + 70_000));
+
+    // Each size class keeps its MySQL limit.
+    assert_eq!(
+        code_of(
+            c.exec_drop(
+                "INSERT INTO docs (id, note) VALUES (?, ?)",
+                (3, "n".repeat(256))
+            )
+            .unwrap_err()
+        ),
+        1406
+    );
+    c.exec_drop(
+        "INSERT INTO docs (id, mid) VALUES (?, ?)",
+        (4, vec![7u8; 16_777_215]),
+    )
+    .unwrap();
+    assert_eq!(
+        code_of(
+            c.exec_drop("UPDATE docs SET mid = CONCAT(mid, 'x') WHERE id = ?", (4,))
+                .unwrap_err()
+        ),
+        1406
+    );
+    let n: Option<i64> = c
+        .query_first("SELECT COUNT(*) FROM docs WHERE LENGTH(mid) = 16777215")
+        .unwrap();
+    assert_eq!(n, Some(1));
+}

@@ -534,6 +534,14 @@ fn temporary_tables_review_print_what_mariadb_printed() {
     prints_what_mariadb_printed("temporary_tables_review");
 }
 
+/// `long_values.sql`: TINY / MEDIUM / LONG TEXT and BLOB columns keep their names and limits
+/// (1406 past them), JSON is a LONGTEXT with its check; values of 5 KB to 300 KB are written,
+/// read, updated, rolled back, copied by CREATE TABLE ... SELECT and ALTER TABLE, and deleted.
+#[test]
+fn long_values_print_what_mariadb_printed() {
+    prints_what_mariadb_printed("long_values");
+}
+
 fn prints_what_mariadb_printed(name: &str) {
     assert!(
         common::exists(MARIADB),

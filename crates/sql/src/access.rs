@@ -45,16 +45,19 @@ pub fn domain_of(col: &ColumnDef) -> Option<KeyDomain> {
         ColumnType::Float | ColumnType::Double => Some(KeyDomain::Float),
         // Stored as text: key order is not numeric order.
         ColumnType::Decimal { .. } => None,
-        ColumnType::Char(_) | ColumnType::VarChar(_) | ColumnType::Text | ColumnType::Enum(_)
+        ColumnType::Char(_)
+        | ColumnType::VarChar(_)
+        | ColumnType::Text(_)
+        | ColumnType::Enum(_)
             if col.collation == Collation::GeneralCi =>
         {
             Some(KeyDomain::StrCi)
         }
         ColumnType::Char(_)
         | ColumnType::VarChar(_)
-        | ColumnType::Text
+        | ColumnType::Text(_)
         | ColumnType::Enum(_)
-        | ColumnType::Blob
+        | ColumnType::Blob(_)
         | ColumnType::Date
         | ColumnType::DateTime
         | ColumnType::Timestamp => Some(KeyDomain::Str),
@@ -423,7 +426,7 @@ fn key_len_of(c: &ColumnDef) -> u32 {
         ColumnType::Decimal { precision, .. } => u32::from(*precision) / 2 + 1,
         ColumnType::Char(n) => n * 4,
         ColumnType::VarChar(n) => n * 4 + 2,
-        ColumnType::Text | ColumnType::Blob => 0,
+        ColumnType::Text(_) | ColumnType::Blob(_) => 0,
         ColumnType::Enum(m) => {
             if m.len() > 255 {
                 2

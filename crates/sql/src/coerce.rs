@@ -531,9 +531,9 @@ pub fn coerce_to_column(v: Value, col: &ColumnDef, row: usize) -> Result<Value, 
             }
             Ok(Value::Bytes(b))
         }
-        ColumnType::Text | ColumnType::Blob => {
+        ColumnType::Text(s) | ColumnType::Blob(s) => {
             let b = to_text(&v).map(|c| c.into_owned()).unwrap_or_default();
-            if b.len() > 65535 {
+            if b.len() as u64 > s.max_bytes() {
                 return Err(too_long(&col.name, row));
             }
             Ok(Value::Bytes(b))

@@ -11,7 +11,7 @@ use crate::compile::{literal, object_name_last};
 use crate::exec::is_text_type;
 use crate::result::{Column, SqlError};
 use sqlparser::ast;
-use tierdb_engine::{Collation, ColumnDef, ColumnType, IndexDef, TableDef, Value};
+use tierdb_engine::{Collation, ColumnDef, ColumnType, IndexDef, LobSize, TableDef, Value};
 
 /// The stored default of a DATETIME/TIMESTAMP column declared `DEFAULT CURRENT_TIMESTAMP`.
 pub const CURRENT_TIMESTAMP: &[u8] = b"CURRENT_TIMESTAMP";
@@ -109,10 +109,14 @@ pub fn column_type(dt: &ast::DataType, col: &str) -> Result<ColumnType, SqlError
             ColumnType::VarChar(n)
         }
         // JSON is text compared byte by byte (MariaDB: LONGTEXT COLLATE utf8mb4_bin).
-        D::Text | D::TinyText | D::MediumText | D::LongText | D::JSON => ColumnType::Text,
-        D::Blob(_) | D::TinyBlob | D::MediumBlob | D::LongBlob | D::Binary(_) | D::Varbinary(_) => {
-            ColumnType::Blob
-        }
+        D::TinyText => ColumnType::Text(LobSize::Tiny),
+        D::Text => ColumnType::Text(LobSize::Regular),
+        D::MediumText => ColumnType::Text(LobSize::Medium),
+        D::LongText | D::JSON => ColumnType::Text(LobSize::Long),
+        D::TinyBlob => ColumnType::Blob(LobSize::Tiny),
+        D::Blob(_) | D::Binary(_) | D::Varbinary(_) => ColumnType::Blob(LobSize::Regular),
+        D::MediumBlob => ColumnType::Blob(LobSize::Medium),
+        D::LongBlob => ColumnType::Blob(LobSize::Long),
         D::Date => ColumnType::Date,
         D::Enum(members, _) => {
             let mut names: Vec<String> = Vec::with_capacity(members.len());
@@ -159,8 +163,8 @@ pub fn type_name(ty: &ColumnType) -> String {
         ColumnType::Decimal { precision, scale } => format!("decimal({precision},{scale})"),
         ColumnType::Char(n) => format!("char({n})"),
         ColumnType::VarChar(n) => format!("varchar({n})"),
-        ColumnType::Text => "text".into(),
-        ColumnType::Blob => "blob".into(),
+        ColumnType::Text(s) => format!("{}text", s.prefix()),
+        ColumnType::Blob(s) => format!("{}blob", s.prefix()),
         ColumnType::Date => "date".into(),
         ColumnType::DateTime => "datetime".into(),
         ColumnType::Timestamp => "timestamp".into(),
@@ -907,15 +911,15 @@ pub fn column_for_values<'a>(
         K::Date => ColumnType::Date,
         K::DateTime => ColumnType::DateTime,
         K::Timestamp => ColumnType::Timestamp,
-        K::Blob if text => ColumnType::Text,
-        K::Blob => ColumnType::Blob,
+        K::Blob if text => ColumnType::Text(LobSize::for_bytes(u64::from(meta.length))),
+        K::Blob => ColumnType::Blob(LobSize::for_bytes(u64::from(meta.length))),
         K::String | K::VarString | K::Null => {
-            let n = (meta.length / if text { 4 } else { 1 }).max(chars);
+            let n = meta.length.max(chars);
             if n > 16_383 {
                 if text {
-                    ColumnType::Text
+                    ColumnType::Text(LobSize::for_bytes(u64::from(n) * 4))
                 } else {
-                    ColumnType::Blob
+                    ColumnType::Blob(LobSize::for_bytes(u64::from(n)))
                 }
             } else {
                 ColumnType::VarChar(n)

@@ -2080,6 +2080,6 @@ fn run_multi(
 pub fn is_text_type(ty: &ColumnType) -> bool {
     matches!(
         ty,
-        ColumnType::Char(_) | ColumnType::VarChar(_) | ColumnType::Text | ColumnType::Enum(_)
+        ColumnType::Char(_) | ColumnType::VarChar(_) | ColumnType::Text(_) | ColumnType::Enum(_)
     )
 }

@@ -297,7 +297,9 @@ fn sizes(t: &ColumnType) -> (Value, Value, Value, Value) {
         ColumnType::Char(len) | ColumnType::VarChar(len) => {
             (n(u64::from(*len)), null.clone(), null.clone(), null)
         }
-        ColumnType::Text | ColumnType::Blob => (n(65_535), null.clone(), null.clone(), null),
+        ColumnType::Text(s) | ColumnType::Blob(s) => {
+            (n(s.max_bytes()), null.clone(), null.clone(), null)
+        }
         ColumnType::Enum(m) => (
             n(u64::from(crate::coerce::enum_width(m))),
             null.clone(),
@@ -452,7 +454,13 @@ pub fn rows(t: &InfoTable) -> Result<Vec<Row>, SqlError> {
                             s(data_type(&c.ty)),
                             chars.clone(),
                             match chars {
-                                Value::Int(x) if textual => n(x as u64 * 4),
+                                // TEXT sizes are bytes already; CHAR / VARCHAR count
+                                // characters of up to 4 bytes.
+                                Value::Int(x)
+                                    if textual && !matches!(c.ty, ColumnType::Text(_)) =>
+                                {
+                                    n(x as u64 * 4)
+                                }
                                 other => other,
                             },
                             prec,

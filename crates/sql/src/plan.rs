@@ -2133,16 +2133,23 @@ fn column_meta(def: &ColumnDef, table: &str, db: &str, primary: bool) -> Column 
             *scale,
             false,
         ),
-        ColumnType::Char(n) => (ColumnKind::String, n * 4, 0, true),
-        ColumnType::VarChar(n) => (ColumnKind::VarString, n * 4, 0, true),
-        ColumnType::Text => (ColumnKind::Blob, 262_140, 0, true),
-        ColumnType::Enum(m) => (
-            ColumnKind::String,
-            crate::coerce::enum_width(m) * 4,
+        // Text lengths are in characters (the protocol announces utf8mb4, 4 bytes each); a
+        // TEXT type's limit is in bytes, which MySQL announces like characters.
+        ColumnType::Char(n) => (ColumnKind::String, *n, 0, true),
+        ColumnType::VarChar(n) => (ColumnKind::VarString, *n, 0, true),
+        ColumnType::Text(s) => (
+            ColumnKind::Blob,
+            u32::try_from(s.max_bytes()).unwrap_or(u32::MAX),
             0,
             true,
         ),
-        ColumnType::Blob => (ColumnKind::Blob, 65_535, 0, false),
+        ColumnType::Enum(m) => (ColumnKind::String, crate::coerce::enum_width(m), 0, true),
+        ColumnType::Blob(s) => (
+            ColumnKind::Blob,
+            u32::try_from(s.max_bytes()).unwrap_or(u32::MAX),
+            0,
+            false,
+        ),
         ColumnType::Date => (ColumnKind::Date, 10, 0, false),
         ColumnType::DateTime => (ColumnKind::DateTime, 19, 0, false),
         ColumnType::Timestamp => (ColumnKind::Timestamp, 19, 0, false),
@@ -2163,8 +2170,8 @@ fn column_meta(def: &ColumnDef, table: &str, db: &str, primary: bool) -> Column 
                 def.ty,
                 ColumnType::Char(_)
                     | ColumnType::VarChar(_)
-                    | ColumnType::Text
-                    | ColumnType::Blob
+                    | ColumnType::Text(_)
+                    | ColumnType::Blob(_)
                     | ColumnType::Enum(_)
             ),
     }

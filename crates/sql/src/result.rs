@@ -48,14 +48,15 @@ pub struct Column {
 }
 
 impl Column {
-    /// A computed text column (SHOW output, @@variables, string expressions).
+    /// A computed text column (SHOW output, @@variables, string expressions): 64 characters
+    /// announced (CREATE TABLE ... SELECT widens it to the longest value).
     pub fn text(name: impl Into<String>) -> Column {
         Column {
             name: name.into(),
             table: String::new(),
             schema: String::new(),
             kind: ColumnKind::VarString,
-            length: 256,
+            length: 64,
             decimals: 0,
             unsigned: false,
             not_null: false,
