@@ -123,7 +123,8 @@ pub(crate) enum Read {
 /// Reads long value `e` from tree `lob`.
 pub(crate) fn read(store: &Store, lob: BTree, e: &External) -> Result<Read> {
     let want = e.len as usize;
-    let mut out: Vec<u8> = Vec::with_capacity(want);
+    // Grown as chunks arrive beyond the first MiB: a corrupt length must not allocate GiBs.
+    let mut out: Vec<u8> = Vec::with_capacity(want.min(1 << 20));
     let mut next_seq = 0u32;
     let mut ok = true;
     let from = chunk_key(e.id, 0);

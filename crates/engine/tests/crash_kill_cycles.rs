@@ -13,6 +13,16 @@ use tierdb_engine::{ColumnDef, ColumnType, Engine, EngineConfig, TableDef, Value
 const ROWS_PER_TXN: i64 = 6;
 const ACCOUNTS: i64 = 200;
 const START_BALANCE: i64 = 1000;
+/// Rows of `doc`, each transaction rewriting one with a long value (kept off the row).
+const DOCS: i64 = 8;
+
+/// The long value transaction `n` writes into its `doc` row: 5–35 KB that name `n`.
+fn doc_body(n: i64) -> Vec<u8> {
+    let len = 5000 + (n * 131).rem_euclid(30_000) as usize;
+    (0..len)
+        .map(|i| b'a' + ((n as usize).wrapping_mul(31).wrapping_add(i / 1000) % 26) as u8)
+        .collect()
+}
 
 fn cfg(dir: &std::path::Path) -> EngineConfig {
     let mut c = EngineConfig::under(dir);
@@ -65,11 +75,33 @@ fn setup(e: &Engine) {
         },
     )
     .unwrap();
+    let mut body = col("body");
+    body.ty = ColumnType::Text(tierdb_engine::LobSize::Long);
+    e.create_table(
+        "crash",
+        TableDef {
+            name: "doc".into(),
+            columns: vec![col("id"), col("n"), body],
+            primary_key: vec![0],
+            indexes: vec![],
+            foreign_keys: Vec::new(),
+            checks: Vec::new(),
+        },
+    )
+    .unwrap();
     let a = e.table("crash", "acct").unwrap();
+    let d = e.table("crash", "doc").unwrap();
     let mut t = e.begin();
     for i in 0..ACCOUNTS {
         t.insert(&a, vec![Value::Int(i), Value::Int(START_BALANCE)])
             .unwrap();
+    }
+    for i in 0..DOCS {
+        t.insert(
+            &d,
+            vec![Value::Int(i), Value::Int(0), Value::Bytes(doc_body(0))],
+        )
+        .unwrap();
     }
     t.commit().unwrap();
 }
@@ -80,6 +112,7 @@ fn child(dir: &str) {
     setup(&e);
     let t = e.table("crash", "t").unwrap();
     let a = e.table("crash", "acct").unwrap();
+    let d = e.table("crash", "doc").unwrap();
     let mut n: i64 = std::env::var("CRASH_START").unwrap().parse().unwrap();
     let out = std::io::stdout();
     let mut seed = n as u64 * 6364136223846793005 + 1;
@@ -126,6 +159,14 @@ fn child(dir: &str) {
             )
             .unwrap();
         }
+        // Each transaction also replaces one document's long value.
+        let slot = n.rem_euclid(DOCS);
+        tx.update(
+            &d,
+            &[Value::Int(slot)],
+            vec![Value::Int(slot), Value::Int(n), Value::Bytes(doc_body(n))],
+        )
+        .unwrap();
         // Some transactions roll back, some delete an earlier transaction's rows.
         if rnd() % 10 == 0 {
             tx.rollback().unwrap();
@@ -175,6 +216,32 @@ fn verify(dir: &std::path::Path, acked: &[i64]) -> i64 {
     assert_eq!(sum, ACCOUNTS * START_BALANCE, "transfers were not atomic");
     for i in (0..ACCOUNTS).step_by(13) {
         assert!(tx.get(&a, &[Value::Int(i)]).unwrap().is_some());
+    }
+    // Each document holds the whole long value of a visible transaction, at least the last
+    // acknowledged one that wrote it.
+    let d = e.table("crash", "doc").unwrap();
+    let docs: Vec<_> = tx
+        .scan(&d, Bound::Unbounded, Bound::Unbounded)
+        .unwrap()
+        .map(|r| r.unwrap())
+        .collect();
+    assert_eq!(docs.len(), DOCS as usize);
+    for r in docs {
+        let (slot, n) = (r[0].as_i64().unwrap(), r[1].as_i64().unwrap());
+        assert!(
+            r[2] == Value::Bytes(doc_body(n)),
+            "document {slot}: not the long value of transaction {n}"
+        );
+        assert!(
+            n == 0 || per_txn.contains_key(&n),
+            "document {slot}: transaction {n} is not visible"
+        );
+        if let Some(last) = acked.iter().filter(|m| m.rem_euclid(DOCS) == slot).max() {
+            assert!(
+                n >= *last,
+                "document {slot}: acknowledged transaction {last} lost"
+            );
+        }
     }
     drop(tx);
     e.shutdown().unwrap();
