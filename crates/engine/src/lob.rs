@@ -12,9 +12,13 @@
 //! Owns: choosing which columns of a row go off the row (`plan`), the chunk keys, reading
 //! a long value back, removing one.
 //!
+//! A value of an index column may go off the row too (an index built over a column after
+//! its values went, or a row of many indexed long values): index maintenance and uniqueness
+//! checks read those back (`TxnState::with_keyed_long_values`, `newest_row`).
+//!
 //! Must never: reuse an id while a row version may still name it (ids only grow: the
-//! table's counter starts past the tree's largest id at open); move a value of a key or
-//! index column off the row (keys are built from rows without reading long values).
+//! table's counter starts past the tree's largest id at open); move a primary key column's
+//! value off the row (the row's key is made of it).
 
 use crate::rowcodec::External;
 use crate::types::{TableDef, Value};
@@ -64,7 +68,7 @@ pub(crate) fn value_len(v: &Value) -> usize {
 
 /// The columns of `row` to keep off the row so that its primary-tree cell (key of
 /// `key_len` bytes) fits a leaf and every inline value fits its u16 length: the longest
-/// eligible values first (Bytes of at least `MIN_EXTERNAL` bytes, in no key or index).
+/// eligible values first (Bytes of at least `MIN_EXTERNAL` bytes, not of the primary key).
 /// Empty when the row fits as it is. `Err(bytes)`, the row's size with every eligible value
 /// off the row, when it cannot be made to fit.
 pub(crate) fn plan(
@@ -79,9 +83,7 @@ pub(crate) fn plan(
     if fits(size) && !row.iter().any(too_long) {
         return Ok(Vec::new());
     }
-    let keyed = |c: usize| {
-        def.primary_key.contains(&c) || def.indexes.iter().any(|i| i.columns.contains(&c))
-    };
+    let keyed = |c: usize| def.primary_key.contains(&c);
     let mut cands: Vec<(usize, usize)> = row
         .iter()
         .enumerate()
@@ -248,7 +250,7 @@ mod tests {
     }
 
     #[test]
-    fn indexed_and_short_values_stay_in_the_row() {
+    fn short_and_primary_key_values_stay_in_the_row() {
         let row = vec![
             Value::Int(1),
             Value::Bytes(vec![1; 200]),
@@ -256,14 +258,18 @@ mod tests {
             Value::Bytes(vec![3; 900]),
         ];
         assert_eq!(plan(&def(), 9, &row), Ok(vec![]));
-        // An indexed value too long for the row is not moved: the row cannot fit.
+        // An indexed value goes off the row when it must.
         let row = vec![
             Value::Int(1),
             Value::Bytes(vec![1; 200]),
             Value::Null,
             Value::Bytes(vec![3; 5000]),
         ];
-        assert!(plan(&def(), 9, &row).is_err());
+        assert_eq!(plan(&def(), 9, &row), Ok(vec![3]));
+        // A primary key column never does: this row cannot be made to fit.
+        let mut d = def();
+        d.primary_key = vec![3];
+        assert!(plan(&d, 9, &row).is_err());
     }
 
     #[test]

@@ -565,31 +565,40 @@ impl TxnState {
     /// The newest stored version of row `key` (committed or written by a transaction that
     /// holds its lock), None when absent or delete-marked. Only for callers holding the lock
     /// that keeps the part they look at stable.
-    fn newest_row(&self, t: &Table, key: &[u8]) -> Result<Option<Row>> {
-        let r = t.primary.get(&self.inner.store, key, |v| {
-            match v.map(|s| (header(s), s)) {
-                None => Ok(None),
-                Some((Some((f, _)), _)) if f & FLAG_DELETED != 0 => Ok(None),
-                Some((Some(_), s)) => {
-                    let mut ext = Vec::new();
-                    decode_row_ext(s, None, &mut ext)
-                        .map(|r| Some((complete_row(&t.def, r), ext)))
-                        .ok_or(())
+    ///
+    /// Long values are read for every column with `full`, else only for index columns (what
+    /// key and uniqueness checks look at; the other columns then hold NULL). A row whose lock
+    /// the caller does not hold may be replaced meanwhile and its long values purged: it is
+    /// read again.
+    fn newest_row(&self, t: &Table, key: &[u8], full: bool) -> Result<Option<Row>> {
+        for _ in 0..LOB_RETRIES {
+            let r = t.primary.get(&self.inner.store, key, |v| {
+                match v.map(|s| (header(s), s)) {
+                    None => Ok(None),
+                    Some((Some((f, _)), _)) if f & FLAG_DELETED != 0 => Ok(None),
+                    Some((Some(_), s)) => {
+                        let mut ext = Vec::new();
+                        decode_row_ext(s, None, &mut ext)
+                            .map(|r| Some((complete_row(&t.def, r), ext)))
+                            .ok_or(())
+                    }
+                    Some((None, _)) => Err(()),
                 }
-                Some((None, _)) => Err(()),
+            })?;
+            let Some((mut row, mut ext)) = r.map_err(|_| corrupt(t))? else {
+                return Ok(None);
+            };
+            if !full {
+                ext.retain(|e| t.def.indexes.iter().any(|i| i.columns.contains(&e.col)));
             }
-        })?;
-        match r.map_err(|_| corrupt(t))? {
-            None => Ok(None),
-            Some((mut row, ext)) => {
-                // The newest version's long values stay while it is the newest (the lock).
-                if ext.is_empty() || resolve_row(&self.inner, t, &mut row, &ext, None)? {
-                    Ok(Some(row))
-                } else {
-                    Err(corrupt(t))
-                }
+            if ext.is_empty() || resolve_row(&self.inner, t, &mut row, &ext, None)? {
+                return Ok(Some(row));
             }
         }
+        Err(Error::Corrupt(format!(
+            "long values of a row in table {}.{} keep vanishing",
+            t.db, t.def.name
+        )))
     }
 
     /// The newest stored version of row `key` as bytes (None when absent), for a holder of
@@ -746,7 +755,7 @@ impl TxnState {
             if pk == own_pk {
                 continue;
             }
-            if let Some(row) = self.newest_row(t, &pk)? {
+            if let Some(row) = self.newest_row(t, &pk, false)? {
                 if unique_value(&t.def, idx, &row).as_deref() == Some(value) {
                     return Ok(Some(pk));
                 }
@@ -829,7 +838,7 @@ impl TxnState {
             }
         };
         self.lock(t, &key)?;
-        self.newest_row(t, &key)
+        self.newest_row(t, &key, true)
     }
 
     pub fn get(&mut self, t: &Table, pk: &[Value]) -> Result<Option<Row>> {
@@ -954,7 +963,7 @@ impl TxnState {
         self.lock(t, &key)?;
         if t.has_unique() {
             // The primary key is checked first (as InnoDB does), then the unique values.
-            if self.newest_row(t, &key)?.is_some() {
+            if self.newest_row(t, &key, false)?.is_some() {
                 return Err(Error::DuplicateKey {
                     key: shown(&pk),
                     index: "PRIMARY".into(),
@@ -1026,7 +1035,7 @@ impl TxnState {
         }
         self.lock(t, &key)?;
         if t.has_unique() {
-            let Some(cur) = self.newest_row(t, &key)? else {
+            let Some(cur) = self.newest_row(t, &key, false)? else {
                 return Ok(false);
             };
             self.claim_unique(t, &key, Some(&cur), Some(&new_row))?;
@@ -1049,6 +1058,13 @@ impl TxnState {
         })?;
         let Some(old) = old.filter(|o| header(o).is_some_and(|(f, _)| f & FLAG_DELETED == 0))
         else {
+            // No row to update after all: the values written for it go again.
+            let fresh: Vec<External> = ext
+                .iter()
+                .filter(|e| !reused.iter().any(|r| r.id == e.id))
+                .copied()
+                .collect();
+            self.unstore_long_values(t, &fresh)?;
             return Ok(false);
         };
         let mut old_ext = Vec::new();
@@ -1081,7 +1097,7 @@ impl TxnState {
         let key = pk_key(&t.def, pk);
         self.lock(t, &key)?;
         if t.has_unique() {
-            let Some(cur) = self.newest_row(t, &key)? else {
+            let Some(cur) = self.newest_row(t, &key, false)? else {
                 return Ok(false);
             };
             self.claim_unique(t, &key, Some(&cur), None)?;
@@ -1226,9 +1242,14 @@ impl TxnState {
         // Purge while the row locks are still held, unless a read view that does not see
         // this transaction is open: then its delete-marks and old index entries stay until
         // such views are closed (`finish` defers them). Failures leave harmless garbage.
+        // Long values wait for `finish`, after the transaction has left the active table:
+        // until then a reader without a view may still be handed a before-image naming them.
         if self.inner.active.committed_unseen_by_none(&a) {
-            let purge = std::mem::take(&mut self.purge);
-            for p in purge {
+            let (later, now): (Vec<Purge>, Vec<Purge>) = std::mem::take(&mut self.purge)
+                .into_iter()
+                .partition(|p| matches!(p, Purge::Lob { .. }));
+            self.purge = later;
+            for p in now {
                 if let Err(e) = self.purge_one(a.id, p) {
                     tracing::warn!(error = %e, "purge after commit failed");
                 }

@@ -544,4 +544,127 @@ fn an_index_built_over_a_column_holding_long_values_stays_consistent() {
         );
     }
     tx.commit().expect("commit");
+    // Every column indexed: the values still go off the row (an index entry holds its own
+    // copy), and rows can still be changed and added.
+    for c in 2..=5 {
+        e.create_index(
+            "d",
+            "wide",
+            IndexDef {
+                name: format!("c{}", c - 1),
+                columns: vec![c],
+                unique: false,
+            },
+        )
+        .expect("index");
+    }
+    let t = e.table("d", "wide").expect("handle");
+    let mut tx = e.begin();
+    for id in [0, 2, 4] {
+        let mut r = row(id, 2);
+        r[5] = Value::Bytes(text(99, 950));
+        tx.update(&t, &key(id), r)
+            .expect("update with every column indexed");
+    }
+    tx.insert(&t, row(100, 3))
+        .expect("insert with every column indexed");
+    tx.commit().expect("commit");
+    let mut tx = e.begin();
+    let table = scan_all(&mut tx, &t);
+    for i in 0..5 {
+        let mut by_index = index_scan_all(&mut tx, &t, i);
+        by_index.sort_by_key(|r| r[0].as_i64());
+        assert_eq!(by_index, table, "index {i}");
+    }
+    tx.commit().expect("commit");
+}
+
+#[test]
+fn read_committed_readers_never_fail_while_a_big_value_is_replaced() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let e = open(dir.path());
+    let t = setup(&e);
+    // 4 MB values: a purge of ~1000 chunks, a window a reader does hit.
+    let values: Arc<Vec<Vec<u8>>> = Arc::new((0..12).map(|v| text(v, 4_000_000)).collect());
+    let big = |v: usize| -> Row {
+        let mut r = doc(1, 10, 10, 0);
+        r[2] = Value::Bytes(values[v].clone());
+        r
+    };
+    let mut tx = e.begin();
+    tx.insert(&t, big(0)).expect("insert");
+    tx.commit().expect("commit");
+    let stop = Arc::new(AtomicBool::new(false));
+    let readers: Vec<_> = (0..2)
+        .map(|_| {
+            let (e, t, stop, values) = (e.clone(), t.clone(), stop.clone(), values.clone());
+            std::thread::spawn(move || {
+                let mut reads = 0u64;
+                while !stop.load(Ordering::Relaxed) {
+                    let mut tx = e.begin();
+                    let r = tx.get(&t, &key(1)).expect("a read during the updates");
+                    let Some(Value::Bytes(b)) = r.map(|r| r[2].clone()) else {
+                        panic!("the row or its body is gone")
+                    };
+                    assert!(values.iter().any(|v| *v == b), "a torn value");
+                    tx.commit().expect("commit");
+                    reads += 1;
+                }
+                reads
+            })
+        })
+        .collect();
+    for v in 1..30 {
+        let mut tx = e.begin();
+        tx.update(&t, &key(1), big(v % values.len())).expect("update");
+        tx.commit().expect("commit");
+    }
+    stop.store(true, Ordering::Relaxed);
+    for r in readers {
+        assert!(r.join().expect("reader") > 0);
+    }
+    assert_eq!(status(&e, "Tierdb_long_values_purged"), 29);
+}
+
+#[test]
+fn a_unique_check_against_a_row_whose_big_value_changes_is_a_duplicate_key() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let e = open(dir.path());
+    e.create_database("d").expect("database");
+    let mut def = docs_table();
+    def.name = "uq".into();
+    def.indexes[0].unique = true;
+    e.create_table("d", def).expect("table");
+    let t = e.table("d", "uq").expect("handle");
+    let mut tx = e.begin();
+    tx.insert(&t, doc(1, 800_000, 10, 0)).expect("insert");
+    tx.commit().expect("commit");
+    let stop = Arc::new(AtomicBool::new(false));
+    let inserter = {
+        let (e, t, stop) = (e.clone(), t.clone(), stop.clone());
+        std::thread::spawn(move || {
+            let mut tries = 0u64;
+            while !stop.load(Ordering::Relaxed) {
+                let mut tx = e.begin();
+                // k = 1, as row 1's (1 % 5).
+                let mut r = doc(6, 10, 10, 0);
+                r[1] = int(1);
+                match tx.insert(&t, r) {
+                    Err(Error::DuplicateKey { .. }) => {}
+                    other => panic!("expected a duplicate key, got {other:?}"),
+                }
+                tx.rollback().expect("rollback");
+                tries += 1;
+            }
+            tries
+        })
+    };
+    for v in 1..25 {
+        let mut tx = e.begin();
+        tx.update(&t, &key(1), doc(1, 800_000, 10, v))
+            .expect("update");
+        tx.commit().expect("commit");
+    }
+    stop.store(true, Ordering::Relaxed);
+    assert!(inserter.join().expect("inserter") > 0);
 }

@@ -534,6 +534,15 @@ fn temporary_tables_review_print_what_mariadb_printed() {
     prints_what_mariadb_printed("temporary_tables_review");
 }
 
+/// `optimize_check_and_null_alter.sql`: `ALTER TABLE t FORCE` / `ENGINE = InnoDB` /
+/// `ALGORITHM = COPY | INPLACE` rebuild the table (rows reported as MariaDB does, a TEMPORARY
+/// table's included); OPTIMIZE TABLE recreates, CHECK TABLE reads and counts, both over table
+/// lists with missing tables and views reported in their rows.
+#[test]
+fn optimize_check_and_null_alter_print_what_mariadb_printed() {
+    prints_what_mariadb_printed("optimize_check_and_null_alter");
+}
+
 /// `long_values.sql`: TINY / MEDIUM / LONG TEXT and BLOB columns keep their names and limits
 /// (1406 past them), JSON is a LONGTEXT with its check; values of 5 KB to 300 KB are written,
 /// read, updated, rolled back, copied by CREATE TABLE ... SELECT and ALTER TABLE, and deleted.

@@ -31,6 +31,8 @@ pub struct Rebuild {
     pub copies: bool,
     /// Notes for changes skipped by IF [NOT] EXISTS: (code, message).
     pub notes: Vec<(u16, String)>,
+    /// Rebuilt even when nothing changes (`FORCE`, `ENGINE = ...`, `OPTIMIZE TABLE`).
+    pub force: bool,
 }
 
 /// True when `ops` (ALGORITHM / LOCK options already left out) need a rewrite of the rows:
@@ -108,6 +110,7 @@ pub fn plan(ops: &[&ast::AlterTableOperation], from: &TableDef) -> Result<Rebuil
         fills: vec![Value::Null; from.columns.len()],
         copies: false,
         notes: Vec::new(),
+        force: false,
     };
     for c in &mut r.def.columns {
         // Every row is written whole: nothing is completed from a fill value any more.
@@ -310,6 +313,9 @@ impl Rebuild {
 
     /// Nothing changes (every change was skipped): no row needs copying.
     pub fn is_noop(&self) -> bool {
+        if self.force {
+            return false;
+        }
         let mut same = self.from.clone();
         for c in &mut same.columns {
             c.fill = None;

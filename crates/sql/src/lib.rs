@@ -26,6 +26,7 @@ pub mod funcs;
 pub mod infoschema;
 pub mod join;
 pub mod json;
+pub mod maintain;
 pub mod parse;
 pub mod plan;
 pub mod result;

@@ -761,6 +761,170 @@ pub fn sql_prepared(sql: &str) -> Result<Option<SqlPrepared>, SqlError> {
     }
 }
 
+/// A table maintenance statement sqlparser does not read: `OPTIMIZE [LOCAL |
+/// NO_WRITE_TO_BINLOG] TABLE t [, t ...]` or `CHECK TABLE t [, t ...] [QUICK | FAST | MEDIUM |
+/// EXTENDED | CHANGED | FOR UPGRADE]` (the options change nothing here).
+#[derive(Debug, PartialEq)]
+pub struct Maintenance {
+    pub op: MaintenanceOp,
+    /// (database, table) as written; the database None when not given.
+    pub tables: Vec<(Option<String>, String)>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MaintenanceOp {
+    Optimize,
+    Check,
+}
+
+/// Reads `OPTIMIZE TABLE` / `CHECK TABLE` (None: another statement).
+pub fn table_maintenance(sql: &str) -> Result<Option<Maintenance>, SqlError> {
+    let dialect = MySqlDialect {};
+    let Ok(mut tokens) = Tokenizer::new(&dialect, sql).tokenize_with_location() else {
+        return Ok(None);
+    };
+    mariadb_comments(&dialect, &mut tokens)?;
+    let toks: Vec<&Token> = tokens
+        .iter()
+        .map(|t| &t.token)
+        .filter(|t| !matches!(t, Token::Whitespace(_) | Token::EOF))
+        .collect();
+    let toks = match toks.split_last() {
+        Some((Token::SemiColon, rest)) => rest.to_vec(),
+        _ => toks,
+    };
+    let keyword = |i: usize| match toks.get(i) {
+        Some(Token::Word(w)) if w.quote_style.is_none() => Some(w.value.to_ascii_uppercase()),
+        _ => None,
+    };
+    let (op, mut i) = match keyword(0).as_deref() {
+        Some("OPTIMIZE") => match keyword(1).as_deref() {
+            Some("LOCAL" | "NO_WRITE_TO_BINLOG") => (MaintenanceOp::Optimize, 2),
+            _ => (MaintenanceOp::Optimize, 1),
+        },
+        Some("CHECK") => (MaintenanceOp::Check, 1),
+        _ => return Ok(None),
+    };
+    if !matches!(keyword(i).as_deref(), Some("TABLE" | "TABLES")) {
+        return Ok(None);
+    }
+    i += 1;
+    let name = |i: usize| match toks.get(i) {
+        Some(Token::Word(w)) => Ok(w.value.clone()),
+        _ => Err(syntax("a table name was expected")),
+    };
+    let mut tables = Vec::new();
+    loop {
+        let first = name(i)?;
+        i += 1;
+        if toks.get(i) == Some(&&Token::Period) {
+            tables.push((Some(first), name(i + 1)?));
+            i += 2;
+        } else {
+            tables.push((None, first));
+        }
+        if toks.get(i) == Some(&&Token::Comma) {
+            i += 1;
+        } else {
+            break;
+        }
+    }
+    if op == MaintenanceOp::Check {
+        while let Some(w) = keyword(i) {
+            match w.as_str() {
+                "QUICK" | "FAST" | "MEDIUM" | "EXTENDED" | "CHANGED" => i += 1,
+                "FOR" if keyword(i + 1).as_deref() == Some("UPGRADE") => i += 2,
+                _ => break,
+            }
+        }
+    }
+    if i != toks.len() {
+        return Err(syntax(format!(
+            "unexpected {} after the table list",
+            toks[i]
+        )));
+    }
+    Ok(Some(Maintenance { op, tables }))
+}
+
+/// `ALTER TABLE name FORCE` and `ALTER TABLE name ENGINE [=] x` (a "null" ALTER that rebuilds
+/// the table, whatever the engine named): each such clause becomes `ALGORITHM = INPLACE`,
+/// which the planner takes, alone, as a request to rebuild (sqlparser reads neither).
+fn null_alter_as_rebuild(tokens: &mut Vec<sqlparser::tokenizer::TokenWithSpan>) {
+    let words = meaningful(tokens);
+    let word = |i: usize, w: &str| match &tokens[i].token {
+        Token::Word(x) => x.quote_style.is_none() && x.value.eq_ignore_ascii_case(w),
+        _ => false,
+    };
+    if words.len() < 4 || !word(words[0], "ALTER") || !word(words[1], "TABLE") {
+        return;
+    }
+    // The clauses start after the table name (`t` or `db . t`) and after each top-level comma.
+    let mut starts = vec![if matches!(tokens[words[3]].token, Token::Period) {
+        5
+    } else {
+        3
+    }];
+    let mut depth = 0i32;
+    for (n, &w) in words.iter().enumerate().skip(starts[0]) {
+        match tokens[w].token {
+            Token::LParen => depth += 1,
+            Token::RParen => depth -= 1,
+            Token::Comma if depth == 0 => starts.push(n + 1),
+            _ => {}
+        }
+    }
+    let mut spans = Vec::new();
+    for &n in &starts {
+        let Some(&at) = words.get(n) else {
+            continue;
+        };
+        let ends_clause = |k: usize| {
+            words
+                .get(k)
+                .is_none_or(|&w| matches!(tokens[w].token, Token::Comma))
+        };
+        let span = if word(at, "FORCE") && ends_clause(n + 1) {
+            Some((at, at))
+        } else if word(at, "ENGINE") {
+            let v = if words
+                .get(n + 1)
+                .is_some_and(|&w| tokens[w].token == Token::Eq)
+            {
+                n + 2
+            } else {
+                n + 1
+            };
+            match words.get(v) {
+                Some(&w)
+                    if matches!(
+                        tokens[w].token,
+                        Token::Word(_) | Token::SingleQuotedString(_)
+                    ) && ends_clause(v + 1) =>
+                {
+                    Some((at, w))
+                }
+                _ => None,
+            }
+        } else {
+            None
+        };
+        spans.extend(span);
+    }
+    // Rewritten from the last clause back, so earlier positions stay valid.
+    for (from, to) in spans.into_iter().rev() {
+        let wrap = sqlparser::tokenizer::TokenWithSpan::wrap;
+        tokens.splice(
+            from..=to,
+            [
+                wrap(Token::make_keyword("ALGORITHM")),
+                wrap(Token::Eq),
+                wrap(Token::make_keyword("INPLACE")),
+            ],
+        );
+    }
+}
+
 /// `UPDATE` / `DELETE` modifiers sqlparser reads as table names: `LOW_PRIORITY` and `QUICK`
 /// (no effect in InnoDB either) are dropped, `IGNORE` is refused (1235) rather than read as a
 /// table; `DELETE a.*, b.* FROM ...` / `DELETE FROM a.* USING ...` lose the `.*`.
@@ -1035,6 +1199,7 @@ pub fn parse(sql: &str) -> Result<Parsed, SqlError> {
         share_mode = true;
     }
     keys_toggle_as_noop(&mut tokens);
+    null_alter_as_rebuild(&mut tokens);
     write_modifiers(&mut tokens)?;
     update_comma_joins(&mut tokens);
     let (view_alter, view_check) = view_shims(&mut tokens);

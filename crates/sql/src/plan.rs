@@ -350,7 +350,7 @@ fn same_ref(a: &Expr, b: &Expr) -> bool {
 }
 
 impl PlanCx<'_> {
-    fn db(&self) -> Result<String, SqlError> {
+    pub(crate) fn db(&self) -> Result<String, SqlError> {
         self.current_db().ok_or_else(no_db)
     }
     /// (db, table) of a possibly qualified name.
@@ -991,6 +991,16 @@ pub enum Utility {
     Analyze {
         tables: Vec<(String, String)>,
     },
+    /// `OPTIMIZE TABLE`: each table rebuilt (as InnoDB's "recreate + analyze"). Per table:
+    /// (db, engine name — a TEMPORARY table's key —, name as written).
+    Optimize {
+        tables: Vec<(String, String, String)>,
+    },
+    /// `CHECK TABLE`: each table's rows read and its indexes counted against them (as for
+    /// `Optimize`).
+    Check {
+        tables: Vec<(String, String, String)>,
+    },
 }
 
 impl Utility {
@@ -1011,6 +1021,10 @@ impl Utility {
             Utility::RenameTables { pairs, .. } => pairs
                 .iter()
                 .map(|(d, f, _, _)| (d.as_str(), f.as_str()))
+                .collect(),
+            Utility::Optimize { tables } => tables
+                .iter()
+                .map(|(d, key, _)| (d.as_str(), key.as_str()))
                 .collect(),
             _ => Vec::new(),
         }
@@ -1048,6 +1062,7 @@ impl Utility {
                 | Utility::AlterColumn { .. }
                 | Utility::SetChecks { .. }
                 | Utility::RebuildTable { .. }
+                | Utility::Optimize { .. }
                 | Utility::Truncate { .. }
                 | Utility::CreateView { .. }
                 | Utility::DropView { .. }
@@ -1147,6 +1162,23 @@ impl Plan {
             _ => Vec::new(),
         }
     }
+}
+
+/// The plan of an `OPTIMIZE TABLE` / `CHECK TABLE` statement (`parse::table_maintenance`).
+pub fn maintenance(m: &crate::parse::Maintenance, cx: &PlanCx) -> Result<Plan, SqlError> {
+    let mut tables = Vec::with_capacity(m.tables.len());
+    for (db, name) in &m.tables {
+        let db = match db {
+            Some(d) => d.clone(),
+            None => cx.db()?,
+        };
+        let key = cx.temp_key(&db, name).unwrap_or_else(|| name.clone());
+        tables.push((db, key, name.clone()));
+    }
+    Ok(util(match m.op {
+        crate::parse::MaintenanceOp::Optimize => Utility::Optimize { tables },
+        crate::parse::MaintenanceOp::Check => Utility::Check { tables },
+    }))
 }
 
 pub fn build(stmt: &ast::Statement, cx: &PlanCx) -> Result<Plan, SqlError> {
@@ -1610,6 +1642,42 @@ fn alter_table(at: &ast::AlterTable, cx: &PlanCx) -> Result<Plan, SqlError> {
                 rebuild: Box::new(rebuild),
             }));
         }
+    }
+    // `ALGORITHM = INPLACE | COPY` alone (also `FORCE` and `ENGINE = ...`, which `parse`
+    // turns into it) rebuilds the table, as MariaDB's "null" ALTER TABLE does.
+    let rebuild_alone = at.operations.iter().any(|o| {
+        matches!(
+            o,
+            Op::Algorithm {
+                algorithm: ast::AlterTableAlgorithm::Inplace | ast::AlterTableAlgorithm::Copy,
+                ..
+            }
+        )
+    });
+    if ops.is_empty() && rebuild_alone {
+        let t = cx.table(&at.name)?;
+        let mut rebuild = crate::alter::plan(&[], &t.def)?;
+        rebuild.force = true;
+        // MariaDB reports the rows copied for a TEMPORARY table (always copied) and for
+        // `FORCE` / `ENGINE` (one ALGORITHM clause after `parse`) with `ALGORITHM = COPY`.
+        let algorithms: Vec<_> = at
+            .operations
+            .iter()
+            .filter_map(|o| match o {
+                Op::Algorithm { algorithm, .. } => Some(algorithm),
+                _ => None,
+            })
+            .collect();
+        rebuild.copies = t.is_temporary()
+            || (algorithms.len() > 1
+                && algorithms
+                    .iter()
+                    .any(|a| matches!(a, ast::AlterTableAlgorithm::Copy)));
+        return Ok(util(Utility::RebuildTable {
+            db,
+            table,
+            rebuild: Box::new(rebuild),
+        }));
     }
     match ops.as_slice() {
         [] => Ok(util(Utility::AlterNoop { db, table })),

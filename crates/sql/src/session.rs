@@ -248,6 +248,8 @@ fn counter_for(plan: &Plan) -> Counter {
             Utility::DropIndex { .. } => Counter::ComDropIndex,
             Utility::Truncate { .. } => Counter::ComTruncate,
             Utility::Analyze { .. } => Counter::ComAnalyze,
+            Utility::Optimize { .. } => Counter::ComOptimize,
+            Utility::Check { .. } => Counter::ComCheck,
             Utility::AlterNoop { .. }
             | Utility::AddColumn { .. }
             | Utility::AlterColumn { .. }
@@ -380,6 +382,19 @@ impl Session {
         {
             if let Some(p) = crate::parse::sql_prepared(sql)? {
                 return self.sql_prepared(p);
+            }
+        }
+        // OPTIMIZE TABLE / CHECK TABLE, which sqlparser does not read.
+        if ["OPTIMIZE", "CHECK", "/*", "--", "#"]
+            .iter()
+            .any(|w| first(w))
+        {
+            if let Some(m) = crate::parse::table_maintenance(sql)? {
+                let cx = PlanCx::new(&self.core.st.shared.engine, self.core.st.db.as_deref(), &[])
+                    .with_temps(&self.core.st.temps);
+                let plan = plan::maintenance(&m, &cx)?;
+                self.core.st.shared.counters.inc(counter_for(&plan));
+                return self.core.run(&plan, &[]);
             }
         }
         let Parsed { stmt, placeholders } = parse(sql)?;
@@ -1094,6 +1109,8 @@ impl Core {
                 show::table_status(engine, &db, filter, &self.st)
             }
             Utility::Analyze { tables } => Ok(show::analyze(engine, tables, &self.st.temps)),
+            Utility::Optimize { tables } => Ok(crate::maintain::optimize(engine, tables)),
+            Utility::Check { tables } => Ok(crate::maintain::check(engine, tables)),
             Utility::CreateDatabase { name, .. } | Utility::DropDatabase { name, .. }
                 if crate::infoschema::is_schema(name) =>
             {

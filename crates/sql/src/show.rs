@@ -15,7 +15,7 @@ use crate::variables::{self, VarKind, VarScope};
 use std::sync::atomic::Ordering;
 use tierdb_engine::{Collation, Engine, Table, Value};
 
-fn s(x: impl AsRef<str>) -> Value {
+pub(crate) fn s(x: impl AsRef<str>) -> Value {
     Value::Bytes(x.as_ref().as_bytes().to_vec())
 }
 
@@ -26,7 +26,7 @@ fn opt(x: Option<impl AsRef<str>>) -> Value {
     }
 }
 
-fn text_cols(names: &[&str]) -> Vec<Column> {
+pub(crate) fn text_cols(names: &[&str]) -> Vec<Column> {
     names.iter().map(|n| Column::text(*n)).collect()
 }
 

@@ -39,6 +39,8 @@ counters! {
     ComCreateIndex => "Com_create_index",
     ComDropIndex => "Com_drop_index",
     ComAnalyze => "Com_analyze",
+    ComOptimize => "Com_optimize",
+    ComCheck => "Com_check",
     ComChangeDb => "Com_change_db",
     ComStmtPrepare => "Com_stmt_prepare",
     ComStmtExecute => "Com_stmt_execute",
