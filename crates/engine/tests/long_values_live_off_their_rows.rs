@@ -606,7 +606,7 @@ fn read_committed_readers_never_fail_while_a_big_value_is_replaced() {
                     let Some(Value::Bytes(b)) = r.map(|r| r[2].clone()) else {
                         panic!("the row or its body is gone")
                     };
-                    assert!(values.iter().any(|v| *v == b), "a torn value");
+                    assert!(values.contains(&b), "a torn value");
                     tx.commit().expect("commit");
                     reads += 1;
                 }
