@@ -150,19 +150,26 @@ pub(crate) fn read(store: &Store, lob: BTree, e: &External) -> Result<Read> {
     })
 }
 
+/// The keys of the chunks of long value `id` of `len` bytes.
+pub(crate) fn chunk_keys(id: u64, len: u32) -> impl Iterator<Item = [u8; 12]> {
+    (0..(len as usize).div_ceil(CHUNK_BYTES) as u32).map(move |seq| chunk_key(id, seq))
+}
+
+/// The change that removes a chunk if it is there.
+pub(crate) fn delete_present(cur: Option<&[u8]>) -> Modify {
+    if cur.is_some() {
+        Modify::Delete
+    } else {
+        Modify::Keep
+    }
+}
+
 /// Removes the chunks of long value `id` (`len` bytes) from `lob`, one mtr per chunk;
 /// chunks already gone are skipped.
 pub(crate) fn remove(store: &Store, lob: BTree, id: u64, len: u32) -> Result<()> {
-    let n = (len as usize).div_ceil(CHUNK_BYTES) as u32;
-    for seq in 0..n {
+    for k in chunk_keys(id, len) {
         let mut m = Mtr::new(store, 0);
-        lob.modify(&mut m, &chunk_key(id, seq), |cur| {
-            if cur.is_some() {
-                Modify::Delete
-            } else {
-                Modify::Keep
-            }
-        })?;
+        lob.modify(&mut m, &k, delete_present)?;
         m.commit()?;
     }
     Ok(())

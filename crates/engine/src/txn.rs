@@ -678,21 +678,8 @@ impl TxnState {
             return Ok(());
         };
         for e in ext {
-            let n = (e.len as usize).div_ceil(lob::CHUNK_BYTES) as u32;
-            for seq in 0..n {
-                let k = lob::chunk_key(e.id, seq);
-                self.change_entry(
-                    tree,
-                    &k,
-                    |cur| {
-                        if cur.is_some() {
-                            Modify::Delete
-                        } else {
-                            Modify::Keep
-                        }
-                    },
-                    false,
-                )?;
+            for k in lob::chunk_keys(e.id, e.len) {
+                self.change_entry(tree, &k, lob::delete_present, false)?;
             }
         }
         Ok(())

@@ -616,7 +616,8 @@ fn read_committed_readers_never_fail_while_a_big_value_is_replaced() {
         .collect();
     for v in 1..30 {
         let mut tx = e.begin();
-        tx.update(&t, &key(1), big(v % values.len())).expect("update");
+        tx.update(&t, &key(1), big(v % values.len()))
+            .expect("update");
         tx.commit().expect("commit");
     }
     stop.store(true, Ordering::Relaxed);

@@ -648,6 +648,26 @@ fn keys_toggle_as_noop(tokens: &mut Vec<sqlparser::tokenizer::TokenWithSpan>) {
     tokens.insert(b, sqlparser::tokenizer::TokenWithSpan::wrap(Token::Eq));
 }
 
+/// The tokens of one statement read without sqlparser's parser: no whitespace, comments
+/// or end marker, MariaDB's executable comments opened, a trailing `;` cut. None when the
+/// text does not tokenize (the parser then reports it).
+fn statement_tokens(sql: &str) -> Result<Option<Vec<Token>>, SqlError> {
+    let dialect = MySqlDialect {};
+    let Ok(mut tokens) = Tokenizer::new(&dialect, sql).tokenize_with_location() else {
+        return Ok(None);
+    };
+    mariadb_comments(&dialect, &mut tokens)?;
+    let mut toks: Vec<Token> = tokens
+        .into_iter()
+        .map(|t| t.token)
+        .filter(|t| !matches!(t, Token::Whitespace(_) | Token::EOF))
+        .collect();
+    if toks.last() == Some(&Token::SemiColon) {
+        toks.pop();
+    }
+    Ok(Some(toks))
+}
+
 /// SQL-level prepared statements, which sqlparser reads only in PostgreSQL's form.
 #[derive(Debug, PartialEq)]
 pub enum SqlPrepared {
@@ -668,20 +688,10 @@ pub enum PrepareFrom {
 /// Reads `PREPARE` / `EXECUTE` / `DEALLOCATE PREPARE` statements (None: another statement).
 /// Names are case-insensitive (kept in lower case).
 pub fn sql_prepared(sql: &str) -> Result<Option<SqlPrepared>, SqlError> {
-    let dialect = MySqlDialect {};
-    let Ok(mut tokens) = Tokenizer::new(&dialect, sql).tokenize_with_location() else {
+    let Some(toks) = statement_tokens(sql)? else {
         return Ok(None);
     };
-    mariadb_comments(&dialect, &mut tokens)?;
-    let toks: Vec<&Token> = tokens
-        .iter()
-        .map(|t| &t.token)
-        .filter(|t| !matches!(t, Token::Whitespace(_) | Token::EOF))
-        .collect();
-    let toks = match toks.split_last() {
-        Some((Token::SemiColon, rest)) => rest.to_vec(),
-        _ => toks,
-    };
+    let toks: Vec<&Token> = toks.iter().collect();
     let word = |i: usize| match toks.get(i) {
         Some(Token::Word(w)) => Some(w.value.to_ascii_uppercase()),
         _ => None,
@@ -779,20 +789,10 @@ pub enum MaintenanceOp {
 
 /// Reads `OPTIMIZE TABLE` / `CHECK TABLE` (None: another statement).
 pub fn table_maintenance(sql: &str) -> Result<Option<Maintenance>, SqlError> {
-    let dialect = MySqlDialect {};
-    let Ok(mut tokens) = Tokenizer::new(&dialect, sql).tokenize_with_location() else {
+    let Some(toks) = statement_tokens(sql)? else {
         return Ok(None);
     };
-    mariadb_comments(&dialect, &mut tokens)?;
-    let toks: Vec<&Token> = tokens
-        .iter()
-        .map(|t| &t.token)
-        .filter(|t| !matches!(t, Token::Whitespace(_) | Token::EOF))
-        .collect();
-    let toks = match toks.split_last() {
-        Some((Token::SemiColon, rest)) => rest.to_vec(),
-        _ => toks,
-    };
+    let toks: Vec<&Token> = toks.iter().collect();
     let keyword = |i: usize| match toks.get(i) {
         Some(Token::Word(w)) if w.quote_style.is_none() => Some(w.value.to_ascii_uppercase()),
         _ => None,
