@@ -4358,7 +4358,17 @@ fn insert(ins: &ast::Insert, cx: &PlanCx) -> Result<InsertPlan, SqlError> {
             return finish_insert(table, rows, col_names, Some(Box::new(q)), ins, cx);
         };
         rows.reserve(vals.rows.len());
+        // `INSERT INTO t [()] VALUES (), ...`: rows of defaults (what ORMs send for a model
+        // with only defaulted fields). As in MariaDB, an empty first row makes every row
+        // empty.
+        let defaults =
+            col_names.is_empty() && vals.rows.first().is_some_and(|r| r.content.is_empty());
+        let width = if defaults { 0 } else { width };
         for (ri, r) in vals.rows.iter().enumerate() {
+            if defaults && r.content.is_empty() {
+                rows.push(vec![None; def.columns.len()]);
+                continue;
+            }
             if r.content.len() != width {
                 return Err(SqlError::new(
                     1136,
