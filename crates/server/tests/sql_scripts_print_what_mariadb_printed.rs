@@ -534,6 +534,13 @@ fn temporary_tables_review_print_what_mariadb_printed() {
     prints_what_mariadb_printed("temporary_tables_review");
 }
 
+/// `shrink_text_columns.sql`: MODIFY of a text or BLOB column to a type too small for a
+/// stored value is 1406 ("Data too long"), a VARCHAR made shorter 1265, as MariaDB.
+#[test]
+fn shrink_text_columns_print_what_mariadb_printed() {
+    prints_what_mariadb_printed("shrink_text_columns");
+}
+
 /// `default_rows.sql`: `INSERT INTO t [()] VALUES (), ...` inserts rows of defaults (1364 for
 /// a NOT NULL column without one); an empty first row makes every row empty (1136 else).
 #[test]

@@ -373,6 +373,17 @@ impl Rebuild {
                     ));
                 }
                 Err(e) if e.code == 1264 => return Err(e),
+                // Too long for the new type: "Data too long" (1406) as MariaDB says it, except
+                // for a VARCHAR made shorter, which it reports as truncated (1265).
+                Err(e)
+                    if e.code == 1406
+                        && !matches!(
+                            (&self.from.columns[p].ty, &col.ty),
+                            (ColumnType::VarChar(_), ColumnType::VarChar(_))
+                        ) =>
+                {
+                    return Err(e)
+                }
                 Err(_) => return Err(truncated()),
             };
             // Same stored form: a value that changes on the way (shortened, rounded) does not

@@ -28,7 +28,7 @@ use sqlparser::tokenizer::Location;
 use std::collections::HashMap;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
-use tierdb_engine::{Error as EngineError, Savepoint, TableLockMode, Txn, Value};
+use tierdb_engine::{ColumnType, Error as EngineError, Savepoint, TableLockMode, Txn, Value};
 
 /// Per-session state visible to expression evaluation (`@@vars`, `DATABASE()`, ...).
 pub(crate) struct SessionState {
@@ -1359,8 +1359,12 @@ impl Core {
             } => {
                 // A stored value fits the new definition when storing it there keeps it as
                 // it is (strict mode: no truncation, no NULL in a NOT NULL column).
+                let mut refused_null = false;
                 let mut fits = |v: &Value| match v {
-                    Value::Null => column.nullable,
+                    Value::Null => {
+                        refused_null = !column.nullable;
+                        column.nullable
+                    }
                     v => {
                         crate::coerce::coerce_to_column(v.clone(), column, 1).is_ok_and(|c| &c == v)
                     }
@@ -1373,7 +1377,33 @@ impl Core {
                     *c = column.clone();
                 }
                 crate::fk::parent_side_kept(engine, db, table, &from, &to)?;
-                engine.alter_column(db, table, *pos, column.clone(), check)?;
+                // A value too long for the new type is "Data too long" (1406) as MariaDB
+                // says it, except for a VARCHAR made shorter ("Data truncated", 1265).
+                let varchar_shrink = matches!(
+                    (from.columns.get(*pos).map(|c| &c.ty), &column.ty),
+                    (Some(ColumnType::VarChar(_)), ColumnType::VarChar(_))
+                );
+                let r = engine.alter_column(db, table, *pos, column.clone(), check);
+                match r {
+                    Err(EngineError::DataTruncated { column: c, row })
+                        if !varchar_shrink
+                            && !refused_null
+                            && matches!(
+                                column.ty,
+                                ColumnType::Char(_)
+                                    | ColumnType::VarChar(_)
+                                    | ColumnType::Text(_)
+                                    | ColumnType::Blob(_)
+                            ) =>
+                    {
+                        return Err(SqlError::new(
+                            1406,
+                            "22001",
+                            format!("Data too long for column '{c}' at row {row}"),
+                        ));
+                    }
+                    r => r?,
+                }
                 Ok(alter_ok(0))
             }
             Utility::SetChecks {
