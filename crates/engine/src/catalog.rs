@@ -15,6 +15,9 @@ use tierdb_page::PageId;
 
 pub const SLOT_CATALOG_ROOT: usize = 0;
 pub const SLOT_NEXT_TABLE_ID: usize = 1;
+/// At least the next transaction id, as of the last checkpoint: ids must keep growing across
+/// restarts, since rows name their writers and read views compare ids.
+pub const SLOT_NEXT_TXN_ID: usize = 2;
 
 pub fn db_key(db: &str) -> Vec<u8> {
     encode_key(&[Value::Bytes(db.as_bytes().to_vec())])

@@ -5,7 +5,7 @@
 //! `catalog` lock across I/O other than the catalog tree itself; open for writes before
 //! recovery has rolled back every unfinished transaction.
 
-use crate::catalog::{self, TableEntry, SLOT_CATALOG_ROOT, SLOT_NEXT_TABLE_ID};
+use crate::catalog::{self, TableEntry, SLOT_CATALOG_ROOT, SLOT_NEXT_TABLE_ID, SLOT_NEXT_TXN_ID};
 use crate::rowcodec::Undo;
 use crate::storage::{DataFile, LogGate};
 use crate::txns::ActiveTxns;
@@ -371,6 +371,13 @@ impl Inner {
                 root: PageId(alloc::meta_slot(&store, SLOT_CATALOG_ROOT)?),
             }
         };
+        // A data file from before this slot existed (0): its rows may name ids up to what
+        // one run of that version handed out, each run starting at 1 again; 2^40 is above
+        // that (a trillion transactions in one run).
+        let next_txn_persisted = match alloc::meta_slot(&store, SLOT_NEXT_TXN_ID)? {
+            0 if !fresh => 1 << 40,
+            v => v,
+        };
 
         let inner = Arc::new(Inner {
             lock_wait_timeout_ms: AtomicU64::new(cfg.lock_wait_timeout.as_millis() as u64),
@@ -383,7 +390,9 @@ impl Inner {
             any_foreign_keys: AtomicBool::new(false),
             ddl: Mutex::new(()),
             locks: LockManager::new(),
-            active: ActiveTxns::new(max_txn + 1),
+            // Past every id in the replayed redo and every id handed out before the last
+            // checkpoint (rows written before it name them; read views compare ids).
+            active: ActiveTxns::new((max_txn + 1).max(next_txn_persisted)),
             counters: Counters::default(),
             stop: Mutex::new(false),
             stop_cv: Condvar::new(),
@@ -1754,6 +1763,14 @@ impl Inner {
     /// oldest active transaction's first record); older segments are deleted.
     pub fn checkpoint(&self) -> Result<Lsn> {
         let _g = self.checkpoint_lock.lock();
+        // The next transaction id goes into the meta page first, so that after a restart ids
+        // continue past those in rows whose redo this checkpoint lets go.
+        let next_txn = self.active.next_id();
+        if alloc::meta_slot(&self.store, SLOT_NEXT_TXN_ID)? < next_txn {
+            let mut m = Mtr::new(&self.store, 0);
+            alloc::set_meta_slot(&mut m, SLOT_NEXT_TXN_ID, next_txn)?;
+            m.commit()?;
+        }
         let mut l0 = Lsn(0);
         // Every record before this one has stamped and dirtied its pages (in_lock order).
         self.store
