@@ -1511,22 +1511,14 @@ impl Inner {
                 let pk = crate::txn::pk_values(&def, &row);
                 let key = crate::txn::pk_key(&def, &pk);
                 let mut ext = Vec::new();
-                let cols =
-                    crate::lob::plan(&def, key.len(), &row).map_err(|size| Error::RowTooLarge {
-                        size,
-                        max: tierdb_btree::node::MAX_LEAF_CELL,
-                    })?;
-                for c in cols {
+                for c in crate::lob::plan(&def, key.len(), &row)? {
                     if let crate::Value::Bytes(b) = &row[c] {
                         lob_id += 1;
                         crate::lob::write_unlogged(&self.store, lob, lob_id, b)?;
                         ext.push(crate::rowcodec::External {
                             col: c,
                             id: lob_id,
-                            len: u32::try_from(b.len()).map_err(|_| Error::RowTooLarge {
-                                size: b.len(),
-                                max: u32::MAX as usize,
-                            })?,
+                            len: crate::lob::length_of(b)?,
                         });
                     }
                 }

@@ -69,13 +69,9 @@ pub(crate) fn value_len(v: &Value) -> usize {
 /// The columns of `row` to keep off the row so that its primary-tree cell (key of
 /// `key_len` bytes) fits a leaf and every inline value fits its u16 length: the longest
 /// eligible values first (Bytes of at least `MIN_EXTERNAL` bytes, not of the primary key).
-/// Empty when the row fits as it is. `Err(bytes)`, the row's size with every eligible value
-/// off the row, when it cannot be made to fit.
-pub(crate) fn plan(
-    def: &TableDef,
-    key_len: usize,
-    row: &[Value],
-) -> std::result::Result<Vec<usize>, usize> {
+/// Empty when the row fits as it is; RowTooLarge (its size with every eligible value off the
+/// row) when it cannot be made to fit.
+pub(crate) fn plan(def: &TableDef, key_len: usize, row: &[Value]) -> Result<Vec<usize>> {
     let width = 11 + row.len().div_ceil(8);
     let mut size: usize = width + row.iter().map(value_len).sum::<usize>();
     let fits = |size: usize| 4 + key_len + size <= tierdb_btree::node::MAX_LEAF_CELL;
@@ -103,9 +99,25 @@ pub(crate) fn plan(
         out.push(c);
     }
     if !fits(size) || !crate::rowcodec::inline_len_ok(row, &ext_cols(&out)) {
-        return Err(size);
+        return Err(too_large(size));
     }
     Ok(out)
+}
+
+/// The error for a row of `size` bytes that cannot be stored.
+pub(crate) fn too_large(size: usize) -> crate::Error {
+    crate::Error::RowTooLarge {
+        size,
+        max: tierdb_btree::node::MAX_LEAF_CELL,
+    }
+}
+
+/// The length a reference to long value `b` records (at most 4 GiB - 1, LONGBLOB's limit).
+pub(crate) fn length_of(b: &[u8]) -> Result<u32> {
+    u32::try_from(b.len()).map_err(|_| crate::Error::RowTooLarge {
+        size: b.len(),
+        max: u32::MAX as usize,
+    })
 }
 
 /// Placeholder references for columns `cols` (for length checks before ids exist).
@@ -235,7 +247,7 @@ mod tests {
             Value::Null,
             Value::Null,
         ];
-        assert_eq!(plan(&def(), 9, &row), Ok(vec![]));
+        assert_eq!(plan(&def(), 9, &row).unwrap(), Vec::<usize>::new());
     }
 
     #[test]
@@ -246,14 +258,14 @@ mod tests {
             Value::Bytes(vec![2; 2000]),
             Value::Bytes(vec![3; 900]),
         ];
-        assert_eq!(plan(&def(), 9, &row), Ok(vec![1]));
+        assert_eq!(plan(&def(), 9, &row).unwrap(), vec![1]);
         let row = vec![
             Value::Int(1),
             Value::Bytes(vec![1; 70_000]),
             Value::Bytes(vec![2; 100]),
             Value::Null,
         ];
-        assert_eq!(plan(&def(), 9, &row), Ok(vec![1]));
+        assert_eq!(plan(&def(), 9, &row).unwrap(), vec![1]);
     }
 
     #[test]
@@ -264,7 +276,7 @@ mod tests {
             Value::Null,
             Value::Bytes(vec![3; 900]),
         ];
-        assert_eq!(plan(&def(), 9, &row), Ok(vec![]));
+        assert_eq!(plan(&def(), 9, &row).unwrap(), Vec::<usize>::new());
         // An indexed value goes off the row when it must.
         let row = vec![
             Value::Int(1),
@@ -272,7 +284,7 @@ mod tests {
             Value::Null,
             Value::Bytes(vec![3; 5000]),
         ];
-        assert_eq!(plan(&def(), 9, &row), Ok(vec![3]));
+        assert_eq!(plan(&def(), 9, &row).unwrap(), vec![3]);
         // A primary key column never does: this row cannot be made to fit.
         let mut d = def();
         d.primary_key = vec![3];

@@ -316,10 +316,15 @@ fn read_row(
             }
         }
     }
-    Err(Error::Corrupt(format!(
+    Err(vanishing(t))
+}
+
+/// The error of a read that kept finding the long values of the version it read purged.
+fn vanishing(t: &Table) -> Error {
+    Error::Corrupt(format!(
         "long values of a row in table {}.{} keep vanishing",
         t.db, t.def.name
-    )))
+    ))
 }
 
 /// Decodes the version of `stored` visible to `me`; its long values are listed, not read.
@@ -595,10 +600,7 @@ impl TxnState {
                 return Ok(Some(row));
             }
         }
-        Err(Error::Corrupt(format!(
-            "long values of a row in table {}.{} keep vanishing",
-            t.db, t.def.name
-        )))
+        Err(vanishing(t))
     }
 
     /// The newest stored version of row `key` as bytes (None when absent), for a holder of
@@ -608,32 +610,24 @@ impl TxnState {
             .get(&self.inner.store, key, |v| v.map(<[u8]>::to_vec))?)
     }
 
-    /// Writes the long values `row` keeps off the row (see `lob::plan`) under new ids, as
-    /// logged changes of this transaction, and returns their references. A value equal to
-    /// one `old` (the version being replaced) keeps off the row is not written again: its
-    /// reference is reused and listed in `reused`.
+    /// Writes the values of `row`'s columns `cols` (from `lob::plan`) off the row under new
+    /// ids, as logged changes of this transaction, and returns their references. A value
+    /// equal to one `old` (the version being replaced) keeps off the row is not written
+    /// again: its reference is reused and listed in `reused`.
     fn store_long_values(
         &mut self,
         t: &Table,
-        key_len: usize,
+        cols: Vec<usize>,
         row: &[Value],
         old: Option<&[u8]>,
         reused: &mut Vec<External>,
     ) -> Result<Vec<External>> {
-        let cols = lob::plan(&t.def, key_len, row).map_err(|size| Error::RowTooLarge {
-            size,
-            max: tierdb_btree::node::MAX_LEAF_CELL,
-        })?;
         if cols.is_empty() {
             return Ok(Vec::new());
         }
         let Some(tree) = t.lob else {
             // A table created before long values existed: its rows must fit, as then.
-            let size = row.iter().map(lob::value_len).sum::<usize>();
-            return Err(Error::RowTooLarge {
-                size,
-                max: tierdb_btree::node::MAX_LEAF_CELL,
-            });
+            return Err(lob::too_large(row.iter().map(lob::value_len).sum()));
         };
         let mut old_ext = Vec::new();
         if let Some(o) = old {
@@ -644,10 +638,7 @@ impl TxnState {
             let Value::Bytes(b) = &row[c] else {
                 continue;
             };
-            let len = u32::try_from(b.len()).map_err(|_| Error::RowTooLarge {
-                size: b.len(),
-                max: u32::MAX as usize,
-            })?;
+            let len = lob::length_of(b)?;
             if let Some(e) = old_ext.iter().find(|e| e.col == c && e.len == len) {
                 if let lob::Read::Found(v) = lob::read(&self.inner.store, tree, e)? {
                     if v == *b {
@@ -959,7 +950,8 @@ impl TxnState {
             self.claim_unique(t, &key, None, Some(&row))?;
         }
         let id = self.id();
-        let ext = self.store_long_values(t, key.len(), &row, None, &mut Vec::new())?;
+        let cols = lob::plan(&t.def, key.len(), &row)?;
+        let ext = self.store_long_values(t, cols, &row, None, &mut Vec::new())?;
         let mut enc = Vec::with_capacity(64);
         encode_row_ext(&mut enc, 0, id, &row, &ext);
         let mut dup = false;
@@ -1031,11 +1023,12 @@ impl TxnState {
         // Long values: the stored version is read first only when the new one keeps some
         // off the row (an unchanged one is then not written again).
         let mut reused = Vec::new();
-        let ext = if lob::plan(&t.def, key.len(), &new_row).is_ok_and(|c| c.is_empty()) {
+        let cols = lob::plan(&t.def, key.len(), &new_row)?;
+        let ext = if cols.is_empty() {
             Vec::new()
         } else {
             let stored = self.newest_stored(t, &key)?;
-            self.store_long_values(t, key.len(), &new_row, stored.as_deref(), &mut reused)?
+            self.store_long_values(t, cols, &new_row, stored.as_deref(), &mut reused)?
         };
         let mut enc = Vec::with_capacity(64);
         encode_row_ext(&mut enc, 0, id, &new_row, &ext);

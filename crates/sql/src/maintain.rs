@@ -14,12 +14,18 @@
 use crate::result::{QueryResult, SqlError};
 use crate::show::{s, text_cols};
 use std::ops::Bound;
-use tierdb_engine::{Engine, Value};
+use std::sync::Arc;
+use tierdb_engine::{Engine, Table, Value};
 
 type Row = Vec<Value>;
 
 fn header() -> Vec<crate::result::Column> {
     text_cols(&["Table", "Op", "Msg_type", "Msg_text"])
+}
+
+/// `key` names a view, not a table (a TEMPORARY table hides a view of its name).
+fn is_view(engine: &Engine, db: &str, key: &str) -> bool {
+    !engine.is_temporary_table(db, key) && engine.view(db, key).is_some()
 }
 
 fn failed(rows: &mut Vec<Row>, shown: &str, op: &str, msg: &str) {
@@ -32,7 +38,7 @@ pub fn optimize(engine: &Engine, tables: &[(String, String, String)]) -> QueryRe
     let mut rows = Vec::new();
     for (db, key, name) in tables {
         let shown = format!("{db}.{name}");
-        if !engine.is_temporary_table(db, key) && engine.view(db, key).is_some() {
+        if is_view(engine, db, key) {
             failed(
                 &mut rows,
                 &shown,
@@ -67,20 +73,19 @@ pub fn optimize(engine: &Engine, tables: &[(String, String, String)]) -> QueryRe
     }
 }
 
-/// What CHECK found wrong in one table (empty: nothing).
-fn check_one(engine: &Engine, db: &str, key: &str) -> Result<Vec<String>, SqlError> {
-    let t = engine.table(db, key)?;
+/// What CHECK found wrong in table `t` (empty: nothing).
+fn check_one(engine: &Engine, t: &Arc<Table>) -> Result<Vec<String>, SqlError> {
     let mut tx = engine.begin();
     tx.consistent_reads();
     let mut n_rows = 0u64;
-    for r in tx.scan(&t, Bound::Unbounded, Bound::Unbounded)? {
+    for r in tx.scan(t, Bound::Unbounded, Bound::Unbounded)? {
         r?;
         n_rows += 1;
     }
     let mut problems = Vec::new();
     for (i, idx) in t.def.indexes.iter().enumerate() {
         let mut n = 0u64;
-        for r in tx.index_scan(&t, i, Bound::Unbounded, Bound::Unbounded)? {
+        for r in tx.index_scan(t, i, Bound::Unbounded, Bound::Unbounded)? {
             r?;
             n += 1;
         }
@@ -100,15 +105,18 @@ pub fn check(engine: &Engine, tables: &[(String, String, String)]) -> QueryResul
     let mut rows = Vec::new();
     for (db, key, name) in tables {
         let shown = format!("{db}.{name}");
-        if !engine.is_temporary_table(db, key) && engine.view(db, key).is_some() {
+        if is_view(engine, db, key) {
             rows.push(vec![s(&shown), s("check"), s("status"), s("OK")]);
             continue;
         }
-        if let Err(e) = engine.table(db, key) {
-            failed(&mut rows, &shown, "check", &SqlError::from(e).message);
-            continue;
-        }
-        match check_one(engine, db, key) {
+        let t = match engine.table(db, key) {
+            Ok(t) => t,
+            Err(e) => {
+                failed(&mut rows, &shown, "check", &SqlError::from(e).message);
+                continue;
+            }
+        };
+        match check_one(engine, &t) {
             Ok(problems) if problems.is_empty() => {
                 rows.push(vec![s(&shown), s("check"), s("status"), s("OK")]);
             }
