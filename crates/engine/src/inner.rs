@@ -1205,7 +1205,7 @@ impl Inner {
                 if let Some(v) = value {
                     if crate::txn::has_key_prefix(&self.store, tree, &v)? {
                         return Err(Error::DuplicateKey {
-                            key: crate::txn::shown_columns(&index, &row),
+                            key: crate::txn::shown(&t.def, &index.columns, &row),
                             index: index.name.clone(),
                         });
                     }
@@ -1537,7 +1537,7 @@ impl Inner {
                 m.commit()?;
                 if dup {
                     return Err(Error::DuplicateKey {
-                        key: crate::txn::shown(&pk),
+                        key: crate::txn::shown(&def, &def.primary_key, &row),
                         index: "PRIMARY".into(),
                     });
                 }
@@ -1546,7 +1546,7 @@ impl Inner {
                         if let Some(v) = crate::txn::unique_value(&def, idx, &row) {
                             if crate::txn::has_key_prefix(&self.store, *tree, &v)? {
                                 return Err(Error::DuplicateKey {
-                                    key: crate::txn::shown_columns(idx, &row),
+                                    key: crate::txn::shown(&def, &idx.columns, &row),
                                     index: idx.name.clone(),
                                 });
                             }
@@ -1930,9 +1930,18 @@ pub(crate) fn parse_size(s: &str) -> Option<u64> {
 /// key bytes depend on it). NotSupported naming what would need a table rewrite otherwise.
 pub(crate) fn storage_compatible(old: &ColumnDef, new: &ColumnDef, keyed: bool) -> Result<()> {
     use crate::types::ColumnType as T;
-    let bytes = |t: &T| matches!(t, T::Char(_) | T::VarChar(_) | T::Text(_) | T::Blob(_));
+    let bytes = |t: &T| {
+        matches!(
+            t,
+            T::Char(_) | T::VarChar(_) | T::Text(_) | T::Blob(_) | T::Binary(_) | T::VarBinary(_)
+        )
+    };
     let same_form = match (&old.ty, &new.ty) {
         (T::Int { .. }, T::Int { .. }) => true,
+        // BINARY(n) values are padded to n bytes: a change to or from another type or length
+        // copies the rows (padding or cutting anew), as MariaDB does.
+        (T::Binary(a), T::Binary(b)) => a == b,
+        (T::Binary(_), _) | (_, T::Binary(_)) => false,
         // An ENUM is stored as its member's text: members appended keep every stored value
         // (in place, as MariaDB); another member list or type is a copy converting each value.
         (T::Enum(a), T::Enum(b)) => b.starts_with(a),

@@ -196,16 +196,40 @@ fn unique_lock(t: &Table, index: usize, value: Vec<u8>) -> LockKey {
     }
 }
 
-/// A key as MySQL shows it in "Duplicate entry": the values joined by '-'.
-pub(crate) fn shown(vals: &[Value]) -> String {
-    let v: Vec<String> = vals.iter().map(|v| v.to_string()).collect();
-    v.join("-")
-}
-
-/// `shown` for the columns of index `idx` in `row`.
-pub(crate) fn shown_columns(idx: &IndexDef, row: &[Value]) -> String {
-    let vals: Vec<Value> = idx.columns.iter().map(|&c| row[c].clone()).collect();
-    shown(&vals)
+/// A key as MySQL shows it in "Duplicate entry": the values of columns `cols` of `row`
+/// joined by '-'. A byte string (BLOB, BINARY, VARBINARY) shows its bytes outside printable
+/// ASCII as `\xHH`, and a BINARY value without its padding zero bytes, as MariaDB does.
+pub(crate) fn shown(def: &TableDef, cols: &[usize], row: &[Value]) -> String {
+    use std::fmt::Write;
+    let mut out = String::new();
+    for (i, &c) in cols.iter().enumerate() {
+        if i > 0 {
+            out.push('-');
+        }
+        let ty = def.columns.get(c).map(|col| &col.ty);
+        match (row.get(c), ty) {
+            (Some(Value::Bytes(b)), Some(ty)) if ty.is_binary_string() => {
+                let mut b = &b[..];
+                if matches!(ty, crate::ColumnType::Binary(_)) {
+                    while let [rest @ .., 0] = b {
+                        b = rest;
+                    }
+                }
+                for &byte in b {
+                    if (0x20..0x7f).contains(&byte) {
+                        out.push(byte as char);
+                    } else {
+                        let _ = write!(out, "\\x{byte:02X}");
+                    }
+                }
+            }
+            (Some(v), _) => {
+                let _ = write!(out, "{v}");
+            }
+            (None, _) => {}
+        }
+    }
+    out
 }
 
 /// Whether `tree` holds a key starting with `prefix`.
@@ -769,7 +793,7 @@ impl TxnState {
                 self.lock_key(unique_lock(t, i, nv.clone()), LockMode::Exclusive)?;
                 if self.unique_holder(t, i, &nv, key)?.is_some() {
                     return Err(Error::DuplicateKey {
-                        key: shown_columns(idx, new.unwrap_or_default()),
+                        key: shown(&t.def, &idx.columns, new.unwrap_or_default()),
                         index: idx.name.clone(),
                     });
                 }
@@ -943,7 +967,7 @@ impl TxnState {
             // The primary key is checked first (as InnoDB does), then the unique values.
             if self.newest_row(t, &key, false)?.is_some() {
                 return Err(Error::DuplicateKey {
-                    key: shown(&pk),
+                    key: shown(&t.def, &t.def.primary_key, &row),
                     index: "PRIMARY".into(),
                 });
             }
@@ -969,7 +993,7 @@ impl TxnState {
             // INSERT IGNORE and ON DUPLICATE KEY UPDATE go on in the same statement.
             self.unstore_long_values(t, &ext)?;
             return Err(Error::DuplicateKey {
-                key: shown(&pk),
+                key: shown(&t.def, &t.def.primary_key, &row),
                 index: "PRIMARY".into(),
             });
         }

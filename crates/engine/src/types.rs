@@ -77,8 +77,12 @@ pub enum ColumnType {
     VarChar(u32),
     /// TINYTEXT, TEXT, MEDIUMTEXT, LONGTEXT (and JSON, a LONGTEXT).
     Text(LobSize),
-    /// TINYBLOB, BLOB, MEDIUMBLOB, LONGBLOB (and, for now, BINARY / VARBINARY).
+    /// TINYBLOB, BLOB, MEDIUMBLOB, LONGBLOB.
     Blob(LobSize),
+    /// BINARY(n): exactly `n` bytes (1..=255), shorter values padded with zero bytes.
+    Binary(u32),
+    /// VARBINARY(n): up to `n` bytes (1..=65532).
+    VarBinary(u32),
     Date,
     DateTime,
     Timestamp,
@@ -128,6 +132,13 @@ impl ColumnType {
     /// True when values of this type are stored as `Value::Int`.
     pub fn is_integer(&self) -> bool {
         matches!(self, ColumnType::Int { .. })
+    }
+    /// True for the byte-string types with no character set: BLOBs, BINARY and VARBINARY.
+    pub fn is_binary_string(&self) -> bool {
+        matches!(
+            self,
+            ColumnType::Blob(_) | ColumnType::Binary(_) | ColumnType::VarBinary(_)
+        )
     }
 }
 

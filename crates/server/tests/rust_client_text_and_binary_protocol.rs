@@ -22,14 +22,15 @@ const CREATE: &str = "CREATE TABLE all_types (
     ut TINYINT UNSIGNED, ui INT UNSIGNED, ub BIGINT UNSIGNED,
     f FLOAT, d DOUBLE, de DECIMAL(10,2),
     c CHAR(10), v VARCHAR(100), tx TEXT, bl BLOB,
-    dt DATE, dtt DATETIME, ts TIMESTAMP NULL
+    dt DATE, dtt DATETIME, ts TIMESTAMP NULL,
+    bn BINARY(4), vb VARBINARY(8)
 )";
 
-const COLUMNS: usize = 20;
+const COLUMNS: usize = 22;
 
 /// Row 1 as SQL literals.
 const TEXT_ROW: &str = "(1, -128, -32768, -8388608, -2147483648, -9223372036854775807, 255, 4294967295, 9223372036854775807, \
-    1.5, -2.25, 12345678.91, 'abc', 'héllo wörld', 'a longer text', X'00FF10', '2024-02-29', '2024-02-29 13:05:09', '2023-12-31 23:59:59')";
+    1.5, -2.25, 12345678.91, 'abc', 'héllo wörld', 'a longer text', X'00FF10', '2024-02-29', '2024-02-29 13:05:09', '2023-12-31 23:59:59', X'0A0B', 'xyz')";
 
 /// The same row as values the prepared path binds.
 fn typed_row(id: i64) -> Vec<Value> {
@@ -53,6 +54,8 @@ fn typed_row(id: i64) -> Vec<Value> {
         Value::Date(2024, 2, 29, 0, 0, 0, 0),
         Value::Date(2024, 2, 29, 13, 5, 9, 0),
         Value::Date(2023, 12, 31, 23, 59, 59, 0),
+        Value::Bytes(vec![0x0A, 0x0B]),
+        Value::Bytes(b"xyz".to_vec()),
     ]
 }
 
@@ -77,6 +80,9 @@ fn expected_row(id: i64) -> Vec<Option<String>> {
         "2024-02-29",
         "2024-02-29 13:05:09",
         "2023-12-31 23:59:59",
+        // BINARY(4) comes back padded with zero bytes.
+        "\n\u{B}\u{0}\u{0}",
+        "xyz",
     ]
     .iter()
     .map(|s| Some(s.to_string()))
@@ -173,6 +179,32 @@ fn rust_client_text_and_binary_protocol() {
     assert_eq!(r.get::<f32, _>("f"), Some(1.5));
     assert_eq!(r.get::<f64, _>("d"), Some(-2.25));
     assert_eq!(r.get::<Vec<u8>, _>("bl"), Some(vec![0, 0xFF, 0x10]));
+    assert_eq!(r.get::<Vec<u8>, _>("bn"), Some(vec![0x0A, 0x0B, 0, 0]));
+    let kinds: Vec<_> = r.columns_ref()[19..]
+        .iter()
+        .map(|c| (c.column_type(), c.column_length(), c.character_set()))
+        .collect();
+    use mysql::consts::ColumnType as K;
+    assert_eq!(
+        kinds,
+        [(K::MYSQL_TYPE_STRING, 4, 63), (K::MYSQL_TYPE_VAR_STRING, 8, 63)],
+        "BINARY / VARBINARY metadata: byte lengths, the binary character set"
+    );
+    // Too long for VARBINARY(8): 1406; BINARY values are compared with their padding.
+    assert_eq!(
+        code_of(
+            c.exec_drop("UPDATE all_types SET vb = ? WHERE id = 1", (b"123456789".to_vec(),))
+                .unwrap_err()
+        ),
+        1406
+    );
+    let padded: Option<i64> = c
+        .exec_first(
+            "SELECT id FROM all_types WHERE bn = ? ORDER BY id LIMIT 1",
+            (vec![0x0Au8, 0x0B, 0, 0],),
+        )
+        .unwrap();
+    assert_eq!(padded, Some(1));
 
     // Prepared statements re-executed (later executes reuse bound types).
     let point = c.prep("SELECT v FROM all_types WHERE id = ?").unwrap();

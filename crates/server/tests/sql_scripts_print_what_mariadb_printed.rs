@@ -565,6 +565,15 @@ fn long_values_print_what_mariadb_printed() {
     prints_what_mariadb_printed("long_values");
 }
 
+/// `binary_columns.sql`: BINARY(n) pads with zero bytes and VARBINARY(n) keeps its length
+/// (1406 past either, 1074 for a length past MariaDB's limits); SHOW CREATE TABLE, SHOW
+/// COLUMNS and information_schema name them; a duplicate key shows bytes as `\xHH`; ALTER
+/// TABLE shrinks (1265) and converts between them; CREATE TABLE ... SELECT keeps the types.
+#[test]
+fn binary_columns_print_what_mariadb_printed() {
+    prints_what_mariadb_printed("binary_columns");
+}
+
 fn prints_what_mariadb_printed(name: &str) {
     assert!(
         common::exists(MARIADB),

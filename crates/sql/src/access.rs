@@ -58,6 +58,8 @@ pub fn domain_of(col: &ColumnDef) -> Option<KeyDomain> {
         | ColumnType::Text(_)
         | ColumnType::Enum(_)
         | ColumnType::Blob(_)
+        | ColumnType::Binary(_)
+        | ColumnType::VarBinary(_)
         | ColumnType::Date
         | ColumnType::DateTime
         | ColumnType::Timestamp => Some(KeyDomain::Str),
@@ -426,6 +428,8 @@ fn key_len_of(c: &ColumnDef) -> u32 {
         ColumnType::Decimal { precision, .. } => u32::from(*precision) / 2 + 1,
         ColumnType::Char(n) => n * 4,
         ColumnType::VarChar(n) => n * 4 + 2,
+        ColumnType::Binary(n) => *n,
+        ColumnType::VarBinary(n) => n + 2,
         ColumnType::Text(_) | ColumnType::Blob(_) => 0,
         ColumnType::Enum(m) => {
             if m.len() > 255 {

@@ -374,12 +374,15 @@ impl Rebuild {
                 }
                 Err(e) if e.code == 1264 => return Err(e),
                 // Too long for the new type: "Data too long" (1406) as MariaDB says it, except
-                // for a VARCHAR made shorter, which it reports as truncated (1265).
+                // for a VARCHAR, VARBINARY or BINARY made shorter, which it reports as truncated
+                // (1265).
                 Err(e)
                     if e.code == 1406
                         && !matches!(
                             (&self.from.columns[p].ty, &col.ty),
                             (ColumnType::VarChar(_), ColumnType::VarChar(_))
+                                | (ColumnType::VarBinary(_), ColumnType::VarBinary(_))
+                                | (ColumnType::Binary(_), ColumnType::Binary(_))
                         ) =>
                 {
                     return Err(e)

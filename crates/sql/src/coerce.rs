@@ -531,6 +531,16 @@ pub fn coerce_to_column(v: Value, col: &ColumnDef, row: usize) -> Result<Value, 
             }
             Ok(Value::Bytes(b))
         }
+        ColumnType::Binary(n) | ColumnType::VarBinary(n) => {
+            let mut b = to_text(&v).map(|c| c.into_owned()).unwrap_or_default();
+            if b.len() > *n as usize {
+                return Err(too_long(&col.name, row));
+            }
+            if matches!(col.ty, ColumnType::Binary(_)) {
+                b.resize(*n as usize, 0);
+            }
+            Ok(Value::Bytes(b))
+        }
         ColumnType::Text(s) | ColumnType::Blob(s) => {
             let b = to_text(&v).map(|c| c.into_owned()).unwrap_or_default();
             if b.len() as u64 > s.max_bytes() {

@@ -114,7 +114,29 @@ pub fn column_type(dt: &ast::DataType, col: &str) -> Result<ColumnType, SqlError
         D::MediumText => ColumnType::Text(LobSize::Medium),
         D::LongText | D::JSON => ColumnType::Text(LobSize::Long),
         D::TinyBlob => ColumnType::Blob(LobSize::Tiny),
-        D::Blob(_) | D::Binary(_) | D::Varbinary(_) => ColumnType::Blob(LobSize::Regular),
+        D::Blob(_) => ColumnType::Blob(LobSize::Regular),
+        D::Binary(l) => {
+            let n = l.unwrap_or(1);
+            if n > u64::from(MAX_BINARY) {
+                return Err(too_long(MAX_BINARY));
+            }
+            ColumnType::Binary(n as u32)
+        }
+        D::Varbinary(l) => {
+            let n = match l {
+                Some(ast::BinaryLength::IntegerLength { length }) => *length,
+                Some(ast::BinaryLength::Max) => {
+                    return Err(SqlError::unsupported("VARBINARY(MAX)"))
+                }
+                None => {
+                    return Err(SqlError::syntax(format!("column '{col}' needs a length")))
+                }
+            };
+            if n > u64::from(MAX_VARBINARY) {
+                return Err(too_long(MAX_VARBINARY));
+            }
+            ColumnType::VarBinary(n as u32)
+        }
         D::MediumBlob => ColumnType::Blob(LobSize::Medium),
         D::LongBlob => ColumnType::Blob(LobSize::Long),
         D::Date => ColumnType::Date,
@@ -141,6 +163,10 @@ pub fn column_type(dt: &ast::DataType, col: &str) -> Result<ColumnType, SqlError
     })
 }
 
+/// The longest BINARY(n) and VARBINARY(n), in bytes (MariaDB's limits).
+const MAX_BINARY: u32 = 255;
+const MAX_VARBINARY: u32 = 65_532;
+
 /// MySQL's name of a column type (as SHOW COLUMNS prints it, MariaDB style).
 pub fn type_name(ty: &ColumnType) -> String {
     match ty {
@@ -165,6 +191,8 @@ pub fn type_name(ty: &ColumnType) -> String {
         ColumnType::VarChar(n) => format!("varchar({n})"),
         ColumnType::Text(s) => format!("{}text", s.prefix()),
         ColumnType::Blob(s) => format!("{}blob", s.prefix()),
+        ColumnType::Binary(n) => format!("binary({n})"),
+        ColumnType::VarBinary(n) => format!("varbinary({n})"),
         ColumnType::Date => "date".into(),
         ColumnType::DateTime => "datetime".into(),
         ColumnType::Timestamp => "timestamp".into(),
@@ -913,6 +941,26 @@ pub fn column_for_values<'a>(
         K::Timestamp => ColumnType::Timestamp,
         K::Blob if text => ColumnType::Text(LobSize::for_bytes(u64::from(meta.length))),
         K::Blob => ColumnType::Blob(LobSize::for_bytes(u64::from(meta.length))),
+        // Byte strings: BINARY(n) from a fixed-length one, VARBINARY(n) from others, a BLOB
+        // past VARBINARY's limit.
+        K::String | K::VarString if !text => {
+            let widest = values
+                .map(|v| match v {
+                    Value::Bytes(b) => b.len(),
+                    Value::Int(i) => i.to_string().len(),
+                    _ => 0,
+                })
+                .max()
+                .unwrap_or(0);
+            let n = meta.length.max(u32::try_from(widest).unwrap_or(u32::MAX));
+            if meta.kind == K::String && n <= MAX_BINARY {
+                ColumnType::Binary(n)
+            } else if n <= MAX_VARBINARY {
+                ColumnType::VarBinary(n)
+            } else {
+                ColumnType::Blob(LobSize::for_bytes(u64::from(n)))
+            }
+        }
         K::String | K::VarString | K::Null => {
             let n = meta.length.max(chars);
             if n > 16_383 {

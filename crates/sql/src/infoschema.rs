@@ -294,7 +294,10 @@ fn data_type(t: &ColumnType) -> String {
 fn sizes(t: &ColumnType) -> (Value, Value, Value, Value) {
     let null = Value::Null;
     match t {
-        ColumnType::Char(len) | ColumnType::VarChar(len) => {
+        ColumnType::Char(len)
+        | ColumnType::VarChar(len)
+        | ColumnType::Binary(len)
+        | ColumnType::VarBinary(len) => {
             (n(u64::from(*len)), null.clone(), null.clone(), null)
         }
         ColumnType::Text(s) | ColumnType::Blob(s) => {

@@ -2218,6 +2218,8 @@ fn column_meta(def: &ColumnDef, table: &str, db: &str, primary: bool) -> Column 
             0,
             false,
         ),
+        ColumnType::Binary(n) => (ColumnKind::String, *n, 0, false),
+        ColumnType::VarBinary(n) => (ColumnKind::VarString, *n, 0, false),
         ColumnType::Date => (ColumnKind::Date, 10, 0, false),
         ColumnType::DateTime => (ColumnKind::DateTime, 19, 0, false),
         ColumnType::Timestamp => (ColumnKind::Timestamp, 19, 0, false),
@@ -2240,6 +2242,8 @@ fn column_meta(def: &ColumnDef, table: &str, db: &str, primary: bool) -> Column 
                     | ColumnType::VarChar(_)
                     | ColumnType::Text(_)
                     | ColumnType::Blob(_)
+                    | ColumnType::Binary(_)
+                    | ColumnType::VarBinary(_)
                     | ColumnType::Enum(_)
             ),
     }

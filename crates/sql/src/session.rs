@@ -1378,10 +1378,12 @@ impl Core {
                 }
                 crate::fk::parent_side_kept(engine, db, table, &from, &to)?;
                 // A value too long for the new type is "Data too long" (1406) as MariaDB
-                // says it, except for a VARCHAR made shorter ("Data truncated", 1265).
+                // says it, except for a VARCHAR or VARBINARY made shorter ("Data
+                // truncated", 1265).
                 let varchar_shrink = matches!(
                     (from.columns.get(*pos).map(|c| &c.ty), &column.ty),
                     (Some(ColumnType::VarChar(_)), ColumnType::VarChar(_))
+                        | (Some(ColumnType::VarBinary(_)), ColumnType::VarBinary(_))
                 );
                 let r = engine.alter_column(db, table, *pos, column.clone(), check);
                 match r {
@@ -1394,6 +1396,7 @@ impl Core {
                                     | ColumnType::VarChar(_)
                                     | ColumnType::Text(_)
                                     | ColumnType::Blob(_)
+                                    | ColumnType::VarBinary(_)
                             ) =>
                     {
                         return Err(SqlError::new(
