@@ -995,9 +995,24 @@ pub(crate) fn quote_ident(s: &str) -> String {
     format!("`{}`", s.replace('`', "``"))
 }
 
+/// A string literal as SHOW CREATE TABLE prints a default: `'` doubled, and backslash, NUL,
+/// newline, carriage return and Ctrl-Z as backslash escapes (MariaDB's).
 fn quote_str(b: &[u8]) -> String {
-    let s = String::from_utf8_lossy(b);
-    format!("'{}'", s.replace('\\', "\\\\").replace('\'', "''"))
+    let mut out = Vec::with_capacity(b.len() + 2);
+    out.push(b'\'');
+    for &c in b {
+        match c {
+            b'\'' => out.extend_from_slice(b"''"),
+            b'\\' => out.extend_from_slice(b"\\\\"),
+            0 => out.extend_from_slice(b"\\0"),
+            b'\n' => out.extend_from_slice(b"\\n"),
+            b'\r' => out.extend_from_slice(b"\\r"),
+            0x1a => out.extend_from_slice(b"\\Z"),
+            c => out.push(c),
+        }
+    }
+    out.push(b'\'');
+    String::from_utf8_lossy(&out).into_owned()
 }
 
 /// Text of a column default for SHOW COLUMNS (None = NULL).
