@@ -574,6 +574,14 @@ fn binary_columns_print_what_mariadb_printed() {
     prints_what_mariadb_printed("binary_columns");
 }
 
+/// `row_constructors.sql`: `(a, b) = (1, 2)`, `(a, b) > (x, y)` (keyset pagination, also
+/// prepared), `(a, b) [NOT] IN ((..), (..))` in SELECT, UPDATE and DELETE, with MariaDB's NULL
+/// results, and the 1241 / 4078 errors for rows of other widths or single values.
+#[test]
+fn row_constructors_print_what_mariadb_printed() {
+    prints_what_mariadb_printed("row_constructors");
+}
+
 fn prints_what_mariadb_printed(name: &str) {
     assert!(
         common::exists(MARIADB),

@@ -995,6 +995,22 @@ impl<'a> Compiler<'a> {
         r
     }
 
+    /// How MariaDB's messages name the type of `e` (`int`, `decimal`, `varchar`, ...).
+    fn type_name(&mut self, e: &ast::Expr) -> Result<String, SqlError> {
+        let x = self.compile(e)?;
+        let scope = &self.scope;
+        Ok(match x.sql_type(&|i| scope.type_of(i)) {
+            SqlType::Int => "int",
+            SqlType::Double => "double",
+            SqlType::Decimal(_) => "decimal",
+            SqlType::Text => "varchar",
+            SqlType::Date => "date",
+            SqlType::DateTime => "datetime",
+            SqlType::Null => "null",
+        }
+        .into())
+    }
+
     fn compile_inner(&mut self, e: &ast::Expr) -> Result<Expr, SqlError> {
         if let ast::Expr::Function(f) = e {
             if f.over.is_some() {
@@ -1073,6 +1089,17 @@ impl<'a> Compiler<'a> {
                     _ => return Err(SqlError::syntax("internal: INTERVAL operand lost")),
                 }
             }
+            // Row constructors: `(a, b) = (1, 2)`, `(a, b) > (x, y)`.
+            A::BinaryOp { left, op, right }
+                if crate::rowcmp::row_items(left).is_some()
+                    || crate::rowcmp::row_items(right).is_some() =>
+            {
+                match crate::rowcmp::comparison(left, op, right, &mut |e| self.type_name(e))? {
+                    Some(rewritten) => self.compile(&rewritten)?,
+                    None => return Err(crate::rowcmp::operand_columns(1)),
+                }
+            }
+            A::Tuple(_) => return Err(crate::rowcmp::operand_columns(1)),
             A::BinaryOp { left, op, right } => {
                 let bop = match op {
                     ast::BinaryOperator::Plus => BinOp::Add,
@@ -1147,6 +1174,11 @@ impl<'a> Compiler<'a> {
                 ..
             } => match target {
                 ast::InTarget::List(list) => {
+                    if let Some(rewritten) =
+                        crate::rowcmp::in_list(expr, list, *negated, &mut |e| self.type_name(e))?
+                    {
+                        return self.compile(&rewritten);
+                    }
                     let mut all = vec![self.compile(expr)?];
                     for i in list {
                         all.push(self.compile(i)?);
@@ -1158,6 +1190,9 @@ impl<'a> Compiler<'a> {
                     bytewise_if(bin, cmp)
                 }
                 ast::InTarget::Subquery(q) => {
+                    if crate::rowcmp::row_items(expr).is_some() {
+                        return Err(SqlError::unsupported("a row constructor IN (SELECT ...)"));
+                    }
                     let x = self.compile(expr)?;
                     let bin = self.scope.is_binary(&x);
                     let cmp = Expr::InSubquery(Box::new(x), self.subquery(q, true)?, *negated);

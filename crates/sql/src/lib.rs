@@ -30,6 +30,7 @@ pub mod maintain;
 pub mod parse;
 pub mod plan;
 pub mod result;
+pub mod rowcmp;
 pub mod session;
 pub mod shared;
 pub mod show;
