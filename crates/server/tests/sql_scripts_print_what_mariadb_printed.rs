@@ -582,6 +582,15 @@ fn row_constructors_print_what_mariadb_printed() {
     prints_what_mariadb_printed("row_constructors");
 }
 
+/// `create_or_replace.sql`: CREATE OR REPLACE [TEMPORARY] TABLE drops a table of that name
+/// first (plain, LIKE and AS SELECT forms), commits an open transaction, and refuses IF NOT
+/// EXISTS with it (1221), a view's name (1965), a parent table (1451) and a query reading the
+/// table it replaces (1093).
+#[test]
+fn create_or_replace_print_what_mariadb_printed() {
+    prints_what_mariadb_printed("create_or_replace");
+}
+
 fn prints_what_mariadb_printed(name: &str) {
     assert!(
         common::exists(MARIADB),

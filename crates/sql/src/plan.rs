@@ -882,6 +882,8 @@ pub enum Utility {
         if_not_exists: bool,
         /// `CREATE TEMPORARY TABLE`: the session's own (see `crate::temp`).
         temporary: bool,
+        /// `CREATE OR REPLACE TABLE`: a table of that name is dropped first.
+        or_replace: bool,
     },
     /// `CREATE TABLE t [(columns, keys)] [AS] SELECT ...`: the query runs first; the table
     /// gets `def`'s columns that the query does not name, then one column per query column
@@ -894,6 +896,7 @@ pub enum Utility {
         sources: Vec<Option<ColumnDef>>,
         if_not_exists: bool,
         temporary: bool,
+        or_replace: bool,
     },
     /// The tables by engine name (a TEMPORARY table's key when the session has one of that
     /// name).
@@ -1348,6 +1351,13 @@ pub fn build(stmt: &ast::Statement, cx: &PlanCx) -> Result<Plan, SqlError> {
             name: object_name_parts(db_name)?.join("."),
             if_not_exists: *if_not_exists,
         }),
+        S::CreateTable(ct) if ct.or_replace && ct.if_not_exists => {
+            return Err(SqlError::new(
+                1221,
+                "HY000",
+                "Incorrect usage of OR REPLACE and IF NOT EXISTS",
+            ))
+        }
         S::CreateTable(ct) if ct.query.is_some() => {
             let (db, name) = cx.qualify(&ct.name)?;
             if ct.like.is_some() {
@@ -1407,6 +1417,7 @@ pub fn build(stmt: &ast::Statement, cx: &PlanCx) -> Result<Plan, SqlError> {
                 sources,
                 if_not_exists: ct.if_not_exists,
                 temporary: ct.temporary,
+                or_replace: ct.or_replace,
             })
         }
         S::CreateTable(ct) => {
@@ -1437,6 +1448,7 @@ pub fn build(stmt: &ast::Statement, cx: &PlanCx) -> Result<Plan, SqlError> {
                 def,
                 if_not_exists: ct.if_not_exists,
                 temporary: ct.temporary,
+                or_replace: ct.or_replace,
             })
         }
         S::CreateView(cv) => util(crate::view::create(cv, cx)?),

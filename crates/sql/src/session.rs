@@ -1169,14 +1169,26 @@ impl Core {
                 def,
                 if_not_exists,
                 temporary: true,
-            } => self.create_temporary_table(db, def, *if_not_exists),
+                or_replace,
+            } => {
+                if *or_replace {
+                    self.replace_table(db, &def.name, true)?;
+                }
+                self.create_temporary_table(db, def, *if_not_exists)
+            }
             Utility::CreateTable {
                 db,
                 def,
                 if_not_exists,
                 temporary: false,
+                or_replace,
             } => match self.checked_foreign_keys(db, def, &def.foreign_keys) {
                 Err(e) => Err(e),
+                Ok(()) if *or_replace => {
+                    self.replace_table(db, &def.name, false)?;
+                    engine.create_table(db, def.clone())?;
+                    Ok(QueryResult::ok())
+                }
                 Ok(()) => match engine.create_table(db, def.clone()) {
                     Ok(()) => Ok(QueryResult::ok()),
                     Err(EngineError::TableExists(name)) if *if_not_exists => {
@@ -1892,6 +1904,36 @@ impl Core {
 
     /// The key of the session's TEMPORARY table `db`.`name`, forgetting it when the engine no
     /// longer has the table (its database was dropped).
+    /// `CREATE OR REPLACE [TEMPORARY] TABLE`: drops the table `name` names (a TEMPORARY one
+    /// of the session's when `temporary`), if there is one, as `DROP TABLE IF EXISTS` does
+    /// but without its notes. A view of that name is 1965 (and stays, as in MariaDB).
+    fn replace_table(&mut self, db: &str, name: &str, temporary: bool) -> Result<(), SqlError> {
+        let engine = self.st.shared.engine.clone();
+        let target = if temporary {
+            self.live_temp_key(db, name)
+        } else if engine.view(db, name).is_some() {
+            return Err(SqlError::new(
+                1965,
+                "42S02",
+                format!("'{db}.{name}' is a view"),
+            ));
+        } else {
+            engine.table(db, name).is_ok().then(|| name.to_string())
+        };
+        let Some(target) = target else {
+            return Ok(());
+        };
+        let notes = self.st.warnings.len();
+        let drop = Utility::DropTable {
+            tables: vec![(db.to_string(), target)],
+            if_exists: true,
+            temporary,
+        };
+        let r = self.utility(&drop, &[]);
+        self.st.warnings.truncate(notes);
+        r.map(|_| ())
+    }
+
     fn live_temp_key(&mut self, db: &str, name: &str) -> Option<String> {
         let key = self.st.temps.key(db, name)?.to_string();
         if self.st.shared.engine.is_temporary_table(db, &key) {
@@ -1913,18 +1955,35 @@ impl Core {
             sources,
             if_not_exists,
             temporary,
+            or_replace,
         } = u
         else {
             return Err(SqlError::syntax("internal: not CREATE TABLE ... AS SELECT"));
         };
         let (if_not_exists, temporary) = (*if_not_exists, *temporary);
         let engine = self.st.shared.engine.clone();
-        let taken = if temporary {
-            self.live_temp_key(db, &def.name).is_some()
+        let existing = if temporary {
+            self.live_temp_key(db, &def.name)
+                .and_then(|k| engine.table(db, &k).ok())
         } else {
-            engine.table(db, &def.name).is_ok() || engine.view(db, &def.name).is_some()
+            engine.table(db, &def.name).ok()
         };
-        if taken {
+        if *or_replace {
+            // The query may not read the table it replaces (as MariaDB).
+            let plan = Plan::Select(select.clone());
+            if let Some(old) = &existing {
+                if plan.tables().iter().any(|(t, _)| t.id() == old.id()) {
+                    return Err(SqlError::new(
+                        1093,
+                        "HY000",
+                        format!(
+                            "Table '{}' is specified twice, both as a target for 'CREATE' and as a separate source for data",
+                            def.name
+                        ),
+                    ));
+                }
+            }
+        } else if existing.is_some() || (!temporary && engine.view(db, &def.name).is_some()) {
             return self.name_taken(&def.name, if_not_exists);
         }
         let rows = match self.dml(&Plan::Select(select.clone()), params)? {
@@ -1943,6 +2002,16 @@ impl Core {
             self.commit_open()?;
             None
         };
+        if *or_replace {
+            if let Err(e) = self.replace_table(db, &def.name, temporary) {
+                if let Some((txn, savepoints, repeatable)) = parked {
+                    self.txn = txn;
+                    self.savepoints = savepoints;
+                    self.txn_repeatable = repeatable;
+                }
+                return Err(e);
+            }
+        }
         let r = self.fill_created_table(db, def, select, sources, temporary, rows);
         if let Some((txn, savepoints, repeatable)) = parked {
             self.txn = txn;
