@@ -187,14 +187,20 @@ fn rust_client_text_and_binary_protocol() {
     use mysql::consts::ColumnType as K;
     assert_eq!(
         kinds,
-        [(K::MYSQL_TYPE_STRING, 4, 63), (K::MYSQL_TYPE_VAR_STRING, 8, 63)],
+        [
+            (K::MYSQL_TYPE_STRING, 4, 63),
+            (K::MYSQL_TYPE_VAR_STRING, 8, 63)
+        ],
         "BINARY / VARBINARY metadata: byte lengths, the binary character set"
     );
     // Too long for VARBINARY(8): 1406; BINARY values are compared with their padding.
     assert_eq!(
         code_of(
-            c.exec_drop("UPDATE all_types SET vb = ? WHERE id = 1", (b"123456789".to_vec(),))
-                .unwrap_err()
+            c.exec_drop(
+                "UPDATE all_types SET vb = ? WHERE id = 1",
+                (b"123456789".to_vec(),)
+            )
+            .unwrap_err()
         ),
         1406
     );

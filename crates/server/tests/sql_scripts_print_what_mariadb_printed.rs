@@ -591,6 +591,15 @@ fn create_or_replace_print_what_mariadb_printed() {
     prints_what_mariadb_printed("create_or_replace");
 }
 
+/// `alter_if_exists.sql`: MariaDB's IF [NOT] EXISTS on ALTER TABLE clauses (ADD COLUMN /
+/// INDEX / KEY / UNIQUE / FOREIGN KEY, DROP COLUMN / INDEX / KEY / FOREIGN KEY, MODIFY /
+/// CHANGE COLUMN), CREATE INDEX IF NOT EXISTS and DROP INDEX IF EXISTS: skipped clauses give
+/// their notes (1060, 1061, 1091, 1054), the others run, also several in one statement.
+#[test]
+fn alter_if_exists_print_what_mariadb_printed() {
+    prints_what_mariadb_printed("alter_if_exists");
+}
+
 fn prints_what_mariadb_printed(name: &str) {
     assert!(
         common::exists(MARIADB),

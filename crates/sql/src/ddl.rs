@@ -128,9 +128,7 @@ pub fn column_type(dt: &ast::DataType, col: &str) -> Result<ColumnType, SqlError
                 Some(ast::BinaryLength::Max) => {
                     return Err(SqlError::unsupported("VARBINARY(MAX)"))
                 }
-                None => {
-                    return Err(SqlError::syntax(format!("column '{col}' needs a length")))
-                }
+                None => return Err(SqlError::syntax(format!("column '{col}' needs a length"))),
             };
             if n > u64::from(MAX_VARBINARY) {
                 return Err(too_long(MAX_VARBINARY));

@@ -297,9 +297,7 @@ fn sizes(t: &ColumnType) -> (Value, Value, Value, Value) {
         ColumnType::Char(len)
         | ColumnType::VarChar(len)
         | ColumnType::Binary(len)
-        | ColumnType::VarBinary(len) => {
-            (n(u64::from(*len)), null.clone(), null.clone(), null)
-        }
+        | ColumnType::VarBinary(len) => (n(u64::from(*len)), null.clone(), null.clone(), null),
         ColumnType::Text(s) | ColumnType::Blob(s) => {
             (n(s.max_bytes()), null.clone(), null.clone(), null)
         }

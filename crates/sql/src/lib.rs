@@ -15,6 +15,7 @@
 
 pub mod access;
 pub mod alter;
+pub mod alter_if;
 pub mod check;
 pub mod coerce;
 pub mod compile;

@@ -852,28 +852,10 @@ pub fn table_maintenance(sql: &str) -> Result<Option<Maintenance>, SqlError> {
 /// which the planner takes, alone, as a request to rebuild (sqlparser reads neither).
 fn null_alter_as_rebuild(tokens: &mut Vec<sqlparser::tokenizer::TokenWithSpan>) {
     let words = meaningful(tokens);
-    let word = |i: usize, w: &str| match &tokens[i].token {
-        Token::Word(x) => x.quote_style.is_none() && x.value.eq_ignore_ascii_case(w),
-        _ => false,
-    };
-    if words.len() < 4 || !word(words[0], "ALTER") || !word(words[1], "TABLE") {
+    let word = |i: usize, w: &str| is_word(&tokens[i].token, w);
+    let Some(starts) = alter_clause_starts(tokens, &words) else {
         return;
-    }
-    // The clauses start after the table name (`t` or `db . t`) and after each top-level comma.
-    let mut starts = vec![if matches!(tokens[words[3]].token, Token::Period) {
-        5
-    } else {
-        3
-    }];
-    let mut depth = 0i32;
-    for (n, &w) in words.iter().enumerate().skip(starts[0]) {
-        match tokens[w].token {
-            Token::LParen => depth += 1,
-            Token::RParen => depth -= 1,
-            Token::Comma if depth == 0 => starts.push(n + 1),
-            _ => {}
-        }
-    }
+    };
     let mut spans = Vec::new();
     for &n in &starts {
         let Some(&at) = words.get(n) else {
@@ -923,6 +905,96 @@ fn null_alter_as_rebuild(tokens: &mut Vec<sqlparser::tokenizer::TokenWithSpan>) 
             ],
         );
     }
+}
+
+fn is_word(t: &Token, w: &str) -> bool {
+    matches!(t, Token::Word(x) if x.quote_style.is_none() && x.value.eq_ignore_ascii_case(w))
+}
+
+/// Where the clauses of `ALTER TABLE name clause, clause, ...` start (positions in `words`,
+/// the meaningful tokens): after the table name (`t` or `db . t`) and after each top-level
+/// comma. None for other statements.
+fn alter_clause_starts(
+    tokens: &[sqlparser::tokenizer::TokenWithSpan],
+    words: &[usize],
+) -> Option<Vec<usize>> {
+    let word = |i: usize, w: &str| is_word(&tokens[i].token, w);
+    if words.len() < 4 || !word(words[0], "ALTER") || !word(words[1], "TABLE") {
+        return None;
+    }
+    let mut starts = vec![if matches!(tokens[words[3]].token, Token::Period) {
+        5
+    } else {
+        3
+    }];
+    let mut depth = 0i32;
+    for (n, &w) in words.iter().enumerate().skip(starts[0]) {
+        match tokens[w].token {
+            Token::LParen => depth += 1,
+            Token::RParen => depth -= 1,
+            Token::Comma if depth == 0 => starts.push(n + 1),
+            _ => {}
+        }
+    }
+    Some(starts)
+}
+
+/// Marks an ALTER TABLE whose clauses had MariaDB's `IF [NOT] EXISTS` (which sqlparser's
+/// MySQL dialect does not read): the statement's `on_cluster` (a ClickHouse clause, never
+/// parsed here) holds this prefix and the list `k:n` / `k:e` of clause k with IF NOT EXISTS
+/// / IF EXISTS, comma-separated (see `alter_if_clauses`, `plan::alter_table`).
+pub const ALTER_IF_MARK: &str = "\u{0}tierdb-if:";
+
+/// MariaDB's `IF [NOT] EXISTS` inside ALTER TABLE clauses (`ADD COLUMN IF NOT EXISTS c ...`,
+/// `ADD INDEX IF NOT EXISTS i (...)`, `ADD CONSTRAINT f FOREIGN KEY IF NOT EXISTS (...)`,
+/// `DROP INDEX IF EXISTS i`, `MODIFY COLUMN IF EXISTS c ...`, ...): the words are cut (the
+/// first such run of a clause, outside parentheses) and returned as (clause, NOT EXISTS).
+fn alter_if_clauses(tokens: &mut Vec<sqlparser::tokenizer::TokenWithSpan>) -> Vec<(usize, bool)> {
+    let words = meaningful(tokens);
+    let Some(starts) = alter_clause_starts(tokens, &words) else {
+        return Vec::new();
+    };
+    let word = |n: usize, w: &str| words.get(n).is_some_and(|&i| is_word(&tokens[i].token, w));
+    let mut found = Vec::new();
+    let mut cut = Vec::new();
+    // `DROP KEY k` is MariaDB's other spelling of `DROP INDEX k`.
+    let renamed: Vec<usize> = starts
+        .iter()
+        .filter(|&&n| word(n, "DROP") && word(n + 1, "KEY"))
+        .map(|&n| words[n + 1])
+        .collect();
+    for (k, &start) in starts.iter().enumerate() {
+        let end = starts.get(k + 1).copied().unwrap_or(words.len());
+        let mut depth = 0i32;
+        for n in start..end {
+            match tokens[words[n]].token {
+                Token::LParen => depth += 1,
+                Token::RParen => depth -= 1,
+                _ if depth == 0 && word(n, "IF") => {
+                    let run = if word(n + 1, "NOT") && word(n + 2, "EXISTS") {
+                        Some((3, true))
+                    } else if word(n + 1, "EXISTS") {
+                        Some((2, false))
+                    } else {
+                        None
+                    };
+                    if let Some((len, not)) = run {
+                        found.push((k, not));
+                        cut.extend((n..n + len).map(|m| words[m]));
+                        break;
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+    for i in renamed {
+        tokens[i].token = Token::make_keyword("INDEX");
+    }
+    for i in cut.into_iter().rev() {
+        tokens.remove(i);
+    }
+    found
 }
 
 /// `UPDATE` / `DELETE` modifiers sqlparser reads as table names: `LOW_PRIORITY` and `QUICK`
@@ -1200,6 +1272,7 @@ pub fn parse(sql: &str) -> Result<Parsed, SqlError> {
     }
     keys_toggle_as_noop(&mut tokens);
     null_alter_as_rebuild(&mut tokens);
+    let alter_ifs = alter_if_clauses(&mut tokens);
     write_modifiers(&mut tokens)?;
     update_comma_joins(&mut tokens);
     let (view_alter, view_check) = view_shims(&mut tokens);
@@ -1269,6 +1342,18 @@ pub fn parse(sql: &str) -> Result<Parsed, SqlError> {
                     )),
                 },
             ]);
+        }
+    }
+    if !alter_ifs.is_empty() {
+        if let Statement::AlterTable(at) = &mut stmt {
+            let list: Vec<String> = alter_ifs
+                .iter()
+                .map(|(k, not)| format!("{k}:{}", if *not { 'n' } else { 'e' }))
+                .collect();
+            at.on_cluster = Some(sqlparser::ast::Ident::new(format!(
+                "{ALTER_IF_MARK}{}",
+                list.join(",")
+            )));
         }
     }
     placeholders.sort_by_key(|l| (l.line, l.column));

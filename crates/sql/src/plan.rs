@@ -1004,12 +1004,19 @@ pub enum Utility {
     Check {
         tables: Vec<(String, String, String)>,
     },
+    /// A statement some of whose clauses were left out, each with a note (ALTER TABLE's
+    /// `IF [NOT] EXISTS`, `crate::alter_if`): the notes (code, message), then the rest.
+    Noted {
+        notes: Vec<(u16, String)>,
+        then: Box<Utility>,
+    },
 }
 
 impl Utility {
     /// The tables (db, engine name) a table DDL statement changes (none for other statements).
     pub fn ddl_targets(&self) -> Vec<(&str, &str)> {
         match self {
+            Utility::Noted { then, .. } => then.ddl_targets(),
             Utility::CreateIndex { db, table, .. }
             | Utility::DropIndex { db, table, .. }
             | Utility::AddColumn { db, table, .. }
@@ -1034,6 +1041,9 @@ impl Utility {
     }
     /// Ends the open transaction first (CREATE / DROP TEMPORARY TABLE do not, as MySQL).
     pub fn commits_first(&self) -> bool {
+        if let Utility::Noted { then, .. } = self {
+            return then.commits_first();
+        }
         self.is_ddl()
             && !matches!(
                 self,
@@ -1051,6 +1061,9 @@ impl Utility {
     }
     /// True when the statement changes the catalog (implicit commit, catalog version bump).
     pub fn is_ddl(&self) -> bool {
+        if let Utility::Noted { then, .. } = self {
+            return then.is_ddl();
+        }
         matches!(
             self,
             Utility::CreateDatabase { .. }
@@ -1459,6 +1472,20 @@ pub fn build(stmt: &ast::Statement, cx: &PlanCx) -> Result<Plan, SqlError> {
                 Some(n) => object_name_parts(n)?.join("."),
                 None => columns.first().cloned().unwrap_or_default(),
             };
+            // MariaDB's `CREATE INDEX IF NOT EXISTS`: a note when the name is taken.
+            if ci.if_not_exists
+                && cx
+                    .table(&ci.table_name)?
+                    .def
+                    .indexes
+                    .iter()
+                    .any(|i| i.name.eq_ignore_ascii_case(&name))
+            {
+                return Ok(util(Utility::Noted {
+                    notes: vec![(1061, format!("Duplicate key name '{name}'"))],
+                    then: Box::new(Utility::AlterNoop { db, table }),
+                }));
+            }
             util(Utility::CreateIndex {
                 db,
                 table,
@@ -1512,11 +1539,25 @@ pub fn build(stmt: &ast::Statement, cx: &PlanCx) -> Result<Plan, SqlError> {
                     ));
                 };
                 let (db, table) = cx.qualify_table(t)?;
-                util(Utility::DropIndex {
-                    db,
-                    table,
-                    name: object_name_parts(n)?.join("."),
-                })
+                let name = object_name_parts(n)?.join(".");
+                // `DROP INDEX IF EXISTS`: a note when there is none of that name.
+                if *if_exists
+                    && !cx
+                        .table(t)?
+                        .def
+                        .indexes
+                        .iter()
+                        .any(|i| i.name.eq_ignore_ascii_case(&name))
+                {
+                    return Ok(util(Utility::Noted {
+                        notes: vec![(
+                            1091,
+                            format!("Can't DROP INDEX `{name}`; check that it exists"),
+                        )],
+                        then: Box::new(Utility::AlterNoop { db, table }),
+                    }));
+                }
+                util(Utility::DropIndex { db, table, name })
             }
             other => return Err(SqlError::unsupported(format!("DROP {other}"))),
         },
@@ -1637,6 +1678,16 @@ fn index_column_names(cols: &[ast::IndexColumn]) -> Result<Vec<String>, SqlError
 fn alter_table(at: &ast::AlterTable, cx: &PlanCx) -> Result<Plan, SqlError> {
     use ast::AlterTableOperation as Op;
     let (db, table) = cx.qualify_table(&at.name)?;
+    if at.on_cluster.is_some() {
+        let t = cx.table(&at.name)?;
+        if let Some((rest, notes)) = crate::alter_if::resolve(at, &t.def)? {
+            let plan = alter_table(&rest, cx)?;
+            return Ok(match plan {
+                Plan::Utility(then) if !notes.is_empty() => util(Utility::Noted { notes, then }),
+                other => other,
+            });
+        }
+    }
     let ops: Vec<&Op> = at
         .operations
         .iter()

@@ -13,7 +13,11 @@ use sqlparser::ast::Expr as A;
 
 /// ER_OPERAND_COLUMNS: a row where a value of `n` columns is needed.
 pub fn operand_columns(n: usize) -> SqlError {
-    SqlError::new(1241, "21000", format!("Operand should contain {n} column(s)"))
+    SqlError::new(
+        1241,
+        "21000",
+        format!("Operand should contain {n} column(s)"),
+    )
 }
 
 /// ER_ILLEGAL_PARAMETER_DATA_TYPES2_FOR_OPERATION: a row where a single value is needed, or
@@ -167,7 +171,10 @@ pub fn in_list(
         .collect();
     let single = rows.len() == 1;
     let any = if single {
-        matches.into_iter().next().unwrap_or(A::Value(ast::Value::Null.into()))
+        matches
+            .into_iter()
+            .next()
+            .unwrap_or(A::Value(ast::Value::Null.into()))
     } else {
         join(matches, B::Or)
     };
@@ -260,24 +267,32 @@ mod tests {
 
     #[test]
     fn rows_of_different_widths_are_1241_and_a_row_against_a_value_is_4078() {
-        let err = |sql: &str| match expr(sql) {
-            A::BinaryOp { left, op, right } => comparison(&left, &op, &right, &mut int),
-            A::In {
-                expr: x,
-                target: ast::InTarget::List(list),
-                negated,
-                ..
-            } => in_list(&x, &list, negated, &mut int),
-            other => panic!("not a row comparison: {other}"),
-        }
-        .unwrap_err();
+        let err = |sql: &str| {
+            match expr(sql) {
+                A::BinaryOp { left, op, right } => comparison(&left, &op, &right, &mut int),
+                A::In {
+                    expr: x,
+                    target: ast::InTarget::List(list),
+                    negated,
+                    ..
+                } => in_list(&x, &list, negated, &mut int),
+                other => panic!("not a row comparison: {other}"),
+            }
+            .unwrap_err()
+        };
         let e = err("(a, b) = (1, 2, 3)");
-        assert_eq!((e.code, e.message.as_str()), (1241, "Operand should contain 2 column(s)"));
+        assert_eq!(
+            (e.code, e.message.as_str()),
+            (1241, "Operand should contain 2 column(s)")
+        );
         assert_eq!(err("(a, b) IN ((1, 2), (1, 2, 3))").code, 1241);
         let e = err("a = (1, 2)");
         assert_eq!(
             (e.code, e.message.as_str()),
-            (4078, "Illegal parameter data types int and row for operation '='")
+            (
+                4078,
+                "Illegal parameter data types int and row for operation '='"
+            )
         );
         let e = err("(1, 2) + 1");
         assert_eq!(

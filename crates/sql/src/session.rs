@@ -229,38 +229,43 @@ fn counter_for(plan: &Plan) -> Counter {
         Plan::Update(_) => Counter::ComUpdate,
         Plan::Delete(_) => Counter::ComDelete,
         Plan::Explain(_) => Counter::ComExplain,
-        Plan::Utility(u) => match &**u {
-            Utility::Begin { .. } => Counter::ComBegin,
-            Utility::Commit => Counter::ComCommit,
-            Utility::Rollback => Counter::ComRollback,
-            Utility::Savepoint(_) => Counter::ComSavepoint,
-            Utility::RollbackToSavepoint(_) => Counter::ComRollbackToSavepoint,
-            Utility::ReleaseSavepoint(_) => Counter::ComReleaseSavepoint,
-            Utility::Use(_) => Counter::ComChangeDb,
-            Utility::Set(_) => Counter::ComSet,
-            Utility::CreateDatabase { .. } => Counter::ComCreateDb,
-            Utility::DropDatabase { .. } => Counter::ComDropDb,
-            Utility::CreateTable { .. } | Utility::CreateTableAs { .. } => Counter::ComCreateTable,
-            Utility::DropTable { .. } => Counter::ComDropTable,
-            Utility::CreateView { .. } => Counter::ComCreateView,
-            Utility::DropView { .. } => Counter::ComDropView,
-            Utility::CreateIndex { .. } => Counter::ComCreateIndex,
-            Utility::DropIndex { .. } => Counter::ComDropIndex,
-            Utility::Truncate { .. } => Counter::ComTruncate,
-            Utility::Analyze { .. } => Counter::ComAnalyze,
-            Utility::Optimize { .. } => Counter::ComOptimize,
-            Utility::Check { .. } => Counter::ComCheck,
-            Utility::AlterNoop { .. }
-            | Utility::AddColumn { .. }
-            | Utility::AlterColumn { .. }
-            | Utility::SetChecks { .. }
-            | Utility::RebuildTable { .. }
-            | Utility::RenameTables { alter: true, .. } => Counter::ComAlterTable,
-            Utility::RenameTables { alter: false, .. } => Counter::ComRenameTable,
-            Utility::LockTables { .. } => Counter::ComLockTables,
-            Utility::UnlockTables => Counter::ComUnlockTables,
-            _ => Counter::ComShow,
-        },
+        Plan::Utility(u) => utility_counter(u),
+    }
+}
+
+fn utility_counter(u: &Utility) -> Counter {
+    match u {
+        Utility::Noted { then, .. } => utility_counter(then),
+        Utility::Begin { .. } => Counter::ComBegin,
+        Utility::Commit => Counter::ComCommit,
+        Utility::Rollback => Counter::ComRollback,
+        Utility::Savepoint(_) => Counter::ComSavepoint,
+        Utility::RollbackToSavepoint(_) => Counter::ComRollbackToSavepoint,
+        Utility::ReleaseSavepoint(_) => Counter::ComReleaseSavepoint,
+        Utility::Use(_) => Counter::ComChangeDb,
+        Utility::Set(_) => Counter::ComSet,
+        Utility::CreateDatabase { .. } => Counter::ComCreateDb,
+        Utility::DropDatabase { .. } => Counter::ComDropDb,
+        Utility::CreateTable { .. } | Utility::CreateTableAs { .. } => Counter::ComCreateTable,
+        Utility::DropTable { .. } => Counter::ComDropTable,
+        Utility::CreateView { .. } => Counter::ComCreateView,
+        Utility::DropView { .. } => Counter::ComDropView,
+        Utility::CreateIndex { .. } => Counter::ComCreateIndex,
+        Utility::DropIndex { .. } => Counter::ComDropIndex,
+        Utility::Truncate { .. } => Counter::ComTruncate,
+        Utility::Analyze { .. } => Counter::ComAnalyze,
+        Utility::Optimize { .. } => Counter::ComOptimize,
+        Utility::Check { .. } => Counter::ComCheck,
+        Utility::AlterNoop { .. }
+        | Utility::AddColumn { .. }
+        | Utility::AlterColumn { .. }
+        | Utility::SetChecks { .. }
+        | Utility::RebuildTable { .. }
+        | Utility::RenameTables { alter: true, .. } => Counter::ComAlterTable,
+        Utility::RenameTables { alter: false, .. } => Counter::ComRenameTable,
+        Utility::LockTables { .. } => Counter::ComLockTables,
+        Utility::UnlockTables => Counter::ComUnlockTables,
+        _ => Counter::ComShow,
     }
 }
 
@@ -1645,6 +1650,25 @@ impl Core {
                     return Err(SqlError::new(4092, "42S02", msg));
                 }
                 Ok(self.ok_with_note(4092, msg))
+            }
+            Utility::Noted { notes, then } => {
+                for (code, msg) in notes {
+                    self.st.warnings.push(Warning::note(*code, msg.clone()));
+                }
+                let mut r = self.utility(then, params)?;
+                // The inner statement counted its own warnings only.
+                let n = self.st.warnings.len();
+                if let QueryResult::Ok { warnings, info, .. } = &mut r {
+                    *warnings = n.min(usize::from(u16::MAX)) as u16;
+                    match info.rfind("Warnings: ") {
+                        Some(at) => {
+                            info.truncate(at);
+                            info.push_str(&format!("Warnings: {n}"));
+                        }
+                        None => *info = format!("Records: 0  Duplicates: 0  Warnings: {n}"),
+                    }
+                }
+                Ok(r)
             }
             Utility::AlterNoop { db, table } => {
                 self.commit_open()?;
