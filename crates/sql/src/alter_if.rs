@@ -13,6 +13,9 @@ use sqlparser::ast;
 use sqlparser::ast::AlterTableOperation as Op;
 use tierdb_engine::TableDef;
 
+/// Notes of clauses left out: (code, message).
+pub type Notes = Vec<(u16, String)>;
+
 /// The clauses marked by `parse` in `at`: (clause position, IF NOT EXISTS). None when the
 /// statement has no mark.
 fn marked(at: &ast::AlterTable) -> Option<Vec<(usize, bool)>> {
@@ -146,7 +149,7 @@ impl Names {
 pub fn resolve(
     at: &ast::AlterTable,
     def: &TableDef,
-) -> Result<Option<(ast::AlterTable, Vec<(u16, String)>)>, SqlError> {
+) -> Result<Option<(ast::AlterTable, Notes)>, SqlError> {
     let Some(marks) = marked(at) else {
         return Ok(None);
     };
