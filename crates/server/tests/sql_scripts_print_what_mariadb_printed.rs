@@ -600,6 +600,15 @@ fn alter_if_exists_print_what_mariadb_printed() {
     prints_what_mariadb_printed("alter_if_exists");
 }
 
+/// `update_delete_ignore.sql`: UPDATE IGNORE leaves rows a unique key, the primary key or a
+/// foreign key refuses as they were (silently, as MariaDB 10.11) and rows failing a CHECK
+/// with warning 4025 (not matched); DELETE IGNORE keeps parent rows with warning 1451 each;
+/// with LOW_PRIORITY / QUICK and inside a transaction.
+#[test]
+fn update_delete_ignore_print_what_mariadb_printed() {
+    prints_what_mariadb_printed("update_delete_ignore");
+}
+
 fn prints_what_mariadb_printed(name: &str) {
     assert!(
         common::exists(MARIADB),

@@ -1855,23 +1855,37 @@ pub fn run_update(plan: &UpdatePlan, txn: &mut Txn, cx: &EvalCx) -> Result<Write
     }
     let t = &plan.table;
     let limit = count_arg(&plan.limit, "LIMIT", cx)?;
-    let strict = crate::expr::strict_division(cx.env);
+    let strict = !plan.ignore && crate::expr::strict_division(cx.env);
     // A correlated subquery may read this table: every row is matched and its new values
     // computed before the first change (as MariaDB, which collects the rows first).
     let two_phase = plan.filter.as_ref().is_some_and(Expr::is_correlated)
         || plan.sets.iter().any(|(_, e)| e.is_correlated());
     let fk = Fk::of(cx);
     // Foreign keys first (the row's new parents, then the rows referencing it), then the row.
-    let write = |txn: &mut Txn, old: &Row, new: Row| -> Result<(), SqlError> {
-        fk::child_row(&fk, txn, t, &new, Some(old))?;
-        fk::parent_row(&fk, txn, t, old, Some(&new))?;
-        txn.update(t, &pk_of(t, old), new)?;
-        Ok(())
+    // Under IGNORE a row a key or foreign key refuses stays as it was, with what its foreign
+    // keys changed undone (false: not written); MariaDB gives no warning for it.
+    let write = |txn: &mut Txn, old: &Row, new: Row| -> Result<bool, SqlError> {
+        let mark = plan.ignore.then(|| txn.savepoint());
+        let r = (|| {
+            fk::child_row(&fk, txn, t, &new, Some(old))?;
+            fk::parent_row(&fk, txn, t, old, Some(&new))?;
+            txn.update(t, &pk_of(t, old), new)?;
+            Ok(())
+        })();
+        match (r, mark) {
+            (Ok(()), _) => Ok(true),
+            (Err(e), Some(mark)) if ignorable(&e) => {
+                txn.rollback_to_savepoint(mark)?;
+                Ok(false)
+            }
+            (Err(e), _) => Err(e),
+        }
     };
     with_runner(txn, cx, |txn, cx| {
         let targets = ordered_targets(t, &plan.access, &plan.filter, &plan.order, limit, txn, cx)?;
         let mut matched = 0;
         let mut changed = 0;
+        let mut warnings = Vec::new();
         let mut pending: Vec<(Row, Row)> = Vec::new();
         for (ri, seen) in targets.into_iter().enumerate() {
             let Some(old) = lock_write_target(t, plan.filter.as_ref(), &seen, txn, cx)? else {
@@ -1888,25 +1902,41 @@ pub fn run_update(plan: &UpdatePlan, txn: &mut Txn, cx: &EvalCx) -> Result<Write
                 continue;
             }
             touch_on_update(&t.def, &plan.sets, &mut new);
-            row_allowed(&plan.check, &plan.checks, &new, cx)?;
+            match row_allowed(&plan.check, &plan.checks, &new, cx) {
+                // IGNORE: a row failing a CHECK stays, with a warning, and is not counted
+                // as matched (as MariaDB).
+                Err(e) if plan.ignore && e.code == 4025 => {
+                    matched -= 1;
+                    warnings.push(Warning::warn(e.code, e.message));
+                    continue;
+                }
+                r => r?,
+            }
             if two_phase {
                 pending.push((old, new));
-            } else {
-                write(&mut txn.borrow_mut(), &old, new)?;
+            } else if write(&mut txn.borrow_mut(), &old, new)? {
+                changed += 1;
             }
-            changed += 1;
         }
         for (old, new) in pending {
-            write(&mut txn.borrow_mut(), &old, new)?;
+            if write(&mut txn.borrow_mut(), &old, new)? {
+                changed += 1;
+            }
         }
         Ok(WriteResult {
             affected: changed,
             matched,
             first_auto_id: None,
             duplicates: 0,
-            warnings: Vec::new(),
+            warnings,
         })
     })
+}
+
+/// Errors IGNORE turns into a row left as it was: a duplicate key, a foreign key refusing
+/// the change (no parent, or children that keep the old value).
+fn ignorable(e: &SqlError) -> bool {
+    matches!(e.code, 1062 | 1451 | 1452)
 }
 
 pub fn run_delete(plan: &DeletePlan, txn: &mut Txn, cx: &EvalCx) -> Result<WriteResult, SqlError> {
@@ -1918,10 +1948,22 @@ pub fn run_delete(plan: &DeletePlan, txn: &mut Txn, cx: &EvalCx) -> Result<Write
     // See `run_update`: with a correlated subquery every row is matched first.
     let two_phase = plan.filter.as_ref().is_some_and(Expr::is_correlated);
     let fk = Fk::of(cx);
-    // The rows referencing it first (refused, deleted or set to NULL), then the row.
+    let warnings = RefCell::new(Vec::new());
+    // The rows referencing it first (refused, deleted or set to NULL), then the row. Under
+    // IGNORE a row whose children keep it stays, with what its foreign keys changed undone
+    // and warning 1451.
     let delete = |txn: &mut Txn, old: &Row| -> Result<bool, SqlError> {
-        fk::parent_row(&fk, txn, t, old, None)?;
-        Ok(txn.delete(t, &pk_of(t, old))?)
+        let mark = plan.ignore.then(|| txn.savepoint());
+        let r = fk::parent_row(&fk, txn, t, old, None)
+            .and_then(|()| Ok(txn.delete(t, &pk_of(t, old))?));
+        match (r, mark) {
+            (Err(e), Some(mark)) if e.code == 1451 => {
+                txn.rollback_to_savepoint(mark)?;
+                warnings.borrow_mut().push(Warning::warn(e.code, e.message));
+                Ok(false)
+            }
+            (r, _) => r,
+        }
     };
     with_runner(txn, cx, |txn, cx| {
         let targets = ordered_targets(t, &plan.access, &plan.filter, &plan.order, limit, txn, cx)?;
@@ -1947,7 +1989,7 @@ pub fn run_delete(plan: &DeletePlan, txn: &mut Txn, cx: &EvalCx) -> Result<Write
             matched: n,
             first_auto_id: None,
             duplicates: 0,
-            warnings: Vec::new(),
+            warnings: warnings.take(),
         })
     })
 }

@@ -997,10 +997,16 @@ fn alter_if_clauses(tokens: &mut Vec<sqlparser::tokenizer::TokenWithSpan>) -> Ve
     found
 }
 
+/// Marks a DELETE with `IGNORE` (which sqlparser reads as a table name): its `on_cluster`
+/// (a ClickHouse clause, never parsed here) holds this. An UPDATE's is its SQLite-style
+/// `OR IGNORE`.
+pub const IGNORE_MARK: &str = "\u{0}tierdb-ignore";
+
 /// `UPDATE` / `DELETE` modifiers sqlparser reads as table names: `LOW_PRIORITY` and `QUICK`
-/// (no effect in InnoDB either) are dropped, `IGNORE` is refused (1235) rather than read as a
-/// table; `DELETE a.*, b.* FROM ...` / `DELETE FROM a.* USING ...` lose the `.*`.
-fn write_modifiers(tokens: &mut Vec<sqlparser::tokenizer::TokenWithSpan>) -> Result<(), SqlError> {
+/// (no effect in InnoDB either) are dropped, `IGNORE` too and reported (true) for the caller
+/// to mark the statement; `DELETE a.*, b.* FROM ...` / `DELETE FROM a.* USING ...` lose the
+/// `.*`.
+fn write_modifiers(tokens: &mut Vec<sqlparser::tokenizer::TokenWithSpan>) -> bool {
     let word = |t: &Token| match t {
         Token::Word(w) if w.quote_style.is_none() => Some(w.value.to_ascii_uppercase()),
         _ => None,
@@ -1012,20 +1018,20 @@ fn write_modifiers(tokens: &mut Vec<sqlparser::tokenizer::TokenWithSpan>) -> Res
         .map(|(i, _)| i)
         .collect();
     let Some(&first) = idx.first() else {
-        return Ok(());
+        return false;
     };
     let verb = match word(&tokens[first].token).as_deref() {
         Some(v @ ("UPDATE" | "DELETE")) => v.to_string(),
-        _ => return Ok(()),
+        _ => return false,
     };
     let mut drop = Vec::new();
+    let mut ignore = false;
     for &i in &idx[1..] {
         match word(&tokens[i].token).as_deref() {
             Some("LOW_PRIORITY" | "QUICK") => drop.push(i),
             Some("IGNORE") => {
-                return Err(SqlError::unsupported(format!(
-                    "{verb} IGNORE (errors are not turned into warnings yet)"
-                )))
+                ignore = true;
+                drop.push(i);
             }
             _ => break,
         }
@@ -1047,7 +1053,7 @@ fn write_modifiers(tokens: &mut Vec<sqlparser::tokenizer::TokenWithSpan>) -> Res
     for i in drop.into_iter().rev() {
         tokens.remove(i);
     }
-    Ok(())
+    ignore
 }
 
 /// `UPDATE a, b SET ...` (MySQL's multi-table UPDATE over a comma list, which sqlparser does
@@ -1273,7 +1279,7 @@ pub fn parse(sql: &str) -> Result<Parsed, SqlError> {
     keys_toggle_as_noop(&mut tokens);
     null_alter_as_rebuild(&mut tokens);
     let alter_ifs = alter_if_clauses(&mut tokens);
-    write_modifiers(&mut tokens)?;
+    let ignore = write_modifiers(&mut tokens);
     update_comma_joins(&mut tokens);
     let (view_alter, view_check) = view_shims(&mut tokens);
     show_table_status_pattern(&mut tokens);
@@ -1342,6 +1348,15 @@ pub fn parse(sql: &str) -> Result<Parsed, SqlError> {
                     )),
                 },
             ]);
+        }
+    }
+    if ignore {
+        match &mut stmt {
+            Statement::Update(u) => u.or = Some(sqlparser::ast::SqliteOnConflict::Ignore),
+            Statement::Delete(d) => {
+                d.on_cluster = Some(sqlparser::ast::Ident::new(IGNORE_MARK));
+            }
+            _ => {}
         }
     }
     if !alter_ifs.is_empty() {

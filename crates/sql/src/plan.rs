@@ -738,6 +738,9 @@ pub struct UpdatePlan {
     pub check: Option<Box<ViewCheck>>,
     /// The table's CHECK constraints (4025 for a row that fails one).
     pub checks: Option<Box<crate::check::RowChecks>>,
+    /// `UPDATE IGNORE`: a row whose change a key, foreign key or CHECK refuses stays as it
+    /// was (a warning for a CHECK), division by zero gives NULL with a warning.
+    pub ignore: bool,
 }
 
 #[derive(Clone, Debug)]
@@ -752,6 +755,8 @@ pub struct DeletePlan {
     pub subqueries: Vec<SelectPlan>,
     /// A multi-table DELETE (as `UpdatePlan::multi`).
     pub multi: Option<Box<MultiWrite>>,
+    /// `DELETE IGNORE`: a row a foreign key keeps stays, with warning 1451.
+    pub ignore: bool,
 }
 
 #[derive(Clone, Debug)]
@@ -4600,7 +4605,11 @@ fn update(u: &ast::Update, cx: &PlanCx) -> Result<Plan, SqlError> {
     if u.from.is_some() || u.returning.is_some() {
         return Err(SqlError::unsupported("UPDATE ... FROM / RETURNING"));
     }
+    let ignore = matches!(u.or, Some(ast::SqliteOnConflict::Ignore));
     if !u.table.joins.is_empty() {
+        if ignore {
+            return Err(SqlError::unsupported("multi-table UPDATE IGNORE"));
+        }
         if !u.order_by.is_empty() || u.limit.is_some() {
             return Err(multi_usage("UPDATE", !u.order_by.is_empty()));
         }
@@ -4639,6 +4648,7 @@ fn update(u: &ast::Update, cx: &PlanCx) -> Result<Plan, SqlError> {
             multi: Some(Box::new(m)),
             check: None,
             checks: None,
+            ignore: false,
         })));
     }
     let (table, scope, hints) = single_table(&u.table, cx)?;
@@ -4682,6 +4692,7 @@ fn update(u: &ast::Update, cx: &PlanCx) -> Result<Plan, SqlError> {
         subqueries: Vec::new(),
         multi: None,
         check: None,
+        ignore,
     })))
 }
 
@@ -4843,6 +4854,10 @@ fn delete(d: &ast::Delete, cx: &PlanCx) -> Result<Plan, SqlError> {
     if d.returning.is_some() {
         return Err(SqlError::unsupported("DELETE ... RETURNING"));
     }
+    let ignore = d
+        .on_cluster
+        .as_ref()
+        .is_some_and(|m| m.value == crate::parse::IGNORE_MARK);
     let from = match &d.from {
         ast::FromTable::WithFromKeyword(v) | ast::FromTable::WithoutKeyword(v) => v,
     };
@@ -4886,6 +4901,9 @@ fn delete(d: &ast::Delete, cx: &PlanCx) -> Result<Plan, SqlError> {
             }
         }
         targets.sort_by_key(|(t, _)| *t);
+        if ignore {
+            return Err(SqlError::unsupported("multi-table DELETE IGNORE"));
+        }
         let m = multi_write(from, &d.selection, &named, targets, cx)?;
         return Ok(Plan::Delete(Box::new(DeletePlan {
             table: m.targets[0].table.clone(),
@@ -4895,6 +4913,7 @@ fn delete(d: &ast::Delete, cx: &PlanCx) -> Result<Plan, SqlError> {
             order: Vec::new(),
             subqueries: Vec::new(),
             multi: Some(Box::new(m)),
+            ignore: false,
         })));
     }
     let [twj] = from.as_slice() else {
@@ -4912,5 +4931,6 @@ fn delete(d: &ast::Delete, cx: &PlanCx) -> Result<Plan, SqlError> {
         order,
         subqueries: Vec::new(),
         multi: None,
+        ignore,
     })))
 }

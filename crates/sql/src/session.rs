@@ -279,6 +279,14 @@ fn alter_ok(warnings: usize) -> QueryResult {
     }
 }
 
+/// `res` (an OK) announcing `n` warnings.
+fn with_warnings(mut res: QueryResult, n: usize) -> QueryResult {
+    if let QueryResult::Ok { warnings, .. } = &mut res {
+        *warnings = n.min(usize::from(u16::MAX)) as u16;
+    }
+    res
+}
+
 fn ok(affected: u64, last_insert_id: u64, info: String) -> QueryResult {
     QueryResult::Ok {
         affected_rows: affected,
@@ -2425,30 +2433,36 @@ fn run_dml(plan: &Plan, txn: &mut Txn, cx: &EvalCx) -> Result<DmlOutcome, SqlErr
             } else {
                 String::new()
             };
-            let mut res = ok(affected, first_auto_id.unwrap_or(0).max(0) as u64, info);
-            if let QueryResult::Ok { warnings: w, .. } = &mut res {
-                *w = warnings.len().min(usize::from(u16::MAX)) as u16;
-            }
+            let res = with_warnings(
+                ok(affected, first_auto_id.unwrap_or(0).max(0) as u64, info),
+                warnings.len(),
+            );
             Ok((res, first_auto_id, warnings, None))
         }
         Plan::Update(p) => {
             let WriteResult {
-                affected, matched, ..
+                affected,
+                matched,
+                warnings,
+                ..
             } = exec::run_update(p, txn, cx)?;
-            Ok((
+            let n = warnings.len();
+            let res = with_warnings(
                 ok(
                     affected,
                     0,
-                    format!("Rows matched: {matched}  Changed: {affected}  Warnings: 0"),
+                    format!("Rows matched: {matched}  Changed: {affected}  Warnings: {n}"),
                 ),
-                None,
-                Vec::new(),
-                None,
-            ))
+                n,
+            );
+            Ok((res, None, warnings, None))
         }
         Plan::Delete(p) => {
-            let WriteResult { affected, .. } = exec::run_delete(p, txn, cx)?;
-            Ok((ok(affected, 0, String::new()), None, Vec::new(), None))
+            let WriteResult {
+                affected, warnings, ..
+            } = exec::run_delete(p, txn, cx)?;
+            let res = with_warnings(ok(affected, 0, String::new()), warnings.len());
+            Ok((res, None, warnings, None))
         }
         _ => Err(SqlError::syntax("internal: not a DML plan")),
     }
