@@ -609,6 +609,14 @@ fn update_delete_ignore_print_what_mariadb_printed() {
     prints_what_mariadb_printed("update_delete_ignore");
 }
 
+/// `select_into_variables.sql`: SELECT ... INTO @a, @b before FROM or after it (warning
+/// 1287, as MariaDB), without FROM, with a subquery; no row is warning 1329, several 1172,
+/// another number of variables 1222.
+#[test]
+fn select_into_variables_print_what_mariadb_printed() {
+    prints_what_mariadb_printed("select_into_variables");
+}
+
 fn prints_what_mariadb_printed(name: &str) {
     assert!(
         common::exists(MARIADB),

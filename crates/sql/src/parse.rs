@@ -997,6 +997,68 @@ fn alter_if_clauses(tokens: &mut Vec<sqlparser::tokenizer::TokenWithSpan>) -> Ve
     found
 }
 
+/// `SELECT ... INTO @a, @b [FROM ...]` or `SELECT ... FROM ... INTO @a, @b` (MySQL's user
+/// variable targets, in either place, which sqlparser does not read): the words are cut and
+/// the variable names (lower-case, without `@`) returned, for the caller to put in the
+/// query's `SELECT ... INTO` (`plan::build` reads them there), with true when the INTO comes
+/// after the FROM clause (MariaDB's deprecated form, warning 1287). `INTO OUTFILE` / `DUMPFILE` are
+/// refused.
+fn select_into_vars(
+    tokens: &mut Vec<sqlparser::tokenizer::TokenWithSpan>,
+) -> Result<Option<(Vec<String>, bool)>, SqlError> {
+    let words = meaningful(tokens);
+    let is = |n: usize, w: &str| words.get(n).is_some_and(|&i| is_word(&tokens[i].token, w));
+    if !is(0, "SELECT") {
+        return Ok(None);
+    }
+    let mut depth = 0i32;
+    let mut at = None;
+    let mut after_from = false;
+    for (n, &i) in words.iter().enumerate() {
+        match tokens[i].token {
+            Token::LParen => depth += 1,
+            Token::RParen => depth -= 1,
+            _ if depth == 0 && is(n, "FROM") => after_from = true,
+            _ if depth == 0 && is(n, "INTO") => {
+                at = Some(n);
+                break;
+            }
+            _ => {}
+        }
+    }
+    let Some(at) = at else {
+        return Ok(None);
+    };
+    if is(at + 1, "OUTFILE") || is(at + 1, "DUMPFILE") {
+        return Err(SqlError::unsupported(
+            "SELECT ... INTO OUTFILE / DUMPFILE (files on the server)",
+        ));
+    }
+    let mut vars = Vec::new();
+    let mut n = at + 1;
+    loop {
+        let name = words.get(n).and_then(|&i| match &tokens[i].token {
+            Token::Word(w) if w.quote_style.is_none() => w.value.strip_prefix('@'),
+            _ => None,
+        });
+        let Some(name) = name.filter(|v| !v.is_empty() && !v.starts_with('@')) else {
+            return Err(syntax("SELECT ... INTO takes user variables (@name, ...)"));
+        };
+        vars.push(name.to_ascii_lowercase());
+        if words
+            .get(n + 1)
+            .is_some_and(|&i| tokens[i].token == Token::Comma)
+        {
+            n += 2;
+        } else {
+            break;
+        }
+    }
+    let (from, to) = (words[at], words[n]);
+    tokens.drain(from..=to);
+    Ok(Some((vars, after_from)))
+}
+
 /// Marks a DELETE with `IGNORE` (which sqlparser reads as a table name): its `on_cluster`
 /// (a ClickHouse clause, never parsed here) holds this. An UPDATE's is its SQLite-style
 /// `OR IGNORE`.
@@ -1280,6 +1342,7 @@ pub fn parse(sql: &str) -> Result<Parsed, SqlError> {
     null_alter_as_rebuild(&mut tokens);
     let alter_ifs = alter_if_clauses(&mut tokens);
     let ignore = write_modifiers(&mut tokens);
+    let into_vars = select_into_vars(&mut tokens)?;
     update_comma_joins(&mut tokens);
     let (view_alter, view_check) = view_shims(&mut tokens);
     show_table_status_pattern(&mut tokens);
@@ -1349,6 +1412,26 @@ pub fn parse(sql: &str) -> Result<Parsed, SqlError> {
                 },
             ]);
         }
+    }
+    if let Some((vars, after_from)) = into_vars {
+        let Statement::Query(q) = &mut stmt else {
+            return Err(syntax("INTO @variable belongs to a SELECT"));
+        };
+        let sqlparser::ast::SetExpr::Select(s) = q.body.as_mut() else {
+            return Err(SqlError::unsupported("SELECT ... INTO of a UNION"));
+        };
+        s.into = Some(sqlparser::ast::SelectInto {
+            temporary: false,
+            // (Meaningless for variables: marks the INTO written after FROM.)
+            unlogged: after_from,
+            table: false,
+            targets: vars
+                .into_iter()
+                .map(|v| {
+                    sqlparser::ast::Expr::Identifier(sqlparser::ast::Ident::new(format!("@{v}")))
+                })
+                .collect(),
+        });
     }
     if ignore {
         match &mut stmt {

@@ -1009,6 +1009,14 @@ pub enum Utility {
     Check {
         tables: Vec<(String, String, String)>,
     },
+    /// `SELECT ... INTO @a, @b`: the query's one row goes into the user variables (none:
+    /// warning 1329 and the variables keep their values; several: 1172).
+    SelectInto {
+        select: Box<SelectPlan>,
+        vars: Vec<String>,
+        /// Written `SELECT ... FROM ... INTO @v`: warning 1287.
+        deprecated: bool,
+    },
     /// A statement some of whose clauses were left out, each with a note (ALTER TABLE's
     /// `IF [NOT] EXISTS`, `crate::alter_if`): the notes (code, message), then the rest.
     Noted {
@@ -1089,6 +1097,30 @@ impl Utility {
                 | Utility::DropView { .. }
         )
     }
+}
+
+/// `SELECT ... INTO @a, @b` (as `parse` marks it): the query without its INTO, the
+/// variables (names without `@`), and whether the INTO came after FROM. None for other
+/// queries.
+fn into_vars(q: &ast::Query) -> Option<(ast::Query, Vec<String>, bool)> {
+    let ast::SetExpr::Select(s) = q.body.as_ref() else {
+        return None;
+    };
+    let into = s.into.as_ref()?;
+    let vars: Vec<String> = into
+        .targets
+        .iter()
+        .map(|t| match t {
+            ast::Expr::Identifier(i) => i.value.strip_prefix('@').map(str::to_ascii_lowercase),
+            _ => None,
+        })
+        .collect::<Option<_>>()?;
+    let at_end = into.unlogged;
+    let mut plain = q.clone();
+    if let ast::SetExpr::Select(s) = plain.body.as_mut() {
+        s.into = None;
+    }
+    Some((plain, vars, at_end))
 }
 
 fn util(u: Utility) -> Plan {
@@ -1225,11 +1257,29 @@ pub fn build(stmt: &ast::Statement, cx: &PlanCx) -> Result<Plan, SqlError> {
         }
     }
     Ok(match stmt {
-        S::Query(q) => {
-            let mut p = select(q, cx)?;
-            p.subqueries = cx.subqueries.take();
-            Plan::Select(Box::new(p))
-        }
+        S::Query(q) => match into_vars(q) {
+            Some((plain, vars, at_end)) => {
+                let mut p = select(&plain, cx)?;
+                p.subqueries = cx.subqueries.take();
+                if p.n_out != vars.len() {
+                    return Err(SqlError::new(
+                        1222,
+                        "21000",
+                        "The used SELECT statements have a different number of columns",
+                    ));
+                }
+                util(Utility::SelectInto {
+                    select: Box::new(p),
+                    vars,
+                    deprecated: at_end,
+                })
+            }
+            None => {
+                let mut p = select(q, cx)?;
+                p.subqueries = cx.subqueries.take();
+                Plan::Select(Box::new(p))
+            }
+        },
         S::Insert(ins) => {
             let mut p = insert(ins, cx)?;
             if let Some(q) = &mut p.select {

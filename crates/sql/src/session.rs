@@ -1659,6 +1659,44 @@ impl Core {
                 }
                 Ok(self.ok_with_note(4092, msg))
             }
+            Utility::SelectInto {
+                select,
+                vars,
+                deprecated,
+            } => {
+                let rows = match self.dml(&Plan::Select(select.clone()), params)? {
+                    QueryResult::Rows { rows, .. } => rows,
+                    _ => return Err(SqlError::syntax("internal: the query returned no rows")),
+                };
+                if *deprecated {
+                    self.st.warnings.push(Warning::warn(
+                        1287,
+                        "'<select expression> INTO <destination>;' is deprecated and will be removed in a future release. Please use 'SELECT <select list> INTO <destination> FROM...' instead",
+                    ));
+                }
+                match rows.as_slice() {
+                    [] => Ok(self.ok_with_warning(
+                        1329,
+                        "No data - zero rows fetched, selected, or processed".into(),
+                    )),
+                    [row] => {
+                        for (name, v) in vars.iter().zip(row) {
+                            self.st.user_vars.insert(name.clone(), v.clone());
+                        }
+                        Ok(QueryResult::Ok {
+                            affected_rows: 1,
+                            last_insert_id: 0,
+                            warnings: self.st.warnings.len().min(usize::from(u16::MAX)) as u16,
+                            info: String::new(),
+                        })
+                    }
+                    _ => Err(SqlError::new(
+                        1172,
+                        "42000",
+                        "Result consisted of more than one row",
+                    )),
+                }
+            }
             Utility::Noted { notes, then } => {
                 for (code, msg) in notes {
                     self.st.warnings.push(Warning::note(*code, msg.clone()));
@@ -1811,7 +1849,15 @@ impl Core {
 
     /// An OK carrying note `code` (and the statement's other warnings).
     fn ok_with_note(&mut self, code: u16, msg: String) -> QueryResult {
-        self.st.warnings.push(Warning::note(code, msg));
+        self.ok_with(Warning::note(code, msg))
+    }
+
+    fn ok_with_warning(&mut self, code: u16, msg: String) -> QueryResult {
+        self.ok_with(Warning::warn(code, msg))
+    }
+
+    fn ok_with(&mut self, w: Warning) -> QueryResult {
+        self.st.warnings.push(w);
         QueryResult::Ok {
             affected_rows: 0,
             last_insert_id: 0,
