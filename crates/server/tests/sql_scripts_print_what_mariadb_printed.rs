@@ -617,6 +617,14 @@ fn select_into_variables_print_what_mariadb_printed() {
     prints_what_mariadb_printed("select_into_variables");
 }
 
+/// `with_rollup.sql`: GROUP BY ... WITH ROLLUP over one and two columns (case-insensitive
+/// groups, NULL keys), with HAVING, LIMIT, DISTINCT, GROUP_CONCAT, positions and a derived
+/// table; no rows give no totals; ORDER BY with it is 1221.
+#[test]
+fn with_rollup_print_what_mariadb_printed() {
+    prints_what_mariadb_printed("with_rollup");
+}
+
 fn prints_what_mariadb_printed(name: &str) {
     assert!(
         common::exists(MARIADB),

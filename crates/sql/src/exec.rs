@@ -773,6 +773,11 @@ fn select_rows(
         Some(agg) => {
             let new_accs = || agg.specs.iter().map(Acc::new).collect::<Vec<_>>();
             let mut groups: BTreeMap<OrdRow, Vec<Acc>> = BTreeMap::new();
+            // WITH ROLLUP: per prefix length l < n of the GROUP BY list, the totals of each
+            // prefix.
+            let levels = if agg.rollup { agg.group.len() } else { 0 };
+            let mut partial: Vec<BTreeMap<OrdRow, Vec<Acc>>> =
+                (0..levels).map(|_| BTreeMap::new()).collect();
             let mut single = if agg.group.is_empty() {
                 Some(new_accs())
             } else {
@@ -792,6 +797,14 @@ fn select_rows(
                             .iter()
                             .map(|g| g.eval(&row, cx).map(|v| v.into_owned()))
                             .collect::<Result<Vec<_>, _>>()?;
+                        for (l, level) in partial.iter_mut().enumerate() {
+                            let accs = level
+                                .entry(OrdRow(key[..l].to_vec(), agg.group_binary))
+                                .or_insert_with(new_accs);
+                            for (acc, spec) in accs.iter_mut().zip(agg.specs.iter()) {
+                                acc.add(spec, &row, cx)?;
+                            }
+                        }
                         groups
                             .entry(OrdRow(key, agg.group_binary))
                             .or_insert_with(new_accs)
@@ -824,8 +837,26 @@ fn select_rows(
             match single {
                 Some(accs) => emit(Vec::new(), accs)?,
                 None => {
-                    for (k, accs) in groups {
-                        emit(k.0, accs)?;
+                    let n = agg.group.len();
+                    let mut partial: Vec<_> = partial.into_iter().map(|m| m.into_iter()).collect();
+                    let mut full = groups.into_iter().peekable();
+                    while let Some((k, accs)) = full.next() {
+                        let next = full.peek().map(|(nk, _)| nk.0.clone());
+                        let key = k.0;
+                        emit(key.clone(), accs)?;
+                        // The prefixes this was the last group of, longest first (a prefix
+                        // the next group shares, and so every shorter one, goes on).
+                        for l in (0..partial.len()).rev() {
+                            let prefix = |k: &[Value]| OrdRow(k[..l].to_vec(), agg.group_binary);
+                            if next.as_ref().is_some_and(|nk| prefix(nk) == prefix(&key)) {
+                                break;
+                            }
+                            if let Some((p, accs)) = partial[l].next() {
+                                let mut total = p.0;
+                                total.resize(n, Value::Null);
+                                emit(total, accs)?;
+                            }
+                        }
                     }
                 }
             }

@@ -493,6 +493,9 @@ pub struct AggPlan {
     pub specs: Vec<AggSpec>,
     /// Bit i set: GROUP BY expression i is a binary column (its strings group as bytes).
     pub group_binary: u64,
+    /// `WITH ROLLUP`: after the last group of each prefix of the GROUP BY list, a row of that
+    /// prefix's totals with NULL for the rest (deepest first; the grand total last).
+    pub rollup: bool,
 }
 
 #[derive(Clone, Debug)]
@@ -2918,9 +2921,25 @@ fn select_body(q: &ast::Query, cx: &PlanCx) -> Result<SelectPlan, SqlError> {
     }
 
     let order_by = order_by_list(q)?;
-    let group_by: Vec<ast::Expr> = match &s.group_by {
-        ast::GroupByExpr::Expressions(v, mods) if mods.is_empty() => v.clone(),
-        _ => return Err(SqlError::unsupported("GROUP BY modifiers")),
+    let (group_by, rollup): (Vec<ast::Expr>, bool) = match &s.group_by {
+        ast::GroupByExpr::Expressions(v, mods) if mods.is_empty() => (v.clone(), false),
+        ast::GroupByExpr::Expressions(v, mods)
+            if matches!(mods.as_slice(), [ast::GroupByWithModifier::Rollup]) =>
+        {
+            if !order_by.is_empty() {
+                return Err(SqlError::new(
+                    1221,
+                    "HY000",
+                    "Incorrect usage of CUBE/ROLLUP and ORDER BY",
+                ));
+            }
+            (v.clone(), true)
+        }
+        _ => {
+            return Err(SqlError::unsupported(
+                "GROUP BY modifiers other than WITH ROLLUP",
+            ))
+        }
     };
     let is_agg = !group_by.is_empty()
         || items
@@ -3061,6 +3080,7 @@ fn select_body(q: &ast::Query, cx: &PlanCx) -> Result<SelectPlan, SqlError> {
             group_binary: binary_mask(&builder.group_exprs, &scope),
             group: builder.group_exprs,
             specs: builder.specs,
+            rollup,
         })
     } else {
         None
