@@ -96,6 +96,9 @@ pub fn comparison(
     if l.len() != r.len() {
         return Err(operand_columns(l.len()));
     }
+    if l.is_empty() {
+        return Err(operand_columns(1));
+    }
     let pairs = |op: B| -> Vec<ast::Expr> {
         l.iter()
             .zip(r)
@@ -150,6 +153,9 @@ pub fn in_list(
             None => Ok(None),
         };
     };
+    if l.is_empty() {
+        return Err(operand_columns(1));
+    }
     let mut rows = Vec::with_capacity(list.len());
     for item in list {
         match row_items(item) {
