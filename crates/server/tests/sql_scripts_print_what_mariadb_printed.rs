@@ -625,6 +625,14 @@ fn with_rollup_print_what_mariadb_printed() {
     prints_what_mariadb_printed("with_rollup");
 }
 
+/// `json_aggregates.sql`: JSON_ARRAYAGG (NULLs as null, DECIMAL digits kept, DISTINCT,
+/// ORDER BY, LIMIT) and JSON_OBJECTAGG (NULL keys skipped) per group, with ROLLUP and inside
+/// JSON_LENGTH; GROUP_CONCAT ... LIMIT; 1582 for a wrong argument count.
+#[test]
+fn json_aggregates_print_what_mariadb_printed() {
+    prints_what_mariadb_printed("json_aggregates");
+}
+
 fn prints_what_mariadb_printed(name: &str) {
     assert!(
         common::exists(MARIADB),

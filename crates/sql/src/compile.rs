@@ -115,6 +115,12 @@ pub enum AggFunc {
     AnyValue,
     /// `GROUP_CONCAT([DISTINCT] x, ... [ORDER BY ...] [SEPARATOR s])`.
     GroupConcat,
+    /// `JSON_ARRAYAGG([DISTINCT] x [ORDER BY ...])`: collected like GROUP_CONCAT, each row's
+    /// argument as `JSON_ARRAY(x)` (NULL included, as `null`).
+    JsonArrayAgg,
+    /// `JSON_OBJECTAGG(k, v)`: collected like GROUP_CONCAT, each row as `JSON_OBJECT(k, v)`
+    /// (a NULL key skips the row).
+    JsonObjectAgg,
 }
 
 /// One ORDER BY key of GROUP_CONCAT.
@@ -140,6 +146,8 @@ pub struct AggSpec {
     pub order: Vec<GroupOrder>,
     /// GROUP_CONCAT's SEPARATOR (`,` by default).
     pub separator: Vec<u8>,
+    /// GROUP_CONCAT's / JSON_ARRAYAGG's LIMIT: the rows kept (after ORDER BY).
+    pub limit: Option<usize>,
 }
 
 /// Window functions (`f(...) OVER (...)`).
@@ -285,7 +293,15 @@ pub struct Compiler<'a> {
 pub fn is_aggregate_name(name: &str) -> bool {
     matches!(
         name.to_ascii_uppercase().as_str(),
-        "COUNT" | "SUM" | "AVG" | "MIN" | "MAX" | "ANY_VALUE" | "GROUP_CONCAT"
+        "COUNT"
+            | "SUM"
+            | "AVG"
+            | "MIN"
+            | "MAX"
+            | "ANY_VALUE"
+            | "GROUP_CONCAT"
+            | "JSON_ARRAYAGG"
+            | "JSON_OBJECTAGG"
     )
 }
 
@@ -712,7 +728,28 @@ impl<'a> Compiler<'a> {
                     ("MAX", [FArg::Expr(x)]) => (AggFunc::Max, Some(*x)),
                     ("ANY_VALUE", [FArg::Expr(x)]) => (AggFunc::AnyValue, Some(*x)),
                     ("GROUP_CONCAT", a) if !a.is_empty() => {
-                        return self.add_group_concat(f, distinct, text).map(Some);
+                        return self
+                            .add_group_concat(f, AggFunc::GroupConcat, distinct, text)
+                            .map(Some);
+                    }
+                    ("JSON_ARRAYAGG", [_]) => {
+                        return self
+                            .add_group_concat(f, AggFunc::JsonArrayAgg, distinct, text)
+                            .map(Some);
+                    }
+                    ("JSON_OBJECTAGG", [_, _]) if !distinct => {
+                        return self
+                            .add_group_concat(f, AggFunc::JsonObjectAgg, false, text)
+                            .map(Some);
+                    }
+                    ("JSON_ARRAYAGG" | "JSON_OBJECTAGG", _) => {
+                        return Err(SqlError::new(
+                            1582,
+                            "42000",
+                            format!(
+                                "Incorrect parameter count in the call to native function '{name}'"
+                            ),
+                        ))
                     }
                     _ => {
                         return Err(SqlError::syntax(format!(
@@ -769,9 +806,11 @@ impl<'a> Compiler<'a> {
     /// `GROUP_CONCAT([DISTINCT] x, y, ... [ORDER BY k [DESC], ...] [SEPARATOR 's'])`: the
     /// arguments are concatenated per row (a row with a NULL one is skipped), the rows'
     /// strings joined with the separator.
+    /// `JSON_ARRAYAGG` / `JSON_OBJECTAGG` (`func`) go the same way with their rows' JSON.
     fn add_group_concat(
         &mut self,
         f: &ast::Function,
+        func: AggFunc,
         distinct: bool,
         text: String,
     ) -> Result<Expr, SqlError> {
@@ -794,6 +833,7 @@ impl<'a> Compiler<'a> {
         }
         let mut order = Vec::new();
         let mut separator = b",".to_vec();
+        let mut limit = None;
         for clause in &list.clauses {
             match clause {
                 ast::FunctionArgumentClause::OrderBy(keys) => {
@@ -828,18 +868,46 @@ impl<'a> Compiler<'a> {
                         )))
                     }
                 },
-                other => return Err(SqlError::unsupported(format!("GROUP_CONCAT ... {other}"))),
+                ast::FunctionArgumentClause::Limit(n) => {
+                    limit = Some(match self.compile(n)? {
+                        Expr::Const(Value::Int(n)) if n >= 0 => n as usize,
+                        _ => {
+                            return Err(SqlError::syntax(
+                                "LIMIT in an aggregate takes a non-negative integer",
+                            ))
+                        }
+                    });
+                }
+                other => return Err(SqlError::unsupported(format!("{} ... {other}", f.name))),
             }
         }
-        let arg = if args.len() == 1 {
-            args.pop().unwrap_or(Expr::Const(Value::Null))
-        } else {
-            Expr::Func(Func::Concat, args)
+        // JSON: each row's argument as JSON text.
+        let scope = self.scope;
+        let json = |j: crate::json::JsonFunc, args: Vec<Expr>| {
+            let args = args
+                .into_iter()
+                .map(|a| decimal_as_json_number(a, scope))
+                .collect();
+            Expr::Func(Func::Json(j), args)
         };
-        let binary = self.scope.is_binary(&arg);
+        let arg = match func {
+            AggFunc::JsonArrayAgg => json(crate::json::JsonFunc::Array, args),
+            AggFunc::JsonObjectAgg => {
+                let key = args.first().cloned().unwrap_or(Expr::Const(Value::Null));
+                Expr::Case {
+                    operand: None,
+                    whens: vec![(Expr::IsNull(Box::new(key), false), Expr::Const(Value::Null))],
+                    otherwise: Some(Box::new(json(crate::json::JsonFunc::Object, args))),
+                }
+            }
+            _ if args.len() == 1 => args.pop().unwrap_or(Expr::Const(Value::Null)),
+            _ => Expr::Func(Func::Concat, args),
+        };
+        let binary = func != AggFunc::GroupConcat || self.scope.is_binary(&arg);
         self.register_agg(
             AggSpec {
-                func: AggFunc::GroupConcat,
+                func,
+                limit,
                 arg: Some(arg),
                 distinct,
                 arg_type: SqlType::Text,
@@ -902,6 +970,7 @@ impl<'a> Compiler<'a> {
                 binary,
                 order: Vec::new(),
                 separator: Vec::new(),
+                limit: None,
             },
             text,
         )
@@ -1615,6 +1684,7 @@ impl<'a> Compiler<'a> {
                 binary: false,
                 order: Vec::new(),
                 separator: Vec::new(),
+                limit: None,
             }),
             _ => None,
         };
@@ -1792,18 +1862,15 @@ impl<'a> Compiler<'a> {
                 None if crate::json::JsonFunc::named(other).is_some() => {
                     let (j, min, max) = crate::json::JsonFunc::named(other)
                         .ok_or_else(|| SqlError::syntax("internal: JSON function lost"))?;
-                    // DECIMAL values (kept as text) go into JSON as numbers.
                     if matches!(
                         j,
                         crate::json::JsonFunc::Object | crate::json::JsonFunc::Array
                     ) {
                         let scope = self.scope;
-                        for a in &mut args {
-                            if matches!(a.sql_type(&|i| scope.type_of(i)), SqlType::Decimal(_)) {
-                                let inner = std::mem::replace(a, Expr::Const(Value::Null));
-                                *a = Expr::Cast(Box::new(inner), CastTo::Double);
-                            }
-                        }
+                        args = args
+                            .into_iter()
+                            .map(|a| decimal_as_json_number(a, scope))
+                            .collect();
                     }
                     (Func::Json(j), min, max)
                 }
@@ -1873,6 +1940,19 @@ fn sysvar(name: &str, global: Option<bool>) -> Expr {
         }
     }
     Expr::SysVar(lower, global)
+}
+
+/// A DECIMAL value (kept as text) as JSON_ARRAY / JSON_OBJECT embed it: a number written as
+/// the value is (`1.50`, as MariaDB), by reading the text as JSON (`JSON_EXTRACT(x, '$')`,
+/// whose result is embedded as it is). Other expressions unchanged.
+fn decimal_as_json_number(a: Expr, scope: &Scope) -> Expr {
+    if !matches!(a.sql_type(&|i| scope.type_of(i)), SqlType::Decimal(_)) {
+        return a;
+    }
+    Expr::Func(
+        Func::Json(crate::json::JsonFunc::Extract),
+        vec![a, Expr::Const(Value::Bytes(b"$".to_vec()))],
+    )
 }
 
 /// True for the operator nodes MySQL's `BINARY` prefix binds tighter than (see

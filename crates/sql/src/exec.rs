@@ -1159,7 +1159,10 @@ enum Acc {
 
 impl Acc {
     fn new(s: &AggSpec) -> Acc {
-        if s.func == AggFunc::GroupConcat {
+        if matches!(
+            s.func,
+            AggFunc::GroupConcat | AggFunc::JsonArrayAgg | AggFunc::JsonObjectAgg
+        ) {
             return Acc::Concat(Vec::new());
         }
         if s.distinct {
@@ -1181,7 +1184,9 @@ impl Acc {
             },
             AggFunc::Min | AggFunc::Max => Acc::MinMax(None),
             AggFunc::AnyValue => Acc::Any(None),
-            AggFunc::GroupConcat => Acc::Concat(Vec::new()),
+            AggFunc::GroupConcat | AggFunc::JsonArrayAgg | AggFunc::JsonObjectAgg => {
+                Acc::Concat(Vec::new())
+            }
         }
     }
 
@@ -1325,18 +1330,34 @@ fn group_concat(s: &AggSpec, mut items: Vec<(Vec<Value>, Value)>) -> Value {
         });
     }
     let mut seen: BTreeSet<OrdRow> = BTreeSet::new();
-    let mut out: Vec<u8> = Vec::new();
+    // JSON_ARRAYAGG / JSON_OBJECTAGG: each row's JSON (`[x]` / `{"k": v}`) loses its
+    // brackets; the members are joined as MariaDB prints them.
+    let (open, separator, close): (&[u8], &[u8], &[u8]) = match s.func {
+        AggFunc::JsonArrayAgg => (b"[", b",", b"]"),
+        AggFunc::JsonObjectAgg => (b"{", b", ", b"}"),
+        _ => (b"", &s.separator, b""),
+    };
+    let mut out: Vec<u8> = open.to_vec();
     let mut first = true;
+    let mut kept = 0usize;
     for (_, v) in items {
+        if s.limit.is_some_and(|n| kept >= n) {
+            break;
+        }
         if s.distinct && !seen.insert(OrdRow(vec![v.clone()], u64::from(s.binary))) {
             continue;
         }
+        kept += 1;
         if !first {
-            out.extend_from_slice(&s.separator);
+            out.extend_from_slice(separator);
         }
         first = false;
         if let Value::Bytes(b) = v {
-            out.extend_from_slice(&b);
+            match s.func {
+                AggFunc::JsonArrayAgg => out.extend_from_slice(inner_json(&b)),
+                AggFunc::JsonObjectAgg => out.extend_from_slice(&compact_member(inner_json(&b))),
+                _ => out.extend_from_slice(&b),
+            }
         }
         if out.len() >= GROUP_CONCAT_MAX_LEN {
             // Cut at a character boundary: never inside a UTF-8 sequence.
@@ -1348,7 +1369,35 @@ fn group_concat(s: &AggSpec, mut items: Vec<(Vec<Value>, Value)>) -> Value {
             break;
         }
     }
+    out.extend_from_slice(close);
     Value::Bytes(out)
+}
+
+/// `[x]` / `{...}` without its brackets.
+fn inner_json(b: &[u8]) -> &[u8] {
+    b.get(1..b.len().saturating_sub(1)).unwrap_or_default()
+}
+
+/// `"key": value` as `"key":value` (JSON_OBJECTAGG's spacing in MariaDB).
+fn compact_member(m: &[u8]) -> Vec<u8> {
+    let mut escaped = false;
+    for (i, &c) in m.iter().enumerate().skip(1) {
+        match c {
+            _ if escaped => escaped = false,
+            b'\\' => escaped = true,
+            b'"' => {
+                if m[i + 1..].starts_with(b": ") {
+                    let mut out = m[..=i].to_vec();
+                    out.push(b':');
+                    out.extend_from_slice(&m[i + 3..]);
+                    return out;
+                }
+                break;
+            }
+            _ => {}
+        }
+    }
+    m.to_vec()
 }
 
 /// `sum / count` as decimal text with `scale` digits (rounded half away from zero).

@@ -3215,8 +3215,10 @@ fn select_body(q: &ast::Query, cx: &PlanCx) -> Result<SelectPlan, SqlError> {
             },
             _ => None,
         };
-        // A GROUP BY key is a value of some row of its group: NOT NULL stays.
-        let group_key = matches!((e, &agg), (Expr::Col(c), Some(a)) if *c < a.group.len());
+        // A GROUP BY key is a value of some row of its group: NOT NULL stays (not with
+        // ROLLUP, whose total rows hold NULL there).
+        let group_key =
+            matches!((e, &agg), (Expr::Col(c), Some(a)) if *c < a.group.len() && !a.rollup);
         match base_col.and_then(|c| scope.cols.get(c)) {
             Some(sc) => {
                 let mut m = sc.meta.clone();
@@ -4398,7 +4400,7 @@ pub fn agg_type(s: &AggSpec) -> SqlType {
             _ => SqlType::Double,
         },
         AggFunc::Min | AggFunc::Max | AggFunc::AnyValue => s.arg_type,
-        AggFunc::GroupConcat => SqlType::Text,
+        AggFunc::GroupConcat | AggFunc::JsonArrayAgg | AggFunc::JsonObjectAgg => SqlType::Text,
     }
 }
 
