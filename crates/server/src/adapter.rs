@@ -180,6 +180,9 @@ impl Backend for SqlBackend {
         }
         flags
     }
+    fn warning_count(&self) -> u16 {
+        self.session.warning_count()
+    }
     fn end(&mut self) {
         self.session.end();
     }

@@ -633,6 +633,14 @@ fn json_aggregates_print_what_mariadb_printed() {
     prints_what_mariadb_printed("json_aggregates");
 }
 
+/// `division_by_zero_warnings.sql`: a division by zero that gives NULL (SELECT list, WHERE,
+/// UPDATE IGNORE, INSERT IGNORE) raises warning 1365 per evaluation, counted at the end of
+/// result sets and in OK packets and listed by SHOW WARNINGS; a plain INSERT is error 1365.
+#[test]
+fn division_by_zero_warnings_print_what_mariadb_printed() {
+    prints_what_mariadb_printed("division_by_zero_warnings");
+}
+
 fn prints_what_mariadb_printed(name: &str) {
     assert!(
         common::exists(MARIADB),

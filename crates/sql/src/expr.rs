@@ -1128,11 +1128,57 @@ impl Drop for WrittenValues {
     }
 }
 
-/// NULL for a division by zero, or 1365 while values are written (see `WrittenValues`).
+thread_local! {
+    /// Warnings raised while evaluating expressions on this thread (the running statement's
+    /// `Core::run` takes them: `take_warnings`).
+    static EXPR_WARNINGS: std::cell::RefCell<Vec<(u16, &'static str)>> =
+        const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// The warnings expressions raised while a statement ran (since the last call), as the
+/// session keeps them: a division by zero warns only when the sql_mode has
+/// ERROR_FOR_DIVISION_BY_ZERO (as MariaDB; its default mode has it). The mode is read only
+/// when there is something to filter.
+pub fn statement_warnings(env: &dyn Env) -> Vec<(u16, &'static str)> {
+    let mut raised = take_warnings();
+    if raised.iter().any(|(c, _)| *c == 1365) && !sql_mode_has(env, "ERROR_FOR_DIVISION_BY_ZERO") {
+        raised.retain(|(c, _)| *c != 1365);
+    }
+    raised
+}
+
+/// The session's sql_mode names `flag`.
+fn sql_mode_has(env: &dyn Env, flag: &str) -> bool {
+    env.sysvar("sql_mode", None)
+        .ok()
+        .and_then(|v| to_text(&v).map(|t| String::from_utf8_lossy(&t).to_ascii_uppercase()))
+        .is_some_and(|m| m.contains(flag))
+}
+
+/// MariaDB's `max_error_count`: the most warnings one statement keeps.
+pub const MAX_WARNINGS: usize = 64;
+
+fn expr_warning(code: u16, message: &'static str) {
+    EXPR_WARNINGS.with(|w| {
+        let mut w = w.borrow_mut();
+        if w.len() < MAX_WARNINGS {
+            w.push((code, message));
+        }
+    });
+}
+
+/// The warnings expressions raised on this thread since the last call (and forgets them).
+pub fn take_warnings() -> Vec<(u16, &'static str)> {
+    EXPR_WARNINGS.with(|w| std::mem::take(&mut *w.borrow_mut()))
+}
+
+/// NULL with warning 1365 for a division by zero, or error 1365 while values are written
+/// (see `WrittenValues`).
 fn divided_by_zero() -> Result<Value, SqlError> {
     if WRITING_VALUES.with(std::cell::Cell::get) {
         Err(SqlError::new(1365, "22012", "Division by 0"))
     } else {
+        expr_warning(1365, "Division by 0");
         Ok(Value::Null)
     }
 }

@@ -279,6 +279,17 @@ fn alter_ok(warnings: usize) -> QueryResult {
     }
 }
 
+/// An OK announcing `n` warnings, also in its info line (`... Warnings: n`) when it has one.
+fn recount_warnings(res: &mut QueryResult, n: usize) {
+    if let QueryResult::Ok { warnings, info, .. } = res {
+        *warnings = n.min(usize::from(u16::MAX)) as u16;
+        if let Some(at) = info.rfind("Warnings: ") {
+            info.truncate(at);
+            info.push_str(&format!("Warnings: {n}"));
+        }
+    }
+}
+
 /// `res` (an OK) announcing `n` warnings.
 fn with_warnings(mut res: QueryResult, n: usize) -> QueryResult {
     if let QueryResult::Ok { warnings, .. } = &mut res {
@@ -666,6 +677,16 @@ impl Session {
         self.core.txn.is_some()
     }
 
+    /// The warnings (notes and errors too) the last statement raised, for the count its
+    /// result set ends with: 0 when it kept an earlier statement's list (SHOW WARNINGS, a
+    /// statement using no table that raised none).
+    pub fn warning_count(&self) -> u16 {
+        if !self.core.st.warnings_fresh {
+            return 0;
+        }
+        self.core.st.warnings.len().min(usize::from(u16::MAX)) as u16
+    }
+
     /// Connection closed: roll back an open transaction and unregister.
     pub fn end(&mut self) {
         if self.ended {
@@ -825,11 +846,31 @@ impl Core {
             self.st.warnings_fresh = true;
         }
         self.st.calc_found_rows = None;
+        // Warnings of expressions (a division by zero) start with the statement; planning
+        // (which evaluates nothing) may have left some of an earlier one.
+        crate::expr::take_warnings();
         let r = self.check_table_locks(plan).and_then(|()| match plan {
             Plan::Utility(u) => self.utility(u, params),
             Plan::Explain(inner) => Ok(show::explain(inner)),
             _ => self.dml(plan, params),
         });
+        let raised = crate::expr::statement_warnings(&self.st);
+        let mut r = r;
+        if !raised.is_empty() {
+            if keeps_warnings {
+                // A statement using no table starts a new list when it raises warnings.
+                self.st.warnings.clear();
+                self.st.warnings_fresh = true;
+            }
+            for (code, msg) in raised {
+                if self.st.warnings.len() < crate::expr::MAX_WARNINGS {
+                    self.st.warnings.push(Warning::warn(code, msg));
+                }
+            }
+            if let Ok(res) = &mut r {
+                recount_warnings(res, self.st.warnings.len());
+            }
+        }
         // What ROW_COUNT() and FOUND_ROWS() of the next statement see, as MariaDB: the rows
         // a write changed (0 for other statements), -1 after a result set (SELECT, SHOW) or
         // an error; the rows the last result set had.
@@ -1703,17 +1744,12 @@ impl Core {
                 }
                 let mut r = self.utility(then, params)?;
                 // The inner statement counted its own warnings only.
-                let n = self.st.warnings.len();
-                if let QueryResult::Ok { warnings, info, .. } = &mut r {
-                    *warnings = n.min(usize::from(u16::MAX)) as u16;
-                    match info.rfind("Warnings: ") {
-                        Some(at) => {
-                            info.truncate(at);
-                            info.push_str(&format!("Warnings: {n}"));
-                        }
-                        None => *info = format!("Records: 0  Duplicates: 0  Warnings: {n}"),
+                if let QueryResult::Ok { info, .. } = &mut r {
+                    if !info.contains("Warnings: ") {
+                        *info = "Records: 0  Duplicates: 0  Warnings: 0".into();
                     }
                 }
+                recount_warnings(&mut r, self.st.warnings.len());
                 Ok(r)
             }
             Utility::AlterNoop { db, table } => {

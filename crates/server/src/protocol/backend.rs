@@ -38,6 +38,10 @@ pub trait Backend {
     fn status_flags(&self) -> u16 {
         status::AUTOCOMMIT
     }
+    /// Warnings the last statement raised (the count a result set's end carries).
+    fn warning_count(&self) -> u16 {
+        0
+    }
 }
 
 /// How a user's password is checked.

@@ -195,6 +195,7 @@ pub fn write_result_set<W: Write>(
     rows: &[Vec<Value>],
     client_caps: u32,
     status: u16,
+    warnings: u16,
 ) -> io::Result<()> {
     write_columns(w, columns, client_caps, status)?;
     for row in rows {
@@ -204,7 +205,7 @@ pub fn write_result_set<W: Write>(
             }
         })?;
     }
-    w.packet(|b| response::end_of_rows(b, client_caps, status, 0))
+    w.packet(|b| response::end_of_rows(b, client_caps, status, warnings))
 }
 
 #[cfg(test)]
