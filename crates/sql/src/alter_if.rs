@@ -3,8 +3,9 @@
 //! `DROP COLUMN | INDEX | KEY | FOREIGN KEY | CONSTRAINT IF EXISTS`, `MODIFY | CHANGE COLUMN
 //! IF EXISTS`. `parse` cuts the words and marks the statement (`parse::ALTER_IF_MARK`);
 //! here the clauses whose condition fails against the table's definition are left out, each
-//! with MariaDB's note, taking the statement's earlier clauses into account
-//! (`ADD COLUMN IF NOT EXISTS c ..., ADD COLUMN IF NOT EXISTS c ...` adds one).
+//! with MariaDB's note. As MariaDB, the conditions look at the table as it was before the
+//! statement, and at the columns its earlier clauses add (`ADD COLUMN IF NOT EXISTS c ...,
+//! ADD COLUMN IF NOT EXISTS c ...` adds one).
 //! Owns: deciding which clauses go. Must never: change a clause it keeps (other than setting
 //! a DROP CONSTRAINT's own IF EXISTS), or read rows.
 
@@ -31,9 +32,14 @@ fn marked(at: &ast::AlterTable) -> Option<Vec<(usize, bool)>> {
     )
 }
 
-/// Names in the table as the statement's clauses change them.
+/// The table's names before the statement, which the conditions are checked against (as
+/// MariaDB: `DROP COLUMN c, ADD COLUMN IF NOT EXISTS c ...` keeps `c` dropped, with a note),
+/// and the columns the statement's earlier clauses add or drop (a second `ADD COLUMN IF NOT
+/// EXISTS` or `DROP COLUMN IF EXISTS` of one name is left out).
 struct Names {
     columns: Vec<String>,
+    added_columns: Vec<String>,
+    dropped_columns: Vec<String>,
     indexes: Vec<String>,
     foreign_keys: Vec<String>,
     primary: bool,
@@ -43,43 +49,15 @@ impl Names {
     fn has(list: &[String], name: &str) -> bool {
         list.iter().any(|n| n.eq_ignore_ascii_case(name))
     }
-    fn remove(list: &mut Vec<String>, name: &str) {
-        list.retain(|n| !n.eq_ignore_ascii_case(name));
-    }
-    /// Applies a clause that stays.
+    /// Notes a clause that stays.
     fn apply(&mut self, op: &Op) {
         match op {
-            Op::AddColumn { column_def, .. } => self.columns.push(column_def.name.value.clone()),
-            Op::DropColumn { column_names, .. } => {
-                for c in column_names {
-                    Self::remove(&mut self.columns, &c.value);
-                }
+            Op::AddColumn { column_def, .. } => {
+                self.added_columns.push(column_def.name.value.clone())
             }
-            Op::ChangeColumn {
-                old_name, new_name, ..
-            } => {
-                Self::remove(&mut self.columns, &old_name.value);
-                self.columns.push(new_name.value.clone());
-            }
-            Op::RenameColumn {
-                old_column_name,
-                new_column_name,
-            } => {
-                Self::remove(&mut self.columns, &old_column_name.value);
-                self.columns.push(new_column_name.value.clone());
-            }
-            // Keys added by the statement do not count (as MariaDB: a second `ADD INDEX IF NOT
-            // EXISTS` of the same name is 1061); foreign keys do.
-            Op::AddConstraint { constraint, .. } => match constraint {
-                ast::TableConstraint::ForeignKey(fk) => self
-                    .foreign_keys
-                    .extend(fk.name.as_ref().map(|n| n.value.clone())),
-                ast::TableConstraint::PrimaryKey(_) => self.primary = true,
-                _ => {}
-            },
-            Op::DropIndex { name } => Self::remove(&mut self.indexes, &name.value),
-            Op::DropForeignKey { name, .. } => Self::remove(&mut self.foreign_keys, &name.value),
-            Op::DropPrimaryKey { .. } => self.primary = false,
+            Op::DropColumn { column_names, .. } => self
+                .dropped_columns
+                .extend(column_names.iter().map(|c| c.value.clone())),
             _ => {}
         }
     }
@@ -96,7 +74,8 @@ impl Names {
         if if_not_exists {
             return match op {
                 Op::AddColumn { column_def, .. }
-                    if Self::has(&self.columns, &column_def.name.value) =>
+                    if Self::has(&self.columns, &column_def.name.value)
+                        || Self::has(&self.added_columns, &column_def.name.value) =>
                 {
                     Some((
                         1060,
@@ -126,7 +105,10 @@ impl Names {
         match op {
             Op::DropColumn { column_names, .. } => column_names
                 .iter()
-                .find(|c| !Self::has(&self.columns, &c.value))
+                .find(|c| {
+                    !Self::has(&self.columns, &c.value)
+                        || Self::has(&self.dropped_columns, &c.value)
+                })
                 .map(|c| cant_drop("COLUMN", &c.value)),
             Op::DropIndex { name } if !Self::has(&self.indexes, &name.value) => {
                 Some(cant_drop("INDEX", &name.value))
@@ -155,6 +137,8 @@ pub fn resolve(
     };
     let mut names = Names {
         columns: def.columns.iter().map(|c| c.name.clone()).collect(),
+        added_columns: Vec::new(),
+        dropped_columns: Vec::new(),
         indexes: def.indexes.iter().map(|i| i.name.clone()).collect(),
         foreign_keys: def.foreign_keys.iter().map(|f| f.name.clone()).collect(),
         primary: !def.primary_key.is_empty(),

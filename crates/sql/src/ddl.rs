@@ -994,7 +994,7 @@ pub(crate) fn quote_ident(s: &str) -> String {
 }
 
 /// A string literal as SHOW CREATE TABLE prints a default: `'` doubled, and backslash, NUL,
-/// newline, carriage return and Ctrl-Z as backslash escapes (MariaDB's).
+/// newline and carriage return as backslash escapes (MariaDB's).
 fn quote_str(b: &[u8]) -> String {
     let mut out = Vec::with_capacity(b.len() + 2);
     out.push(b'\'');
@@ -1005,7 +1005,6 @@ fn quote_str(b: &[u8]) -> String {
             0 => out.extend_from_slice(b"\\0"),
             b'\n' => out.extend_from_slice(b"\\n"),
             b'\r' => out.extend_from_slice(b"\\r"),
-            0x1a => out.extend_from_slice(b"\\Z"),
             c => out.push(c),
         }
     }

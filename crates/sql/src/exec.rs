@@ -1909,10 +1909,15 @@ fn lock_write_target(
         &mut txn.borrow_mut(),
         cx,
     )?;
-    match (locked, filter) {
+    // The WHERE was evaluated on this row once already (finding it): its re-check under the
+    // lock raises no warnings a second time.
+    let raised = crate::expr::warnings_len();
+    let r = match (locked, filter) {
         (Some(row), Some(f)) if !f.matches(&row, cx)? => Ok(None),
         (locked, _) => Ok(locked),
-    }
+    };
+    crate::expr::truncate_warnings(raised);
+    r
 }
 
 /// ON UPDATE CURRENT_TIMESTAMP: the columns with it that the statement did not assign take

@@ -1167,6 +1167,17 @@ fn expr_warning(code: u16, message: &'static str) {
     });
 }
 
+/// How many warnings expressions raised on this thread so far (see `truncate_warnings`).
+pub fn warnings_len() -> usize {
+    EXPR_WARNINGS.with(|w| w.borrow().len())
+}
+
+/// Forgets the expression warnings raised after the first `n` (an evaluation repeated for
+/// the same row).
+pub fn truncate_warnings(n: usize) {
+    EXPR_WARNINGS.with(|w| w.borrow_mut().truncate(n));
+}
+
 /// The warnings expressions raised on this thread since the last call (and forgets them).
 pub fn take_warnings() -> Vec<(u16, &'static str)> {
     EXPR_WARNINGS.with(|w| std::mem::take(&mut *w.borrow_mut()))

@@ -1498,6 +1498,15 @@ pub fn build(stmt: &ast::Statement, cx: &PlanCx) -> Result<Plan, SqlError> {
                 Some(
                     ast::CreateTableLikeKind::Plain(l) | ast::CreateTableLikeKind::Parenthesized(l),
                 ) if ct.columns.is_empty() && ct.query.is_none() => {
+                    // `CREATE OR REPLACE TABLE t LIKE t` would drop its own source (1066,
+                    // as MariaDB).
+                    if ct.or_replace && cx.qualify(&l.name)? == (db.clone(), name.clone()) {
+                        return Err(SqlError::new(
+                            1066,
+                            "42000",
+                            format!("Not unique table/alias: '{name}'"),
+                        ));
+                    }
                     let src = cx.table(&l.name)?;
                     let mut def = src.def.clone();
                     def.name = name;

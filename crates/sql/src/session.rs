@@ -1731,11 +1731,17 @@ impl Core {
                             info: String::new(),
                         })
                     }
-                    _ => Err(SqlError::new(
-                        1172,
-                        "42000",
-                        "Result consisted of more than one row",
-                    )),
+                    [first, ..] => {
+                        // The first row is assigned before the error, as MariaDB does.
+                        for (name, v) in vars.iter().zip(first) {
+                            self.st.user_vars.insert(name.clone(), v.clone());
+                        }
+                        Err(SqlError::new(
+                            1172,
+                            "42000",
+                            "Result consisted of more than one row",
+                        ))
+                    }
                 }
             }
             Utility::Noted { notes, then } => {
