@@ -9,7 +9,6 @@
 //! Owns: deciding which clauses go. Must never: change a clause it keeps (other than setting
 //! a DROP CONSTRAINT's own IF EXISTS), or read rows.
 
-use crate::result::SqlError;
 use sqlparser::ast;
 use sqlparser::ast::AlterTableOperation as Op;
 use tierdb_engine::TableDef;
@@ -128,13 +127,8 @@ impl Names {
 
 /// `at` without the clauses its `IF [NOT] EXISTS` conditions leave out (and without the
 /// mark), and their notes in clause order; None when `at` has no such clause.
-pub fn resolve(
-    at: &ast::AlterTable,
-    def: &TableDef,
-) -> Result<Option<(ast::AlterTable, Notes)>, SqlError> {
-    let Some(marks) = marked(at) else {
-        return Ok(None);
-    };
+pub fn resolve(at: &ast::AlterTable, def: &TableDef) -> Option<(ast::AlterTable, Notes)> {
+    let marks = marked(at)?;
     let mut names = Names {
         columns: def.columns.iter().map(|c| c.name.clone()).collect(),
         added_columns: Vec::new(),
@@ -169,5 +163,5 @@ pub fn resolve(
     let mut out = at.clone();
     out.operations = kept;
     out.on_cluster = None;
-    Ok(Some((out, notes)))
+    Some((out, notes))
 }

@@ -417,7 +417,6 @@ fn bind_predicates_tighter(stmt: &mut Statement) {
 /// parentheses) and `TRIM(LEADING | TRAILING | BOTH FROM s)` without a string to remove
 /// (a space, which it means).
 fn null_pattern_and_bare_trim(tokens: &mut Vec<sqlparser::tokenizer::TokenWithSpan>) {
-    let is_word = |t: &Token, w: &str| matches!(t, Token::Word(x) if x.quote_style.is_none() && x.value.eq_ignore_ascii_case(w));
     let idx = meaningful(tokens);
     // Insert from the end so earlier positions stay valid.
     for k in (0..idx.len().saturating_sub(1)).rev() {
@@ -451,7 +450,6 @@ fn null_pattern_and_bare_trim(tokens: &mut Vec<sqlparser::tokenizer::TokenWithSp
 /// `CAST(x AS CHAR CHARSET utf8mb3)` / `CHARACTER SET ...` in a CAST (text is utf8mb4 here;
 /// the character set is dropped).
 fn mariadb_view_spellings(tokens: &mut Vec<sqlparser::tokenizer::TokenWithSpan>) {
-    let is_word = |t: &Token, w: &str| matches!(t, Token::Word(x) if x.quote_style.is_none() && x.value.eq_ignore_ascii_case(w));
     let next_meaningful = |tokens: &[sqlparser::tokenizer::TokenWithSpan], i: usize| {
         tokens[i + 1..]
             .iter()
@@ -629,10 +627,7 @@ fn show_table_status_pattern(tokens: &mut [sqlparser::tokenizer::TokenWithSpan])
 /// DEFAULT` (sqlparser knows no KEYS toggle; both are no-ops here, as in InnoDB).
 fn keys_toggle_as_noop(tokens: &mut Vec<sqlparser::tokenizer::TokenWithSpan>) {
     let words = meaningful(tokens);
-    let word = |i: usize, w: &str| match &tokens[i].token {
-        Token::Word(x) => x.quote_style.is_none() && x.value.eq_ignore_ascii_case(w),
-        _ => false,
-    };
+    let word = |i: usize, w: &str| is_word(&tokens[i].token, w);
     let n = words.len();
     if n < 5
         || !word(words[0], "ALTER")
@@ -907,6 +902,7 @@ fn null_alter_as_rebuild(tokens: &mut Vec<sqlparser::tokenizer::TokenWithSpan>) 
     }
 }
 
+/// `t` is the unquoted word `w` (any case).
 fn is_word(t: &Token, w: &str) -> bool {
     matches!(t, Token::Word(x) if x.quote_style.is_none() && x.value.eq_ignore_ascii_case(w))
 }
@@ -1121,7 +1117,6 @@ fn write_modifiers(tokens: &mut Vec<sqlparser::tokenizer::TokenWithSpan>) -> boo
 /// `UPDATE a, b SET ...` (MySQL's multi-table UPDATE over a comma list, which sqlparser does
 /// not take): each top-level comma before SET becomes `CROSS JOIN`, the same join.
 fn update_comma_joins(tokens: &mut Vec<sqlparser::tokenizer::TokenWithSpan>) {
-    let is_word = |t: &Token, w: &str| matches!(t, Token::Word(x) if x.quote_style.is_none() && x.value.eq_ignore_ascii_case(w));
     let mut meaningful = tokens
         .iter()
         .enumerate()

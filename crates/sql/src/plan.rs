@@ -1747,7 +1747,7 @@ fn alter_table(at: &ast::AlterTable, cx: &PlanCx) -> Result<Plan, SqlError> {
     let (db, table) = cx.qualify_table(&at.name)?;
     if at.on_cluster.is_some() {
         let t = cx.table(&at.name)?;
-        if let Some((rest, notes)) = crate::alter_if::resolve(at, &t.def)? {
+        if let Some((rest, notes)) = crate::alter_if::resolve(at, &t.def) {
             let plan = alter_table(&rest, cx)?;
             return Ok(match plan {
                 Plan::Utility(then) if !notes.is_empty() => util(Utility::Noted { notes, then }),

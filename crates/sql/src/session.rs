@@ -290,14 +290,6 @@ fn recount_warnings(res: &mut QueryResult, n: usize) {
     }
 }
 
-/// `res` (an OK) announcing `n` warnings.
-fn with_warnings(mut res: QueryResult, n: usize) -> QueryResult {
-    if let QueryResult::Ok { warnings, .. } = &mut res {
-        *warnings = n.min(usize::from(u16::MAX)) as u16;
-    }
-    res
-}
-
 fn ok(affected: u64, last_insert_id: u64, info: String) -> QueryResult {
     QueryResult::Ok {
         affected_rows: affected,
@@ -2514,17 +2506,12 @@ fn run_dml(plan: &Plan, txn: &mut Txn, cx: &EvalCx) -> Result<DmlOutcome, SqlErr
                 warnings,
             } = exec::run_insert(p, txn, cx)?;
             let info = if p.rows.len() > 1 || p.select.is_some() {
-                format!(
-                    "Records: {records}  Duplicates: {duplicates}  Warnings: {}",
-                    warnings.len()
-                )
+                format!("Records: {records}  Duplicates: {duplicates}  Warnings: 0")
             } else {
                 String::new()
             };
-            let res = with_warnings(
-                ok(affected, first_auto_id.unwrap_or(0).max(0) as u64, info),
-                warnings.len(),
-            );
+            let mut res = ok(affected, first_auto_id.unwrap_or(0).max(0) as u64, info);
+            recount_warnings(&mut res, warnings.len());
             Ok((res, first_auto_id, warnings, None))
         }
         Plan::Update(p) => {
@@ -2534,22 +2521,20 @@ fn run_dml(plan: &Plan, txn: &mut Txn, cx: &EvalCx) -> Result<DmlOutcome, SqlErr
                 warnings,
                 ..
             } = exec::run_update(p, txn, cx)?;
-            let n = warnings.len();
-            let res = with_warnings(
-                ok(
-                    affected,
-                    0,
-                    format!("Rows matched: {matched}  Changed: {affected}  Warnings: {n}"),
-                ),
-                n,
+            let mut res = ok(
+                affected,
+                0,
+                format!("Rows matched: {matched}  Changed: {affected}  Warnings: 0"),
             );
+            recount_warnings(&mut res, warnings.len());
             Ok((res, None, warnings, None))
         }
         Plan::Delete(p) => {
             let WriteResult {
                 affected, warnings, ..
             } = exec::run_delete(p, txn, cx)?;
-            let res = with_warnings(ok(affected, 0, String::new()), warnings.len());
+            let mut res = ok(affected, 0, String::new());
+            recount_warnings(&mut res, warnings.len());
             Ok((res, None, warnings, None))
         }
         _ => Err(SqlError::syntax("internal: not a DML plan")),

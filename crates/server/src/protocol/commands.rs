@@ -135,25 +135,12 @@ impl<S: Service, R: Read, W: Write> Connection<'_, S, R, W> {
             Ok(QueryResult::Rows { columns, .. }) if columns.is_empty() => self.reply_ok(0, 0),
             Ok(QueryResult::Rows { columns, rows }) => {
                 let warnings = self.backend.as_ref().map_or(0, |b| b.warning_count());
-                if binary_rows {
-                    binary::write_result_set(
-                        &mut self.writer,
-                        &columns,
-                        &rows,
-                        caps,
-                        status,
-                        warnings,
-                    )
+                let write = if binary_rows {
+                    binary::write_result_set
                 } else {
-                    text::write_result_set(
-                        &mut self.writer,
-                        &columns,
-                        &rows,
-                        caps,
-                        status,
-                        warnings,
-                    )
-                }
+                    text::write_result_set
+                };
+                write(&mut self.writer, &columns, &rows, caps, status, warnings)
             }
         }
     }
