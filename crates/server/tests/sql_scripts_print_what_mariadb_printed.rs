@@ -617,6 +617,19 @@ fn select_into_variables_print_what_mariadb_printed() {
     prints_what_mariadb_printed("select_into_variables");
 }
 
+/// `lenient_values.sql`: values that do not fit their column under `sql_mode = ''` and
+/// under IGNORE are clamped or cut with MariaDB's warnings (1264, 1265, 1366, 1048, 1364
+/// once per statement) in INSERT, multi-row INSERT, INSERT ... SELECT, UPDATE, REPLACE, ON
+/// DUPLICATE KEY UPDATE and CREATE TABLE ... SELECT; the same values are errors in strict
+/// mode, and harmless losses (decimal rounding, trailing spaces, a dropped time) are notes
+/// in both; a one-row INSERT of NULL into NOT NULL fails even outside strict mode; 100
+/// warnings are counted with 64 listed; SHOW COUNT(*) WARNINGS, SHOW WARNINGS LIMIT; FLOAT
+/// columns print six significant digits.
+#[test]
+fn lenient_values_print_what_mariadb_printed() {
+    prints_what_mariadb_printed("lenient_values");
+}
+
 /// `with_rollup.sql`: GROUP BY ... WITH ROLLUP over one and two columns (case-insensitive
 /// groups, NULL keys), with HAVING, LIMIT, DISTINCT, GROUP_CONCAT, positions and a derived
 /// table; no rows give no totals; ORDER BY with it is 1221.

@@ -9,7 +9,7 @@
 use crate::result::SqlError;
 use std::borrow::Cow;
 use std::cmp::Ordering;
-use tierdb_engine::{Collation, ColumnDef, ColumnType, Value};
+use tierdb_engine::{Collation, ColumnDef, Value};
 
 /// -2^63 and 2^63 as doubles: the integer range an f64 must lie in to convert to i64.
 pub const I64_MIN_F: f64 = i64::MIN as f64;
@@ -19,6 +19,15 @@ pub const I64_END_F: f64 = -(i64::MIN as f64);
 /// (leading spaces, sign, digits, fraction, exponent). Returns the number and whether the
 /// whole string (ignoring surrounding spaces) was a valid number.
 pub fn parse_number(b: &[u8]) -> (f64, bool) {
+    match scan_number(b) {
+        None => (0.0, false),
+        Some((v, end)) => (v, b[end..].iter().all(u8::is_ascii_whitespace)),
+    }
+}
+
+/// The numeric prefix of `b` (see `parse_number`): its value and where it ends; `None` when
+/// `b` starts with no number at all.
+pub fn scan_number(b: &[u8]) -> Option<(f64, usize)> {
     let mut i = 0;
     while i < b.len() && b[i].is_ascii_whitespace() {
         i += 1;
@@ -44,7 +53,7 @@ pub fn parse_number(b: &[u8]) -> (f64, bool) {
         }
     }
     if ndigits == 0 {
-        return (0.0, false);
+        return None;
     }
     let mut end = i;
     if i < b.len() && (b[i] == b'e' || b[i] == b'E') {
@@ -61,12 +70,7 @@ pub fn parse_number(b: &[u8]) -> (f64, bool) {
         }
     }
     let text = std::str::from_utf8(&b[start..end]).unwrap_or("0");
-    let v: f64 = text.parse().unwrap_or(0.0);
-    let mut k = end;
-    while k < b.len() && b[k].is_ascii_whitespace() {
-        k += 1;
-    }
-    (v, k == b.len())
+    Some((text.parse().unwrap_or(0.0), end))
 }
 
 /// Parses a whole string as an integer when it is one (no fraction, no exponent).
@@ -334,32 +338,6 @@ pub fn collation_of_bit(mask: u64, i: usize) -> Collation {
     }
 }
 
-fn quote_for_message(v: &Value) -> String {
-    match to_text(v) {
-        Some(t) => String::from_utf8_lossy(&t).into_owned(),
-        None => "NULL".into(),
-    }
-}
-
-fn out_of_range(col: &str, row: usize) -> SqlError {
-    SqlError::new(
-        1264,
-        "22003",
-        format!("Out of range value for column '{col}' at row {row}"),
-    )
-}
-
-fn incorrect(kind: &str, v: &Value, col: &str, row: usize) -> SqlError {
-    SqlError::new(
-        1366,
-        "22007",
-        format!(
-            "Incorrect {kind} value: '{}' for column '{col}' at row {row}",
-            quote_for_message(v)
-        ),
-    )
-}
-
 /// Integer range of an integer column.
 pub fn int_range(bytes: u8, unsigned: bool) -> (i64, i64) {
     let bits = u32::from(bytes.clamp(1, 8)) * 8;
@@ -376,8 +354,6 @@ pub fn int_range(bytes: u8, unsigned: bool) -> (i64, i64) {
     }
 }
 
-/// Converts `v` into the storage form of `col` (strict mode). `row` is 1-based, for messages.
-/// NULL is returned as NULL; the caller decides about NOT NULL and AUTO_INCREMENT.
 /// Characters of an ENUM's longest member (its display width).
 pub fn enum_width(members: &[String]) -> u32 {
     members
@@ -387,193 +363,39 @@ pub fn enum_width(members: &[String]) -> u32 {
         .unwrap_or(0)
 }
 
+/// Converts `v` into the storage form of `col` in strict mode, with no table named in
+/// messages and notes dropped (see `fit::fit` for writes). `row` is 1-based, for messages.
+/// NULL is returned as NULL; the caller decides about NOT NULL and AUTO_INCREMENT.
 pub fn coerce_to_column(v: Value, col: &ColumnDef, row: usize) -> Result<Value, SqlError> {
-    if v.is_null() {
-        return Ok(Value::Null);
-    }
-    match &col.ty {
-        ColumnType::Int { bytes, unsigned } => {
-            let i = match &v {
-                Value::Int(i) => *i,
-                Value::Double(d) => {
-                    let r = d.round();
-                    if !(I64_MIN_F..I64_END_F).contains(&r) {
-                        return Err(out_of_range(&col.name, row));
-                    }
-                    r as i64
-                }
-                Value::Bytes(b) => match parse_int_exact(b) {
-                    Some(i) => i,
-                    None => {
-                        let (d, whole) = parse_number(b);
-                        if !whole {
-                            return Err(incorrect("integer", &v, &col.name, row));
-                        }
-                        let r = d.round();
-                        if !(I64_MIN_F..I64_END_F).contains(&r) {
-                            return Err(out_of_range(&col.name, row));
-                        }
-                        r as i64
-                    }
-                },
-                Value::Null => return Ok(Value::Null),
-            };
-            let (lo, hi) = int_range(*bytes, *unsigned);
-            if i < lo || i > hi {
-                return Err(out_of_range(&col.name, row));
-            }
-            Ok(Value::Int(i))
-        }
-        ColumnType::Float | ColumnType::Double => {
-            let d = match &v {
-                Value::Bytes(b) => {
-                    let (d, whole) = parse_number(b);
-                    if !whole {
-                        return Err(incorrect("double", &v, &col.name, row));
-                    }
-                    d
-                }
-                other => to_f64(other).unwrap_or(0.0),
-            };
-            if !d.is_finite() {
-                return Err(out_of_range(&col.name, row));
-            }
-            if col.ty == ColumnType::Float {
-                if d.abs() > f64::from(f32::MAX) {
-                    return Err(out_of_range(&col.name, row));
-                }
-                Ok(Value::Double(f64::from(d as f32)))
-            } else {
-                Ok(Value::Double(d))
-            }
-        }
-        ColumnType::Decimal { precision, scale } => {
-            let text = match &v {
-                Value::Int(i) => i.to_string(),
-                Value::Double(d) => format!("{:.*}", usize::from(*scale), d),
-                Value::Bytes(b) => {
-                    let s = String::from_utf8_lossy(b).trim().to_string();
-                    if s.contains(['e', 'E']) {
-                        let (d, whole) = parse_number(b);
-                        if !whole {
-                            return Err(incorrect("decimal", &v, &col.name, row));
-                        }
-                        format!("{:.*}", usize::from(*scale), d)
-                    } else {
-                        s
-                    }
-                }
-                Value::Null => return Ok(Value::Null),
-            };
-            match format_decimal(&text, *precision, *scale) {
-                DecimalResult::Ok(s) => Ok(Value::Bytes(s.into_bytes())),
-                DecimalResult::Invalid => Err(incorrect("decimal", &v, &col.name, row)),
-                DecimalResult::OutOfRange => Err(out_of_range(&col.name, row)),
-            }
-        }
-        ColumnType::Enum(members) => {
-            // A member by name (as the column's collation compares, trailing spaces
-            // ignored) or by number (1 = the first); anything else is 1265 in strict mode.
-            let truncated = || {
-                SqlError::new(
-                    1265,
-                    "01000",
-                    format!("Data truncated for column '{}' at row {row}", col.name),
-                )
-            };
-            let pick = match &v {
-                Value::Int(i) => usize::try_from(*i).ok().and_then(|i| i.checked_sub(1)),
-                Value::Double(d) if d.fract() == 0.0 && *d >= 1.0 => Some(*d as usize - 1),
-                Value::Double(_) => None,
-                Value::Bytes(b) => {
-                    let mut b = b.as_slice();
-                    while b.last() == Some(&b' ') {
-                        b = &b[..b.len() - 1];
-                    }
-                    members
-                        .iter()
-                        .position(|m| {
-                            sort_cmp_in(
-                                &Value::Bytes(m.as_bytes().to_vec()),
-                                &Value::Bytes(b.to_vec()),
-                                col.collation,
-                            )
-                            .is_eq()
-                        })
-                        // Not a member's name: a number in text picks by number ('2').
-                        .or_else(|| {
-                            std::str::from_utf8(b)
-                                .ok()
-                                .and_then(|t| t.trim().parse::<usize>().ok())
-                                .and_then(|i| i.checked_sub(1))
-                        })
-                }
-                Value::Null => return Ok(Value::Null),
-            };
-            match pick.and_then(|i| members.get(i)) {
-                Some(m) => Ok(Value::Bytes(m.clone().into_bytes())),
-                None => Err(truncated()),
-            }
-        }
-        ColumnType::Char(n) | ColumnType::VarChar(n) => {
-            let mut b = to_text(&v).map(|c| c.into_owned()).unwrap_or_default();
-            if matches!(col.ty, ColumnType::Char(_)) {
-                while b.last() == Some(&b' ') {
-                    b.pop();
-                }
-            }
-            let chars = match std::str::from_utf8(&b) {
-                Ok(s) => s.chars().count(),
-                Err(_) => b.len(),
-            };
-            if chars > *n as usize {
-                return Err(too_long(&col.name, row));
-            }
-            Ok(Value::Bytes(b))
-        }
-        ColumnType::Binary(n) | ColumnType::VarBinary(n) => {
-            let mut b = to_text(&v).map(|c| c.into_owned()).unwrap_or_default();
-            if b.len() > *n as usize {
-                return Err(too_long(&col.name, row));
-            }
-            if matches!(col.ty, ColumnType::Binary(_)) {
-                b.resize(*n as usize, 0);
-            }
-            Ok(Value::Bytes(b))
-        }
-        ColumnType::Text(s) | ColumnType::Blob(s) => {
-            let b = to_text(&v).map(|c| c.into_owned()).unwrap_or_default();
-            if b.len() as u64 > s.max_bytes() {
-                return Err(too_long(&col.name, row));
-            }
-            Ok(Value::Bytes(b))
-        }
-        ColumnType::Date => parse_datetime(&v, false)
-            .map(Value::Bytes)
-            .ok_or_else(|| incorrect_datetime("date", &v, &col.name, row)),
-        ColumnType::DateTime | ColumnType::Timestamp => parse_datetime(&v, true)
-            .map(Value::Bytes)
-            .ok_or_else(|| incorrect_datetime("datetime", &v, &col.name, row)),
-    }
+    let mut notes = crate::result::Raised::default();
+    crate::fit::fit(v, col, &crate::fit::Dest::strict(row), &mut notes)
 }
 
-fn too_long(col: &str, row: usize) -> SqlError {
-    SqlError::new(
-        1406,
-        "22001",
-        format!("Data too long for column '{col}' at row {row}"),
-    )
-}
-
-fn incorrect_datetime(kind: &str, v: &Value, col: &str, row: usize) -> SqlError {
-    SqlError::new(
-        1292,
-        "22007",
-        format!(
-            "Incorrect {kind} value: '{}' for column '{col}' at row {row}",
-            quote_for_message(v)
-        ),
-    )
+/// The member of ENUM column `col` that `v` names: by name (as the column's collation
+/// compares, trailing spaces ignored) or by number (1 = the first, also as text).
+pub fn enum_member<'m>(v: &Value, members: &'m [String], col: &ColumnDef) -> Option<&'m String> {
+    let pick = match v {
+        Value::Int(i) => usize::try_from(*i).ok().and_then(|i| i.checked_sub(1)),
+        Value::Double(d) if d.fract() == 0.0 && *d >= 1.0 => Some(*d as usize - 1),
+        Value::Double(_) | Value::Null => None,
+        Value::Bytes(b) => {
+            let mut b = b.as_slice();
+            while b.last() == Some(&b' ') {
+                b = &b[..b.len() - 1];
+            }
+            members
+                .iter()
+                .position(|m| col.collation.cmp(m.as_bytes(), b).is_eq())
+                // Not a member's name: a number in text picks by number ('2').
+                .or_else(|| {
+                    std::str::from_utf8(b)
+                        .ok()
+                        .and_then(|t| t.trim().parse::<usize>().ok())
+                        .and_then(|i| i.checked_sub(1))
+                })
+        }
+    };
+    pick.and_then(|i| members.get(i))
 }
 
 pub enum DecimalResult {

@@ -23,11 +23,12 @@ use crate::coerce::{self, to_f64, to_i64, to_text, OrdRow};
 use crate::compile::{AggFunc, AggSpec, FrameBound, WinFunc, WindowSpec};
 use crate::ddl;
 use crate::expr::{EvalCx, Expr, SqlType, SubRef, SubqueryRunner};
+use crate::fit::{self, Dest};
 use crate::fk::{self, Fk};
 use crate::plan::{
     DeletePlan, InsertPlan, LockWait, OnDuplicate, SelectPlan, SetOp, Source, UpdatePlan,
 };
-use crate::result::{ColumnKind, SqlError, Warning};
+use crate::result::{ColumnKind, Raised, SqlError, Warning};
 use std::cell::RefCell;
 use std::cmp::Ordering;
 use std::collections::{BTreeMap, BTreeSet};
@@ -1456,22 +1457,52 @@ pub struct WriteResult {
     pub first_auto_id: Option<i64>,
     /// Rows whose key was taken (INSERT IGNORE, REPLACE, ON DUPLICATE KEY UPDATE).
     pub duplicates: u64,
-    /// Warnings for SHOW WARNINGS: (code, message).
-    pub warnings: Vec<Warning>,
+    /// Warnings for SHOW WARNINGS.
+    pub warnings: Raised,
 }
 
 fn not_null(col: &str) -> SqlError {
     SqlError::new(1048, "23000", format!("Column '{col}' cannot be null"))
 }
 
-/// Value `v` assigned to column `col` by an UPDATE's SET (row `row_no` of the statement):
-/// converted to the column's type, NULL only where the column takes it.
-fn assigned(col: &tierdb_engine::ColumnDef, v: Value, row_no: usize) -> Result<Value, SqlError> {
-    let v = coerce::coerce_to_column(v, col, row_no)?;
+/// Value `v` assigned to column `col` by an UPDATE's SET (row `dest.row` of the statement):
+/// fitted to the column's type, NULL only where the column takes it (a lenient write
+/// stores the type's implicit default instead, with warning 1048).
+fn assigned(
+    col: &tierdb_engine::ColumnDef,
+    v: Value,
+    dest: &Dest,
+    raised: &mut Raised,
+) -> Result<Value, SqlError> {
+    let v = fit::fit(v, col, dest, raised)?;
     if v.is_null() && !col.nullable {
-        return Err(not_null(&col.name));
+        return null_in_not_null(col, dest.lenient, raised);
     }
     Ok(v)
+}
+
+/// NULL written to NOT NULL column `col`: error 1048, or (`lenient`) warning 1048 and the
+/// type's implicit default (0, '', the zero date).
+fn null_in_not_null(
+    col: &tierdb_engine::ColumnDef,
+    lenient: bool,
+    raised: &mut Raised,
+) -> Result<Value, SqlError> {
+    if !lenient {
+        return Err(not_null(&col.name));
+    }
+    let e = not_null(&col.name);
+    raised.push(Warning::warn(e.code, e.message));
+    Ok(ddl::implicit_default(&col.ty))
+}
+
+/// Warning or error 1364: column `col` given no value has no default.
+fn no_default(col: &tierdb_engine::ColumnDef) -> SqlError {
+    SqlError::new(
+        1364,
+        "HY000",
+        format!("Field '{}' doesn't have a default value", col.name),
+    )
 }
 
 pub fn run_insert(plan: &InsertPlan, txn: &mut Txn, cx: &EvalCx) -> Result<WriteResult, SqlError> {
@@ -1480,13 +1511,15 @@ pub fn run_insert(plan: &InsertPlan, txn: &mut Txn, cx: &EvalCx) -> Result<Write
     let mut first_auto = None;
     let mut affected = 0;
     let mut duplicates = 0;
-    let mut warnings = Vec::new();
+    let mut warnings = Raised::default();
     // Rows IGNORE skipped for a failed CHECK constraint (not counted as records).
     let mut check_skipped = 0;
+    let ignore = matches!(plan.on_duplicate, OnDuplicate::Ignore);
+    let mode = crate::expr::write_mode(cx.env);
     // Division by zero in the values written is an error (unless IGNORE or the sql_mode
-    // says otherwise).
-    let strict =
-        !matches!(plan.on_duplicate, OnDuplicate::Ignore) && crate::expr::strict_division(cx.env);
+    // says otherwise); so is a value that does not fit its column.
+    let strict = !ignore && mode.division;
+    let lenient = ignore || !mode.strict;
     // INSERT ... SELECT reads every row first (also when it reads the table it fills).
     let selected = match &plan.select {
         Some(q) => {
@@ -1496,8 +1529,30 @@ pub fn run_insert(plan: &InsertPlan, txn: &mut Txn, cx: &EvalCx) -> Result<Write
         None => None,
     };
     let n_rows = selected.as_ref().map_or(plan.rows.len(), |r| r.len());
+    // NULL into a NOT NULL column fails a one-row INSERT ... VALUES even outside strict
+    // mode (not under IGNORE), as MariaDB.
+    let null_lenient = lenient && (ignore || plan.select.is_some() || n_rows > 1);
+    // The columns given no value that have no default: warned about once, first (an error
+    // before any value is looked at in strict mode).
+    if n_rows > 0 {
+        for (ci, col) in cols.iter().enumerate() {
+            if plan.col_map[ci].is_none() && ddl::column_default(col).is_none() {
+                let e = no_default(col);
+                if !lenient {
+                    return Err(e);
+                }
+                warnings.push(Warning::warn(e.code, e.message));
+            }
+        }
+    }
     let fk = Fk::of(cx);
     for ri in 0..n_rows {
+        let dest = Dest {
+            db: &t.db,
+            table: &t.def.name,
+            row: ri + 1,
+            lenient,
+        };
         let mut row: Row = Vec::with_capacity(cols.len());
         for (ci, col) in cols.iter().enumerate() {
             let given = match (plan.col_map[ci], &selected) {
@@ -1511,18 +1566,23 @@ pub fn run_insert(plan: &InsertPlan, txn: &mut Txn, cx: &EvalCx) -> Result<Write
                 },
                 (None, _) => None,
             };
-            let v = match given {
-                Some(v) => coerce::coerce_to_column(v, col, ri + 1)?,
-                None => ddl::column_default(col).ok_or_else(|| {
-                    SqlError::new(
-                        1364,
-                        "HY000",
-                        format!("Field '{}' doesn't have a default value", col.name),
-                    )
-                })?,
+            let mut v = match given {
+                Some(v) => fit::fit(v, col, &dest, &mut warnings)?,
+                None => match ddl::column_default(col) {
+                    Some(v) => v,
+                    None if lenient => {
+                        // An explicit DEFAULT (a column left out was warned about above).
+                        if plan.col_map[ci].is_some() {
+                            let e = no_default(col);
+                            warnings.push(Warning::warn(e.code, e.message));
+                        }
+                        ddl::implicit_default(&col.ty)
+                    }
+                    None => return Err(no_default(col)),
+                },
             };
             if v.is_null() && !col.nullable && !col.auto_increment {
-                return Err(not_null(&col.name));
+                v = null_in_not_null(col, null_lenient, &mut warnings)?;
             }
             row.push(v);
         }
@@ -1565,7 +1625,17 @@ pub fn run_insert(plan: &InsertPlan, txn: &mut Txn, cx: &EvalCx) -> Result<Write
                     warnings.push(Warning::warn(e.code, e.message));
                     continue;
                 }
-                match upsert(t, row, on_dup, txn, cx, &fk, &plan.checks)? {
+                match upsert(
+                    t,
+                    row,
+                    on_dup,
+                    txn,
+                    cx,
+                    &fk,
+                    &plan.checks,
+                    &dest,
+                    &mut warnings,
+                )? {
                     Upserted::Inserted { deleted } => {
                         affected += 1 + deleted;
                         duplicates += (deleted > 0) as u64;
@@ -1611,6 +1681,7 @@ enum Upserted {
 /// Inserts `row` under an IGNORE / REPLACE / ON DUPLICATE KEY UPDATE rule. Keys are checked
 /// as InnoDB does: the primary key first, then each unique index; the row holding a taken key
 /// is locked before it is updated or deleted.
+#[allow(clippy::too_many_arguments)]
 fn upsert(
     t: &Arc<Table>,
     row: Row,
@@ -1619,6 +1690,8 @@ fn upsert(
     cx: &EvalCx,
     fk: &Option<Fk>,
     checks: &Option<Box<crate::check::RowChecks>>,
+    dest: &Dest,
+    raised: &mut Raised,
 ) -> Result<Upserted, SqlError> {
     let mut deleted = 0;
     // Each round removes one holder (REPLACE) or ends; a holder gone meanwhile is retried.
@@ -1688,7 +1761,7 @@ fn upsert(
                     let _writing =
                         crate::expr::WrittenValues::begin(crate::expr::strict_division(cx.env));
                     let v = e.eval(&joined, cx)?.into_owned();
-                    joined[*ci] = assigned(col, v, 1)?;
+                    joined[*ci] = assigned(col, v, dest, raised)?;
                 }
                 joined.truncate(n);
                 joined.extend(holder[n..].iter().cloned());
@@ -1940,7 +2013,9 @@ pub fn run_update(plan: &UpdatePlan, txn: &mut Txn, cx: &EvalCx) -> Result<Write
     }
     let t = &plan.table;
     let limit = count_arg(&plan.limit, "LIMIT", cx)?;
-    let strict = !plan.ignore && crate::expr::strict_division(cx.env);
+    let mode = crate::expr::write_mode(cx.env);
+    let strict = !plan.ignore && mode.division;
+    let lenient = plan.ignore || !mode.strict;
     // A correlated subquery may read this table: every row is matched and its new values
     // computed before the first change (as MariaDB, which collects the rows first).
     let two_phase = plan.filter.as_ref().is_some_and(Expr::is_correlated)
@@ -1970,7 +2045,7 @@ pub fn run_update(plan: &UpdatePlan, txn: &mut Txn, cx: &EvalCx) -> Result<Write
         let targets = ordered_targets(t, &plan.access, &plan.filter, &plan.order, limit, txn, cx)?;
         let mut matched = 0;
         let mut changed = 0;
-        let mut warnings = Vec::new();
+        let mut warnings = Raised::default();
         let mut pending: Vec<(Row, Row)> = Vec::new();
         for (ri, seen) in targets.into_iter().enumerate() {
             let Some(old) = lock_write_target(t, plan.filter.as_ref(), &seen, txn, cx)? else {
@@ -1978,10 +2053,16 @@ pub fn run_update(plan: &UpdatePlan, txn: &mut Txn, cx: &EvalCx) -> Result<Write
             };
             matched += 1;
             let mut new = old.clone();
+            let dest = Dest {
+                db: &t.db,
+                table: &t.def.name,
+                row: ri + 1,
+                lenient,
+            };
             for (ci, e) in &plan.sets {
                 let _writing = crate::expr::WrittenValues::begin(strict);
                 let v = e.eval(&new, cx)?.into_owned();
-                new[*ci] = assigned(&t.def.columns[*ci], v, ri + 1)?;
+                new[*ci] = assigned(&t.def.columns[*ci], v, &dest, &mut warnings)?;
             }
             if new == old {
                 continue;
@@ -2033,7 +2114,7 @@ pub fn run_delete(plan: &DeletePlan, txn: &mut Txn, cx: &EvalCx) -> Result<Write
     // See `run_update`: with a correlated subquery every row is matched first.
     let two_phase = plan.filter.as_ref().is_some_and(Expr::is_correlated);
     let fk = Fk::of(cx);
-    let warnings = RefCell::new(Vec::new());
+    let warnings = RefCell::new(Raised::default());
     // The rows referencing it first (refused, deleted or set to NULL), then the row. Under
     // IGNORE a row whose children keep it stays, with what its foreign keys changed undone
     // and warning 1451.
@@ -2153,6 +2234,8 @@ fn run_multi(
     let fk = Fk::of(cx);
     let mut seen: BTreeSet<(usize, OrdRow)> = BTreeSet::new();
     let (mut matched, mut changed) = (0u64, 0u64);
+    let lenient = !delete && !crate::expr::write_mode(cx.env).strict;
+    let mut warnings = Raised::default();
     for row in &rows {
         for (ti, tg) in m.targets.iter().enumerate() {
             let t = &tg.table;
@@ -2175,13 +2258,19 @@ fn run_multi(
                 continue;
             }
             let mut new = old.clone();
+            let dest = Dest {
+                db: &t.db,
+                table: &t.def.name,
+                row: matched as usize,
+                lenient,
+            };
             for (ci, v) in &tg.sets {
                 let col = &t.def.columns[*ci];
                 let v = match v {
                     MultiValue::At(p) => row.get(*p).cloned().unwrap_or(Value::Null),
                     MultiValue::Const(v) => v.clone(),
                 };
-                new[*ci] = assigned(col, v, 1)?;
+                new[*ci] = assigned(col, v, &dest, &mut warnings)?;
             }
             if new == old {
                 continue;
@@ -2199,7 +2288,7 @@ fn run_multi(
         matched,
         first_auto_id: None,
         duplicates: 0,
-        warnings: Vec::new(),
+        warnings,
     })
 }
 

@@ -1108,18 +1108,36 @@ impl WrittenValues {
     }
 }
 
-/// Whether the session's sql_mode makes a division by zero in written values an error:
-/// ERROR_FOR_DIVISION_BY_ZERO with a strict mode (MariaDB's default).
-pub fn strict_division(env: &dyn Env) -> bool {
+/// What the session's sql_mode says about values written by INSERT / UPDATE.
+#[derive(Clone, Copy, Debug)]
+pub struct WriteMode {
+    /// STRICT_TRANS_TABLES, STRICT_ALL_TABLES or TRADITIONAL: a value that does not fit its
+    /// column is an error (otherwise it is clamped or cut with a warning; see `fit`).
+    pub strict: bool,
+    /// ERROR_FOR_DIVISION_BY_ZERO with a strict mode (MariaDB's default): a division by
+    /// zero in a written value is an error (see `WrittenValues`).
+    pub division: bool,
+}
+
+/// The session's `WriteMode` (one read of its sql_mode).
+pub fn write_mode(env: &dyn Env) -> WriteMode {
     let mode = env
         .sysvar("sql_mode", None)
         .ok()
         .and_then(|v| to_text(&v).map(|t| String::from_utf8_lossy(&t).to_ascii_uppercase()))
         .unwrap_or_default();
-    mode.contains("ERROR_FOR_DIVISION_BY_ZERO")
-        && (mode.contains("STRICT_TRANS_TABLES")
-            || mode.contains("STRICT_ALL_TABLES")
-            || mode.contains("TRADITIONAL"))
+    let strict = mode.contains("STRICT_TRANS_TABLES")
+        || mode.contains("STRICT_ALL_TABLES")
+        || mode.contains("TRADITIONAL");
+    WriteMode {
+        strict,
+        division: strict && mode.contains("ERROR_FOR_DIVISION_BY_ZERO"),
+    }
+}
+
+/// Whether the session's sql_mode makes a division by zero in written values an error.
+pub fn strict_division(env: &dyn Env) -> bool {
+    write_mode(env).division
 }
 
 impl Drop for WrittenValues {

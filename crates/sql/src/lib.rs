@@ -22,6 +22,7 @@ pub mod compile;
 pub mod ddl;
 pub mod exec;
 pub mod expr;
+pub mod fit;
 pub mod fk;
 pub mod funcs;
 pub mod infoschema;

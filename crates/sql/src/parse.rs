@@ -238,6 +238,40 @@ fn show_create_database(tokens: &[sqlparser::tokenizer::TokenWithSpan]) -> Optio
     Some(Statement::ShowVariable { variable })
 }
 
+/// `SHOW {WARNINGS | ERRORS} LIMIT [offset,] count` (or `LIMIT count OFFSET offset`), whose
+/// numbers sqlparser drops: handed on as the words `WARNINGS LIMIT offset count`.
+fn show_warnings_limit(tokens: &[sqlparser::tokenizer::TokenWithSpan]) -> Option<Statement> {
+    let toks: Vec<&Token> = tokens
+        .iter()
+        .map(|t| &t.token)
+        .filter(|t| !matches!(t, Token::Whitespace(_) | Token::SemiColon | Token::EOF))
+        .collect();
+    let kw = |i: usize, k: &str| matches!(toks.get(i), Some(Token::Word(w)) if w.quote_style.is_none() && w.value.eq_ignore_ascii_case(k));
+    if !(kw(0, "SHOW") && (kw(1, "WARNINGS") || kw(1, "ERRORS")) && kw(2, "LIMIT")) {
+        return None;
+    }
+    let num = |i: usize| match toks.get(i) {
+        Some(Token::Number(n, _)) => Some(n.clone()),
+        _ => None,
+    };
+    let (offset, count) = match toks.len() {
+        4 => ("0".to_string(), num(3)?),
+        6 if matches!(toks[4], Token::Comma) => (num(3)?, num(5)?),
+        6 if kw(4, "OFFSET") => (num(5)?, num(3)?),
+        _ => return None,
+    };
+    let Token::Word(what) = toks[1] else {
+        return None;
+    };
+    let variable = vec![
+        sqlparser::ast::Ident::new(what.value.to_ascii_uppercase()),
+        "LIMIT".into(),
+        sqlparser::ast::Ident::new(offset),
+        sqlparser::ast::Ident::new(count),
+    ];
+    Some(Statement::ShowVariable { variable })
+}
+
 /// `SHOW GRANTS [FOR CURRENT_USER[()] | FOR user[@host]]`, which sqlparser does not parse:
 /// handed on as the words `GRANTS` or `GRANTS FOR user host` of a `SHOW`.
 fn show_grants(tokens: &[sqlparser::tokenizer::TokenWithSpan]) -> Option<Statement> {
@@ -1224,7 +1258,10 @@ pub fn parse(sql: &str) -> Result<Parsed, SqlError> {
     mariadb_comments(&dialect, &mut tokens)?;
     let snapshot = consistent_snapshot(&mut tokens);
     let tx_scope = set_transaction_scope(&tokens);
-    if let Some(stmt) = show_create_database(&tokens).or_else(|| show_grants(&tokens)) {
+    if let Some(stmt) = show_create_database(&tokens)
+        .or_else(|| show_grants(&tokens))
+        .or_else(|| show_warnings_limit(&tokens))
+    {
         return Ok(Parsed {
             stmt,
             placeholders: Vec::new(),

@@ -857,8 +857,18 @@ pub enum Utility {
     ShowProcessList {
         full: bool,
     },
-    ShowWarnings,
-    ShowErrors,
+    /// `SHOW WARNINGS [LIMIT [offset,] count]`: (offset, count) of the list.
+    ShowWarnings {
+        limit: Option<(usize, usize)>,
+    },
+    /// `SHOW ERRORS [LIMIT ...]`.
+    ShowErrors {
+        limit: Option<(usize, usize)>,
+    },
+    /// `SHOW COUNT(*) WARNINGS` (false) / `SHOW COUNT(*) ERRORS` (true).
+    ShowWarningCount {
+        errors: bool,
+    },
     ShowEngines,
     /// `SHOW GRANTS [FOR user@host]` (None: the current account).
     ShowGrants {
@@ -2074,6 +2084,23 @@ fn stmt_filter(f: &Option<ast::ShowStatementFilter>) -> ShowFilter {
     }
 }
 
+/// The `LIMIT [offset,] count` of SHOW WARNINGS / ERRORS, as (offset, count).
+fn show_limit(words: &[&str]) -> Result<Option<(usize, usize)>, SqlError> {
+    let num = |t: &str| {
+        t.parse::<usize>()
+            .map_err(|_| SqlError::syntax(format!("a number was expected near '{t}'")))
+    };
+    // `parse::show_warnings_limit` hands the numbers on as (offset, count).
+    match words {
+        [] => Ok(None),
+        ["LIMIT", o, n] => Ok(Some((num(o)?, num(n)?))),
+        _ => Err(SqlError::syntax(format!(
+            "You have an error in your SQL syntax near '{}'",
+            words.join(" ")
+        ))),
+    }
+}
+
 /// SHOW forms sqlparser does not model (`SHOW INDEX FROM t`, `SHOW WARNINGS`, ...).
 fn show_words(words: &[ast::Ident], cx: &PlanCx) -> Result<Plan, SqlError> {
     let w: Vec<String> = words.iter().map(|i| i.value.to_ascii_uppercase()).collect();
@@ -2104,8 +2131,14 @@ fn show_words(words: &[ast::Ident], cx: &PlanCx) -> Result<Plan, SqlError> {
     };
     let ws: Vec<&str> = w.iter().map(|s| s.as_str()).collect();
     Ok(util(match ws.as_slice() {
-        ["WARNINGS", ..] => Utility::ShowWarnings,
-        ["ERRORS", ..] => Utility::ShowErrors,
+        ["WARNINGS", rest @ ..] => Utility::ShowWarnings {
+            limit: show_limit(rest)?,
+        },
+        ["ERRORS", rest @ ..] => Utility::ShowErrors {
+            limit: show_limit(rest)?,
+        },
+        ["COUNT", "WARNINGS"] => Utility::ShowWarningCount { errors: false },
+        ["COUNT", "ERRORS"] => Utility::ShowWarningCount { errors: true },
         ["ENGINES"] | ["STORAGE", "ENGINES"] => Utility::ShowEngines,
         ["GRANTS"] => Utility::ShowGrants { account: None },
         ["GRANTS", "FOR", _, _] => Utility::ShowGrants {

@@ -111,6 +111,29 @@ impl Warning {
     }
 }
 
+/// The warnings a statement raised: the first `MAX_WARNINGS` (MariaDB's `max_error_count`)
+/// listed for SHOW WARNINGS, the rest only counted (as the OK packet and `@@warning_count`
+/// count them all).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Raised {
+    pub listed: Vec<Warning>,
+    pub unlisted: usize,
+}
+
+impl Raised {
+    pub fn push(&mut self, w: Warning) {
+        if self.listed.len() < crate::expr::MAX_WARNINGS {
+            self.listed.push(w);
+        } else {
+            self.unlisted += 1;
+        }
+    }
+    /// Every warning raised, listed or not.
+    pub fn count(&self) -> usize {
+        self.listed.len() + self.unlisted
+    }
+}
+
 #[derive(Clone, Debug, PartialEq)]
 pub enum QueryResult {
     /// OK packet.

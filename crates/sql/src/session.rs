@@ -18,7 +18,7 @@ use crate::exec::{self, WriteResult};
 use crate::expr::{Env, EvalCx};
 use crate::parse::{parse, Parsed};
 use crate::plan::{self, no_db, IsolationScope, Plan, PlanCx, SetItem, SetTarget, Utility};
-use crate::result::{Column, PreparedInfo, QueryResult, SqlError, Warning};
+use crate::result::{Column, PreparedInfo, QueryResult, Raised, SqlError, Warning};
 use crate::shared::{ConnInfo, Shared};
 use crate::show;
 use crate::status::Counter;
@@ -49,6 +49,8 @@ pub(crate) struct SessionState {
     calc_found_rows: Option<u64>,
     /// Warnings of the last statement that used a table (SHOW WARNINGS): (code, message).
     warnings: Vec<Warning>,
+    /// Warnings that statement raised beyond the `MAX_WARNINGS` listed (counted only).
+    unlisted_warnings: usize,
     /// `SET TRANSACTION ISOLATION LEVEL` for the next transaction only (cleared when it ends).
     next_isolation: Option<String>,
     /// The session's TEMPORARY tables (dropped when it ends).
@@ -63,10 +65,26 @@ impl SessionState {
     /// raised first (only the error when it failed before running, e.g. a syntax error).
     fn note_error(&mut self, e: &SqlError) {
         if !self.warnings_fresh {
-            self.warnings.clear();
+            self.clear_warnings();
         }
         self.warnings
             .push(Warning::error(e.code, e.message.clone()));
+    }
+
+    fn clear_warnings(&mut self) {
+        self.warnings.clear();
+        self.unlisted_warnings = 0;
+    }
+
+    /// The warnings of a write (listed and counted).
+    fn set_warnings(&mut self, raised: Raised) {
+        self.warnings = raised.listed;
+        self.unlisted_warnings = raised.unlisted;
+    }
+
+    /// Every warning of the last statement, listed or not (`@@warning_count`).
+    fn warning_total(&self) -> usize {
+        self.warnings.len() + self.unlisted_warnings
     }
 
     /// The session's isolation level keeps one read view per transaction (REPEATABLE READ;
@@ -87,7 +105,7 @@ impl SessionState {
         match name {
             "autocommit" => Some(Value::Int(i64::from(self.autocommit))),
             "last_insert_id" | "identity" => Some(Value::Int(self.last_insert_id as i64)),
-            "warning_count" => Some(Value::Int(self.warnings.len() as i64)),
+            "warning_count" => Some(Value::Int(self.warning_total() as i64)),
             "error_count" => Some(Value::Int(
                 self.warnings.iter().filter(|w| w.level == "Error").count() as i64,
             )),
@@ -349,6 +367,7 @@ impl Session {
                     found_rows: 0,
                     calc_found_rows: None,
                     warnings: Vec::new(),
+                    unlisted_warnings: 0,
                     next_isolation: None,
                     temps: Default::default(),
                     warnings_fresh: false,
@@ -676,7 +695,7 @@ impl Session {
         if !self.core.st.warnings_fresh {
             return 0;
         }
-        self.core.st.warnings.len().min(usize::from(u16::MAX)) as u16
+        self.core.st.warning_total().min(usize::from(u16::MAX)) as u16
     }
 
     /// Connection closed: roll back an open transaction and unregister.
@@ -830,11 +849,16 @@ impl Core {
         // As in MySQL, a statement that uses a table starts a new warning list (so SHOW
         // WARNINGS and `SELECT @@warning_count` still see the previous statement's).
         let keeps_warnings = match plan {
-            Plan::Utility(u) => matches!(**u, Utility::ShowWarnings | Utility::ShowErrors),
+            Plan::Utility(u) => matches!(
+                **u,
+                Utility::ShowWarnings { .. }
+                    | Utility::ShowErrors { .. }
+                    | Utility::ShowWarningCount { .. }
+            ),
             other => uses_no_table(other),
         };
         if !keeps_warnings {
-            self.st.warnings.clear();
+            self.st.clear_warnings();
             self.st.warnings_fresh = true;
         }
         self.st.calc_found_rows = None;
@@ -851,16 +875,18 @@ impl Core {
         if !raised.is_empty() {
             if keeps_warnings {
                 // A statement using no table starts a new list when it raises warnings.
-                self.st.warnings.clear();
+                self.st.clear_warnings();
                 self.st.warnings_fresh = true;
             }
             for (code, msg) in raised {
                 if self.st.warnings.len() < crate::expr::MAX_WARNINGS {
                     self.st.warnings.push(Warning::warn(code, msg));
+                } else {
+                    self.st.unlisted_warnings += 1;
                 }
             }
             if let Ok(res) = &mut r {
-                recount_warnings(res, self.st.warnings.len());
+                recount_warnings(res, self.st.warning_total());
             }
         }
         // What ROW_COUNT() and FOUND_ROWS() of the next statement see, as MariaDB: the rows
@@ -919,7 +945,7 @@ impl Core {
                         self.st.last_insert_id = id as u64;
                     }
                     if !uses_no_table(plan) {
-                        self.st.warnings = warnings;
+                        self.st.set_warnings(warnings);
                     }
                     Ok(res)
                 }
@@ -951,7 +977,7 @@ impl Core {
                     self.st.last_insert_id = id as u64;
                 }
                 if !uses_no_table(plan) {
-                    self.st.warnings = warnings;
+                    self.st.set_warnings(warnings);
                 }
                 Ok(res)
             }
@@ -1133,13 +1159,22 @@ impl Core {
                 &self.current_sql,
                 *full,
             )),
-            Utility::ShowWarnings => Ok(show::warnings(&self.st.warnings)),
-            Utility::ShowErrors => {
-                let errors: Vec<Warning> = (self.st.warnings.iter())
-                    .filter(|w| w.level == "Error")
-                    .cloned()
-                    .collect();
-                Ok(show::warnings(&errors))
+            Utility::ShowWarnings { limit } => Ok(show::warnings(self.st.warnings.iter(), *limit)),
+            Utility::ShowErrors { limit } => {
+                let errors = self.st.warnings.iter().filter(|w| w.level == "Error");
+                Ok(show::warnings(errors, *limit))
+            }
+            Utility::ShowWarningCount { errors } => {
+                let (name, n) = if *errors {
+                    let n = self.st.warnings.iter().filter(|w| w.level == "Error");
+                    ("@@session.error_count", n.count())
+                } else {
+                    ("@@session.warning_count", self.st.warning_total())
+                };
+                Ok(QueryResult::Rows {
+                    columns: vec![Column::bigint(name)],
+                    rows: vec![vec![Value::Int(n as i64)]],
+                })
             }
             Utility::ShowEngines => Ok(show::engines()),
             Utility::ShowGrants { account } => {
@@ -2235,12 +2270,14 @@ impl Core {
         if temporary {
             self.st.temps.insert(db, &out.name, filed);
         }
-        Ok(QueryResult::Ok {
-            affected_rows: n as u64,
-            last_insert_id: 0,
-            warnings: 0,
-            info: format!("Records: {n}  Duplicates: 0  Warnings: 0"),
-        })
+        // The fill's warnings (values cut to fit outside strict mode) are the statement's.
+        let mut res = ok(
+            n as u64,
+            0,
+            format!("Records: {n}  Duplicates: 0  Warnings: 0"),
+        );
+        recount_warnings(&mut res, self.st.warning_total());
+        Ok(res)
     }
 
     fn set(&mut self, it: &SetItem, params: &[Value]) -> Result<(), SqlError> {
@@ -2432,7 +2469,7 @@ fn uses_no_table(plan: &Plan) -> bool {
 /// A DML statement's result, the AUTO_INCREMENT value it generated first, and its warnings.
 /// A statement's result, its first AUTO_INCREMENT value, its warnings, and FOUND_ROWS()
 /// when that is not the result's row count (SQL_CALC_FOUND_ROWS).
-type DmlOutcome = (QueryResult, Option<i64>, Vec<Warning>, Option<u64>);
+type DmlOutcome = (QueryResult, Option<i64>, Raised, Option<u64>);
 
 fn run_dml(plan: &Plan, txn: &mut Txn, cx: &EvalCx) -> Result<DmlOutcome, SqlError> {
     // The statement's subqueries first, in order (a later one may use an earlier one's rows).
@@ -2493,7 +2530,7 @@ fn run_dml(plan: &Plan, txn: &mut Txn, cx: &EvalCx) -> Result<DmlOutcome, SqlErr
                     rows,
                 },
                 None,
-                Vec::new(),
+                Raised::default(),
                 p.calc_found_rows.then_some(found),
             ))
         }
@@ -2511,7 +2548,7 @@ fn run_dml(plan: &Plan, txn: &mut Txn, cx: &EvalCx) -> Result<DmlOutcome, SqlErr
                 String::new()
             };
             let mut res = ok(affected, first_auto_id.unwrap_or(0).max(0) as u64, info);
-            recount_warnings(&mut res, warnings.len());
+            recount_warnings(&mut res, warnings.count());
             Ok((res, first_auto_id, warnings, None))
         }
         Plan::Update(p) => {
@@ -2526,7 +2563,7 @@ fn run_dml(plan: &Plan, txn: &mut Txn, cx: &EvalCx) -> Result<DmlOutcome, SqlErr
                 0,
                 format!("Rows matched: {matched}  Changed: {affected}  Warnings: 0"),
             );
-            recount_warnings(&mut res, warnings.len());
+            recount_warnings(&mut res, warnings.count());
             Ok((res, None, warnings, None))
         }
         Plan::Delete(p) => {
@@ -2534,7 +2571,7 @@ fn run_dml(plan: &Plan, txn: &mut Txn, cx: &EvalCx) -> Result<DmlOutcome, SqlErr
                 affected, warnings, ..
             } = exec::run_delete(p, txn, cx)?;
             let mut res = ok(affected, 0, String::new());
-            recount_warnings(&mut res, warnings.len());
+            recount_warnings(&mut res, warnings.count());
             Ok((res, None, warnings, None))
         }
         _ => Err(SqlError::syntax("internal: not a DML plan")),

@@ -469,7 +469,12 @@ pub fn processlist(shared: &Shared, me: u32, my_info: &str, full: bool) -> Query
 }
 
 /// SHOW WARNINGS: the last statement's warnings, as (code, message).
-pub fn warnings(list: &[crate::result::Warning]) -> QueryResult {
+/// SHOW WARNINGS / ERRORS of `list`, `limit` = (offset, count) of it.
+pub fn warnings<'a>(
+    list: impl Iterator<Item = &'a crate::result::Warning>,
+    limit: Option<(usize, usize)>,
+) -> QueryResult {
+    let (skip, take) = limit.unwrap_or((0, usize::MAX));
     let mut columns = text_cols(&["Level"]);
     columns.push(Column {
         kind: crate::result::ColumnKind::Long,
@@ -479,7 +484,8 @@ pub fn warnings(list: &[crate::result::Warning]) -> QueryResult {
     });
     columns.push(Column::text("Message"));
     let rows = list
-        .iter()
+        .skip(skip)
+        .take(take)
         .map(|w| {
             vec![
                 Value::Bytes(w.level.as_bytes().to_vec()),

@@ -128,19 +128,43 @@ pub fn format_double(v: f64) -> String {
     }
 }
 
-/// Formats a FLOAT column's value (single precision digits).
+/// Formats a FLOAT column's value as MariaDB does: six significant digits, positional
+/// between 1e-15 and 1e15, otherwise `mantissa` e `exponent` (3.40282e38, 1e-20).
 pub fn format_float(v: f64) -> String {
     let f = v as f32;
     if !f.is_finite() {
         return format_double(v);
     }
-    let a = f.abs();
-    if a != 0.0 && !(1e-4..1e15).contains(&a) {
-        format!("{f:e}")
-    } else if f == 0.0 {
-        "0".into()
+    if f == 0.0 {
+        return "0".into();
+    }
+    // "d.ddddde<exp>", rounded to six significant digits.
+    let sci = format!("{:.5e}", f64::from(f));
+    let Some((mant, exp)) = sci.split_once('e') else {
+        return sci;
+    };
+    let exp: i32 = exp.parse().unwrap_or(0);
+    let (sign, mant) = match mant.strip_prefix('-') {
+        Some(m) => ("-", m),
+        None => ("", mant),
+    };
+    let all: String = mant.chars().filter(char::is_ascii_digit).collect();
+    let digits = all.trim_end_matches('0');
+    let digits = if digits.is_empty() { "0" } else { digits };
+    if !(-15..15).contains(&exp) {
+        let (first, rest) = digits.split_at(1);
+        let dot = if rest.is_empty() { "" } else { "." };
+        format!("{sign}{first}{dot}{rest}e{exp}")
+    } else if exp >= 0 {
+        let whole = exp as usize + 1;
+        if digits.len() > whole {
+            format!("{sign}{}.{}", &digits[..whole], &digits[whole..])
+        } else {
+            format!("{sign}{digits}{}", "0".repeat(whole - digits.len()))
+        }
     } else {
-        format!("{f}")
+        let zeros = "0".repeat((-exp - 1) as usize);
+        format!("{sign}0.{zeros}{digits}")
     }
 }
 
@@ -221,6 +245,35 @@ mod tests {
         assert_eq!(format_double(1e20), "1e20");
         assert_eq!(format_double(1.2345e-5), "1.2345e-5");
         assert_eq!(format_float(0.1), "0.1");
+    }
+
+    #[test]
+    fn floats_print_six_digits_like_mariadb() {
+        // Pairs printed by MariaDB 10.11 for a FLOAT column holding each value.
+        let cases = [
+            (1.23456789, "1.23457"),
+            (123456789.0, "123457000"),
+            (1e-5, "0.00001"),
+            (1234567.0, "1234570"),
+            (123456.7, "123457"),
+            (1e15, "1e15"),
+            (1e14, "100000000000000"),
+            (99999.95, "100000"),
+            (0.000123456789, "0.000123457"),
+            (-2.5e-10, "-0.00000000025"),
+            (1e38, "1e38"),
+            (3.4028235e38, "3.40282e38"),
+            (1e-20, "1e-20"),
+            (1.5e-30, "1.5e-30"),
+            (-1.17549e-38, "-1.17549e-38"),
+            (1e-15, "0.000000000000001"),
+            (999999.5, "1000000"),
+            (0.5, "0.5"),
+            (-0.0, "0"),
+        ];
+        for (v, want) in cases {
+            assert_eq!(format_float(v), want, "{v}");
+        }
     }
 
     #[test]

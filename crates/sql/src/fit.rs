@@ -1,0 +1,513 @@
+//! Fitting a value into a column's storage form, as MariaDB does on INSERT, UPDATE, REPLACE
+//! and LOAD: in strict mode a value that does not fit fails the statement; outside strict
+//! mode, or under IGNORE, it is clamped or cut to fit with a warning (1264 out of range,
+//! 1265 data truncated, 1366 not a number). Losses that are harmless (a decimal rounded to
+//! its scale, trailing spaces cut, a date's time dropped) are notes in every mode.
+//!
+//! Owns: the rules of `Dest`-directed conversion, its error and warning messages.
+//! Must never: store a value outside the column's type (a lenient path always clamps to a
+//! value the strict path would accept), panic on any input, or decide about NULL in a NOT
+//! NULL column (the caller knows whether the statement is one row or many).
+
+use crate::coerce::{
+    int_range, parse_datetime, parse_int_exact, scan_number, to_f64, to_text, I64_END_F, I64_MIN_F,
+};
+use crate::result::{Raised, SqlError, Warning};
+use tierdb_engine::{ColumnDef, ColumnType, Value};
+
+/// Where a value is being written: names for messages, and what a value that does not fit
+/// becomes.
+#[derive(Clone, Copy, Debug)]
+pub struct Dest<'a> {
+    /// Database and table, for the `` `db`.`table`.`column` `` of 1366 / 1292 messages (""
+    /// when not known: the message names the column alone).
+    pub db: &'a str,
+    pub table: &'a str,
+    /// 1-based row of the statement, for messages.
+    pub row: usize,
+    /// A value that does not fit is clamped or cut to fit with a warning (outside strict
+    /// mode, or under IGNORE) instead of failing the statement.
+    pub lenient: bool,
+}
+
+impl Dest<'static> {
+    /// Strict, with no table named (defaults, ALTER TABLE's checks).
+    pub fn strict(row: usize) -> Dest<'static> {
+        Dest {
+            db: "",
+            table: "",
+            row,
+            lenient: false,
+        }
+    }
+}
+
+impl Dest<'_> {
+    /// A loss: the error in strict mode; otherwise its warning, and `fitted` is stored.
+    fn lossy(&self, e: SqlError, fitted: Value, raised: &mut Raised) -> Result<Value, SqlError> {
+        if self.lenient {
+            raised.push(Warning::warn(e.code, e.message));
+            Ok(fitted)
+        } else {
+            Err(e)
+        }
+    }
+
+    fn out_of_range(&self, col: &str) -> SqlError {
+        SqlError::new(
+            1264,
+            "22003",
+            format!("Out of range value for column '{col}' at row {}", self.row),
+        )
+    }
+
+    fn truncated_msg(&self, col: &str) -> String {
+        format!("Data truncated for column '{col}' at row {}", self.row)
+    }
+
+    fn truncated(&self, col: &str) -> SqlError {
+        SqlError::new(1265, "01000", self.truncated_msg(col))
+    }
+
+    /// Note 1265: a harmless loss (rounding, trailing spaces, a dropped time of day).
+    fn note_truncated(&self, col: &str, raised: &mut Raised) {
+        raised.push(Warning::note(1265, self.truncated_msg(col)));
+    }
+
+    fn too_long(&self, col: &str) -> SqlError {
+        SqlError::new(
+            1406,
+            "22001",
+            format!("Data too long for column '{col}' at row {}", self.row),
+        )
+    }
+
+    fn column_named(&self, col: &str) -> String {
+        if self.table.is_empty() {
+            format!("'{col}'")
+        } else {
+            format!("`{}`.`{}`.`{col}`", self.db, self.table)
+        }
+    }
+
+    /// 1366 (a text that is no number) or 1292 (no date): `kind` names the type.
+    fn incorrect(&self, code: u16, kind: &str, v: &Value, col: &str) -> SqlError {
+        let shown = match to_text(v) {
+            Some(t) => String::from_utf8_lossy(&t).into_owned(),
+            None => "NULL".into(),
+        };
+        SqlError::new(
+            code,
+            "22007",
+            format!(
+                "Incorrect {kind} value: '{shown}' for column {} at row {}",
+                self.column_named(col),
+                self.row
+            ),
+        )
+    }
+}
+
+/// What a text holds as a number.
+enum NumText {
+    /// No number at all ('', 'abc'): 1366.
+    Nothing,
+    /// A number followed by nothing, by spaces only (`spaces`: a note), or by other
+    /// characters (`junk`: 1265).
+    Number {
+        value: f64,
+        spaces: bool,
+        junk: bool,
+    },
+}
+
+fn num_text(b: &[u8]) -> NumText {
+    match scan_number(b) {
+        None => NumText::Nothing,
+        Some((value, end)) => {
+            let rest = &b[end..];
+            let junk = !rest.iter().all(u8::is_ascii_whitespace);
+            NumText::Number {
+                value,
+                spaces: !rest.is_empty() && !junk,
+                junk,
+            }
+        }
+    }
+}
+
+/// Converts `v` into the storage form of `col` for a write to `dest`: notes and (when
+/// lenient) warnings go to `raised`. NULL is returned as NULL; the caller decides about
+/// NOT NULL and AUTO_INCREMENT.
+pub fn fit(v: Value, col: &ColumnDef, dest: &Dest, raised: &mut Raised) -> Result<Value, SqlError> {
+    let name = col.name.as_str();
+    match &col.ty {
+        _ if v.is_null() => Ok(Value::Null),
+        ColumnType::Int { bytes, unsigned } => {
+            let (lo, hi) = int_range(*bytes, *unsigned);
+            let clamp = |d: f64| {
+                if d < lo as f64 {
+                    lo
+                } else {
+                    hi
+                }
+            };
+            let i = match &v {
+                Value::Int(i) => *i,
+                Value::Double(d) => {
+                    let r = d.round();
+                    if !(I64_MIN_F..I64_END_F).contains(&r) {
+                        let fitted = Value::Int(clamp(r));
+                        return dest.lossy(dest.out_of_range(name), fitted, raised);
+                    }
+                    r as i64
+                }
+                Value::Bytes(b) => match parse_int_exact(b) {
+                    Some(i) => {
+                        if b.last().is_some_and(u8::is_ascii_whitespace) {
+                            dest.note_truncated(name, raised);
+                        }
+                        i
+                    }
+                    None => {
+                        let d = match num_text(b) {
+                            NumText::Nothing => {
+                                let e = dest.incorrect(1366, "integer", &v, name);
+                                return dest.lossy(e, Value::Int(0), raised);
+                            }
+                            NumText::Number {
+                                value,
+                                spaces,
+                                junk,
+                            } => {
+                                if junk {
+                                    let fitted = Value::Int(clamp_round(value, lo, hi));
+                                    return dest.lossy(dest.truncated(name), fitted, raised);
+                                }
+                                if spaces {
+                                    dest.note_truncated(name, raised);
+                                }
+                                value
+                            }
+                        };
+                        let r = d.round();
+                        if !(I64_MIN_F..I64_END_F).contains(&r) {
+                            let fitted = Value::Int(clamp(r));
+                            return dest.lossy(dest.out_of_range(name), fitted, raised);
+                        }
+                        r as i64
+                    }
+                },
+                Value::Null => return Ok(Value::Null),
+            };
+            if i < lo || i > hi {
+                let fitted = Value::Int(i.clamp(lo, hi));
+                return dest.lossy(dest.out_of_range(name), fitted, raised);
+            }
+            Ok(Value::Int(i))
+        }
+        ColumnType::Float | ColumnType::Double => {
+            let max = if col.ty == ColumnType::Float {
+                f64::from(f32::MAX)
+            } else {
+                f64::MAX
+            };
+            let d = match &v {
+                Value::Bytes(b) => match num_text(b) {
+                    NumText::Nothing => {
+                        let e = dest.incorrect(1366, "double", &v, name);
+                        return dest.lossy(e, Value::Double(0.0), raised);
+                    }
+                    NumText::Number {
+                        value,
+                        spaces,
+                        junk,
+                    } => {
+                        if junk {
+                            let fitted = Value::Double(fit_float(value, max));
+                            return dest.lossy(dest.truncated(name), fitted, raised);
+                        }
+                        if spaces {
+                            dest.note_truncated(name, raised);
+                        }
+                        value
+                    }
+                },
+                other => to_f64(other).unwrap_or(0.0),
+            };
+            if !d.is_finite() || d.abs() > max {
+                let fitted = Value::Double(fit_float(d, max));
+                return dest.lossy(dest.out_of_range(name), fitted, raised);
+            }
+            Ok(Value::Double(fit_float(d, max)))
+        }
+        ColumnType::Decimal { precision, scale } => {
+            let (p, s) = (*precision, *scale);
+            let text = match &v {
+                Value::Int(i) => i.to_string(),
+                // Rust prints a double's shortest round-trip digits in full positional
+                // notation, so rounding to the scale sees the digits the user wrote.
+                Value::Double(d) if d.is_finite() => d.to_string(),
+                Value::Double(d) => {
+                    let fitted = decimal_max(p, s, *d < 0.0);
+                    return dest.lossy(dest.out_of_range(name), fitted, raised);
+                }
+                Value::Bytes(b) => {
+                    let t = String::from_utf8_lossy(b);
+                    if is_plain_decimal(t.trim()) {
+                        if b.last().is_some_and(u8::is_ascii_whitespace) {
+                            dest.note_truncated(name, raised);
+                        }
+                        t.trim().to_string()
+                    } else {
+                        match num_text(b) {
+                            NumText::Nothing => {
+                                let e = dest.incorrect(1366, "decimal", &v, name);
+                                return dest.lossy(e, decimal_zero(s), raised);
+                            }
+                            NumText::Number {
+                                value,
+                                spaces,
+                                junk,
+                            } => {
+                                if !value.is_finite() {
+                                    let fitted = decimal_max(p, s, value < 0.0);
+                                    return dest.lossy(dest.out_of_range(name), fitted, raised);
+                                }
+                                if junk {
+                                    let fitted = decimal_clamped(&value.to_string(), p, s);
+                                    return dest.lossy(dest.truncated(name), fitted, raised);
+                                }
+                                if spaces {
+                                    dest.note_truncated(name, raised);
+                                }
+                                value.to_string()
+                            }
+                        }
+                    }
+                }
+                Value::Null => return Ok(Value::Null),
+            };
+            match crate::coerce::format_decimal(&text, p, s) {
+                crate::coerce::DecimalResult::Ok(out) => {
+                    if drops_digits(&text, s) {
+                        dest.note_truncated(name, raised);
+                    }
+                    Ok(Value::Bytes(out.into_bytes()))
+                }
+                crate::coerce::DecimalResult::Invalid => {
+                    let e = dest.incorrect(1366, "decimal", &v, name);
+                    dest.lossy(e, decimal_zero(s), raised)
+                }
+                crate::coerce::DecimalResult::OutOfRange => {
+                    let fitted = decimal_max(p, s, text.trim_start().starts_with('-'));
+                    dest.lossy(dest.out_of_range(name), fitted, raised)
+                }
+            }
+        }
+        ColumnType::Enum(members) => match crate::coerce::enum_member(&v, members, col) {
+            Some(m) => Ok(Value::Bytes(m.as_bytes().to_vec())),
+            // The empty string is MariaDB's "error value" of an ENUM (index 0).
+            None => dest.lossy(dest.truncated(name), Value::Bytes(Vec::new()), raised),
+        },
+        ColumnType::Char(n) | ColumnType::VarChar(n) => {
+            let mut b = to_text(&v).map(|c| c.into_owned()).unwrap_or_default();
+            if matches!(col.ty, ColumnType::Char(_)) {
+                while b.last() == Some(&b' ') {
+                    b.pop();
+                }
+            }
+            fit_text(b, *n as usize, Unit::Chars, name, dest, raised)
+        }
+        ColumnType::Binary(n) | ColumnType::VarBinary(n) => {
+            let b = to_text(&v).map(|c| c.into_owned()).unwrap_or_default();
+            let mut b = match fit_text(b, *n as usize, Unit::Bytes, name, dest, raised)? {
+                Value::Bytes(b) => b,
+                other => return Ok(other),
+            };
+            if matches!(col.ty, ColumnType::Binary(_)) {
+                b.resize(*n as usize, 0);
+            }
+            Ok(Value::Bytes(b))
+        }
+        ColumnType::Text(size) | ColumnType::Blob(size) => {
+            let b = to_text(&v).map(|c| c.into_owned()).unwrap_or_default();
+            let max = usize::try_from(size.max_bytes()).unwrap_or(usize::MAX);
+            let unit = if matches!(col.ty, ColumnType::Text(_)) {
+                Unit::TextBytes
+            } else {
+                Unit::Bytes
+            };
+            fit_text(b, max, unit, name, dest, raised)
+        }
+        ColumnType::Date => fit_date(&v, false, name, dest, raised),
+        ColumnType::DateTime | ColumnType::Timestamp => fit_date(&v, true, name, dest, raised),
+    }
+}
+
+fn clamp_round(d: f64, lo: i64, hi: i64) -> i64 {
+    let r = d.round();
+    if r.is_nan() {
+        0
+    } else if r <= lo as f64 {
+        lo
+    } else if r >= hi as f64 {
+        hi
+    } else {
+        r as i64
+    }
+}
+
+/// `d` within ±`max`, single precision when `max` is FLOAT's.
+fn fit_float(d: f64, max: f64) -> f64 {
+    let d = if d.is_nan() { 0.0 } else { d.clamp(-max, max) };
+    if max < f64::MAX {
+        f64::from(d as f32)
+    } else {
+        d
+    }
+}
+
+fn decimal_zero(scale: u8) -> Value {
+    crate::ddl::implicit_default(&ColumnType::Decimal {
+        precision: 65,
+        scale,
+    })
+}
+
+/// The largest DECIMAL(p, s) value (999.99 for (5, 2)), negated for `neg`.
+fn decimal_max(p: u8, s: u8, neg: bool) -> Value {
+    let int = usize::from(p.saturating_sub(s));
+    let mut t = String::with_capacity(usize::from(p) + 3);
+    if neg {
+        t.push('-');
+    }
+    if int == 0 {
+        t.push('0');
+    }
+    t.extend(std::iter::repeat_n('9', int));
+    if s > 0 {
+        t.push('.');
+        t.extend(std::iter::repeat_n('9', usize::from(s)));
+    }
+    Value::Bytes(t.into_bytes())
+}
+
+/// `digits` (a number's text) as DECIMAL(p, s), or its largest value when it does not fit.
+fn decimal_clamped(digits: &str, p: u8, s: u8) -> Value {
+    match crate::coerce::format_decimal(digits, p, s) {
+        crate::coerce::DecimalResult::Ok(out) => Value::Bytes(out.into_bytes()),
+        crate::coerce::DecimalResult::Invalid => decimal_zero(s),
+        crate::coerce::DecimalResult::OutOfRange => decimal_max(p, s, digits.starts_with('-')),
+    }
+}
+
+/// Sign, digits, and at most one '.' with at least one digit: DECIMAL text as written.
+fn is_plain_decimal(t: &str) -> bool {
+    let body = t.strip_prefix(['-', '+']).unwrap_or(t);
+    let (int, frac) = body.split_once('.').unwrap_or((body, ""));
+    !(int.is_empty() && frac.is_empty())
+        && int.bytes().all(|c| c.is_ascii_digit())
+        && frac.bytes().all(|c| c.is_ascii_digit())
+}
+
+/// Whether rounding decimal text to `scale` fraction digits drops a digit other than 0.
+fn drops_digits(text: &str, scale: u8) -> bool {
+    let t = text.trim();
+    match t.find('.') {
+        Some(dot) => t[dot + 1..]
+            .bytes()
+            .skip(usize::from(scale))
+            .any(|c| c != b'0'),
+        None => false,
+    }
+}
+
+/// How a string column measures its length.
+#[derive(Clone, Copy, PartialEq)]
+enum Unit {
+    /// Characters (CHAR, VARCHAR); spaces beyond the length are cut with a note.
+    Chars,
+    /// Bytes, cut at a character boundary (TEXT); spaces beyond it are cut with a note.
+    TextBytes,
+    /// Bytes (BINARY, VARBINARY, BLOB).
+    Bytes,
+}
+
+/// `b` cut to `max` units: 1406 in strict mode (1265 with the cut when lenient); a cut of
+/// spaces only is a note in every mode (not for binary strings).
+fn fit_text(
+    mut b: Vec<u8>,
+    max: usize,
+    unit: Unit,
+    name: &str,
+    dest: &Dest,
+    raised: &mut Raised,
+) -> Result<Value, SqlError> {
+    let text = std::str::from_utf8(&b).ok();
+    // The byte length of the first `max` units (None: it fits).
+    let cut = match (unit, text) {
+        (Unit::Chars, Some(s)) => s.char_indices().nth(max).map(|(i, _)| i),
+        (Unit::TextBytes, Some(s)) if b.len() > max => Some(
+            (0..=max)
+                .rev()
+                .find(|&i| s.is_char_boundary(i))
+                .unwrap_or(0),
+        ),
+        _ => (b.len() > max).then_some(max),
+    };
+    let Some(cut) = cut else {
+        return Ok(Value::Bytes(b));
+    };
+    let spaces_only = unit != Unit::Bytes && b[cut..].iter().all(|&c| c == b' ');
+    b.truncate(cut);
+    if spaces_only {
+        dest.note_truncated(name, raised);
+        Ok(Value::Bytes(b))
+    } else if dest.lenient {
+        // The lenient cut is 1265, not the strict 1406.
+        raised.push(Warning::warn(1265, dest.truncated_msg(name)));
+        Ok(Value::Bytes(b))
+    } else {
+        Err(dest.too_long(name))
+    }
+}
+
+/// A DATE (`with_time` false) or DATETIME value: 1292 in strict mode; lenient, the date
+/// that starts the text (or the zero date) with 1265. A time of day dropped from a DATE
+/// is a note.
+fn fit_date(
+    v: &Value,
+    with_time: bool,
+    name: &str,
+    dest: &Dest,
+    raised: &mut Raised,
+) -> Result<Value, SqlError> {
+    if let Some(out) = parse_datetime(v, with_time) {
+        if !with_time && parse_datetime(v, true).is_some_and(|full| !full.ends_with(b" 00:00:00")) {
+            dest.note_truncated(name, raised);
+        }
+        return Ok(Value::Bytes(out));
+    }
+    let kind = if with_time { "datetime" } else { "date" };
+    if !dest.lenient {
+        return Err(dest.incorrect(1292, kind, v, name));
+    }
+    // The longest start of the text that reads as a date and is followed by something that
+    // cannot continue one ('2020-01-01x'; not '2020-02-30' read as '2020-02-3').
+    let text = to_text(v).map(|c| c.into_owned()).unwrap_or_default();
+    let prefix = (1..text.len()).rev().find_map(|n| {
+        let next = text[n];
+        if next.is_ascii_digit() || b"-: T.".contains(&next) {
+            return None;
+        }
+        parse_datetime(&Value::Bytes(text[..n].to_vec()), with_time)
+    });
+    let zero: &[u8] = if with_time {
+        b"0000-00-00 00:00:00"
+    } else {
+        b"0000-00-00"
+    };
+    raised.push(Warning::warn(1265, dest.truncated_msg(name)));
+    Ok(Value::Bytes(prefix.unwrap_or_else(|| zero.to_vec())))
+}
