@@ -174,7 +174,10 @@ impl Backend for SqlBackend {
         Ok(())
     }
     fn status_flags(&self) -> u16 {
-        let mut flags = status::AUTOCOMMIT;
+        let mut flags = 0;
+        if self.session.autocommit() {
+            flags |= status::AUTOCOMMIT;
+        }
         if self.session.in_transaction() {
             flags |= status::IN_TRANS;
         }

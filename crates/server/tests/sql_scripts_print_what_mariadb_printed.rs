@@ -630,6 +630,16 @@ fn lenient_values_print_what_mariadb_printed() {
     prints_what_mariadb_printed("lenient_values");
 }
 
+/// `orm_ddl_and_time_zones.sql`: what ORMs send that tierdb refused before: a DEFAULT in
+/// parentheses (SQLAlchemy's `server_default=func.now()` is `DEFAULT (now())`) and
+/// CONVERT_TZ, which Django calls on every connection (offsets, SYSTEM; a named zone is NULL
+/// without time zone tables; MariaDB's -12:59..+13:00 range); 1582 names the function as
+/// spelled.
+#[test]
+fn orm_ddl_and_time_zones_print_what_mariadb_printed() {
+    prints_what_mariadb_printed("orm_ddl_and_time_zones");
+}
+
 /// `with_rollup.sql`: GROUP BY ... WITH ROLLUP over one and two columns (case-insensitive
 /// groups, NULL keys), with HAVING, LIMIT, DISTINCT, GROUP_CONCAT, positions and a derived
 /// table; no rows give no totals; ORDER BY with it is 1221.

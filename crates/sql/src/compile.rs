@@ -1714,6 +1714,8 @@ impl<'a> Compiler<'a> {
 
     fn function(&mut self, f: &ast::Function) -> Result<Expr, SqlError> {
         let name = object_name_last(&f.name).to_ascii_uppercase();
+        // Messages name the function as the statement spelled it (as MariaDB).
+        let spelled = object_name_last(&f.name);
         if is_aggregate_name(&name) {
             return Err(SqlError::new(
                 1111,
@@ -1806,6 +1808,7 @@ impl<'a> Compiler<'a> {
             "SECOND" => (Func::Second, 1, 1),
             "DATE_FORMAT" => (Func::DateFormat, 2, 2),
             "DATEDIFF" => (Func::DateDiff, 2, 2),
+            "CONVERT_TZ" => (Func::ConvertTz, 3, 3),
             "REPEAT" => (Func::Str(StrFunc::Repeat), 2, 2),
             "LPAD" => (Func::Str(StrFunc::Lpad), 3, 3),
             "RPAD" => (Func::Str(StrFunc::Rpad), 3, 3),
@@ -1813,7 +1816,7 @@ impl<'a> Compiler<'a> {
             "INSTR" => (Func::Str(StrFunc::Instr), 2, 2),
             "LOCATE" => {
                 if !(2..=3).contains(&args.len()) {
-                    return Err(wrong_args(&name));
+                    return Err(wrong_args(&spelled));
                 }
                 // LOCATE(sub, s[, pos]) is INSTR(s, sub) from pos.
                 args.swap(0, 1);
@@ -1846,7 +1849,7 @@ impl<'a> Compiler<'a> {
             "TO_DAYS" => (Func::ToDays, 1, 1),
             "MOD" => {
                 if args.len() != 2 {
-                    return Err(wrong_args(&name));
+                    return Err(wrong_args(&spelled));
                 }
                 let b = args.pop().unwrap_or(Expr::Const(Value::Null));
                 let a = args.pop().unwrap_or(Expr::Const(Value::Null));
@@ -1889,7 +1892,7 @@ impl<'a> Compiler<'a> {
             },
         };
         if args.len() < min || args.len() > max {
-            return Err(wrong_args(&name));
+            return Err(wrong_args(&spelled));
         }
         if func == Func::Now {
             args.clear();

@@ -206,6 +206,11 @@ pub fn type_name(ty: &ColumnType) -> String {
 }
 
 fn default_value(e: &ast::Expr, col: &ColumnDef) -> Result<Option<Value>, SqlError> {
+    // `DEFAULT (x)`, as ORMs write it (SQLAlchemy's `server_default=func.now()`), is `x`.
+    let mut e = e;
+    while let ast::Expr::Nested(inner) = e {
+        e = inner;
+    }
     let invalid = || {
         SqlError::new(
             1067,

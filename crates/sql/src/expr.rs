@@ -92,6 +92,9 @@ pub enum Func {
     DateAdd,
     /// `DATEDIFF(a, b)`: days from b to a (times ignored).
     DateDiff,
+    /// `CONVERT_TZ(dt, from, to)`: zones as offsets ('+05:30') or SYSTEM (the server's
+    /// clock, UTC); a named zone is NULL (no time zone tables, as a MariaDB without them).
+    ConvertTz,
     /// `TIMESTAMPDIFF(unit, a, b)`: args (unit number, a, b); whole units from a to b.
     TimestampDiff,
     /// The string functions `string_func` computes (a binary operand makes them work on
@@ -1004,7 +1007,7 @@ impl Expr {
                     .first()
                     .map(|a| a.sql_type(cols))
                     .unwrap_or(SqlType::Null),
-                Func::Now => SqlType::DateTime,
+                Func::Now | Func::ConvertTz => SqlType::DateTime,
                 Func::DateDiff | Func::TimestampDiff => SqlType::Int,
                 Func::DateAdd => {
                     let keeps = match args.get(2) {
@@ -1171,6 +1174,31 @@ fn sql_mode_has(env: &dyn Env, flag: &str) -> bool {
         .ok()
         .and_then(|v| to_text(&v).map(|t| String::from_utf8_lossy(&t).to_ascii_uppercase()))
         .is_some_and(|m| m.contains(flag))
+}
+
+/// Minutes east of UTC of a time zone: `SYSTEM` (the server's clock, UTC) or an offset
+/// `[+-]H:M` from -12:59 to +13:00. `None` for anything else (named zones need the time zone
+/// tables, which tierdb does not have).
+fn zone_offset_minutes(v: &Value) -> Option<i64> {
+    let t = to_text(v)?;
+    let t = std::str::from_utf8(&t).ok()?.trim();
+    if t.eq_ignore_ascii_case("SYSTEM") {
+        return Some(0);
+    }
+    let (sign, rest) = match t.as_bytes().first()? {
+        b'+' => (1, &t[1..]),
+        b'-' => (-1, &t[1..]),
+        _ => return None,
+    };
+    let (h, m) = rest.split_once(':')?;
+    let digits = |t: &str| !t.is_empty() && t.len() <= 4 && t.bytes().all(|c| c.is_ascii_digit());
+    if !digits(h) || !digits(m) {
+        return None;
+    }
+    let (h, m): (i64, i64) = (h.parse().ok()?, m.parse().ok()?);
+    let total = sign * (h * 60 + m);
+    // MariaDB's range: -12:59 to +13:00.
+    (m < 60 && (-(12 * 60 + 59)..=13 * 60).contains(&total)).then_some(total)
 }
 
 /// MariaDB's `max_error_count`: the most warnings one statement keeps.
@@ -2403,6 +2431,19 @@ fn eval_func(f: Func, args: &[Expr], row: &[Value], cx: &EvalCx) -> Result<Value
             };
             match p.plus(n, unit) {
                 Some(out) => Value::Bytes(out.text(has_time || !unit.keeps_dates()).into_bytes()),
+                None => Value::Null,
+            }
+        }
+        Func::ConvertTz => {
+            let (Some((p, _)), Some(from), Some(to)) = (
+                DateTimeParts::argument(&arg(0)?),
+                zone_offset_minutes(&arg(1)?),
+                zone_offset_minutes(&arg(2)?),
+            ) else {
+                return Ok(Value::Null);
+            };
+            match p.plus(to - from, IntervalUnit::Minute) {
+                Some(out) => Value::Bytes(out.text(true).into_bytes()),
                 None => Value::Null,
             }
         }

@@ -688,6 +688,12 @@ impl Session {
         self.core.txn.is_some()
     }
 
+    /// The session's `autocommit` (its OK packets say so: drivers such as PyMySQL send
+    /// `SET autocommit = 1` only when the last packet says it is off).
+    pub fn autocommit(&self) -> bool {
+        self.core.st.autocommit
+    }
+
     /// The warnings (notes and errors too) the last statement raised, for the count its
     /// result set ends with: 0 when it kept an earlier statement's list (SHOW WARNINGS, a
     /// statement using no table that raised none).
