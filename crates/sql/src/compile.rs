@@ -442,7 +442,7 @@ pub fn literal(v: &ast::Value) -> Result<Value, SqlError> {
         | ast::Value::NationalStringLiteral(s)
         | ast::Value::EscapedStringLiteral(s)
         | ast::Value::TripleSingleQuotedString(s)
-        | ast::Value::TripleDoubleQuotedString(s) => Value::Bytes(s.as_bytes().to_vec()),
+        | ast::Value::TripleDoubleQuotedString(s) => Value::Bytes(crate::rawtext::literal_bytes(s)),
         ast::Value::HexStringLiteral(h) => {
             let h = if h.len() % 2 == 1 {
                 format!("0{h}")
@@ -860,7 +860,7 @@ impl<'a> Compiler<'a> {
                 }
                 ast::FunctionArgumentClause::Separator(v) => match &v.value {
                     ast::Value::SingleQuotedString(s) | ast::Value::DoubleQuotedString(s) => {
-                        separator = s.clone().into_bytes()
+                        separator = crate::rawtext::literal_bytes(s)
                     }
                     other => {
                         return Err(SqlError::syntax(format!(

@@ -31,6 +31,7 @@ pub mod json;
 pub mod maintain;
 pub mod parse;
 pub mod plan;
+pub mod rawtext;
 pub mod result;
 pub mod rowcmp;
 pub mod session;

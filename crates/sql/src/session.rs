@@ -481,7 +481,7 @@ impl Session {
                                 "PREPARE ... FROM a variable that is NULL",
                             ))
                         }
-                        Value::Bytes(b) => String::from_utf8_lossy(&b).into_owned(),
+                        Value::Bytes(b) => crate::rawtext::statement_text(&b).into_owned(),
                         other => other.to_string(),
                     },
                 };

@@ -146,7 +146,7 @@ impl<S: Service, R: Read, W: Write> Connection<'_, S, R, W> {
     }
 
     fn com_query(&mut self, body: &[u8]) -> std::io::Result<()> {
-        let sql = String::from_utf8_lossy(body);
+        let sql = tierdb_sql::rawtext::statement_text(body);
         let r = self.backend_call(|b| b.query(&sql));
         self.reply_result(r, false)
     }
@@ -169,7 +169,7 @@ impl<S: Service, R: Read, W: Write> Connection<'_, S, R, W> {
     }
 
     fn com_stmt_prepare(&mut self, body: &[u8]) -> std::io::Result<()> {
-        let sql = String::from_utf8_lossy(body);
+        let sql = tierdb_sql::rawtext::statement_text(body);
         match self.backend_call(|b| b.prepare(&sql)) {
             Err(e) => self.send_error(&e),
             Ok(info) => {
