@@ -93,7 +93,8 @@ fuzz_target!(|data: &[u8]| {
     must(&mut s, "CREATE INDEX kk ON t (k)");
     must(&mut s, "INSERT INTO t VALUES (1, 1, 'a'), (2, NULL, 'b'), (3, 3, NULL)");
 
-    let text = String::from_utf8_lossy(data);
+    // As the server reads statement bytes (raw non-UTF-8 bytes kept, see `rawtext`).
+    let text = tierdb_sql::rawtext::statement_text(data);
     for (i, sql) in text.split('\n').take(8).enumerate() {
         let _ = s.query(sql);
         if let Ok(p) = s.prepare(sql) {

@@ -432,6 +432,19 @@ impl Session {
                 return self.core.run(&plan, &[]);
             }
         }
+        // DO expr [, expr ...]: the expressions evaluated (errors and warnings kept), nothing
+        // returned (ORMs and scripts use `DO 1`, `DO SLEEP(n)`, `DO RELEASE_LOCK(..)`).
+        if first("DO") && head.as_bytes().get(2).is_some_and(u8::is_ascii_whitespace) {
+            let rest = sql.trim_start()[2..].to_string();
+            return match self.query_inner(&format!("SELECT {rest}"))? {
+                QueryResult::Rows { .. } => {
+                    let mut res = ok(0, 0, String::new());
+                    recount_warnings(&mut res, self.core.st.warning_total());
+                    Ok(res)
+                }
+                other => Ok(other),
+            };
+        }
         let Parsed { stmt, placeholders } = parse(sql)?;
         if !placeholders.is_empty() {
             return Err(SqlError::syntax(

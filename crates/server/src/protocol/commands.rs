@@ -65,10 +65,13 @@ impl<S: Service, R: Read, W: Write> Connection<'_, S, R, W> {
             com::SET_OPTION => {
                 let status = self.status();
                 let caps = self.caps;
+                // 0: MYSQL_OPTION_MULTI_STATEMENTS_ON, 1: ..._OFF.
                 match Cursor::new(body).u16() {
-                    Ok(0 | 1) => self
-                        .writer
-                        .packet(|b| response::end_of_rows(b, caps, status, 0))?,
+                    Ok(o @ (0 | 1)) => {
+                        self.multi_statements = o == 0;
+                        self.writer
+                            .packet(|b| response::end_of_rows(b, caps, status, 0))?
+                    }
                     _ => self.send_error(&unknown_command())?,
                 }
             }
@@ -147,8 +150,32 @@ impl<S: Service, R: Read, W: Write> Connection<'_, S, R, W> {
 
     fn com_query(&mut self, body: &[u8]) -> std::io::Result<()> {
         let sql = tierdb_sql::rawtext::statement_text(body);
+        if self.multi_statements {
+            let parts = tierdb_sql::parse::split_statements(&sql);
+            if parts.len() > 1 {
+                return self.com_query_multi(&parts);
+            }
+        }
         let r = self.backend_call(|b| b.query(&sql));
         self.reply_result(r, false)
+    }
+
+    /// Several statements in one COM_QUERY: each one's reply in turn, all but the last
+    /// flagged SERVER_MORE_RESULTS_EXISTS; an error is the last reply (the statements after
+    /// it are not run), as MariaDB does.
+    fn com_query_multi(&mut self, parts: &[&str]) -> std::io::Result<()> {
+        for (i, part) in parts.iter().enumerate() {
+            let r = self.backend_call(|b| b.query(part));
+            let failed = r.is_err();
+            self.more_results = !failed && i + 1 < parts.len();
+            let written = self.reply_result(r, false);
+            self.more_results = false;
+            written?;
+            if failed {
+                break;
+            }
+        }
+        Ok(())
     }
 
     fn com_field_list(&mut self, body: &[u8]) -> std::io::Result<()> {

@@ -49,6 +49,11 @@ pub struct Connection<'s, S: Service, R, W> {
     pub(crate) user: String,
     pub(crate) backend: Option<S::Backend>,
     pub(crate) stmts: HashMap<u32, StmtState>,
+    /// COM_QUERY may hold several statements separated by `;` (CLIENT_MULTI_STATEMENTS at
+    /// login, or COM_SET_OPTION).
+    pub(crate) multi_statements: bool,
+    /// The reply being written is not the last of its COM_QUERY (SERVER_MORE_RESULTS_EXISTS).
+    pub(crate) more_results: bool,
 }
 
 /// Serves one connection on `reader`/`writer` until the client leaves or the stream breaks.
@@ -78,6 +83,8 @@ where
         user: String::new(),
         backend: None,
         stmts: HashMap::new(),
+        multi_statements: false,
+        more_results: false,
     };
     let end = match conn.handshake() {
         Ok(()) => {
@@ -97,7 +104,13 @@ impl<S: Service, R: Read, W: Write> Connection<'_, S, R, W> {
     }
 
     pub(crate) fn status(&self) -> u16 {
-        self.backend
+        let more = if self.more_results {
+            super::constants::status::MORE_RESULTS_EXISTS
+        } else {
+            0
+        };
+        more | self
+            .backend
             .as_ref()
             .map_or(super::constants::status::AUTOCOMMIT, |b| b.status_flags())
     }
@@ -189,6 +202,7 @@ impl<S: Service, R: Read, W: Write> Connection<'_, S, R, W> {
             }
         };
         self.caps = resp.caps;
+        self.multi_statements = resp.caps & super::constants::cap::MULTI_STATEMENTS != 0;
         let token = self.native_token(resp.auth_plugin.as_deref(), resp.auth_response, &mut seq)?;
         self.writer.set_seq(seq);
         if let Err(e) = self.authenticate(&resp.user, &token) {

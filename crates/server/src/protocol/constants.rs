@@ -33,7 +33,7 @@ pub mod cap {
     pub const DEPRECATE_EOF: u32 = 1 << 24;
 
     /// What tierdb offers. Deliberately absent: SSL, COMPRESS, LOCAL_FILES,
-    /// MULTI_STATEMENTS (statements are split by the client), SESSION_TRACK.
+    /// SESSION_TRACK.
     pub const SERVER: u32 = LONG_PASSWORD
         | FOUND_ROWS
         | LONG_FLAG
@@ -46,6 +46,7 @@ pub mod cap {
         | TRANSACTIONS
         | RESERVED
         | SECURE_CONNECTION
+        | MULTI_STATEMENTS
         | MULTI_RESULTS
         | PS_MULTI_RESULTS
         | PLUGIN_AUTH
@@ -79,6 +80,8 @@ pub mod com {
 pub mod status {
     pub const IN_TRANS: u16 = 1;
     pub const AUTOCOMMIT: u16 = 1 << 1;
+    /// Another result of the same multi-statement COM_QUERY follows.
+    pub const MORE_RESULTS_EXISTS: u16 = 1 << 3;
 }
 
 /// Column types (`MYSQL_TYPE_*`).
