@@ -1490,6 +1490,79 @@ pub fn parse(sql: &str) -> Result<Parsed, SqlError> {
     Ok(Parsed { stmt, placeholders })
 }
 
+/// The statements of a multi-statement COM_QUERY (a client that enabled
+/// CLIENT_MULTI_STATEMENTS): `sql` cut at each `;` outside quotes, backquotes and comments,
+/// as MariaDB cuts it. Pieces holding only spaces and comments are left out.
+pub fn split_statements(sql: &str) -> Vec<&str> {
+    let b = sql.as_bytes();
+    let mut out = Vec::new();
+    let (mut start, mut i) = (0, 0);
+    // Whether the current piece has anything but spaces and comments.
+    let mut content = false;
+    while i < b.len() {
+        match b[i] {
+            q @ (b'\'' | b'"' | b'`') => {
+                content = true;
+                i += 1;
+                while i < b.len() {
+                    if b[i] == b'\\' && q != b'`' {
+                        i += 2;
+                    } else if b[i] == q {
+                        // A doubled quote is one quote character.
+                        if b.get(i + 1) == Some(&q) {
+                            i += 2;
+                        } else {
+                            break;
+                        }
+                    } else {
+                        i += 1;
+                    }
+                }
+                i += 1;
+            }
+            b'#' => {
+                while i < b.len() && b[i] != b'\n' {
+                    i += 1;
+                }
+            }
+            b'-' if b.get(i + 1) == Some(&b'-')
+                && b.get(i + 2).is_none_or(|c| c.is_ascii_whitespace()) =>
+            {
+                while i < b.len() && b[i] != b'\n' {
+                    i += 1;
+                }
+            }
+            b'/' if b.get(i + 1) == Some(&b'*') => {
+                // `/*! ... */` holds SQL MariaDB runs.
+                if b.get(i + 2) == Some(&b'!') {
+                    content = true;
+                }
+                i += 2;
+                while i < b.len() && !(b[i] == b'*' && b.get(i + 1) == Some(&b'/')) {
+                    i += 1;
+                }
+                i += 2;
+            }
+            b';' => {
+                if content {
+                    out.push(&sql[start..i]);
+                }
+                content = false;
+                i += 1;
+                start = i;
+            }
+            c => {
+                content |= !c.is_ascii_whitespace();
+                i += 1;
+            }
+        }
+    }
+    if content && start < sql.len() {
+        out.push(&sql[start..]);
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     //! The PREPARE / EXECUTE / DEALLOCATE shim: what it reads, and that it leaves other
@@ -1564,77 +1637,4 @@ mod tests {
         assert_eq!(p("DEALLOCATE PREPARE"), Err(1064));
         assert_eq!(p("PREPARE s FROM 'x' 'y'"), Err(1064));
     }
-}
-
-/// The statements of a multi-statement COM_QUERY (a client that enabled
-/// CLIENT_MULTI_STATEMENTS): `sql` cut at each `;` outside quotes, backquotes and comments,
-/// as MariaDB cuts it. Pieces holding only spaces and comments are left out.
-pub fn split_statements(sql: &str) -> Vec<&str> {
-    let b = sql.as_bytes();
-    let mut out = Vec::new();
-    let (mut start, mut i) = (0, 0);
-    // Whether the current piece has anything but spaces and comments.
-    let mut content = false;
-    while i < b.len() {
-        match b[i] {
-            q @ (b'\'' | b'"' | b'`') => {
-                content = true;
-                i += 1;
-                while i < b.len() {
-                    if b[i] == b'\\' && q != b'`' {
-                        i += 2;
-                    } else if b[i] == q {
-                        // A doubled quote is one quote character.
-                        if b.get(i + 1) == Some(&q) {
-                            i += 2;
-                        } else {
-                            break;
-                        }
-                    } else {
-                        i += 1;
-                    }
-                }
-                i += 1;
-            }
-            b'#' => {
-                while i < b.len() && b[i] != b'\n' {
-                    i += 1;
-                }
-            }
-            b'-' if b.get(i + 1) == Some(&b'-')
-                && b.get(i + 2).is_none_or(|c| c.is_ascii_whitespace()) =>
-            {
-                while i < b.len() && b[i] != b'\n' {
-                    i += 1;
-                }
-            }
-            b'/' if b.get(i + 1) == Some(&b'*') => {
-                // `/*! ... */` holds SQL MariaDB runs.
-                if b.get(i + 2) == Some(&b'!') {
-                    content = true;
-                }
-                i += 2;
-                while i < b.len() && !(b[i] == b'*' && b.get(i + 1) == Some(&b'/')) {
-                    i += 1;
-                }
-                i += 2;
-            }
-            b';' => {
-                if content {
-                    out.push(&sql[start..i]);
-                }
-                content = false;
-                i += 1;
-                start = i;
-            }
-            c => {
-                content |= !c.is_ascii_whitespace();
-                i += 1;
-            }
-        }
-    }
-    if content && start < sql.len() {
-        out.push(&sql[start..]);
-    }
-    out
 }
