@@ -51,3 +51,31 @@ fn ok_packets_follow_autocommit_and_open_transactions() {
     let ok = raw::query(&mut other, "DELETE FROM flags.t WHERE a IN (1, 3, 4)");
     assert_eq!(ok[1], 3, "rows committed by the first session: {ok:?}");
 }
+
+/// The greeting offers SESSION_TRACK (Node's mysql2 reads an OK packet's info as
+/// length-encoded, which is how tierdb and MariaDB always write it, only when that was
+/// agreed; otherwise it showed the length byte as part of the text) and MULTI_STATEMENTS.
+#[test]
+fn the_greeting_offers_session_track_and_multi_statements() {
+    let server = TestServer::start();
+    let mut s = std::net::TcpStream::connect(("127.0.0.1", server.port)).expect("connect");
+    let (g, _) = raw::read_packet(&mut s).expect("greeting");
+    assert_eq!(g[0], 10);
+    let version_end = 1 + g[1..].iter().position(|&c| c == 0).expect("version") + 1;
+    // Connection id (4), scramble part 1 (8), filler (1): then the lower capability bytes;
+    // charset (1) and status (2) before the upper ones.
+    let lo = u16::from_le_bytes([g[version_end + 13], g[version_end + 14]]);
+    let hi = u16::from_le_bytes([g[version_end + 18], g[version_end + 19]]);
+    let caps = u32::from(lo) | u32::from(hi) << 16;
+    assert_ne!(caps & (1 << 23), 0, "SESSION_TRACK in {caps:#x}");
+    assert_ne!(caps & (1 << 16), 0, "MULTI_STATEMENTS in {caps:#x}");
+    // A multi-row INSERT's OK: the info is length-encoded.
+    let mut c = raw::login(server.port, None);
+    for sql in ["CREATE DATABASE g", "CREATE TABLE g.t (a INT)"] {
+        assert_eq!(raw::query(&mut c, sql)[0], 0, "{sql}");
+    }
+    let ok = raw::query(&mut c, "INSERT INTO g.t VALUES (1), (2)");
+    let info = b"Records: 2  Duplicates: 0  Warnings: 0";
+    assert_eq!(ok[7] as usize, info.len(), "{ok:?}");
+    assert_eq!(&ok[8..], info);
+}

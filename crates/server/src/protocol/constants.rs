@@ -32,8 +32,10 @@ pub mod cap {
     pub const SESSION_TRACK: u32 = 1 << 23;
     pub const DEPRECATE_EOF: u32 = 1 << 24;
 
-    /// What tierdb offers. Deliberately absent: SSL, COMPRESS, LOCAL_FILES,
-    /// SESSION_TRACK.
+    /// What tierdb offers. Deliberately absent: SSL, COMPRESS, LOCAL_FILES. SESSION_TRACK is
+    /// offered (no session state is ever reported) because the info of an OK packet is
+    /// length-encoded, as MariaDB always writes it, and clients such as Node's mysql2 read it
+    /// that way only when SESSION_TRACK was agreed (otherwise as the rest of the packet).
     pub const SERVER: u32 = LONG_PASSWORD
         | FOUND_ROWS
         | LONG_FLAG
@@ -52,6 +54,7 @@ pub mod cap {
         | PLUGIN_AUTH
         | CONNECT_ATTRS
         | PLUGIN_AUTH_LENENC_CLIENT_DATA
+        | SESSION_TRACK
         | DEPRECATE_EOF;
 }
 
