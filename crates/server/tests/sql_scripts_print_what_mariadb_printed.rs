@@ -640,6 +640,15 @@ fn orm_ddl_and_time_zones_print_what_mariadb_printed() {
     prints_what_mariadb_printed("orm_ddl_and_time_zones");
 }
 
+/// `admin_statements.sql`: what admin tools send (`mariadb-admin flush-*`, `mariadb-slap`):
+/// CREATE / DROP SCHEMA with their 1007 / 1008 notes, a SERIAL column (BIGINT UNSIGNED NOT
+/// NULL AUTO_INCREMENT UNIQUE), FLUSH TABLES / PRIVILEGES / LOGS / HOSTS (nothing to flush;
+/// an open transaction is committed), DO.
+#[test]
+fn admin_statements_print_what_mariadb_printed() {
+    prints_what_mariadb_printed("admin_statements");
+}
+
 /// `with_rollup.sql`: GROUP BY ... WITH ROLLUP over one and two columns (case-insensitive
 /// groups, NULL keys), with HAVING, LIMIT, DISTINCT, GROUP_CONCAT, positions and a derived
 /// table; no rows give no totals; ORDER BY with it is 1221.

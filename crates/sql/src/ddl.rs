@@ -157,8 +157,17 @@ pub fn column_type(dt: &ast::DataType, col: &str) -> Result<ColumnType, SqlError
         }
         D::Datetime(_) => ColumnType::DateTime,
         D::Timestamp(_, _) => ColumnType::Timestamp,
+        // SERIAL: BIGINT UNSIGNED NOT NULL AUTO_INCREMENT UNIQUE (the rest in `parse_column`).
+        D::Custom(name, args) if args.is_empty() && is_serial_name(name) => ColumnType::Int {
+            bytes: 8,
+            unsigned: true,
+        },
         other => return Err(SqlError::unsupported(format!("column type {other}"))),
     })
+}
+
+fn is_serial_name(name: &ast::ObjectName) -> bool {
+    name.0.len() == 1 && object_name_last(name).eq_ignore_ascii_case("SERIAL")
 }
 
 /// The longest BINARY(n) and VARBINARY(n), in bytes (MariaDB's limits).
@@ -561,6 +570,11 @@ fn parse_column(
         // (Its implicit `json_valid` check is made by CREATE TABLE; ALTER TABLE adds the
         // column without one.)
         p.col.collation = Collation::Binary;
+    }
+    if matches!(&c.data_type, ast::DataType::Custom(n, a) if a.is_empty() && is_serial_name(n)) {
+        p.col.nullable = false;
+        p.col.auto_increment = true;
+        p.unique = true;
     }
     for o in &c.options {
         match &o.option {

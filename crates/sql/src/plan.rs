@@ -1030,6 +1030,10 @@ pub enum Utility {
         /// Written `SELECT ... FROM ... INTO @v`: warning 1287.
         deprecated: bool,
     },
+    /// `FLUSH PRIVILEGES | TABLES | LOGS | HOSTS | ...`: nothing to flush in tierdb (no
+    /// privilege tables, no table cache, no log files to reopen); it commits the open
+    /// transaction, as MariaDB's does.
+    Flush,
     /// A statement some of whose clauses were left out, each with a note (ALTER TABLE's
     /// `IF [NOT] EXISTS`, `crate::alter_if`): the notes (code, message), then the rest.
     Noted {
@@ -1687,6 +1691,31 @@ pub fn build(stmt: &ast::Statement, cx: &PlanCx) -> Result<Plan, SqlError> {
             util(Utility::LockTables { tables: out })
         }
         S::UnlockTables => util(Utility::UnlockTables),
+        S::Flush {
+            object_type,
+            read_lock,
+            export,
+            ..
+        } => {
+            use ast::FlushType as F;
+            if *read_lock || *export {
+                return Err(SqlError::unsupported(stmt));
+            }
+            match object_type {
+                // FLUSH STATUS would reset counters tierdb keeps; refused rather than ignored.
+                F::Status => return Err(SqlError::unsupported(stmt)),
+                _ => util(Utility::Flush),
+            }
+        }
+        S::CreateSchema {
+            schema_name: ast::SchemaName::Simple(name),
+            if_not_exists,
+            or_replace: false,
+            ..
+        } => util(Utility::CreateDatabase {
+            name: object_name_parts(name)?.join("."),
+            if_not_exists: *if_not_exists,
+        }),
         S::Truncate(t) => {
             let [target] = t.table_names.as_slice() else {
                 return Err(SqlError::unsupported("TRUNCATE of several tables"));

@@ -21,8 +21,12 @@ fn is_mapped(c: char) -> bool {
 }
 
 /// The text of statement bytes `b`: as they are when they are UTF-8 with no character of the
-/// reserved range; otherwise with every byte from 0x80 up mapped to its character.
+/// reserved range; otherwise with every byte from 0x80 up mapped to its character. Trailing
+/// NUL bytes end the statement, as MariaDB reads them (`mariadb-slap` sends its statements
+/// with one).
 pub fn statement_text(b: &[u8]) -> Cow<'_, str> {
+    let end = b.iter().rposition(|&c| c != 0).map_or(0, |i| i + 1);
+    let b = &b[..end];
     if let Ok(s) = std::str::from_utf8(b) {
         if !b.contains(&0xF4) || !s.chars().any(is_mapped) {
             return Cow::Borrowed(s);
@@ -67,6 +71,13 @@ mod tests {
         let q = "SELECT 'héllo wörld 😀'".as_bytes();
         assert!(matches!(statement_text(q), Cow::Borrowed(_)));
         assert_eq!(literal_bytes("héllo"), "héllo".as_bytes());
+    }
+
+    #[test]
+    fn trailing_nul_bytes_end_the_statement() {
+        assert_eq!(statement_text(b"SELECT 1\0"), "SELECT 1");
+        assert_eq!(statement_text(b"SELECT '\0'\0\0"), "SELECT '\0'");
+        assert_eq!(statement_text(b"\0"), "");
     }
 
     #[test]

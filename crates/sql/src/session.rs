@@ -283,6 +283,7 @@ fn utility_counter(u: &Utility) -> Counter {
         Utility::RenameTables { alter: false, .. } => Counter::ComRenameTable,
         Utility::LockTables { .. } => Counter::ComLockTables,
         Utility::UnlockTables => Counter::ComUnlockTables,
+        Utility::Flush => Counter::ComFlush,
         _ => Counter::ComShow,
     }
 }
@@ -1221,7 +1222,13 @@ impl Core {
                 if_not_exists,
             } => match engine.create_database(name) {
                 Ok(()) => Ok(ok(1, 0, String::new())),
-                Err(EngineError::DatabaseExists(_)) if *if_not_exists => Ok(QueryResult::ok()),
+                Err(EngineError::DatabaseExists(_)) if *if_not_exists => {
+                    let msg = format!("Can't create database '{name}'; database exists");
+                    self.st.warnings.push(Warning::note(1007, msg));
+                    let mut res = QueryResult::ok();
+                    recount_warnings(&mut res, self.st.warning_total());
+                    Ok(res)
+                }
                 Err(e) => Err(e.into()),
             },
             Utility::DropDatabase { name, if_exists } => {
@@ -1254,7 +1261,13 @@ impl Core {
                         }
                         Ok(ok(n as u64, 0, String::new()))
                     }
-                    Err(EngineError::NoSuchDatabase(_)) if *if_exists => Ok(QueryResult::ok()),
+                    Err(EngineError::NoSuchDatabase(_)) if *if_exists => {
+                        let msg = format!("Can't drop database '{name}'; database doesn't exist");
+                        self.st.warnings.push(Warning::note(1008, msg));
+                        let mut res = QueryResult::ok();
+                        recount_warnings(&mut res, self.st.warning_total());
+                        Ok(res)
+                    }
                     Err(EngineError::NoSuchDatabase(_)) => Err(SqlError::new(
                         1008,
                         "HY000",
@@ -1854,6 +1867,10 @@ impl Core {
                     self.release_table_locks();
                     return Err(e.into());
                 }
+                Ok(QueryResult::ok())
+            }
+            Utility::Flush => {
+                self.commit_open()?;
                 Ok(QueryResult::ok())
             }
             Utility::UnlockTables => {

@@ -55,6 +55,7 @@ counters! {
     ComRenameTable => "Com_rename_table",
     ComLockTables => "Com_lock_tables",
     ComUnlockTables => "Com_unlock_tables",
+    ComFlush => "Com_flush",
     Connections => "Connections",
     BytesReceived => "Bytes_received",
     BytesSent => "Bytes_sent",

@@ -41,6 +41,8 @@ impl<S: Service, R: Read, W: Write> Connection<'_, S, R, W> {
         match cmd {
             com::QUIT => return Ok(Flow::Close),
             com::PING => self.reply_ok(0, 0)?,
+            // COM_REFRESH (`mariadb-admin refresh`, FLUSH by command): nothing to flush.
+            com::REFRESH => self.reply_ok(0, 0)?,
             com::QUERY => self.com_query(body)?,
             com::INIT_DB => {
                 let db = String::from_utf8_lossy(body).into_owned();

@@ -65,6 +65,7 @@ pub mod com {
     pub const INIT_DB: u8 = 0x02;
     pub const QUERY: u8 = 0x03;
     pub const FIELD_LIST: u8 = 0x04;
+    pub const REFRESH: u8 = 0x07;
     pub const STATISTICS: u8 = 0x09;
     pub const PROCESS_INFO: u8 = 0x0a;
     pub const PING: u8 = 0x0e;
