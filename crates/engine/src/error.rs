@@ -21,6 +21,9 @@ pub enum Error {
     TableDefinitionChanged,
     #[error("Lock wait timeout exceeded; try restarting transaction")]
     LockWaitTimeout,
+    /// A lock wait ended by KILL QUERY / KILL CONNECTION.
+    #[error("Query execution was interrupted")]
+    Interrupted,
     #[error("This transaction's read view was released: the row history it needed grew past read_view_history_limit; try restarting transaction")]
     ReadViewTooOld,
     #[error("Field '{0}' doesn't have a default value")]
@@ -62,6 +65,7 @@ impl Error {
             Error::Deadlock => (1213, "40001"),
             Error::TableDefinitionChanged => (1412, "HY000"),
             Error::LockWaitTimeout => (1205, "HY000"),
+            Error::Interrupted => (1317, "70100"),
             Error::ReadViewTooOld => (1105, "HY000"),
             Error::NoDefault(_) => (1364, "HY000"),
             Error::NotNull(_) => (1048, "23000"),

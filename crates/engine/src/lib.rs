@@ -24,7 +24,7 @@ pub mod types;
 
 pub use collation::Collation;
 pub use error::{Error, Result};
-pub use tierdb_txn::LockMode;
+pub use tierdb_txn::{watch_interrupt, LockMode};
 pub use txn::Savepoint;
 pub use types::{
     CheckDef, ColumnDef, ColumnType, FkAction, ForeignKeyDef, IndexDef, LobSize, Row, TableDef,

@@ -542,6 +542,7 @@ impl TxnState {
             }
             Ok(false) => Ok(()),
             Err(LockError::Deadlock) => Err(Error::Deadlock),
+            Err(LockError::Interrupted) => Err(Error::Interrupted),
             Err(_) => Err(Error::LockWaitTimeout),
         }
     }

@@ -98,6 +98,18 @@ impl ListenerState {
         }
     }
 
+    /// Ends connection `id`'s socket both ways (KILL CONNECTION): its thread's read or write
+    /// fails and the connection ends, rolling back what it had open. False when it is gone.
+    pub fn close_connection(&self, id: u32) -> bool {
+        match self.conns.lock().get(&id) {
+            Some(s) => {
+                let _ = s.shutdown(Shutdown::Both);
+                true
+            }
+            None => false,
+        }
+    }
+
     /// Waits until every connection thread has finished, at most `timeout`. True if drained.
     pub fn wait_drained(&self, timeout: Duration) -> bool {
         let deadline = Instant::now() + timeout;

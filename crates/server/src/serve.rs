@@ -96,6 +96,9 @@ pub fn run(cfg: Config) -> anyhow::Result<()> {
     let engine = tierdb_engine::Engine::open(cfg.engine_config())
         .context("cannot open the storage engine")?;
     let shared = tierdb_sql::Shared::new(engine.clone(), crate::adapter::server_info(&cfg));
+    // KILL CONNECTION ends the socket of the connection it names.
+    let sockets = state.clone();
+    shared.set_connection_closer(Box::new(move |id| sockets.close_connection(id)));
     let service =
         Arc::new(TierService::new(shared, &cfg, state.clone()).map_err(anyhow::Error::msg)?);
     let opts = ListenerOptions {

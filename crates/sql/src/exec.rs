@@ -93,6 +93,8 @@ fn visit(
     cx: &EvalCx,
     f: &mut RowFn,
 ) -> Result<bool, SqlError> {
+    // A scan stops here when its statement was killed.
+    crate::interrupt::check()?;
     let Some(Locking { filter, mode, wait }) = lock else {
         return f(row);
     };
@@ -1547,6 +1549,7 @@ pub fn run_insert(plan: &InsertPlan, txn: &mut Txn, cx: &EvalCx) -> Result<Write
     }
     let fk = Fk::of(cx);
     for ri in 0..n_rows {
+        crate::interrupt::check()?;
         let dest = Dest {
             db: &t.db,
             table: &t.def.name,
@@ -2048,6 +2051,7 @@ pub fn run_update(plan: &UpdatePlan, txn: &mut Txn, cx: &EvalCx) -> Result<Write
         let mut warnings = Raised::default();
         let mut pending: Vec<(Row, Row)> = Vec::new();
         for (ri, seen) in targets.into_iter().enumerate() {
+            crate::interrupt::check()?;
             let Some(old) = lock_write_target(t, plan.filter.as_ref(), &seen, txn, cx)? else {
                 continue;
             };

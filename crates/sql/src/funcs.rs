@@ -68,6 +68,8 @@ pub enum MiscFunc {
     WeekOfYear,
     /// `STR_TO_DATE(s, format)`: a DATE, or a DATETIME when the format has time parts.
     StrToDate,
+    /// `SLEEP(seconds)`: 0; woken early by a KILL, error 1317 (`crate::interrupt::sleep`).
+    Sleep,
 }
 
 /// The function of that (upper-case) name, with its least and most argument counts.
@@ -79,6 +81,7 @@ pub fn named(name: &str) -> Option<(MiscFunc, usize, usize)> {
         "SHA2" => (M::Sha2, 2, 2),
         "CRC32" => (M::Crc32, 1, 1),
         "UUID" => (M::Uuid, 0, 0),
+        "SLEEP" => (M::Sleep, 1, 1),
         "RAND" => (M::Rand, 0, 0),
         "TRUNCATE" => (M::Truncate, 2, 2),
         "FORMAT" => (M::Format, 2, 2),
@@ -129,7 +132,8 @@ pub fn result_type(f: MiscFunc, args: &[SqlType]) -> SqlType {
         | M::TimeToSec
         | M::Week
         | M::YearWeek
-        | M::WeekOfYear => SqlType::Int,
+        | M::WeekOfYear
+        | M::Sleep => SqlType::Int,
         M::Rand
         | M::Pi
         | M::Sin
@@ -157,7 +161,7 @@ pub fn result_type(f: MiscFunc, args: &[SqlType]) -> SqlType {
 pub fn never_null(f: MiscFunc, args_never_null: bool) -> bool {
     use MiscFunc as M;
     match f {
-        M::IsNull | M::Rand | M::Pi | M::CurTime => true,
+        M::IsNull | M::Rand | M::Pi | M::CurTime | M::Sleep => true,
         M::Md5 | M::Sha1 | M::Crc32 | M::BitCount | M::Ord | M::Truncate => args_never_null,
         _ => false,
     }
@@ -714,6 +718,12 @@ pub fn eval(f: MiscFunc, a: &[Value]) -> Result<Value, SqlError> {
     let text = |s: String| Value::Bytes(s.into_bytes());
     Ok(match f {
         M::IsNull => Value::Int(i64::from(at(0).is_null())),
+        // NULL or a negative time sleeps not at all, as MariaDB.
+        M::Sleep => match crate::interrupt::sleep(num(0).unwrap_or(0.0)) {
+            0 => Value::Int(0),
+            // Woken by a KILL: the statement ends with 1317, as MariaDB's.
+            _ => return Err(crate::interrupt::interrupted()),
+        },
         M::Uuid => {
             let b: [u8; 16] = rand::random();
             let mut b = b;

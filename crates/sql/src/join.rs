@@ -283,6 +283,8 @@ fn step(
     cache: &mut [Option<Vec<Row>>],
     f: &mut dyn FnMut(Row) -> Result<bool, SqlError>,
 ) -> Result<bool, SqlError> {
+    // A join stops here when its statement was killed (its inner rows come from memory).
+    crate::interrupt::check()?;
     let Some(s) = j.steps.get(i) else {
         return f(prefix);
     };

@@ -26,6 +26,7 @@ pub mod fit;
 pub mod fk;
 pub mod funcs;
 pub mod infoschema;
+pub mod interrupt;
 pub mod join;
 pub mod json;
 pub mod maintain;

@@ -388,6 +388,64 @@ impl Session {
         })
     }
 
+    /// `KILL ...` after its keyword: raises the target connection's kill flag (see
+    /// `crate::interrupt`); 1094 for an id no connection has.
+    fn kill(&mut self, rest: &str) -> Result<QueryResult, SqlError> {
+        let mut rest = rest.trim_start();
+        let mut word = |w: &str| {
+            let hit = rest.len() > w.len()
+                && rest[..w.len()].eq_ignore_ascii_case(w)
+                && rest.as_bytes()[w.len()].is_ascii_whitespace();
+            if hit {
+                rest = rest[w.len()..].trim_start();
+            }
+            hit
+        };
+        let _ = word("HARD") || word("SOFT");
+        let connection = if word("QUERY") {
+            // `KILL QUERY ID n` names a query id, which tierdb does not have.
+            if word("ID") {
+                return Err(SqlError::unsupported("KILL QUERY ID"));
+            }
+            false
+        } else {
+            let _ = word("CONNECTION");
+            true
+        };
+        let target = match self.query_inner(&format!("SELECT {rest}"))? {
+            QueryResult::Rows { rows, .. } => {
+                rows.into_iter().next().and_then(|r| r.into_iter().next())
+            }
+            _ => None,
+        };
+        let id = target
+            .as_ref()
+            .and_then(crate::coerce::to_i64)
+            .unwrap_or(-1);
+        let own = i64::from(self.core.st.conn_id) == id;
+        let shared = self.core.st.shared.clone();
+        if !u32::try_from(id).is_ok_and(|i| shared.kill(i, connection)) {
+            let shown = target
+                .as_ref()
+                .and_then(crate::coerce::to_text)
+                .map_or("NULL".into(), |t| String::from_utf8_lossy(&t).into_owned());
+            return Err(SqlError::new(
+                1094,
+                "HY000",
+                format!("Unknown thread id: {shown}"),
+            ));
+        }
+        if own {
+            // This very statement was killed (as MariaDB reports it).
+            return Err(if connection {
+                SqlError::new(1927, "70100", "Connection was killed")
+            } else {
+                crate::interrupt::interrupted()
+            });
+        }
+        Ok(QueryResult::ok())
+    }
+
     /// COM_QUERY: one statement (a trailing ';' is fine).
     pub fn query(&mut self, sql: &str) -> Result<QueryResult, SqlError> {
         let shared = self.core.st.shared.clone();
@@ -395,7 +453,13 @@ impl Session {
         shared.counters.inc(Counter::Queries);
         self.core.begin_busy(sql);
         self.core.st.warnings_fresh = false;
+        let watch = self
+            .core
+            .conn
+            .as_ref()
+            .map(|c| crate::interrupt::watch(&c.kill));
         let r = self.query_inner(sql);
+        drop(watch);
         if let Err(e) = &r {
             // Also a statement that failed before it ran (syntax, unknown table).
             self.core.st.row_count = -1;
@@ -432,6 +496,11 @@ impl Session {
                 self.core.st.shared.counters.inc(counter_for(&plan));
                 return self.core.run(&plan, &[]);
             }
+        }
+        // KILL [HARD | SOFT] [CONNECTION | QUERY] id (the id may be an expression, as in
+        // MariaDB: `KILL QUERY @id`).
+        if first("KILL") && head.as_bytes().get(4).is_some_and(u8::is_ascii_whitespace) {
+            return self.kill(&sql.trim_start()[4..]);
         }
         // DO expr [, expr ...]: the expressions evaluated (errors and warnings kept), nothing
         // returned (ORMs and scripts use `DO 1`, `DO SLEEP(n)`, `DO RELEASE_LOCK(..)`).
@@ -599,7 +668,13 @@ impl Session {
         shared.counters.inc(Counter::Questions);
         shared.counters.inc(Counter::ComStmtExecute);
         self.core.st.warnings_fresh = false;
+        let watch = self
+            .core
+            .conn
+            .as_ref()
+            .map(|c| crate::interrupt::watch(&c.kill));
         let r = self.execute_inner(stmt_id, params);
+        drop(watch);
         if let Err(e) = &r {
             self.core.st.row_count = -1;
             self.core.st.note_error(e);

@@ -48,7 +48,12 @@ pub struct ConnInfo {
     pub busy: AtomicBool,
     /// Milliseconds since server start when the current state (busy/idle) began.
     pub since_ms: AtomicU64,
+    /// KILL's flag for this connection (`crate::interrupt`).
+    pub kill: Arc<std::sync::atomic::AtomicU8>,
 }
+
+/// Ends a connection's socket (KILL CONNECTION), given its id; false when it is gone.
+pub type ConnectionCloser = Box<dyn Fn(u32) -> bool + Send + Sync>;
 
 pub struct Shared {
     pub(crate) engine: Arc<Engine>,
@@ -60,6 +65,8 @@ pub struct Shared {
     catalog_version: AtomicU64,
     /// GET_LOCK and friends.
     pub(crate) user_locks: crate::user_locks::UserLocks,
+    /// How KILL CONNECTION ends another connection's socket (set by the server).
+    closer: RwLock<Option<ConnectionCloser>>,
 }
 
 impl Shared {
@@ -80,7 +87,34 @@ impl Shared {
             started: Instant::now(),
             catalog_version: AtomicU64::new(1),
             user_locks: Default::default(),
+            closer: RwLock::new(None),
         })
+    }
+
+    /// How KILL CONNECTION ends a connection's socket (the server knows the sockets).
+    pub fn set_connection_closer(&self, closer: ConnectionCloser) {
+        *self.closer.write() = Some(closer);
+    }
+
+    /// KILL [QUERY | CONNECTION] `id`: raises the connection's kill flag (its running
+    /// statement stops at its next check point with 1317) and, for CONNECTION, ends its
+    /// socket so an idle connection goes too. False when no such connection is registered.
+    pub(crate) fn kill(&self, id: u32, connection: bool) -> bool {
+        let Some(c) = self.conn(id) else {
+            return false;
+        };
+        let flag = if connection {
+            crate::interrupt::CONNECTION
+        } else {
+            crate::interrupt::QUERY
+        };
+        c.kill.fetch_max(flag, Ordering::AcqRel);
+        if connection {
+            if let Some(close) = self.closer.read().as_ref() {
+                close(id);
+            }
+        }
+        true
     }
 
     pub fn engine(&self) -> &Arc<Engine> {
@@ -95,6 +129,9 @@ impl Shared {
     pub fn register_connection(&self, id: u32, user: &str, host: &str) {
         let mut conns = self.conns.lock();
         let db = conns.get(&id).and_then(|c| c.db.lock().clone());
+        let kill = conns
+            .get(&id)
+            .map_or_else(Default::default, |c| c.kill.clone());
         let fresh = !conns.contains_key(&id);
         conns.insert(
             id,
@@ -104,6 +141,7 @@ impl Shared {
                 db: Mutex::new(db),
                 busy: AtomicBool::new(false),
                 since_ms: AtomicU64::new(self.now_ms()),
+                kill,
             }),
         );
         let n = conns.len() as u64;

@@ -104,8 +104,19 @@ impl UserLocks {
                 }
             }
             t.waiting.insert(conn, k.clone());
+            // A KILL ends the wait (looked at every 50 ms).
+            if crate::interrupt::raised() != crate::interrupt::NONE {
+                t.waiting.remove(&conn);
+                return Err(crate::interrupt::interrupted());
+            }
+            let slice = Instant::now() + std::time::Duration::from_millis(50);
             match deadline {
-                None => self.freed.wait(&mut t),
+                None => {
+                    self.freed.wait_until(&mut t, slice);
+                }
+                Some(d) if d > slice => {
+                    self.freed.wait_until(&mut t, slice);
+                }
                 Some(d) => {
                     if Instant::now() >= d || self.freed.wait_until(&mut t, d).timed_out() {
                         // One last look after the deadline.

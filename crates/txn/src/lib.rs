@@ -32,6 +32,32 @@ pub enum LockError {
     Deadlock,
     #[error("lock wait timeout")]
     Timeout,
+    /// The statement waiting was killed (`watch_interrupt`).
+    #[error("interrupted")]
+    Interrupted,
+}
+
+thread_local! {
+    /// The kill flag of the statement running on this thread (`watch_interrupt`).
+    static INTERRUPT: std::cell::RefCell<Option<std::sync::Arc<std::sync::atomic::AtomicU8>>> =
+        const { std::cell::RefCell::new(None) };
+}
+
+/// Makes lock waits on this thread watch `flag` (KILL QUERY / KILL CONNECTION of the
+/// statement running here): once it is non-zero, a wait ends with `LockError::Interrupted`
+/// within one recheck interval. Returns the flag watched before, to put back.
+pub fn watch_interrupt(
+    flag: Option<std::sync::Arc<std::sync::atomic::AtomicU8>>,
+) -> Option<std::sync::Arc<std::sync::atomic::AtomicU8>> {
+    INTERRUPT.with(|i| i.replace(flag))
+}
+
+fn interrupted() -> bool {
+    INTERRUPT.with(|i| {
+        i.borrow()
+            .as_ref()
+            .is_some_and(|f| f.load(std::sync::atomic::Ordering::Relaxed) != 0)
+    })
 }
 
 /// How a row is locked.
@@ -277,6 +303,10 @@ impl LockManager {
                     .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                 leave(&mut st, queued, counted);
                 return Err(LockError::Timeout);
+            }
+            if interrupted() {
+                leave(&mut st, queued, counted);
+                return Err(LockError::Interrupted);
             }
             let wait = (deadline - now).min(RECHECK);
             shard.released.wait_for(&mut st, wait);

@@ -1,0 +1,139 @@
+//! KILL as a DBA uses it: `KILL QUERY id` stops the statement a connection is running (a
+//! SLEEP, a lock wait, a long join) with error 1317 and leaves the connection usable;
+//! `KILL [CONNECTION] id` ends the connection, rolling back its open transaction; an id no
+//! connection has is 1094. The ids are those SHOW PROCESSLIST / CONNECTION_ID() show.
+
+mod common;
+
+use std::time::{Duration, Instant};
+
+use mysql::prelude::*;
+use mysql::{Conn, Opts};
+
+use common::TestServer;
+
+fn connect(server: &TestServer) -> Conn {
+    Conn::new(Opts::from_url(&server.url(None)).expect("url")).expect("connect")
+}
+
+fn code(e: mysql::Error) -> u16 {
+    match e {
+        mysql::Error::MySqlError(e) => e.code,
+        other => panic!("expected a server error, got {other:?}"),
+    }
+}
+
+/// Runs `sql` on `conn` in a thread; after `after`, kills its query from `admin`; returns
+/// the statement's error code and how long it ran.
+fn killed_while_running(
+    admin: &mut Conn,
+    mut conn: Conn,
+    sql: &'static str,
+    after: Duration,
+) -> (Conn, u16, Duration) {
+    let id = conn.connection_id();
+    let runner = std::thread::spawn(move || {
+        let t0 = Instant::now();
+        let r = conn.query_drop(sql);
+        (conn, r, t0.elapsed())
+    });
+    std::thread::sleep(after);
+    admin
+        .query_drop(format!("KILL QUERY {id}"))
+        .expect("kill query");
+    let (conn, r, took) = runner.join().expect("runner");
+    let code = code(r.expect_err("the statement was killed"));
+    (conn, code, took)
+}
+
+#[test]
+fn kill_stops_statements_and_ends_connections() {
+    let server = TestServer::start();
+    let mut admin = connect(&server);
+    admin
+        .query_drop(
+            "CREATE DATABASE k; CREATE TABLE k.t (id INT PRIMARY KEY, v INT); \
+             INSERT INTO k.t WITH RECURSIVE s(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM s \
+             WHERE n < 1000) SELECT n, n FROM s; \
+             INSERT INTO k.t SELECT id + 1000, v FROM k.t; INSERT INTO k.t SELECT id + 2000, v FROM k.t",
+        )
+        .expect("setup");
+
+    // A SLEEP: 1317, at once; the connection goes on.
+    let (mut a, c, took) = killed_while_running(
+        &mut admin,
+        connect(&server),
+        "SELECT SLEEP(60)",
+        Duration::from_millis(300),
+    );
+    assert_eq!(c, 1317);
+    assert!(took < Duration::from_secs(10), "{took:?}");
+    let one: Option<i64> = a.query_first("SELECT 1").expect("after kill");
+    assert_eq!(one, Some(1));
+
+    // A row-lock wait (innodb_lock_wait_timeout is 50 s).
+    let mut holder = connect(&server);
+    holder.query_drop("BEGIN").expect("begin");
+    holder
+        .query_drop("UPDATE k.t SET v = -1 WHERE id = 1")
+        .expect("lock the row");
+    let (_w, c, took) = killed_while_running(
+        &mut admin,
+        connect(&server),
+        "UPDATE k.t SET v = -2 WHERE id = 1",
+        Duration::from_millis(300),
+    );
+    assert_eq!(c, 1317);
+    assert!(took < Duration::from_secs(10), "{took:?}");
+
+    // A join of 4000 x 4000 rows read from memory.
+    let (_j, c, took) = killed_while_running(
+        &mut admin,
+        connect(&server),
+        "SELECT COUNT(*) FROM k.t x JOIN k.t y ON x.v + y.v = -7",
+        Duration::from_millis(200),
+    );
+    assert_eq!(c, 1317);
+    assert!(took < Duration::from_secs(10), "{took:?}");
+
+    // KILL CONNECTION of the holder: its transaction is rolled back and its lock freed.
+    let holder_id = holder.connection_id();
+    admin
+        .query_drop(format!("KILL CONNECTION {holder_id}"))
+        .expect("kill connection");
+    assert!(
+        holder.query_drop("SELECT 1").is_err(),
+        "the connection is gone"
+    );
+    let mut changed: Option<i64> = None;
+    for _ in 0..50 {
+        // The rollback runs when its thread notices the closed socket.
+        changed = admin
+            .query_first("SELECT COUNT(*) FROM k.t WHERE v < 0")
+            .expect("count");
+        if changed == Some(0) {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert_eq!(changed, Some(0));
+    admin
+        .query_drop("UPDATE k.t SET v = 5 WHERE id = 1")
+        .expect("the row is free again");
+
+    // Unknown ids; the id may be an expression.
+    assert_eq!(code(admin.query_drop("KILL 999999").unwrap_err()), 1094);
+    let a_id = a.connection_id();
+    admin
+        .query_drop(format!("SET @victim = {a_id}"))
+        .expect("set");
+    admin.query_drop("KILL @victim").expect("kill by variable");
+    assert!(a.query_drop("SELECT 1").is_err(), "killed by expression");
+    // KILL QUERY of the connection itself: this statement is the one interrupted.
+    assert_eq!(
+        code(admin.query_drop("KILL QUERY CONNECTION_ID()").unwrap_err()),
+        1317
+    );
+    let two: Option<i64> = admin.query_first("SELECT 2").expect("admin goes on");
+    assert_eq!(two, Some(2));
+}
