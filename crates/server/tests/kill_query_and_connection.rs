@@ -1,6 +1,6 @@
 //! KILL as a DBA uses it: `KILL QUERY id` stops the statement a connection is running (a
 //! SLEEP, a lock wait, a long join) with error 1317 and leaves the connection usable;
-//! `KILL [CONNECTION] id` ends the connection, rolling back its open transaction; an id no
+//! a GET_LOCK wait gives NULL; `KILL [CONNECTION] id` ends the connection, rolling back its open transaction; an id no
 //! connection has is 1094. The ids are those SHOW PROCESSLIST / CONNECTION_ID() show.
 
 mod common;
@@ -94,6 +94,27 @@ fn kill_stops_statements_and_ends_connections() {
         Duration::from_millis(200),
     );
     assert_eq!(c, 1317);
+    assert!(took < Duration::from_secs(10), "{took:?}");
+
+    // A GET_LOCK wait: KILL QUERY makes it NULL, without an error (as MariaDB).
+    let mut locker = connect(&server);
+    let got: Option<i64> = locker
+        .query_first("SELECT GET_LOCK('job', 0)")
+        .expect("get_lock");
+    assert_eq!(got, Some(1));
+    let mut waiter = connect(&server);
+    let waiter_id = waiter.connection_id();
+    let runner = std::thread::spawn(move || {
+        let t0 = Instant::now();
+        let r: Result<Option<Option<i64>>, _> = waiter.query_first("SELECT GET_LOCK('job', 30)");
+        (r, t0.elapsed())
+    });
+    std::thread::sleep(Duration::from_millis(300));
+    admin
+        .query_drop(format!("KILL QUERY {waiter_id}"))
+        .expect("kill query");
+    let (r, took) = runner.join().expect("waiter");
+    assert_eq!(r.expect("no error"), Some(None), "NULL");
     assert!(took < Duration::from_secs(10), "{took:?}");
 
     // KILL CONNECTION of the holder: its transaction is rolled back and its lock freed.

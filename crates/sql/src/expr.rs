@@ -2442,6 +2442,13 @@ fn eval_func(f: Func, args: &[Expr], row: &[Value], cx: &EvalCx) -> Result<Value
             ) else {
                 return Ok(Value::Null);
             };
+            // A time outside TIMESTAMP's range (as UTC) is returned as it is, as MariaDB.
+            let in_range = p.plus(-from, IntervalUnit::Minute).is_some_and(|u| {
+                (0..=TIMESTAMP_MAX_SECS * 1_000_000 + 999_999).contains(&u.epoch_micros())
+            });
+            if !in_range {
+                return Ok(Value::Bytes(p.text(true).into_bytes()));
+            }
             match p.plus(to - from, IntervalUnit::Minute) {
                 Some(out) => Value::Bytes(out.text(true).into_bytes()),
                 None => Value::Null,

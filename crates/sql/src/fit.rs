@@ -311,7 +311,8 @@ pub fn fit(v: Value, col: &ColumnDef, dest: &Dest, raised: &mut Raised) -> Resul
             None => dest.lossy(dest.truncated(name), Value::Bytes(Vec::new()), raised),
         },
         ColumnType::Char(n) | ColumnType::VarChar(n) => {
-            let mut b = to_text(&v).map(|c| c.into_owned()).unwrap_or_default();
+            let b = to_text(&v).map(|c| c.into_owned()).unwrap_or_default();
+            let mut b = utf8_text(b, name, dest, raised)?;
             if matches!(col.ty, ColumnType::Char(_)) {
                 while b.last() == Some(&b' ') {
                     b.pop();
@@ -332,6 +333,11 @@ pub fn fit(v: Value, col: &ColumnDef, dest: &Dest, raised: &mut Raised) -> Resul
         }
         ColumnType::Text(size) | ColumnType::Blob(size) => {
             let b = to_text(&v).map(|c| c.into_owned()).unwrap_or_default();
+            let b = if matches!(col.ty, ColumnType::Text(_)) {
+                utf8_text(b, name, dest, raised)?
+            } else {
+                b
+            };
             let max = usize::try_from(size.max_bytes()).unwrap_or(usize::MAX);
             let unit = if matches!(col.ty, ColumnType::Text(_)) {
                 Unit::TextBytes
@@ -342,6 +348,62 @@ pub fn fit(v: Value, col: &ColumnDef, dest: &Dest, raised: &mut Raised) -> Resul
         }
         ColumnType::Date => fit_date(&v, false, name, dest, raised),
         ColumnType::DateTime | ColumnType::Timestamp => fit_date(&v, true, name, dest, raised),
+    }
+}
+
+/// Bytes for a utf8mb4 text column: as they are when they are UTF-8; otherwise error 1366
+/// "Incorrect string value" in strict mode, or (lenient) each invalid byte stored as `?` with
+/// that warning, as MariaDB does. (Statements may carry raw bytes: `crate::rawtext`.)
+fn utf8_text(
+    b: Vec<u8>,
+    name: &str,
+    dest: &Dest,
+    raised: &mut Raised,
+) -> Result<Vec<u8>, SqlError> {
+    let Err(bad) = std::str::from_utf8(&b) else {
+        return Ok(b);
+    };
+    // MariaDB shows the value from the first bad byte, at most 6 bytes, bad ones as \xHH.
+    let at = bad.valid_up_to();
+    let mut shown = String::new();
+    for &c in b[at..].iter().take(6) {
+        if c.is_ascii() && !c.is_ascii_control() {
+            shown.push(char::from(c));
+        } else {
+            shown.push_str(&format!("\\x{c:02X}"));
+        }
+    }
+    if b.len() - at > 6 {
+        shown.push_str("...");
+    }
+    let e = SqlError::new(
+        1366,
+        "22007",
+        format!(
+            "Incorrect string value: '{shown}' for column {} at row {}",
+            dest.column_named(name),
+            dest.row
+        ),
+    );
+    if !dest.lenient {
+        return Err(e);
+    }
+    raised.push(Warning::warn(e.code, e.message));
+    let mut out = Vec::with_capacity(b.len());
+    let mut rest = b.as_slice();
+    loop {
+        match std::str::from_utf8(rest) {
+            Ok(s) => {
+                out.extend_from_slice(s.as_bytes());
+                return Ok(out);
+            }
+            Err(e) => {
+                let (ok, tail) = rest.split_at(e.valid_up_to());
+                out.extend_from_slice(ok);
+                out.push(b'?');
+                rest = &tail[e.error_len().unwrap_or(tail.len()).max(1).min(tail.len())..];
+            }
+        }
     }
 }
 

@@ -1,12 +1,13 @@
 //! Statement text that is not UTF-8. Clients send string literals as raw bytes
 //! (mysql-connector-python's client-side parameters, PHP's `real_escape_string`, a dump of
 //! BLOBs made without `--hex-blob`), but the parser reads `str`. Such a statement is carried
-//! byte for byte: every byte from 0x80 up becomes one character of a reserved private-use
-//! range, and a string literal turns those characters back into its bytes.
+//! byte for byte: every byte of an invalid sequence becomes one character of a reserved
+//! private-use range (valid characters stay), and a string literal turns those characters
+//! back into its bytes.
 //!
 //! Owns: that mapping, both ways.
-//! Must never: lose or change a byte of a literal (a statement whose valid UTF-8 already holds
-//! a character of the reserved range is mapped whole, so every such character means a byte),
+//! Must never: lose or change a byte of a literal (a reserved-range character the client sent
+//! as valid UTF-8 is mapped byte by byte too, so every such character means a byte),
 //! or cost anything for ordinary statements beyond one scan for the byte 0xF4.
 
 use std::borrow::Cow;
@@ -21,9 +22,10 @@ fn is_mapped(c: char) -> bool {
 }
 
 /// The text of statement bytes `b`: as they are when they are UTF-8 with no character of the
-/// reserved range; otherwise with every byte from 0x80 up mapped to its character. Trailing
-/// NUL bytes end the statement, as MariaDB reads them (`mariadb-slap` sends its statements
-/// with one).
+/// reserved range; otherwise valid characters stay as they are and each byte of an invalid
+/// sequence (or of a reserved character) becomes its mapped character, so identifiers and
+/// text outside literals keep their spelling. Trailing NUL bytes end the statement, as
+/// MariaDB reads them (`mariadb-slap` sends its statements with one).
 pub fn statement_text(b: &[u8]) -> Cow<'_, str> {
     let end = b.iter().rposition(|&c| c != 0).map_or(0, |i| i + 1);
     let b = &b[..end];
@@ -32,17 +34,37 @@ pub fn statement_text(b: &[u8]) -> Cow<'_, str> {
             return Cow::Borrowed(s);
         }
     }
-    Cow::Owned(
-        b.iter()
-            .map(|&byte| {
-                if byte < 0x80 {
-                    char::from(byte)
-                } else {
-                    char::from_u32(BASE + u32::from(byte)).unwrap_or(char::REPLACEMENT_CHARACTER)
-                }
-            })
-            .collect(),
-    )
+    let raw = |out: &mut String, bytes: &[u8]| {
+        for &byte in bytes {
+            out.push(char::from_u32(BASE + u32::from(byte)).unwrap_or(char::REPLACEMENT_CHARACTER));
+        }
+    };
+    let mut out = String::with_capacity(b.len() + 8);
+    let mut rest = b;
+    while !rest.is_empty() {
+        let (valid, bad) = match std::str::from_utf8(rest) {
+            Ok(s) => (s, 0),
+            Err(e) => {
+                let (ok, tail) = rest.split_at(e.valid_up_to());
+                // (`ok` is the prefix `from_utf8` found valid.)
+                let ok = std::str::from_utf8(ok).unwrap_or("");
+                (ok, e.error_len().unwrap_or(tail.len()).max(1))
+            }
+        };
+        for c in valid.chars() {
+            if is_mapped(c) {
+                let mut buf = [0u8; 4];
+                raw(&mut out, c.encode_utf8(&mut buf).as_bytes());
+            } else {
+                out.push(c);
+            }
+        }
+        rest = &rest[valid.len()..];
+        let n = bad.min(rest.len());
+        raw(&mut out, &rest[..n]);
+        rest = &rest[n..];
+    }
+    Cow::Owned(out)
 }
 
 /// The bytes of string literal `s` from a statement read by `statement_text`.
@@ -89,6 +111,18 @@ mod tests {
         let text = statement_text(&q);
         let inner = &text[text.find('\'').unwrap() + 1..text.rfind('\'').unwrap()];
         assert_eq!(literal_bytes(inner), data);
+    }
+
+    #[test]
+    fn valid_characters_outside_literals_keep_their_spelling() {
+        let q = b"INSERT INTO caf\xC3\xA9 VALUES ('\xFF\xC3\xA9')";
+        let text = statement_text(q);
+        assert!(
+            text.starts_with("INSERT INTO caf\u{e9} VALUES ('"),
+            "{text}"
+        );
+        let inner = &text[text.find('\'').unwrap() + 1..text.rfind('\'').unwrap()];
+        assert_eq!(literal_bytes(inner), b"\xFF\xC3\xA9");
     }
 
     #[test]

@@ -425,10 +425,8 @@ impl Session {
         let own = i64::from(self.core.st.conn_id) == id;
         let shared = self.core.st.shared.clone();
         if !u32::try_from(id).is_ok_and(|i| shared.kill(i, connection)) {
-            let shown = target
-                .as_ref()
-                .and_then(crate::coerce::to_text)
-                .map_or("NULL".into(), |t| String::from_utf8_lossy(&t).into_owned());
+            // The id as a number (NULL and text that is none are 0, as MariaDB shows them).
+            let shown = target.as_ref().and_then(crate::coerce::to_i64).unwrap_or(0);
             return Err(SqlError::new(
                 1094,
                 "HY000",

@@ -204,7 +204,12 @@ impl UserLocks {
                 let Some(timeout) = args.get(1).and_then(crate::coerce::to_f64) else {
                     return Ok(Value::Null);
                 };
-                Value::Int(i64::from(self.get(conn, &name, timeout)?))
+                match self.get(conn, &name, timeout) {
+                    Ok(got) => Value::Int(i64::from(got)),
+                    // Woken by KILL: NULL, as MariaDB (the statement goes on).
+                    Err(e) if e.code == 1317 => Value::Null,
+                    Err(e) => return Err(e),
+                }
             }
             UserLockFunc::Release => match self.release(conn, &name)? {
                 Some(r) => Value::Int(i64::from(r)),
