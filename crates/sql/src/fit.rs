@@ -121,6 +121,38 @@ enum NumText {
     },
 }
 
+/// The number a text holds, for a numeric column of `kind` ("integer", "double", "decimal"):
+/// `Ok(n)` to go on with; `Err(fitted)` when a lenient write decided here (no number at all:
+/// 1366 and `fit(None)`; a number followed by other characters: 1265 and `fit(Some(n))`); the
+/// strict error otherwise. Trailing spaces are a note.
+fn text_number(
+    b: &[u8],
+    v: &Value,
+    kind: &str,
+    name: &str,
+    dest: &Dest,
+    raised: &mut Raised,
+    fit: impl Fn(Option<f64>) -> Value,
+) -> Result<Result<f64, Value>, SqlError> {
+    match num_text(b) {
+        NumText::Nothing => {
+            let e = dest.incorrect(1366, kind, v, name);
+            dest.lossy(e, fit(None), raised).map(Err)
+        }
+        NumText::Number {
+            value, junk: true, ..
+        } => dest
+            .lossy(dest.truncated(name), fit(Some(value)), raised)
+            .map(Err),
+        NumText::Number { value, spaces, .. } => {
+            if spaces {
+                dest.note_truncated(name, raised);
+            }
+            Ok(Ok(value))
+        }
+    }
+}
+
 fn num_text(b: &[u8]) -> NumText {
     match scan_number(b) {
         None => NumText::Nothing,
@@ -170,25 +202,11 @@ pub fn fit(v: Value, col: &ColumnDef, dest: &Dest, raised: &mut Raised) -> Resul
                         i
                     }
                     None => {
-                        let d = match num_text(b) {
-                            NumText::Nothing => {
-                                let e = dest.incorrect(1366, "integer", &v, name);
-                                return dest.lossy(e, Value::Int(0), raised);
-                            }
-                            NumText::Number {
-                                value,
-                                spaces,
-                                junk,
-                            } => {
-                                if junk {
-                                    let fitted = Value::Int(clamp_round(value, lo, hi));
-                                    return dest.lossy(dest.truncated(name), fitted, raised);
-                                }
-                                if spaces {
-                                    dest.note_truncated(name, raised);
-                                }
-                                value
-                            }
+                        let fit =
+                            |n: Option<f64>| Value::Int(n.map_or(0, |n| clamp_round(n, lo, hi)));
+                        let d = match text_number(b, &v, "integer", name, dest, raised, fit)? {
+                            Ok(n) => n,
+                            Err(fitted) => return Ok(fitted),
                         };
                         let r = d.round();
                         if !(I64_MIN_F..I64_END_F).contains(&r) {
@@ -213,26 +231,13 @@ pub fn fit(v: Value, col: &ColumnDef, dest: &Dest, raised: &mut Raised) -> Resul
                 f64::MAX
             };
             let d = match &v {
-                Value::Bytes(b) => match num_text(b) {
-                    NumText::Nothing => {
-                        let e = dest.incorrect(1366, "double", &v, name);
-                        return dest.lossy(e, Value::Double(0.0), raised);
+                Value::Bytes(b) => {
+                    let fit = |n: Option<f64>| Value::Double(fit_float(n.unwrap_or(0.0), max));
+                    match text_number(b, &v, "double", name, dest, raised, fit)? {
+                        Ok(n) => n,
+                        Err(fitted) => return Ok(fitted),
                     }
-                    NumText::Number {
-                        value,
-                        spaces,
-                        junk,
-                    } => {
-                        if junk {
-                            let fitted = Value::Double(fit_float(value, max));
-                            return dest.lossy(dest.truncated(name), fitted, raised);
-                        }
-                        if spaces {
-                            dest.note_truncated(name, raised);
-                        }
-                        value
-                    }
-                },
+                }
                 other => to_f64(other).unwrap_or(0.0),
             };
             if !d.is_finite() || d.abs() > max {
@@ -260,29 +265,18 @@ pub fn fit(v: Value, col: &ColumnDef, dest: &Dest, raised: &mut Raised) -> Resul
                         }
                         t.trim().to_string()
                     } else {
-                        match num_text(b) {
-                            NumText::Nothing => {
-                                let e = dest.incorrect(1366, "decimal", &v, name);
-                                return dest.lossy(e, decimal_zero(s), raised);
+                        let fit = |n: Option<f64>| match n {
+                            None => decimal_zero(s),
+                            Some(n) if !n.is_finite() => decimal_max(p, s, n < 0.0),
+                            Some(n) => decimal_clamped(&n.to_string(), p, s),
+                        };
+                        match text_number(b, &v, "decimal", name, dest, raised, fit)? {
+                            Err(fitted) => return Ok(fitted),
+                            Ok(n) if !n.is_finite() => {
+                                let fitted = decimal_max(p, s, n < 0.0);
+                                return dest.lossy(dest.out_of_range(name), fitted, raised);
                             }
-                            NumText::Number {
-                                value,
-                                spaces,
-                                junk,
-                            } => {
-                                if !value.is_finite() {
-                                    let fitted = decimal_max(p, s, value < 0.0);
-                                    return dest.lossy(dest.out_of_range(name), fitted, raised);
-                                }
-                                if junk {
-                                    let fitted = decimal_clamped(&value.to_string(), p, s);
-                                    return dest.lossy(dest.truncated(name), fitted, raised);
-                                }
-                                if spaces {
-                                    dest.note_truncated(name, raised);
-                                }
-                                value.to_string()
-                            }
+                            Ok(n) => n.to_string(),
                         }
                     }
                 }

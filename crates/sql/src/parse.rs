@@ -238,15 +238,25 @@ fn show_create_database(tokens: &[sqlparser::tokenizer::TokenWithSpan]) -> Optio
     Some(Statement::ShowVariable { variable })
 }
 
-/// `SHOW {WARNINGS | ERRORS} LIMIT [offset,] count` (or `LIMIT count OFFSET offset`), whose
-/// numbers sqlparser drops: handed on as the words `WARNINGS LIMIT offset count`.
-fn show_warnings_limit(tokens: &[sqlparser::tokenizer::TokenWithSpan]) -> Option<Statement> {
-    let toks: Vec<&Token> = tokens
+/// The tokens of a statement but spaces, comments and the final `;`.
+fn significant(tokens: &[sqlparser::tokenizer::TokenWithSpan]) -> Vec<&Token> {
+    tokens
         .iter()
         .map(|t| &t.token)
         .filter(|t| !matches!(t, Token::Whitespace(_) | Token::SemiColon | Token::EOF))
-        .collect();
-    let kw = |i: usize, k: &str| matches!(toks.get(i), Some(Token::Word(w)) if w.quote_style.is_none() && w.value.eq_ignore_ascii_case(k));
+        .collect()
+}
+
+/// `t` is the unquoted word `k` (any case).
+fn is_keyword(t: Option<&Token>, k: &str) -> bool {
+    matches!(t, Some(Token::Word(w)) if w.quote_style.is_none() && w.value.eq_ignore_ascii_case(k))
+}
+
+/// `SHOW {WARNINGS | ERRORS} LIMIT [offset,] count` (or `LIMIT count OFFSET offset`), whose
+/// numbers sqlparser drops: handed on as the words `WARNINGS LIMIT offset count`.
+fn show_warnings_limit(tokens: &[sqlparser::tokenizer::TokenWithSpan]) -> Option<Statement> {
+    let toks = significant(tokens);
+    let kw = |i: usize, k: &str| is_keyword(toks.get(i).copied(), k);
     if !(kw(0, "SHOW") && (kw(1, "WARNINGS") || kw(1, "ERRORS")) && kw(2, "LIMIT")) {
         return None;
     }
@@ -275,12 +285,8 @@ fn show_warnings_limit(tokens: &[sqlparser::tokenizer::TokenWithSpan]) -> Option
 /// `SHOW GRANTS [FOR CURRENT_USER[()] | FOR user[@host]]`, which sqlparser does not parse:
 /// handed on as the words `GRANTS` or `GRANTS FOR user host` of a `SHOW`.
 fn show_grants(tokens: &[sqlparser::tokenizer::TokenWithSpan]) -> Option<Statement> {
-    let toks: Vec<&Token> = tokens
-        .iter()
-        .map(|t| &t.token)
-        .filter(|t| !matches!(t, Token::Whitespace(_) | Token::SemiColon | Token::EOF))
-        .collect();
-    let kw = |i: usize, k: &str| matches!(toks.get(i), Some(Token::Word(w)) if w.quote_style.is_none() && w.value.eq_ignore_ascii_case(k));
+    let toks = significant(tokens);
+    let kw = |i: usize, k: &str| is_keyword(toks.get(i).copied(), k);
     if !(kw(0, "SHOW") && kw(1, "GRANTS")) {
         return None;
     }
