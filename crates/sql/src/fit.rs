@@ -177,19 +177,12 @@ pub fn fit(v: Value, col: &ColumnDef, dest: &Dest, raised: &mut Raised) -> Resul
         _ if v.is_null() => Ok(Value::Null),
         ColumnType::Int { bytes, unsigned } => {
             let (lo, hi) = int_range(*bytes, *unsigned);
-            let clamp = |d: f64| {
-                if d < lo as f64 {
-                    lo
-                } else {
-                    hi
-                }
-            };
             let i = match &v {
                 Value::Int(i) => *i,
                 Value::Double(d) => {
                     let r = d.round();
                     if !(I64_MIN_F..I64_END_F).contains(&r) {
-                        let fitted = Value::Int(clamp(r));
+                        let fitted = Value::Int(clamp_round(r, lo, hi));
                         return dest.lossy(dest.out_of_range(name), fitted, raised);
                     }
                     r as i64
@@ -210,7 +203,7 @@ pub fn fit(v: Value, col: &ColumnDef, dest: &Dest, raised: &mut Raised) -> Resul
                         };
                         let r = d.round();
                         if !(I64_MIN_F..I64_END_F).contains(&r) {
-                            let fitted = Value::Int(clamp(r));
+                            let fitted = Value::Int(clamp_round(r, lo, hi));
                             return dest.lossy(dest.out_of_range(name), fitted, raised);
                         }
                         r as i64
@@ -327,18 +320,13 @@ pub fn fit(v: Value, col: &ColumnDef, dest: &Dest, raised: &mut Raised) -> Resul
         }
         ColumnType::Text(size) | ColumnType::Blob(size) => {
             let b = to_text(&v).map(|c| c.into_owned()).unwrap_or_default();
-            let b = if matches!(col.ty, ColumnType::Text(_)) {
-                utf8_text(b, name, dest, raised)?
-            } else {
-                b
-            };
             let max = usize::try_from(size.max_bytes()).unwrap_or(usize::MAX);
-            let unit = if matches!(col.ty, ColumnType::Text(_)) {
-                Unit::TextBytes
+            if matches!(col.ty, ColumnType::Text(_)) {
+                let b = utf8_text(b, name, dest, raised)?;
+                fit_text(b, max, Unit::TextBytes, name, dest, raised)
             } else {
-                Unit::Bytes
-            };
-            fit_text(b, max, unit, name, dest, raised)
+                fit_text(b, max, Unit::Bytes, name, dest, raised)
+            }
         }
         ColumnType::Date => fit_date(&v, false, name, dest, raised),
         ColumnType::DateTime | ColumnType::Timestamp => fit_date(&v, true, name, dest, raised),
@@ -384,21 +372,13 @@ fn utf8_text(
     }
     raised.push(Warning::warn(e.code, e.message));
     let mut out = Vec::with_capacity(b.len());
-    let mut rest = b.as_slice();
-    loop {
-        match std::str::from_utf8(rest) {
-            Ok(s) => {
-                out.extend_from_slice(s.as_bytes());
-                return Ok(out);
-            }
-            Err(e) => {
-                let (ok, tail) = rest.split_at(e.valid_up_to());
-                out.extend_from_slice(ok);
-                out.push(b'?');
-                rest = &tail[e.error_len().unwrap_or(tail.len()).max(1).min(tail.len())..];
-            }
+    for chunk in b.utf8_chunks() {
+        out.extend_from_slice(chunk.valid().as_bytes());
+        if !chunk.invalid().is_empty() {
+            out.push(b'?');
         }
     }
+    Ok(out)
 }
 
 fn clamp_round(d: f64, lo: i64, hi: i64) -> i64 {

@@ -40,18 +40,8 @@ pub fn statement_text(b: &[u8]) -> Cow<'_, str> {
         }
     };
     let mut out = String::with_capacity(b.len() + 8);
-    let mut rest = b;
-    while !rest.is_empty() {
-        let (valid, bad) = match std::str::from_utf8(rest) {
-            Ok(s) => (s, 0),
-            Err(e) => {
-                let (ok, tail) = rest.split_at(e.valid_up_to());
-                // (`ok` is the prefix `from_utf8` found valid.)
-                let ok = std::str::from_utf8(ok).unwrap_or("");
-                (ok, e.error_len().unwrap_or(tail.len()).max(1))
-            }
-        };
-        for c in valid.chars() {
+    for chunk in b.utf8_chunks() {
+        for c in chunk.valid().chars() {
             if is_mapped(c) {
                 let mut buf = [0u8; 4];
                 raw(&mut out, c.encode_utf8(&mut buf).as_bytes());
@@ -59,10 +49,7 @@ pub fn statement_text(b: &[u8]) -> Cow<'_, str> {
                 out.push(c);
             }
         }
-        rest = &rest[valid.len()..];
-        let n = bad.min(rest.len());
-        raw(&mut out, &rest[..n]);
-        rest = &rest[n..];
+        raw(&mut out, chunk.invalid());
     }
     Cow::Owned(out)
 }

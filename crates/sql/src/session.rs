@@ -82,6 +82,14 @@ impl SessionState {
         self.unlisted_warnings = raised.unlisted;
     }
 
+    /// An OK for a statement that did nothing but note why (`IF [NOT] EXISTS`).
+    fn noted(&mut self, code: u16, msg: String) -> QueryResult {
+        self.warnings.push(Warning::note(code, msg));
+        let mut res = QueryResult::ok();
+        recount_warnings(&mut res, self.warning_total());
+        res
+    }
+
     /// Every warning of the last statement, listed or not (`@@warning_count`).
     fn warning_total(&self) -> usize {
         self.warnings.len() + self.unlisted_warnings
@@ -1297,10 +1305,7 @@ impl Core {
                 Ok(()) => Ok(ok(1, 0, String::new())),
                 Err(EngineError::DatabaseExists(_)) if *if_not_exists => {
                     let msg = format!("Can't create database '{name}'; database exists");
-                    self.st.warnings.push(Warning::note(1007, msg));
-                    let mut res = QueryResult::ok();
-                    recount_warnings(&mut res, self.st.warning_total());
-                    Ok(res)
+                    Ok(self.st.noted(1007, msg))
                 }
                 Err(e) => Err(e.into()),
             },
@@ -1336,10 +1341,7 @@ impl Core {
                     }
                     Err(EngineError::NoSuchDatabase(_)) if *if_exists => {
                         let msg = format!("Can't drop database '{name}'; database doesn't exist");
-                        self.st.warnings.push(Warning::note(1008, msg));
-                        let mut res = QueryResult::ok();
-                        recount_warnings(&mut res, self.st.warning_total());
-                        Ok(res)
+                        Ok(self.st.noted(1008, msg))
                     }
                     Err(EngineError::NoSuchDatabase(_)) => Err(SqlError::new(
                         1008,
