@@ -2,8 +2,8 @@
 //!
 //! Owns: 64 shards, each a `Mutex` over its own open-addressing table (Robin Hood linear
 //! probing, backward-shift deletion, no tombstones). A shard is rebuilt at 92 % load when its
-//! load passes 95 % (grow) or falls below 80 % (shrink), so at steady state it is 80–95 %
-//! full: 12 B / 0.80..0.95 ≈ 12.6–15 B per cached page (plus ~2 KiB of shard headers),
+//! load passes 95 % (grow) or falls below 85 % (shrink), so at steady state it is 85–95 %
+//! full: 12 B / 0.85..0.95 ≈ 12.6–14.1 B per cached page (plus ~2 KiB of shard headers),
 //! measured by `bytes()` from the actual allocation sizes. Robin Hood keeps probe sequences
 //! short at that load: a lookup stops as soon as it meets an entry closer to its home slot.
 //!
@@ -182,9 +182,10 @@ impl Table {
             j = n;
         }
         self.len -= 1;
-        // Shrink below 80 % load (grow above 95 %, both back to 92 %): under FIFO churn the
-        // table stays 80–95 % full, which keeps the index within 16 bytes per cached page.
-        if self.cap() > MIN_CAP && self.len * 5 < self.cap() * 4 {
+        // Shrink below 85 % load (grow above 95 %, both back to 92 %): under FIFO churn the
+        // table stays 85–95 % full, which keeps the index within 16 bytes per cached page
+        // with room for the region table and shard headers.
+        if self.cap() > MIN_CAP && self.len * 20 < self.cap() * 17 {
             self.rebuild(target_cap(self.len));
         }
         old
