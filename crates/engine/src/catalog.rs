@@ -216,6 +216,10 @@ fn put_value(w: &mut W, v: &Value) {
             w.u8(2);
             w.u64(d.to_bits());
         }
+        Value::UInt(u) => {
+            w.u8(4);
+            w.u64(*u);
+        }
         Value::Bytes(b) => {
             w.u8(3);
             w.u32(b.len() as u32);
@@ -229,6 +233,7 @@ fn get_value(r: &mut R) -> Result<Value> {
         0 => Value::Null,
         1 => Value::Int(r.u64()? as i64),
         2 => Value::Double(f64::from_bits(r.u64()?)),
+        4 => Value::from_u64(r.u64()?),
         3 => {
             let n = r.u32()? as usize;
             Value::Bytes(r.take(n)?.to_vec())

@@ -10,6 +10,8 @@ const TAG_NULL: u8 = 0x00;
 const TAG_INT: u8 = 0x02;
 const TAG_DOUBLE: u8 = 0x03;
 const TAG_BYTES: u8 = 0x04;
+/// An integer above `i64::MAX`: after every `TAG_INT` key (only integer columns hold both).
+const TAG_UINT: u8 = 0x05;
 /// Larger than every tag: `prefix ++ [UPPER]` sorts after every key starting with `prefix`.
 const UPPER: u8 = 0xFF;
 
@@ -26,6 +28,10 @@ pub fn encode_value_in(out: &mut Vec<u8>, v: &Value, coll: Collation) {
         Value::Int(i) => {
             out.push(TAG_INT);
             out.extend_from_slice(&((*i as u64) ^ (1 << 63)).to_be_bytes());
+        }
+        Value::UInt(u) => {
+            out.push(TAG_UINT);
+            out.extend_from_slice(&u.to_be_bytes());
         }
         Value::Double(d) => {
             out.push(TAG_DOUBLE);
@@ -84,6 +90,11 @@ pub fn decode_key(mut b: &[u8]) -> Option<Vec<Value>> {
                 let raw: [u8; 8] = b.get(..8)?.try_into().ok()?;
                 b = &b[8..];
                 out.push(Value::Int((u64::from_be_bytes(raw) ^ (1 << 63)) as i64));
+            }
+            TAG_UINT => {
+                let raw: [u8; 8] = b.get(..8)?.try_into().ok()?;
+                b = &b[8..];
+                out.push(Value::from_u64(u64::from_be_bytes(raw)));
             }
             TAG_DOUBLE => {
                 let raw: [u8; 8] = b.get(..8)?.try_into().ok()?;
@@ -152,6 +163,8 @@ mod tests {
         prop_oneof![
             Just(Value::Null),
             any::<i64>().prop_map(Value::Int),
+            any::<u64>().prop_map(Value::from_u64),
+            (i64::MAX as u64..=u64::MAX).prop_map(Value::from_u64),
             proptest::collection::vec(
                 prop_oneof![Just(0u8), Just(1u8), Just(0xFFu8), any::<u8>()],
                 0..6
@@ -168,8 +181,11 @@ mod tests {
             // Compare column by column like a composite key.
             let mut expect = std::cmp::Ordering::Equal;
             for (x, y) in a.iter().zip(b.iter()) {
+                // An integer above i64::MAX and a string never share a column; their tags
+                // put the integer last.
                 let c = match (x, y) {
-                    (Value::Int(_), Value::Bytes(_)) | (Value::Bytes(_), Value::Int(_)) => x.key_cmp(y),
+                    (Value::UInt(_), Value::Bytes(_)) => std::cmp::Ordering::Greater,
+                    (Value::Bytes(_), Value::UInt(_)) => std::cmp::Ordering::Less,
                     _ => x.key_cmp(y),
                 };
                 if c != std::cmp::Ordering::Equal { expect = c; break; }

@@ -61,7 +61,7 @@ pub(crate) fn chunks(value: &[u8]) -> impl Iterator<Item = (u32, &[u8])> {
 pub(crate) fn value_len(v: &Value) -> usize {
     match v {
         Value::Null => 0,
-        Value::Int(_) | Value::Double(_) => 9,
+        Value::Int(_) | Value::UInt(_) | Value::Double(_) => 9,
         Value::Bytes(b) => 3 + b.len(),
     }
 }

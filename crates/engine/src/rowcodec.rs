@@ -2,7 +2,7 @@
 //!
 //! A stored row (the value of a primary-index entry) is:
 //! `flags u8 | writer txn u64 | ncols u16 | null bitmap ⌈ncols/8⌉ | values`, where an
-//! Int/Double is 8 bytes LE with a 1-byte tag, and Bytes is tag + u16 length + bytes, or,
+//! Int/UInt/Double is 8 bytes LE with a 1-byte tag, and Bytes is tag + u16 length + bytes, or,
 //! for a long value kept off the row (`crate::lob`), tag + long-value id u64 + length u32.
 //! Flag bit 0 = delete-marked (deleted by `writer`; physically removed after it commits).
 //!
@@ -17,6 +17,7 @@ const T_INT: u8 = 1;
 const T_DOUBLE: u8 = 2;
 const T_BYTES: u8 = 3;
 const T_EXTERNAL: u8 = 4;
+const T_UINT: u8 = 5;
 
 /// Bytes an external value takes in a row (tag, id, length).
 pub const EXTERNAL_BYTES: usize = 13;
@@ -56,6 +57,10 @@ pub fn encode_row_ext(out: &mut Vec<u8>, flags: u8, txn: u64, row: &[Value], ext
             }
             Value::Int(x) => {
                 out.push(T_INT);
+                out.extend_from_slice(&x.to_le_bytes());
+            }
+            Value::UInt(x) => {
+                out.push(T_UINT);
                 out.extend_from_slice(&x.to_le_bytes());
             }
             Value::Double(x) => {
@@ -136,7 +141,7 @@ pub fn decode_row_ext(
         let tag = *b.get(p)?;
         p += 1;
         match tag {
-            T_INT | T_DOUBLE => {
+            T_INT | T_DOUBLE | T_UINT => {
                 let mut a = [0u8; 8];
                 a.copy_from_slice(b.get(p..p + 8)?);
                 p += 8;
@@ -144,6 +149,8 @@ pub fn decode_row_ext(
                     Value::Null
                 } else if tag == T_INT {
                     Value::Int(i64::from_le_bytes(a))
+                } else if tag == T_UINT {
+                    Value::from_u64(u64::from_le_bytes(a))
                 } else {
                     Value::Double(f64::from_le_bytes(a))
                 });
@@ -246,6 +253,7 @@ mod tests {
         prop_oneof![
             Just(Value::Null),
             any::<i64>().prop_map(Value::Int),
+            (i64::MAX as u64..=u64::MAX).prop_map(Value::from_u64),
             any::<f64>()
                 .prop_filter("nan", |d| !d.is_nan())
                 .prop_map(Value::Double),

@@ -11,6 +11,10 @@ use std::fmt;
 pub enum Value {
     Null,
     Int(i64),
+    /// An integer above `i64::MAX` (BIGINT UNSIGNED's upper half). Never holds a value that
+    /// fits `Int`: build it with `Value::from_u64` / `Value::from_i128`, which keep one form
+    /// per number.
+    UInt(u64),
     Double(f64),
     Bytes(Vec<u8>),
 }
@@ -25,6 +29,32 @@ impl Value {
             _ => None,
         }
     }
+    /// The integer `u`: `Int` when it fits, else `UInt`.
+    pub fn from_u64(u: u64) -> Value {
+        match i64::try_from(u) {
+            Ok(i) => Value::Int(i),
+            Err(_) => Value::UInt(u),
+        }
+    }
+    /// The integer `i` when it lies in -2^63 ..= 2^64 - 1 (`Int` when it fits, else `UInt`).
+    pub fn from_i128(i: i128) -> Option<Value> {
+        match i64::try_from(i) {
+            Ok(v) => Some(Value::Int(v)),
+            Err(_) => u64::try_from(i).ok().map(Value::UInt),
+        }
+    }
+    /// The value of an integer (`Int` or `UInt`).
+    pub fn as_i128(&self) -> Option<i128> {
+        match self {
+            Value::Int(v) => Some(i128::from(*v)),
+            Value::UInt(u) => Some(i128::from(*u)),
+            _ => None,
+        }
+    }
+    /// True for `Int` and `UInt`.
+    pub fn is_integer(&self) -> bool {
+        matches!(self, Value::Int(_) | Value::UInt(_))
+    }
     /// Total order used for keys: NULL < numbers < bytes; numbers compare numerically.
     pub fn key_cmp(&self, other: &Value) -> Ordering {
         use Value::*;
@@ -33,8 +63,13 @@ impl Value {
             (Null, _) => Ordering::Less,
             (_, Null) => Ordering::Greater,
             (Int(a), Int(b)) => a.cmp(b),
+            (UInt(a), UInt(b)) => a.cmp(b),
+            (Int(_), UInt(_)) => Ordering::Less,
+            (UInt(_), Int(_)) => Ordering::Greater,
             (Int(a), Double(b)) => (*a as f64).total_cmp(b),
             (Double(a), Int(b)) => a.total_cmp(&(*b as f64)),
+            (UInt(a), Double(b)) => (*a as f64).total_cmp(b),
+            (Double(a), UInt(b)) => a.total_cmp(&(*b as f64)),
             (Double(a), Double(b)) => a.total_cmp(b),
             (Bytes(a), Bytes(b)) => a.cmp(b),
             (Bytes(_), _) => Ordering::Greater,
@@ -48,6 +83,7 @@ impl fmt::Display for Value {
         match self {
             Value::Null => write!(f, "NULL"),
             Value::Int(v) => write!(f, "{v}"),
+            Value::UInt(v) => write!(f, "{v}"),
             Value::Double(v) => write!(f, "{v}"),
             Value::Bytes(b) => write!(f, "{}", String::from_utf8_lossy(b)),
         }

@@ -29,7 +29,7 @@ const CREATE: &str = "CREATE TABLE all_types (
 const COLUMNS: usize = 22;
 
 /// Row 1 as SQL literals.
-const TEXT_ROW: &str = "(1, -128, -32768, -8388608, -2147483648, -9223372036854775807, 255, 4294967295, 9223372036854775807, \
+const TEXT_ROW: &str = "(1, -128, -32768, -8388608, -2147483648, -9223372036854775807, 255, 4294967295, 18446744073709551615, \
     1.5, -2.25, 12345678.91, 'abc', 'héllo wörld', 'a longer text', X'00FF10', '2024-02-29', '2024-02-29 13:05:09', '2023-12-31 23:59:59', X'0A0B', 'xyz')";
 
 /// The same row as values the prepared path binds.
@@ -43,7 +43,7 @@ fn typed_row(id: i64) -> Vec<Value> {
         Value::Int(-9223372036854775807),
         Value::UInt(255),
         Value::UInt(4294967295),
-        Value::UInt(9223372036854775807),
+        Value::UInt(u64::MAX),
         Value::Float(1.5),
         Value::Double(-2.25),
         Value::Bytes(b"12345678.91".to_vec()),
@@ -69,7 +69,7 @@ fn expected_row(id: i64) -> Vec<Option<String>> {
         "-9223372036854775807",
         "255",
         "4294967295",
-        "9223372036854775807",
+        "18446744073709551615",
         "1.5",
         "-2.25",
         "12345678.91",
@@ -175,7 +175,30 @@ fn rust_client_text_and_binary_protocol() {
     // Typed reads through the binary protocol.
     let r = &bin_rows[0];
     assert_eq!(r.get::<i8, _>("t"), Some(-128));
-    assert_eq!(r.get::<u64, _>("ub"), Some(9223372036854775807));
+    assert_eq!(r.get::<u64, _>("ub"), Some(u64::MAX));
+    // A BIGINT UNSIGNED parameter above i64::MAX finds its rows, and arithmetic that
+    // leaves the type's range is 1690.
+    let by_ub: Vec<i64> = c
+        .exec_map(
+            "SELECT id FROM all_types WHERE ub = ? ORDER BY id",
+            (u64::MAX,),
+            |id: i64| id,
+        )
+        .unwrap();
+    assert_eq!(by_ub, vec![1, 3]);
+    let next = c.exec_drop("SELECT ub + 1 FROM all_types WHERE id = ?", (1,));
+    assert_eq!(code_of(next.unwrap_err()), 1690);
+    // Computed values above i64::MAX read back unsigned through both protocols.
+    let computed = "SELECT ~0, CAST(-2 AS UNSIGNED), ub - 1 FROM all_types WHERE id = 1";
+    let want = (u64::MAX, u64::MAX - 1, u64::MAX - 1);
+    assert_eq!(
+        c.query_first::<(u64, u64, u64), _>(computed).unwrap(),
+        Some(want)
+    );
+    assert_eq!(
+        c.exec_first::<(u64, u64, u64), _, _>(computed, ()).unwrap(),
+        Some(want)
+    );
     assert_eq!(r.get::<f32, _>("f"), Some(1.5));
     assert_eq!(r.get::<f64, _>("d"), Some(-2.25));
     assert_eq!(r.get::<Vec<u8>, _>("bl"), Some(vec![0, 0xFF, 0x10]));

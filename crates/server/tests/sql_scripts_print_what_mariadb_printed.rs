@@ -659,6 +659,15 @@ fn raw_bytes_in_text_print_what_mariadb_printed() {
     prints_what_mariadb_printed("raw_bytes_in_text");
 }
 
+/// `bigint_unsigned.sql`: BIGINT UNSIGNED over its whole range (values above 2^63 - 1
+/// stored, primary and secondary index lookups and ranges, ORDER BY, MIN / MAX / SUM,
+/// arithmetic that leaves the range is 1690, casts and bit operations on 64 unsigned bits,
+/// CREATE TABLE ... SELECT keeps the type, LIMIT 18446744073709551615).
+#[test]
+fn bigint_unsigned() {
+    prints_what_mariadb_printed("bigint_unsigned");
+}
+
 /// `with_rollup.sql`: GROUP BY ... WITH ROLLUP over one and two columns (case-insensitive
 /// groups, NULL keys), with HAVING, LIMIT, DISTINCT, GROUP_CONCAT, positions and a derived
 /// table; no rows give no totals; ORDER BY with it is 1221.

@@ -11,7 +11,7 @@
 //! Must never: make a range narrower than the WHERE it came from. The full WHERE is always
 //! re-checked on every row read, so a range may be loose but never too tight.
 
-use crate::coerce::{parse_int_exact, parse_number, I64_END_F, I64_MIN_F};
+use crate::coerce::{parse_integer_exact, parse_number, I64_END_F, I64_MIN_F, U64_END_F};
 use crate::expr::{BinOp, EvalCx, Expr};
 use crate::result::SqlError;
 use std::cmp::Ordering;
@@ -622,12 +622,14 @@ const TWO_POW_53: i64 = 1 << 53;
 fn to_key(dom: KeyDomain, v: &Value) -> KeyConv {
     match (dom, v) {
         (_, Value::Null) => KeyConv::Null,
-        (KeyDomain::Int, Value::Int(i)) => KeyConv::Exact(Value::Int(*i)),
+        (KeyDomain::Int, Value::Int(_) | Value::UInt(_)) => KeyConv::Exact(v.clone()),
         (KeyDomain::Int, Value::Double(d)) => int_from_f64(*d),
-        (KeyDomain::Int, Value::Bytes(b)) => match parse_int_exact(b) {
-            Some(i) => KeyConv::Exact(Value::Int(i)),
+        (KeyDomain::Int, Value::Bytes(b)) => match parse_integer_exact(b) {
+            Some(i) => KeyConv::Exact(i),
             None => int_from_f64(parse_number(b).0),
         },
+        // Above 2^63: not exact as a double.
+        (KeyDomain::Float, Value::UInt(_)) => KeyConv::Fallback,
         (KeyDomain::Float, Value::Int(i)) => {
             if i.abs() > TWO_POW_53 {
                 KeyConv::Fallback
@@ -658,6 +660,8 @@ fn int_from_f64(d: f64) -> KeyConv {
     }
     if d.fract() == 0.0 && (I64_MIN_F..I64_END_F).contains(&d) {
         KeyConv::Exact(Value::Int(d as i64))
+    } else if d.fract() == 0.0 && (I64_END_F..U64_END_F).contains(&d) {
+        KeyConv::Exact(Value::from_u64(d as u64))
     } else {
         KeyConv::Inexact(d)
     }
@@ -689,7 +693,9 @@ fn bound_key(
         KeyConv::Inexact(f) => {
             // Integer column against a fraction: the nearest integer inside the range.
             let r = if is_lo { f.ceil() } else { f.floor() };
-            if r >= I64_END_F {
+            if (I64_END_F..U64_END_F).contains(&r) {
+                Ok(Some(Bound::Included(Value::from_u64(r as u64))))
+            } else if r >= I64_END_F {
                 if is_lo {
                     Ok(None)
                 } else {

@@ -14,6 +14,8 @@ use tierdb_engine::{Collation, ColumnDef, Value};
 /// -2^63 and 2^63 as doubles: the integer range an f64 must lie in to convert to i64.
 pub const I64_MIN_F: f64 = i64::MIN as f64;
 pub const I64_END_F: f64 = -(i64::MIN as f64);
+/// 2^64 as a double: every u64 lies below it.
+pub const U64_END_F: f64 = 2.0 * I64_END_F;
 
 /// Parses the longest numeric prefix of `b` the way MySQL converts a string to a number
 /// (leading spaces, sign, digits, fraction, exponent). Returns the number and whether the
@@ -79,11 +81,33 @@ pub fn parse_int_exact(b: &[u8]) -> Option<i64> {
     s.parse::<i64>().ok()
 }
 
+/// `parse_int_exact` that also reads integers up to 2^64 - 1 (as `Value::UInt`).
+pub fn parse_integer_exact(b: &[u8]) -> Option<Value> {
+    match parse_int_exact(b) {
+        Some(i) => Some(Value::Int(i)),
+        None => {
+            let s = std::str::from_utf8(b).ok()?.trim();
+            s.strip_prefix('+')
+                .unwrap_or(s)
+                .parse::<u64>()
+                .ok()
+                .map(Value::from_u64)
+        }
+    }
+}
+
+/// The number a string reads as: an exact integer when it is one (up to 2^64 - 1), else its
+/// numeric prefix as a double.
+pub fn number_of_bytes(b: &[u8]) -> Value {
+    parse_integer_exact(b).unwrap_or_else(|| Value::Double(parse_number(b).0))
+}
+
 /// Numeric value of `v` (strings parsed by prefix, like MySQL). `None` for NULL.
 pub fn to_f64(v: &Value) -> Option<f64> {
     match v {
         Value::Null => None,
         Value::Int(i) => Some(*i as f64),
+        Value::UInt(u) => Some(*u as f64),
         Value::Double(d) => Some(*d),
         Value::Bytes(b) => Some(parse_number(b).0),
     }
@@ -104,11 +128,13 @@ pub fn round_f64_to_i64(d: f64) -> i64 {
     }
 }
 
-/// Integer value of `v` (doubles rounded, strings parsed). `None` for NULL.
+/// Integer value of `v` (doubles rounded, strings parsed, integers above `i64::MAX`
+/// saturated). `None` for NULL.
 pub fn to_i64(v: &Value) -> Option<i64> {
     match v {
         Value::Null => None,
         Value::Int(i) => Some(*i),
+        Value::UInt(_) => Some(i64::MAX),
         Value::Double(d) => Some(round_f64_to_i64(*d)),
         Value::Bytes(b) => match parse_int_exact(b) {
             Some(i) => Some(i),
@@ -134,6 +160,7 @@ pub fn to_text(v: &Value) -> Option<Cow<'_, [u8]>> {
     match v {
         Value::Null => None,
         Value::Int(i) => Some(Cow::Owned(i.to_string().into_bytes())),
+        Value::UInt(u) => Some(Cow::Owned(u.to_string().into_bytes())),
         Value::Double(d) => Some(Cow::Owned(format_double(*d).into_bytes())),
         Value::Bytes(b) => Some(Cow::Borrowed(b)),
     }
@@ -144,6 +171,7 @@ pub fn truthy(v: &Value) -> Option<bool> {
     match v {
         Value::Null => None,
         Value::Int(i) => Some(*i != 0),
+        Value::UInt(_) => Some(true),
         Value::Double(d) => Some(*d != 0.0),
         Value::Bytes(b) => Some(parse_number(b).0 != 0.0),
     }
@@ -177,9 +205,26 @@ pub fn cmp_int_double(i: i64, d: f64) -> Ordering {
     }
 }
 
+/// Exact comparison of an integer above `i64::MAX` with a double.
+fn cmp_uint_double(u: u64, d: f64) -> Ordering {
+    if d.is_nan() || d >= U64_END_F {
+        return Ordering::Less;
+    }
+    if d < I64_END_F {
+        return Ordering::Greater;
+    }
+    // d is an integer here (doubles this large have no fraction).
+    u.cmp(&(d as u64))
+}
+
 fn cmp_num(a: &Value, b: &Value) -> Ordering {
     match (a, b) {
         (Value::Int(x), Value::Int(y)) => x.cmp(y),
+        (Value::UInt(x), Value::UInt(y)) => x.cmp(y),
+        (Value::Int(_), Value::UInt(_)) => Ordering::Less,
+        (Value::UInt(_), Value::Int(_)) => Ordering::Greater,
+        (Value::UInt(x), Value::Double(y)) => cmp_uint_double(*x, *y),
+        (Value::Double(x), Value::UInt(y)) => cmp_uint_double(*y, *x).reverse(),
         (Value::Int(x), Value::Double(y)) => cmp_int_double(*x, *y),
         (Value::Double(x), Value::Int(y)) => cmp_int_double(*y, *x).reverse(),
         (Value::Double(x), Value::Double(y)) => x.total_cmp(y),
@@ -200,16 +245,9 @@ pub fn compare_in(a: &Value, b: &Value, coll: Collation) -> Option<Ordering> {
     match (a, b) {
         (Value::Null, _) | (_, Value::Null) => None,
         (Value::Bytes(x), Value::Bytes(y)) => Some(coll.cmp(x, y)),
-        (Value::Bytes(x), n) => Some(cmp_num(&num_of_bytes(x), n)),
-        (n, Value::Bytes(y)) => Some(cmp_num(n, &num_of_bytes(y))),
+        (Value::Bytes(x), n) => Some(cmp_num(&number_of_bytes(x), n)),
+        (n, Value::Bytes(y)) => Some(cmp_num(n, &number_of_bytes(y))),
         _ => Some(cmp_num(a, b)),
-    }
-}
-
-fn num_of_bytes(b: &[u8]) -> Value {
-    match parse_int_exact(b) {
-        Some(i) => Value::Int(i),
-        None => Value::Double(parse_number(b).0),
     }
 }
 
@@ -223,6 +261,7 @@ pub fn sort_cmp_decimal(a: &Value, b: &Value) -> Ordering {
             Value::Null => None,
             Value::Bytes(b) => Some(Cow::Borrowed(b.as_slice())),
             Value::Int(i) => Some(Cow::Owned(i.to_string().into_bytes())),
+            Value::UInt(u) => Some(Cow::Owned(u.to_string().into_bytes())),
             // Rust prints doubles in full positional notation (no exponent).
             Value::Double(d) => Some(Cow::Owned(d.to_string().into_bytes())),
         }
@@ -288,7 +327,7 @@ pub fn sort_cmp_in(a: &Value, b: &Value, coll: Collation) -> Ordering {
     fn class(v: &Value) -> u8 {
         match v {
             Value::Null => 0,
-            Value::Int(_) | Value::Double(_) => 1,
+            Value::Int(_) | Value::UInt(_) | Value::Double(_) => 1,
             Value::Bytes(_) => 2,
         }
     }
@@ -339,18 +378,12 @@ pub fn collation_of_bit(mask: u64, i: usize) -> Collation {
 }
 
 /// Integer range of an integer column.
-pub fn int_range(bytes: u8, unsigned: bool) -> (i64, i64) {
+pub fn int_range(bytes: u8, unsigned: bool) -> (i128, i128) {
     let bits = u32::from(bytes.clamp(1, 8)) * 8;
     if unsigned {
-        if bits >= 64 {
-            (0, i64::MAX)
-        } else {
-            (0, (1i64 << bits) - 1)
-        }
-    } else if bits >= 64 {
-        (i64::MIN, i64::MAX)
+        (0, (1i128 << bits) - 1)
     } else {
-        (-(1i64 << (bits - 1)), (1i64 << (bits - 1)) - 1)
+        (-(1i128 << (bits - 1)), (1i128 << (bits - 1)) - 1)
     }
 }
 
@@ -377,7 +410,7 @@ pub fn enum_member<'m>(v: &Value, members: &'m [String], col: &ColumnDef) -> Opt
     let pick = match v {
         Value::Int(i) => usize::try_from(*i).ok().and_then(|i| i.checked_sub(1)),
         Value::Double(d) if d.fract() == 0.0 && *d >= 1.0 => Some(*d as usize - 1),
-        Value::Double(_) | Value::Null => None,
+        Value::UInt(_) | Value::Double(_) | Value::Null => None,
         Value::Bytes(b) => {
             let mut b = b.as_slice();
             while b.last() == Some(&b' ') {
@@ -489,6 +522,7 @@ pub fn format_decimal(text: &str, precision: u8, scale: u8) -> DecimalResult {
 pub fn parse_datetime(v: &Value, with_time: bool) -> Option<Vec<u8>> {
     let text: String = match v {
         Value::Int(i) => i.to_string(),
+        Value::UInt(u) => u.to_string(),
         Value::Double(d) => format!("{}", d.trunc() as i64),
         Value::Bytes(b) => String::from_utf8_lossy(b).trim().to_string(),
         Value::Null => return None,

@@ -430,6 +430,9 @@ pub fn number_literal(s: &str) -> Value {
     if let Ok(i) = s.parse::<i64>() {
         return Value::Int(i);
     }
+    if let Ok(u) = s.parse::<u64>() {
+        return Value::UInt(u);
+    }
     Value::Double(s.parse::<f64>().unwrap_or(0.0))
 }
 
@@ -1130,6 +1133,7 @@ impl<'a> Compiler<'a> {
                 match op {
                     ast::UnaryOperator::Minus => match x {
                         Expr::Const(Value::Int(i)) if i != i64::MIN => Expr::Const(Value::Int(-i)),
+                        Expr::Const(Value::UInt(u)) => Expr::Const(crate::expr::neg_uint(u)),
                         Expr::Const(Value::Double(d)) => Expr::Const(Value::Double(-d)),
                         x => Expr::Unary(UnOp::Neg, Box::new(x)),
                     },

@@ -905,8 +905,10 @@ pub fn column_for_values<'a>(
     use crate::result::ColumnKind as K;
     let fits_i32 = values.clone().all(|v| match v {
         Value::Int(i) => i32::try_from(*i).is_ok(),
+        Value::UInt(_) => false,
         _ => true,
     });
+    let any_uint = values.clone().any(|v| matches!(v, Value::UInt(_)));
     let chars = values
         .clone()
         .map(|v| match v {
@@ -926,7 +928,7 @@ pub fn column_for_values<'a>(
         },
         K::Tiny | K::Short | K::Int24 | K::Long | K::LongLong => ColumnType::Int {
             bytes: 8,
-            unsigned: meta.unsigned,
+            unsigned: meta.unsigned || any_uint,
         },
         K::Float | K::Double => ColumnType::Double,
         K::NewDecimal => {

@@ -448,7 +448,8 @@ fn count_arg(e: &Option<Expr>, what: &str, cx: &EvalCx) -> Result<Option<u64>, S
             let v = x.eval(&[], cx)?;
             match &*v {
                 Value::Int(i) if *i >= 0 => Ok(Some(*i as u64)),
-                Value::Bytes(b) => match coerce::parse_int_exact(b) {
+                Value::UInt(u) => Ok(Some(*u)),
+                Value::Bytes(b) => match coerce::parse_integer_exact(b).and_then(|i| i.as_i128()) {
                     Some(i) if i >= 0 => Ok(Some(i as u64)),
                     _ => Err(SqlError::new(
                         1210,
@@ -507,7 +508,7 @@ pub fn conform(v: Value, kind: ColumnKind, decimals: u8) -> Value {
         | ColumnKind::Int24
         | ColumnKind::Long
         | ColumnKind::LongLong => match v {
-            Value::Int(_) => v,
+            Value::Int(_) | Value::UInt(_) => v,
             other => Value::Int(to_i64(&other).unwrap_or(0)),
         },
         ColumnKind::Float | ColumnKind::Double => match v {
@@ -1210,7 +1211,7 @@ impl Acc {
             Acc::Count(n) => *n += 1,
             Acc::SumInt { sum, any, count } => {
                 match &*v {
-                    Value::Int(i) => *sum += i128::from(*i),
+                    Value::Int(_) | Value::UInt(_) => *sum += v.as_i128().unwrap_or(0),
                     other => *sum += i128::from(to_i64(other).unwrap_or(0)),
                 }
                 *any = true;

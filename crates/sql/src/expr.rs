@@ -499,15 +499,35 @@ fn overflow(what: &str) -> SqlError {
     )
 }
 
+fn overflow_unsigned(what: &str) -> SqlError {
+    SqlError::new(
+        1690,
+        "22003",
+        format!("BIGINT UNSIGNED value is out of range in '{what}'"),
+    )
+}
+
 /// Numeric form used by arithmetic: strings become Int when they are integers, else Double.
 fn num(v: &Value) -> Value {
     match v {
-        Value::Bytes(b) => match coerce::parse_int_exact(b) {
-            Some(i) => Value::Int(i),
-            None => Value::Double(coerce::parse_number(b).0),
-        },
+        Value::Bytes(b) => coerce::number_of_bytes(b),
         other => other.clone(),
     }
+}
+
+/// The 64 bits bit operations work on: integers as two's complement, others converted.
+fn bits(v: &Value) -> Option<u64> {
+    match v {
+        Value::UInt(u) => Some(*u),
+        Value::Double(d) if *d >= coerce::U64_END_F => Some(u64::MAX),
+        Value::Double(d) if *d >= coerce::I64_END_F => Some(*d as u64),
+        other => to_i64(other).map(|i| i as u64),
+    }
+}
+
+/// `-v` for an integer above `i64::MAX`: only -2^63 is still an integer.
+pub(crate) fn neg_uint(u: u64) -> Value {
+    Value::from_i128(-i128::from(u)).unwrap_or(Value::Double(-(u as f64)))
 }
 
 fn bool_val(b: Option<bool>) -> Value {
@@ -668,11 +688,12 @@ impl Expr {
                     UnOp::Not => bool_val(truthy(&v).map(|b| !b)),
                     UnOp::Neg => match num(&v) {
                         Value::Int(i) => Value::Int(i.checked_neg().ok_or_else(|| overflow("-x"))?),
+                        Value::UInt(u) => neg_uint(u),
                         Value::Double(d) => Value::Double(-d),
                         other => other,
                     },
-                    UnOp::BitNot => match to_i64(&v) {
-                        Some(i) => Value::Int(!i),
+                    UnOp::BitNot => match bits(&v) {
+                        Some(u) => Value::from_u64(!u),
                         None => Value::Null,
                     },
                 })
@@ -865,16 +886,20 @@ impl Expr {
                 _ => None,
             }),
             BinOp::BitAnd | BinOp::BitOr | BinOp::BitXor | BinOp::Shl | BinOp::Shr => {
-                match (to_i64(&l), to_i64(&r)) {
-                    (Some(x), Some(y)) => Value::Int(match op {
+                // MariaDB's bit operations work on unsigned 64-bit integers.
+                match (bits(&l), bits(&r)) {
+                    (Some(x), Some(y)) => Value::from_u64(match op {
                         BinOp::BitAnd => x & y,
                         BinOp::BitOr => x | y,
                         BinOp::BitXor => x ^ y,
-                        // Counts outside 0..64 shift every bit out (MariaDB's u64 shifts).
+                        // Counts outside 0..64 shift every bit out.
                         _ => match u32::try_from(y) {
                             Ok(n) if n < 64 => {
-                                let u = x as u64;
-                                (if op == BinOp::Shl { u << n } else { u >> n }) as i64
+                                if op == BinOp::Shl {
+                                    x << n
+                                } else {
+                                    x >> n
+                                }
                             }
                             _ => 0,
                         },
@@ -927,6 +952,7 @@ impl Expr {
             Expr::Const(v) => match v {
                 Value::Null => SqlType::Null,
                 Value::Int(_) => SqlType::Int,
+                Value::UInt(_) => SqlType::Int,
                 Value::Double(_) => SqlType::Double,
                 Value::Bytes(_) => SqlType::Text,
             },
@@ -1201,6 +1227,10 @@ fn zone_offset_minutes(v: &Value) -> Option<i64> {
     (m < 60 && (-(12 * 60 + 59)..=13 * 60).contains(&total)).then_some(total)
 }
 
+/// The note of a negative integer cast to UNSIGNED (MariaDB's text, its spelling kept).
+pub const CAST_NEGATIVE_NOTE: &str =
+    "Cast to unsigned converted negative integer to it's positive complement";
+
 /// MariaDB's `max_error_count`: the most warnings one statement keeps.
 pub const MAX_WARNINGS: usize = 64;
 
@@ -1245,21 +1275,28 @@ fn arith(op: BinOp, l: &Value, r: &Value) -> Result<Value, SqlError> {
         return Ok(Value::Null);
     }
     let (l, r) = (num(l), num(r));
-    if let (Value::Int(x), Value::Int(y)) = (&l, &r) {
-        let (x, y) = (*x, *y);
+    if let (Some(x), Some(y)) = (l.as_i128(), r.as_i128()) {
+        // Integers compute exactly in i128. As in MariaDB, the result is unsigned when an
+        // operand is (here: above i64::MAX) and must then lie in 0 ..= 2^64 - 1, else it is
+        // signed and must fit i64; outside, error 1690.
+        let unsigned = matches!(l, Value::UInt(_)) || matches!(r, Value::UInt(_));
+        let int = |v: Option<i128>, sign: &str| {
+            let what = || format!("{x} {sign} {y}");
+            match v {
+                Some(v) if unsigned && v >= 0 => {
+                    Value::from_i128(v).ok_or_else(|| overflow_unsigned(&what()))
+                }
+                Some(v) if !unsigned => i64::try_from(v)
+                    .map(Value::Int)
+                    .map_err(|_| overflow(&what())),
+                _ if unsigned => Err(overflow_unsigned(&what())),
+                _ => Err(overflow(&what())),
+            }
+        };
         return Ok(match op {
-            BinOp::Add => Value::Int(
-                x.checked_add(y)
-                    .ok_or_else(|| overflow(&format!("{x} + {y}")))?,
-            ),
-            BinOp::Sub => Value::Int(
-                x.checked_sub(y)
-                    .ok_or_else(|| overflow(&format!("{x} - {y}")))?,
-            ),
-            BinOp::Mul => Value::Int(
-                x.checked_mul(y)
-                    .ok_or_else(|| overflow(&format!("{x} * {y}")))?,
-            ),
+            BinOp::Add => int(x.checked_add(y), "+")?,
+            BinOp::Sub => int(x.checked_sub(y), "-")?,
+            BinOp::Mul => int(x.checked_mul(y), "*")?,
             BinOp::Div => {
                 if y == 0 {
                     divided_by_zero()?
@@ -1271,17 +1308,14 @@ fn arith(op: BinOp, l: &Value, r: &Value) -> Result<Value, SqlError> {
                 if y == 0 {
                     divided_by_zero()?
                 } else {
-                    Value::Int(
-                        x.checked_div(y)
-                            .ok_or_else(|| overflow(&format!("{x} DIV {y}")))?,
-                    )
+                    int(x.checked_div(y), "DIV")?
                 }
             }
             BinOp::Mod => {
                 if y == 0 {
                     divided_by_zero()?
                 } else {
-                    Value::Int(x.checked_rem(y).unwrap_or(0))
+                    int(x.checked_rem(y), "%")?
                 }
             }
             _ => Value::Null,
@@ -1323,8 +1357,16 @@ pub fn cast(v: &Value, to: CastTo) -> Value {
         return Value::Null;
     }
     match to {
-        CastTo::Signed => Value::Int(to_i64(v).unwrap_or(0)),
-        CastTo::Unsigned => Value::Int(to_i64(v).unwrap_or(0).max(0)),
+        // Both reinterpret the 64 bits as MariaDB does: CAST(-1 AS UNSIGNED) is 2^64 - 1,
+        // CAST(18446744073709551615 AS SIGNED) is -1.
+        CastTo::Signed => Value::Int(bits(&num(v)).unwrap_or(0) as i64),
+        CastTo::Unsigned => {
+            let n = num(v);
+            if matches!(n, Value::Int(i) if i < 0) {
+                expr_warning(1105, CAST_NEGATIVE_NOTE);
+            }
+            Value::from_u64(bits(&n).unwrap_or(0))
+        }
         CastTo::Char | CastTo::Binary => match v {
             Value::Null => Value::Null,
             v => Value::Bytes(to_text(v).map(|c| c.into_owned()).unwrap_or_default()),
@@ -1333,6 +1375,7 @@ pub fn cast(v: &Value, to: CastTo) -> Value {
         CastTo::Decimal { precision, scale } => {
             let text = match v {
                 Value::Int(i) => i.to_string(),
+                Value::UInt(u) => u.to_string(),
                 other => format!("{:.*}", usize::from(scale), to_f64(other).unwrap_or(0.0)),
             };
             match coerce::format_decimal(&text, precision, scale) {
@@ -1730,6 +1773,7 @@ fn string_func(f: StrFunc, a: &[Value], coll: Collation) -> Value {
         StrFunc::Hex => match at(0) {
             Value::Null => Value::Null,
             Value::Int(i) => Value::Bytes(format!("{:X}", *i as u64).into_bytes()),
+            Value::UInt(u) => Value::Bytes(format!("{u:X}").into_bytes()),
             Value::Double(d) => {
                 // As MariaDB: through an unsigned 64-bit integer, values outside its range
                 // (or below i64's) clamped to all ones.
@@ -2227,11 +2271,12 @@ fn eval_func(f: Func, args: &[Expr], row: &[Value], cx: &EvalCx) -> Result<Value
         },
         Func::Abs => match num(&arg(0)?) {
             Value::Int(i) => Value::Int(i.checked_abs().ok_or_else(|| overflow("abs"))?),
+            v @ Value::UInt(_) => v,
             Value::Double(d) => Value::Double(d.abs()),
             _ => Value::Null,
         },
         Func::Floor | Func::Ceil => match num(&arg(0)?) {
-            Value::Int(i) => Value::Int(i),
+            v @ (Value::Int(_) | Value::UInt(_)) => v,
             Value::Double(d) => Value::Int(coerce::round_f64_to_i64(if f == Func::Floor {
                 d.floor()
             } else {
@@ -2242,7 +2287,7 @@ fn eval_func(f: Func, args: &[Expr], row: &[Value], cx: &EvalCx) -> Result<Value
         Func::Round => {
             let places = to_i64(&arg(1)?).unwrap_or(0).clamp(-30, 30);
             match num(&arg(0)?) {
-                Value::Int(i) if places >= 0 => Value::Int(i),
+                v @ (Value::Int(_) | Value::UInt(_)) if places >= 0 => v,
                 Value::Null => Value::Null,
                 v => {
                     let d = to_f64(&v).unwrap_or(0.0);

@@ -10,7 +10,8 @@
 //! NULL column (the caller knows whether the statement is one row or many).
 
 use crate::coerce::{
-    int_range, parse_datetime, parse_int_exact, scan_number, to_f64, to_text, I64_END_F, I64_MIN_F,
+    int_range, parse_datetime, parse_integer_exact, scan_number, to_f64, to_text, I64_MIN_F,
+    U64_END_F,
 };
 use crate::result::{Raised, SqlError, Warning};
 use tierdb_engine::{ColumnDef, ColumnType, Value};
@@ -177,17 +178,18 @@ pub fn fit(v: Value, col: &ColumnDef, dest: &Dest, raised: &mut Raised) -> Resul
         _ if v.is_null() => Ok(Value::Null),
         ColumnType::Int { bytes, unsigned } => {
             let (lo, hi) = int_range(*bytes, *unsigned);
+            let int = |i: i128| Value::from_i128(i).unwrap_or(Value::Null);
             let i = match &v {
-                Value::Int(i) => *i,
+                Value::Int(_) | Value::UInt(_) => v.as_i128().unwrap_or(0),
                 Value::Double(d) => {
                     let r = d.round();
-                    if !(I64_MIN_F..I64_END_F).contains(&r) {
-                        let fitted = Value::Int(clamp_round(r, lo, hi));
+                    if !(I64_MIN_F..U64_END_F).contains(&r) {
+                        let fitted = int(clamp_round(r, lo, hi));
                         return dest.lossy(dest.out_of_range(name), fitted, raised);
                     }
-                    r as i64
+                    r as i128
                 }
-                Value::Bytes(b) => match parse_int_exact(b) {
+                Value::Bytes(b) => match parse_integer_exact(b).and_then(|i| i.as_i128()) {
                     Some(i) => {
                         if b.last().is_some_and(u8::is_ascii_whitespace) {
                             dest.note_truncated(name, raised);
@@ -195,27 +197,26 @@ pub fn fit(v: Value, col: &ColumnDef, dest: &Dest, raised: &mut Raised) -> Resul
                         i
                     }
                     None => {
-                        let fit =
-                            |n: Option<f64>| Value::Int(n.map_or(0, |n| clamp_round(n, lo, hi)));
+                        let fit = |n: Option<f64>| int(n.map_or(0, |n| clamp_round(n, lo, hi)));
                         let d = match text_number(b, &v, "integer", name, dest, raised, fit)? {
                             Ok(n) => n,
                             Err(fitted) => return Ok(fitted),
                         };
                         let r = d.round();
-                        if !(I64_MIN_F..I64_END_F).contains(&r) {
-                            let fitted = Value::Int(clamp_round(r, lo, hi));
+                        if !(I64_MIN_F..U64_END_F).contains(&r) {
+                            let fitted = int(clamp_round(r, lo, hi));
                             return dest.lossy(dest.out_of_range(name), fitted, raised);
                         }
-                        r as i64
+                        r as i128
                     }
                 },
                 Value::Null => return Ok(Value::Null),
             };
             if i < lo || i > hi {
-                let fitted = Value::Int(i.clamp(lo, hi));
+                let fitted = int(i.clamp(lo, hi));
                 return dest.lossy(dest.out_of_range(name), fitted, raised);
             }
-            Ok(Value::Int(i))
+            Ok(int(i))
         }
         ColumnType::Float | ColumnType::Double => {
             let max = if col.ty == ColumnType::Float {
@@ -243,6 +244,7 @@ pub fn fit(v: Value, col: &ColumnDef, dest: &Dest, raised: &mut Raised) -> Resul
             let (p, s) = (*precision, *scale);
             let text = match &v {
                 Value::Int(i) => i.to_string(),
+                Value::UInt(u) => u.to_string(),
                 // Rust prints a double's shortest round-trip digits in full positional
                 // notation, so rounding to the scale sees the digits the user wrote.
                 Value::Double(d) if d.is_finite() => d.to_string(),
@@ -381,7 +383,7 @@ fn utf8_text(
     Ok(out)
 }
 
-fn clamp_round(d: f64, lo: i64, hi: i64) -> i64 {
+fn clamp_round(d: f64, lo: i128, hi: i128) -> i128 {
     let r = d.round();
     if r.is_nan() {
         0
@@ -390,7 +392,7 @@ fn clamp_round(d: f64, lo: i64, hi: i64) -> i64 {
     } else if r >= hi as f64 {
         hi
     } else {
-        r as i64
+        r as i128
     }
 }
 

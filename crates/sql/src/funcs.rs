@@ -296,6 +296,10 @@ fn truncate(x: &Value, d: i64) -> Value {
     let d = d.clamp(-40, 40);
     match x {
         Value::Null => Value::Null,
+        Value::UInt(u) => {
+            let p = 10u64.checked_pow(d.min(0).unsigned_abs() as u32);
+            Value::from_u64(p.map_or(0, |p| u - u % p))
+        }
         Value::Int(i) => {
             if d >= 0 {
                 Value::Int(*i)
@@ -352,6 +356,7 @@ fn format_number(x: &Value, d: i64) -> Option<String> {
     let d = d.clamp(0, 30) as usize;
     let text = match x {
         Value::Int(i) => round_decimal_text(&i.to_string(), d)?,
+        Value::UInt(u) => round_decimal_text(&u.to_string(), d)?,
         Value::Bytes(b) => {
             let t = String::from_utf8_lossy(b).trim().to_string();
             match round_decimal_text(&t, d) {

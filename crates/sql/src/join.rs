@@ -172,7 +172,7 @@ pub fn choose_lookup(t: &Table, offset: usize, conds: &[&Expr]) -> Option<Lookup
 /// Whether a key value can be looked up for a column of type `ty` (same storage class).
 fn same_class(ty: &ColumnType, v: &Value) -> bool {
     match v {
-        Value::Int(_) => ty.is_integer(),
+        Value::Int(_) | Value::UInt(_) => ty.is_integer(),
         Value::Double(_) => matches!(ty, ColumnType::Float | ColumnType::Double),
         Value::Bytes(_) => {
             !ty.is_integer() && !matches!(ty, ColumnType::Float | ColumnType::Double)

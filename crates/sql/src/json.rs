@@ -431,6 +431,7 @@ fn member(v: &Value, is_json: bool) -> String {
     match v {
         Value::Null => "null".into(),
         Value::Int(i) => i.to_string(),
+        Value::UInt(u) => u.to_string(),
         Value::Double(d) if d.is_finite() => format!("{d}"),
         Value::Double(_) => "null".into(),
         Value::Bytes(b) => {

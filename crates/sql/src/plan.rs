@@ -2567,7 +2567,8 @@ fn limit_exprs(q: &ast::Query, cx: &PlanCx) -> Result<(Option<Expr>, Option<Expr
         let x = c.compile(e)?;
         match &x {
             Expr::Const(Value::Int(i)) if *i >= 0 => Ok(x),
-            Expr::Param(_) => Ok(x),
+            // `LIMIT 18446744073709551615`: the usual "every row" after an OFFSET.
+            Expr::Const(Value::UInt(_)) | Expr::Param(_) => Ok(x),
             _ => Err(SqlError::syntax(format!(
                 "LIMIT/OFFSET must be a non-negative integer, not {e}"
             ))),

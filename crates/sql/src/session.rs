@@ -981,7 +981,13 @@ impl Core {
             }
             for (code, msg) in raised {
                 if self.st.warnings.len() < crate::expr::MAX_WARNINGS {
-                    self.st.warnings.push(Warning::warn(code, msg));
+                    self.st
+                        .warnings
+                        .push(if msg == crate::expr::CAST_NEGATIVE_NOTE {
+                            Warning::note(code, msg)
+                        } else {
+                            Warning::warn(code, msg)
+                        });
                 } else {
                     self.st.unlisted_warnings += 1;
                 }

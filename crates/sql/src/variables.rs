@@ -406,6 +406,7 @@ pub fn validate(def: &VarDef, v: &Value) -> Result<Value, SqlError> {
         },
         VarKind::Int { min, max } => match v {
             Value::Int(i) => Ok(Value::Int((*i).clamp(min, max))),
+            Value::UInt(_) => Ok(Value::Int(max)),
             Value::Double(d) => Ok(Value::Int(
                 crate::coerce::round_f64_to_i64(*d).clamp(min, max),
             )),

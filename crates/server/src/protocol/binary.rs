@@ -165,9 +165,10 @@ fn decode_param(c: &mut Cursor<'_>, t: u8, unsigned: bool) -> Result<Value, Exec
         }
         ty::LONGLONG => {
             let v = c.u64()?;
-            match (unsigned, i64::try_from(v)) {
-                (true, Err(_)) => Value::Bytes(v.to_string().into_bytes()),
-                _ => Value::Int(v as i64),
+            if unsigned {
+                Value::from_u64(v)
+            } else {
+                Value::Int(v as i64)
             }
         }
         ty::FLOAT => {
@@ -316,6 +317,8 @@ fn put_binary_datetime(out: &mut Vec<u8>, v: &[u8], date_only: bool) {
 fn as_i64(v: &Value) -> i64 {
     match v {
         Value::Int(i) => *i,
+        // The same 8 bytes: the column's UNSIGNED flag tells the client how to read them.
+        Value::UInt(u) => *u as i64,
         Value::Double(d) => *d as i64,
         Value::Bytes(b) => std::str::from_utf8(b)
             .ok()
@@ -328,6 +331,7 @@ fn as_i64(v: &Value) -> i64 {
 fn as_f64(v: &Value) -> f64 {
     match v {
         Value::Int(i) => *i as f64,
+        Value::UInt(u) => *u as f64,
         Value::Double(d) => *d,
         Value::Bytes(b) => std::str::from_utf8(b)
             .ok()
@@ -362,6 +366,7 @@ fn text_of(col: &Column, v: &Value) -> Vec<u8> {
         Value::Bytes(b) => b.clone(),
         Value::Int(i) if col.unsigned && *i < 0 => (*i as u64).to_string().into_bytes(),
         Value::Int(i) => i.to_string().into_bytes(),
+        Value::UInt(u) => u.to_string().into_bytes(),
         Value::Double(d) if col.kind == ColumnKind::NewDecimal && col.decimals <= 30 => {
             format!("{:.*}", usize::from(col.decimals), d).into_bytes()
         }

@@ -9,7 +9,7 @@
 
 use std::io::{Read, Write};
 
-use super::backend::{Backend, QueryResult, Service, SqlError};
+use super::backend::{Backend, ColumnKind, QueryResult, Service, SqlError, Value};
 use super::binary::{self, StmtState};
 use super::codec::Cursor;
 use super::connection::{ConnEnd, Connection, Flow};
@@ -138,7 +138,20 @@ impl<S: Service, R: Read, W: Write> Connection<'_, S, R, W> {
                 response::ok(b, affected_rows, last_insert_id, status, warnings, &info)
             }),
             Ok(QueryResult::Rows { columns, .. }) if columns.is_empty() => self.reply_ok(0, 0),
-            Ok(QueryResult::Rows { columns, rows }) => {
+            Ok(QueryResult::Rows { mut columns, rows }) => {
+                // A computed BIGINT column holding an integer above i64::MAX (`SELECT ~0`,
+                // `CAST(-1 AS UNSIGNED)`) is announced UNSIGNED, so that clients read its
+                // 8 binary bytes (or its digits) as unsigned.
+                for (i, col) in columns.iter_mut().enumerate() {
+                    if col.kind == ColumnKind::LongLong
+                        && !col.unsigned
+                        && rows
+                            .iter()
+                            .any(|r| matches!(r.get(i), Some(Value::UInt(_))))
+                    {
+                        col.unsigned = true;
+                    }
+                }
                 let warnings = self.backend.as_ref().map_or(0, |b| b.warning_count());
                 let write = if binary_rows {
                     binary::write_result_set

@@ -180,6 +180,7 @@ pub fn put_text_value(out: &mut Vec<u8>, col: &Column, v: &Value) {
             };
             put_lenenc_bytes(out, s.as_bytes());
         }
+        Value::UInt(u) => put_lenenc_bytes(out, u.to_string().as_bytes()),
         Value::Double(d) => {
             let s = match col.kind {
                 ColumnKind::Float => format_float(*d),
