@@ -67,7 +67,7 @@ fn must(s: &mut Session, sql: &str) {
 }
 
 fn params(n: usize, salt: usize) -> Vec<Value> {
-    const POOL: usize = 7;
+    const POOL: usize = 8;
     (0..n)
         .map(|i| match (i + salt) % POOL {
             0 => Value::Int(1),
@@ -76,6 +76,7 @@ fn params(n: usize, salt: usize) -> Vec<Value> {
             3 => Value::Double(2.5),
             4 => Value::Int(i64::MIN),
             5 => Value::Double(f64::NAN),
+            6 => Value::UInt(u64::MAX),
             _ => Value::Bytes(vec![0xff, 0, b'\'']),
         })
         .collect()

@@ -91,6 +91,9 @@ key = b"\x00" + b"\x02" + struct.pack(">Q", (5 ^ (1 << 63)) & 0xFFFFFFFFFFFFFFFF
 key += b"\x03" + struct.pack(">Q", 0x3FF0000000000000 | (1 << 63))
 key += b"\x04ab\x00\xffc\x00\x01"
 write("key_row_codecs", "null_int_double_bytes", key)
+# An integer above i64::MAX (tag 05), and the non-canonical 05 form of a small one.
+write("key_row_codecs", "uint_upper_half", b"\x05" + struct.pack(">Q", (1 << 64) - 1))
+write("key_row_codecs", "uint_small_non_canonical", b"\x05" + struct.pack(">Q", 7))
 
 # --- page_verify ----------------------------------------------------------------------
 page = bytearray(PAGE)
@@ -184,6 +187,7 @@ sql = [
     "SET sql_mode = ''\nCREATE TABLE lz (id SERIAL, a TINYINT NOT NULL, d DECIMAL(4,1), s VARCHAR(2), e ENUM('x'), t DATE DEFAULT (now()))\nINSERT INTO lz (a, d, s, e, t) VALUES (300, 'x1', 'abc  ', 'y', '2020-02-30 x'), (NULL, 1e9, ?, 0, 20201301)\nINSERT INTO lz (s) SELECT c FROM t\nUPDATE IGNORE lz SET a = '12abc', d = -99999, t = 'nonsense'\nSHOW WARNINGS LIMIT 1, 2\nSHOW COUNT(*) WARNINGS\nSHOW ERRORS LIMIT 0\nSET sql_mode = DEFAULT\nREPLACE INTO lz (id, a) VALUES (1, 1e30)",
     "KILL QUERY CONNECTION_ID()\nKILL 0\nKILL HARD CONNECTION @nope\nKILL QUERY ID 3\nDO SLEEP(0), 1 / 0, CONVERT_TZ(NOW(), '+00:00', '-12:59')\nFLUSH TABLES\nFLUSH LOCAL PRIVILEGES\nFLUSH TABLES WITH READ LOCK\nFLUSH STATUS\nCREATE SCHEMA IF NOT EXISTS zz\nDROP SCHEMA zz\nSELECT 1; SELECT 2\nSELECT '\\0'",
     "SELECT k, v, SUM(k), JSON_ARRAYAGG(DISTINCT v ORDER BY v DESC LIMIT 2), JSON_OBJECTAGG(v, k) FROM b GROUP BY k, v WITH ROLLUP HAVING SUM(k) > ?\nSELECT k, COUNT(*) INTO @a, @b FROM b GROUP BY k LIMIT 1\nSELECT 1 / 0, k DIV 0 FROM b INTO @c, @d\nSELECT 1 INTO OUTFILE '/tmp/x'\nSELECT GROUP_CONCAT(k LIMIT 1) FROM b GROUP BY k WITH ROLLUP ORDER BY 1\nCREATE OR REPLACE TABLE IF NOT EXISTS b (x INT)\nCREATE OR REPLACE TABLE b AS SELECT * FROM b",
+    "CREATE TABLE ub (id BIGINT UNSIGNED PRIMARY KEY, v BIGINT UNSIGNED, KEY (v))\nINSERT INTO ub VALUES (18446744073709551615, 9223372036854775808), (0, ?)\nSELECT id, v + 1, v - 18446744073709551615, -v, ~v, v << 1, v DIV -1, v % 0, CAST(v AS SIGNED), CAST(-v AS UNSIGNED), HEX(v), SUM(v), AVG(v) FROM ub WHERE v BETWEEN 9.3e18 AND 18446744073709551616 GROUP BY id ORDER BY v DESC LIMIT 18446744073709551615\nSELECT 9223372036854775807 + 1, 18446744073709551615 * 2, -9223372036854775808 DIV -1, ABS(-9223372036854775808)\nUPDATE ub SET v = v - 1 WHERE id >= 9223372036854775807.5\nCREATE TABLE ub2 AS SELECT id FROM ub",
 ]
 for i, s in enumerate(sql):
     write("sql_text", "stmt%02d" % i, s.encode())

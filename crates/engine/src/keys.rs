@@ -94,7 +94,12 @@ pub fn decode_key(mut b: &[u8]) -> Option<Vec<Value>> {
             TAG_UINT => {
                 let raw: [u8; 8] = b.get(..8)?.try_into().ok()?;
                 b = &b[8..];
-                out.push(Value::from_u64(u64::from_be_bytes(raw)));
+                // Only integers above i64::MAX take this tag (one encoding per key).
+                let u = u64::from_be_bytes(raw);
+                if i64::try_from(u).is_ok() {
+                    return None;
+                }
+                out.push(Value::UInt(u));
             }
             TAG_DOUBLE => {
                 let raw: [u8; 8] = b.get(..8)?.try_into().ok()?;
@@ -198,6 +203,17 @@ mod tests {
         fn decoder_never_panics(bytes in proptest::collection::vec(any::<u8>(), 0..40)) {
             let _ = decode_key(&bytes);
         }
+    }
+
+    #[test]
+    fn integers_above_i64_max_sort_after_every_i64_and_have_one_encoding() {
+        let top = encode_key(&[Value::Int(i64::MAX)]);
+        let above = encode_key(&[Value::from_u64(1 << 63)]);
+        let max = encode_key(&[Value::from_u64(u64::MAX)]);
+        assert!(top < above && above < max);
+        assert_eq!(decode_key(&max), Some(vec![Value::UInt(u64::MAX)]));
+        // 7 under the upper-half tag is not a key tierdb writes.
+        assert_eq!(decode_key(&[0x05, 0, 0, 0, 0, 0, 0, 0, 7]), None);
     }
 
     #[test]

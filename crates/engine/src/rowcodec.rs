@@ -145,12 +145,16 @@ pub fn decode_row_ext(
                 let mut a = [0u8; 8];
                 a.copy_from_slice(b.get(p..p + 8)?);
                 p += 8;
+                // Only integers above i64::MAX take the UInt tag.
+                if tag == T_UINT && i64::try_from(u64::from_le_bytes(a)).is_ok() {
+                    return None;
+                }
                 out.push(if !keep {
                     Value::Null
                 } else if tag == T_INT {
                     Value::Int(i64::from_le_bytes(a))
                 } else if tag == T_UINT {
-                    Value::from_u64(u64::from_le_bytes(a))
+                    Value::UInt(u64::from_le_bytes(a))
                 } else {
                     Value::Double(f64::from_le_bytes(a))
                 });
