@@ -188,6 +188,9 @@ fn rust_client_text_and_binary_protocol() {
     assert_eq!(by_ub, vec![1, 3]);
     let next = c.exec_drop("SELECT ub + 1 FROM all_types WHERE id = ?", (1,));
     assert_eq!(code_of(next.unwrap_err()), 1690);
+    // Arithmetic with an unsigned column is unsigned: below zero is 1690 too.
+    let below = c.exec_drop("SELECT ui - 4294967296 FROM all_types WHERE id = ?", (1,));
+    assert_eq!(code_of(below.unwrap_err()), 1690);
     // Computed values above i64::MAX read back unsigned through both protocols.
     let computed = "SELECT ~0, CAST(-2 AS UNSIGNED), ub - 1 FROM all_types WHERE id = 1";
     let want = (u64::MAX, u64::MAX - 1, u64::MAX - 1);

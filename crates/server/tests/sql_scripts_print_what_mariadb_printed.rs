@@ -661,7 +661,8 @@ fn raw_bytes_in_text_print_what_mariadb_printed() {
 
 /// `bigint_unsigned.sql`: BIGINT UNSIGNED over its whole range (values above 2^63 - 1
 /// stored, primary and secondary index lookups and ranges, ORDER BY, MIN / MAX / SUM,
-/// arithmetic that leaves the range is 1690, casts and bit operations on 64 unsigned bits,
+/// arithmetic that leaves the range is 1690, arithmetic with an unsigned column is unsigned
+/// (past i64::MAX), casts and bit operations on 64 unsigned bits,
 /// CREATE TABLE ... SELECT keeps the type, LIMIT 18446744073709551615).
 #[test]
 fn bigint_unsigned() {

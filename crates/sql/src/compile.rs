@@ -73,6 +73,25 @@ impl Scope {
     /// True when `e`'s strings compare as bytes: a binary-collation column, or `BINARY x` /
     /// `CAST(x AS BINARY)` / `x COLLATE utf8mb4_bin`; every other string (columns, literals,
     /// function results) uses `utf8mb4_general_ci`.
+    /// True when `e` is BIGINT UNSIGNED for arithmetic (see `Expr::Unsigned`).
+    pub fn is_unsigned(&self, e: &Expr) -> bool {
+        match e {
+            Expr::Col(i) => self
+                .cols
+                .get(*i)
+                .is_some_and(|c| c.meta.unsigned && c.ty == SqlType::Int),
+            Expr::Const(Value::UInt(_))
+            | Expr::Cast(_, CastTo::Unsigned)
+            | Expr::Unsigned(_)
+            | Expr::Unary(UnOp::BitNot, _)
+            | Expr::Bin(
+                BinOp::BitAnd | BinOp::BitOr | BinOp::BitXor | BinOp::Shl | BinOp::Shr,
+                ..,
+            ) => true,
+            _ => false,
+        }
+    }
+
     pub fn is_binary(&self, e: &Expr) -> bool {
         match e {
             Expr::Col(i) => self.cols.get(*i).is_some_and(|c| c.meta.binary),
@@ -1221,7 +1240,16 @@ impl<'a> Compiler<'a> {
                     let cmp = Expr::Bin(bop, Box::new(l), Box::new(r));
                     return Ok(bytewise_if(bin, cmp));
                 }
-                Expr::Bin(bop, Box::new(l), Box::new(r))
+                let unsigned = matches!(
+                    bop,
+                    BinOp::Add | BinOp::Sub | BinOp::Mul | BinOp::IntDiv | BinOp::Mod
+                ) && (self.scope.is_unsigned(&l) || self.scope.is_unsigned(&r));
+                let bin = Expr::Bin(bop, Box::new(l), Box::new(r));
+                if unsigned {
+                    Expr::Unsigned(Box::new(bin))
+                } else {
+                    bin
+                }
             }
             A::AnyOp {
                 left,

@@ -336,6 +336,11 @@ pub enum Expr {
     /// that compares strings byte by byte, because an operand is a binary column; the
     /// comparisons outside it use the default `utf8mb4_general_ci`.
     Bytewise(Box<Expr>),
+    /// Integer arithmetic (`Bin` with `+ - * DIV %`) whose result is BIGINT UNSIGNED, because
+    /// an operand is (an unsigned integer column, an integer above i64::MAX, a cast to
+    /// UNSIGNED, a bit operation or another such node), as MariaDB types it: the result must
+    /// lie in 0 ..= 2^64 - 1 (else 1690), and may exceed i64::MAX.
+    Unsigned(Box<Expr>),
 }
 
 /// A subquery used in an expression: the statement's subquery number `index` (its plan in
@@ -576,7 +581,8 @@ impl Expr {
             | Expr::IsNull(a, _)
             | Expr::IsBool(a, ..)
             | Expr::Cast(a, _)
-            | Expr::Bytewise(a) => a.map_cols(f),
+            | Expr::Bytewise(a)
+            | Expr::Unsigned(a) => a.map_cols(f),
             Expr::Bin(_, a, b) => {
                 a.map_cols(f);
                 b.map_cols(f);
@@ -645,7 +651,8 @@ impl Expr {
             | Expr::IsNull(a, _)
             | Expr::IsBool(a, ..)
             | Expr::Cast(a, _)
-            | Expr::Bytewise(a) => a.any(f),
+            | Expr::Bytewise(a)
+            | Expr::Unsigned(a) => a.any(f),
             Expr::Bin(_, a, b) => a.any(f) || b.any(f),
             Expr::In(a, list, _) => a.any(f) || list.iter().any(|e| e.any(f)),
             Expr::InSubquery(a, s, _) => a.any(f) || s.outer.iter().any(|e| e.any(f)),
@@ -731,6 +738,13 @@ impl Expr {
             | Expr::Between(..)
             | Expr::Like { .. } => Cow::Owned(self.eval_collated(Collation::GeneralCi, row, cx)?),
             Expr::Bytewise(e) => Cow::Owned(e.eval_collated(Collation::Binary, row, cx)?),
+            Expr::Unsigned(e) => match &**e {
+                Expr::Bin(op, a, b) => {
+                    let (l, r) = (a.eval(row, cx)?, b.eval(row, cx)?);
+                    Cow::Owned(arith_in(*op, &l, &r, true)?)
+                }
+                other => other.eval(row, cx)?,
+            },
             Expr::Func(f, args) => Cow::Owned(eval_func(*f, args, row, cx)?),
             Expr::Case {
                 operand,
@@ -939,7 +953,7 @@ impl Expr {
             Expr::Func(Func::Str(StrFunc::Instr) | Func::Length | Func::CharLength, args) => {
                 args.iter().all(nn)
             }
-            Expr::Bytewise(a) => nn(a),
+            Expr::Bytewise(a) | Expr::Unsigned(a) => nn(a),
             // (MariaDB counts casts to text as possibly NULL.)
             Expr::Cast(a, CastTo::Signed | CastTo::Unsigned | CastTo::Double) => nn(a),
             _ => false,
@@ -974,7 +988,7 @@ impl Expr {
             | Expr::Between(..)
             | Expr::Like { .. } => SqlType::Int,
             // A comparison (Int) or a string function made byte-wise: the inner type.
-            Expr::Bytewise(a) => a.sql_type(cols),
+            Expr::Bytewise(a) | Expr::Unsigned(a) => a.sql_type(cols),
             Expr::Bin(op, a, b) => match op {
                 BinOp::Add | BinOp::Sub | BinOp::Mul | BinOp::Mod => {
                     match (a.sql_type(cols), b.sql_type(cols)) {
@@ -1271,6 +1285,12 @@ fn divided_by_zero() -> Result<Value, SqlError> {
 }
 
 fn arith(op: BinOp, l: &Value, r: &Value) -> Result<Value, SqlError> {
+    arith_in(op, l, r, false)
+}
+
+/// `arith`, with integer results typed unsigned when `unsigned` (see `Expr::Unsigned`) or an
+/// operand is above i64::MAX.
+fn arith_in(op: BinOp, l: &Value, r: &Value, unsigned: bool) -> Result<Value, SqlError> {
     if l.is_null() || r.is_null() {
         return Ok(Value::Null);
     }
@@ -1279,7 +1299,7 @@ fn arith(op: BinOp, l: &Value, r: &Value) -> Result<Value, SqlError> {
         // Integers compute exactly in i128. As in MariaDB, the result is unsigned when an
         // operand is (here: above i64::MAX) and must then lie in 0 ..= 2^64 - 1, else it is
         // signed and must fit i64; outside, error 1690.
-        let unsigned = matches!(l, Value::UInt(_)) || matches!(r, Value::UInt(_));
+        let unsigned = unsigned || matches!(l, Value::UInt(_)) || matches!(r, Value::UInt(_));
         let int = |v: Option<i128>, sign: &str| {
             let what = || format!("{x} {sign} {y}");
             match v {
