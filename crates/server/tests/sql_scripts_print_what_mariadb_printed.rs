@@ -669,6 +669,14 @@ fn bigint_unsigned() {
     prints_what_mariadb_printed("bigint_unsigned");
 }
 
+/// `timestamp_range.sql`: TIMESTAMP takes 1970-01-01 00:00:01 ..= 2038-01-19 03:14:07 and
+/// the zero value; outside is 1292 in strict mode (INSERT, UPDATE, INSERT ... SELECT), 1264
+/// with the zero value stored otherwise (IGNORE, non-strict sql_mode).
+#[test]
+fn timestamp_range() {
+    prints_what_mariadb_printed("timestamp_range");
+}
+
 /// `with_rollup.sql`: GROUP BY ... WITH ROLLUP over one and two columns (case-insensitive
 /// groups, NULL keys), with HAVING, LIMIT, DISTINCT, GROUP_CONCAT, positions and a derived
 /// table; no rows give no totals; ORDER BY with it is 1221.

@@ -331,7 +331,21 @@ pub fn fit(v: Value, col: &ColumnDef, dest: &Dest, raised: &mut Raised) -> Resul
             }
         }
         ColumnType::Date => fit_date(&v, false, name, dest, raised),
-        ColumnType::DateTime | ColumnType::Timestamp => fit_date(&v, true, name, dest, raised),
+        ColumnType::DateTime => fit_date(&v, true, name, dest, raised),
+        ColumnType::Timestamp => {
+            let fitted = fit_date(&v, true, name, dest, raised)?;
+            match &fitted {
+                Value::Bytes(b) if !timestamp_in_range(b) => {
+                    if dest.lenient {
+                        raised.push(Warning::warn(1264, dest.out_of_range(name).message));
+                        Ok(Value::Bytes(b"0000-00-00 00:00:00".to_vec()))
+                    } else {
+                        Err(dest.incorrect(1292, "datetime", &v, name))
+                    }
+                }
+                _ => Ok(fitted),
+            }
+        }
     }
 }
 
@@ -514,6 +528,16 @@ fn fit_text(
 /// A DATE (`with_time` false) or DATETIME value: 1292 in strict mode; lenient, the date
 /// that starts the text (or the zero date) with 1265. A time of day dropped from a DATE
 /// is a note.
+/// A TIMESTAMP holds 1970-01-01 00:00:01 ..= 2038-01-19 03:14:07 (UTC, the server's time
+/// zone) and the zero value; `b` is canonical datetime text.
+fn timestamp_in_range(b: &[u8]) -> bool {
+    let Some(s) = b.get(..19) else {
+        return false;
+    };
+    s == b"0000-00-00 00:00:00"
+        || (&b"1970-01-01 00:00:01"[..] <= s && s <= &b"2038-01-19 03:14:07"[..])
+}
+
 fn fit_date(
     v: &Value,
     with_time: bool,
