@@ -30,6 +30,9 @@ pub enum Error {
     NoDefault(String),
     #[error("Column '{0}' cannot be null")]
     NotNull(String),
+    /// The AUTO_INCREMENT counter is used up (it reached 2^63 - 1).
+    #[error("Failed to read auto-increment value from storage engine")]
+    AutoIncrementExhausted,
     #[error("Data truncated for column '{column}' at row {row}")]
     DataTruncated { column: String, row: u64 },
     #[error("Row size too large ({size} bytes; the maximum is {max})")]
@@ -69,6 +72,7 @@ impl Error {
             Error::ReadViewTooOld => (1105, "HY000"),
             Error::NoDefault(_) => (1364, "HY000"),
             Error::NotNull(_) => (1048, "23000"),
+            Error::AutoIncrementExhausted => (1467, "HY000"),
             Error::DataTruncated { .. } => (1265, "01000"),
             Error::RowTooLarge { .. } => (1118, "42000"),
             Error::NotSupported(_) => (1235, "42000"),

@@ -616,8 +616,14 @@ impl Inner {
     /// Largest integer leading a key of `tree` (0 when none): from the rightmost leaf, or a
     /// scan when that leaf is empty.
     fn max_leading_key(&self, tree: &BTree) -> Result<i64> {
-        let first =
-            |k: &[u8]| crate::keys::decode_key(k).and_then(|v| v.first().and_then(|x| x.as_i64()));
+        // (An integer above i64::MAX counts as i64::MAX: the counter is then used up.)
+        let first = |k: &[u8]| {
+            crate::keys::decode_key(k).and_then(|v| {
+                v.first()
+                    .and_then(|x| x.as_i128())
+                    .map(|i| i.min(i128::from(i64::MAX)) as i64)
+            })
+        };
         if let Some(k) = tree.rightmost_key(&self.store)? {
             return Ok(first(&k).unwrap_or(0).max(0));
         }
@@ -1501,8 +1507,10 @@ impl Inner {
                         return Err(Error::NotNull(c.name.clone()));
                     }
                 }
-                if let Some(crate::Value::Int(v)) = auto_col.and_then(|a| row.get(a)) {
-                    max_auto = max_auto.max(*v);
+                match auto_col.and_then(|a| row.get(a)) {
+                    Some(crate::Value::Int(v)) => max_auto = max_auto.max(*v),
+                    Some(crate::Value::UInt(_)) => max_auto = i64::MAX,
+                    _ => {}
                 }
                 if def.has_hidden_key() {
                     row_id += 1;

@@ -157,12 +157,24 @@ pub(crate) fn assign_auto_increment(t: &Table, row: &mut [Value]) -> Option<i64>
         if c.auto_increment {
             match row.get(i) {
                 Some(Value::Null | Value::Int(0)) => {
-                    let v = t.auto_inc.fetch_add(1, Ordering::Relaxed) + 1;
-                    row[i] = Value::Int(v);
-                    assigned = Some(v);
+                    let next = t
+                        .auto_inc
+                        .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |c| c.checked_add(1));
+                    match next {
+                        Ok(prev) => {
+                            row[i] = Value::Int(prev + 1);
+                            assigned = Some(prev + 1);
+                        }
+                        // The counter is used up (it reached i64::MAX): no value, so the
+                        // insert fails (1467) instead of wrapping.
+                        Err(_) => row[i] = Value::Null,
+                    }
                 }
                 Some(Value::Int(v)) => {
                     t.auto_inc.fetch_max(*v, Ordering::Relaxed);
+                }
+                Some(Value::UInt(_)) => {
+                    t.auto_inc.fetch_max(i64::MAX, Ordering::Relaxed);
                 }
                 _ => {}
             }
@@ -958,7 +970,12 @@ impl TxnState {
         let assigned = assign_auto_increment(t, &mut row);
         for (i, c) in t.def.columns.iter().enumerate() {
             if row[i].is_null() && !c.nullable {
-                return Err(Error::NotNull(c.name.clone()));
+                // An AUTO_INCREMENT column is left NULL only when its counter is used up.
+                return Err(if c.auto_increment {
+                    Error::AutoIncrementExhausted
+                } else {
+                    Error::NotNull(c.name.clone())
+                });
             }
         }
         let pk = pk_values(&t.def, &row);

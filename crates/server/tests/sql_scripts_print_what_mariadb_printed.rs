@@ -669,6 +669,15 @@ fn bigint_unsigned() {
     prints_what_mariadb_printed("bigint_unsigned");
 }
 
+/// `decimal_arithmetic.sql`: decimal literals and DECIMAL columns in + - * / are typed
+/// DECIMAL at MariaDB's scales, shown, compared and grouped at that scale (`0.1 + 0.2` is
+/// 0.3, `p + 0.01 = 0.21` holds); casts and bit operations at the edges of 64 bits; a column
+/// holding -1 and 2^64 - 1 is DECIMAL(21,0); a used-up BIGINT UNSIGNED AUTO_INCREMENT is 1467.
+#[test]
+fn decimal_arithmetic() {
+    prints_what_mariadb_printed("decimal_arithmetic");
+}
+
 /// `timestamp_range.sql`: TIMESTAMP takes 1970-01-01 00:00:01 ..= 2038-01-19 03:14:07 and
 /// the zero value; outside is 1292 in strict mode (INSERT, UPDATE, INSERT ... SELECT), 1264
 /// with the zero value stored otherwise (IGNORE, non-strict sql_mode).

@@ -87,11 +87,7 @@ pub fn parse_integer_exact(b: &[u8]) -> Option<Value> {
         Some(i) => Some(Value::Int(i)),
         None => {
             let s = std::str::from_utf8(b).ok()?.trim();
-            s.strip_prefix('+')
-                .unwrap_or(s)
-                .parse::<u64>()
-                .ok()
-                .map(Value::from_u64)
+            s.parse::<u64>().ok().map(Value::from_u64)
         }
     }
 }

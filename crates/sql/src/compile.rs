@@ -70,9 +70,6 @@ impl Scope {
         self.cols.get(i).map(|c| c.ty).unwrap_or(SqlType::Null)
     }
 
-    /// True when `e`'s strings compare as bytes: a binary-collation column, or `BINARY x` /
-    /// `CAST(x AS BINARY)` / `x COLLATE utf8mb4_bin`; every other string (columns, literals,
-    /// function results) uses `utf8mb4_general_ci`.
     /// True when `e` is BIGINT UNSIGNED for arithmetic (see `Expr::Unsigned`).
     pub fn is_unsigned(&self, e: &Expr) -> bool {
         match e {
@@ -92,6 +89,9 @@ impl Scope {
         }
     }
 
+    /// True when `e`'s strings compare as bytes: a binary-collation column, or `BINARY x` /
+    /// `CAST(x AS BINARY)` / `x COLLATE utf8mb4_bin`; every other string (columns, literals,
+    /// function results) uses `utf8mb4_general_ci`.
     pub fn is_binary(&self, e: &Expr) -> bool {
         match e {
             Expr::Col(i) => self.cols.get(*i).is_some_and(|c| c.meta.binary),
@@ -442,6 +442,17 @@ pub fn object_name_parts(n: &ast::ObjectName) -> Result<Vec<String>, SqlError> {
             other => Err(SqlError::unsupported(format!("object name part {other}"))),
         })
         .collect()
+}
+
+/// A decimal literal (`12.50`: digits with a point, no exponent) as an expression typed
+/// DECIMAL with its scale (see `Expr::DecimalConst`); `None` for other numbers.
+fn decimal_literal(s: &str) -> Option<Expr> {
+    let (int, frac) = s.split_once('.')?;
+    if !int.bytes().chain(frac.bytes()).all(|c| c.is_ascii_digit()) {
+        return None;
+    }
+    let scale = u8::try_from(frac.len()).ok().filter(|&n| n <= 30)?;
+    Some(Expr::DecimalConst(number_literal(s), scale))
 }
 
 /// Parses a numeric literal: integers that fit i64 become Int, others Double.
@@ -1144,6 +1155,9 @@ impl<'a> Compiler<'a> {
             }
             A::Value(v) => match &v.value {
                 ast::Value::Placeholder(_) => Expr::Param(self.param_index(&v.span)?),
+                ast::Value::Number(s, _) => {
+                    decimal_literal(s).unwrap_or_else(|| Expr::Const(number_literal(s)))
+                }
                 other => Expr::Const(literal(other)?),
             },
             A::Nested(x) => self.compile(x)?,
@@ -1154,6 +1168,9 @@ impl<'a> Compiler<'a> {
                         Expr::Const(Value::Int(i)) if i != i64::MIN => Expr::Const(Value::Int(-i)),
                         Expr::Const(Value::UInt(u)) => Expr::Const(crate::expr::neg_uint(u)),
                         Expr::Const(Value::Double(d)) => Expr::Const(Value::Double(-d)),
+                        Expr::DecimalConst(Value::Double(d), s) => {
+                            Expr::DecimalConst(Value::Double(-d), s)
+                        }
                         x => Expr::Unary(UnOp::Neg, Box::new(x)),
                     },
                     ast::UnaryOperator::Plus => x,
@@ -1240,15 +1257,28 @@ impl<'a> Compiler<'a> {
                     let cmp = Expr::Bin(bop, Box::new(l), Box::new(r));
                     return Ok(bytewise_if(bin, cmp));
                 }
-                let unsigned = matches!(
-                    bop,
-                    BinOp::Add | BinOp::Sub | BinOp::Mul | BinOp::IntDiv | BinOp::Mod
-                ) && (self.scope.is_unsigned(&l) || self.scope.is_unsigned(&r));
+                // Integer arithmetic is unsigned when an operand is (for `%`: the dividend),
+                // as MariaDB types it; with a DECIMAL, REAL or string operand it is not.
+                let scope = self.scope;
+                let int = |e: &Expr| e.sql_type(&|i| scope.type_of(i)) == SqlType::Int;
+                let unsigned = int(&l)
+                    && int(&r)
+                    && match bop {
+                        BinOp::Add | BinOp::Sub | BinOp::Mul | BinOp::IntDiv => {
+                            scope.is_unsigned(&l) || scope.is_unsigned(&r)
+                        }
+                        BinOp::Mod => scope.is_unsigned(&l),
+                        _ => false,
+                    };
                 let bin = Expr::Bin(bop, Box::new(l), Box::new(r));
                 if unsigned {
-                    Expr::Unsigned(Box::new(bin))
-                } else {
-                    bin
+                    return Ok(Expr::Unsigned(Box::new(bin)));
+                }
+                match bin.sql_type(&|i| scope.type_of(i)) {
+                    SqlType::Decimal(s) if matches!(bop, BinOp::Add | BinOp::Sub | BinOp::Mul) => {
+                        Expr::Scaled(Box::new(bin), s)
+                    }
+                    _ => bin,
                 }
             }
             A::AnyOp {

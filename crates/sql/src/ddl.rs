@@ -909,11 +909,14 @@ pub fn column_for_values<'a>(
         _ => true,
     });
     let any_uint = values.clone().any(|v| matches!(v, Value::UInt(_)));
+    // Integers above i64::MAX next to negative ones fit no integer type: DECIMAL(21,0).
+    let mixed_sign = any_uint && values.clone().any(|v| matches!(v, Value::Int(i) if *i < 0));
     let chars = values
         .clone()
         .map(|v| match v {
             Value::Bytes(b) => String::from_utf8_lossy(b).chars().count(),
             Value::Int(i) => i.to_string().len(),
+            Value::UInt(u) => u.to_string().len(),
             _ => 0,
         })
         .max()
@@ -926,6 +929,12 @@ pub fn column_for_values<'a>(
             bytes: 4,
             unsigned: false,
         },
+        K::Tiny | K::Short | K::Int24 | K::Long | K::LongLong if mixed_sign => {
+            ColumnType::Decimal {
+                precision: 21,
+                scale: 0,
+            }
+        }
         K::Tiny | K::Short | K::Int24 | K::Long | K::LongLong => ColumnType::Int {
             bytes: 8,
             unsigned: meta.unsigned || any_uint,
@@ -967,6 +976,7 @@ pub fn column_for_values<'a>(
                 .map(|v| match v {
                     Value::Bytes(b) => b.len(),
                     Value::Int(i) => i.to_string().len(),
+                    Value::UInt(u) => u.to_string().len(),
                     _ => 0,
                 })
                 .max()

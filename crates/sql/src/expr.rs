@@ -341,6 +341,14 @@ pub enum Expr {
     /// UNSIGNED, a bit operation or another such node), as MariaDB types it: the result must
     /// lie in 0 ..= 2^64 - 1 (else 1690), and may exceed i64::MAX.
     Unsigned(Box<Expr>),
+    /// A decimal literal (`0.10`, digits after a point and no exponent): its value as a
+    /// double, typed DECIMAL with the scale written (2 here), so that arithmetic with it is
+    /// typed DECIMAL and shown at that scale, as in MariaDB (`0.1 + 0.2` is `0.3`).
+    DecimalConst(Value, u8),
+    /// `+ - *` typed DECIMAL with this scale (an operand is a DECIMAL column or literal):
+    /// computed as a double, then rounded to the scale, which is exact for these operators,
+    /// so `p + 0.01 = 0.21` and `0.3 - 0.1 - 0.2 = 0` hold as with MariaDB's decimals.
+    Scaled(Box<Expr>, u8),
 }
 
 /// A subquery used in an expression: the statement's subquery number `index` (its plan in
@@ -513,7 +521,7 @@ fn overflow_unsigned(what: &str) -> SqlError {
 }
 
 /// Numeric form used by arithmetic: strings become Int when they are integers, else Double.
-fn num(v: &Value) -> Value {
+pub(crate) fn num(v: &Value) -> Value {
     match v {
         Value::Bytes(b) => coerce::number_of_bytes(b),
         other => other.clone(),
@@ -521,12 +529,25 @@ fn num(v: &Value) -> Value {
 }
 
 /// The 64 bits bit operations work on: integers as two's complement, others converted.
-fn bits(v: &Value) -> Option<u64> {
+pub(crate) fn bits(v: &Value) -> Option<u64> {
     match v {
         Value::UInt(u) => Some(*u),
         Value::Double(d) if *d >= coerce::U64_END_F => Some(u64::MAX),
         Value::Double(d) if *d >= coerce::I64_END_F => Some(*d as u64),
         other => to_i64(other).map(|i| i as u64),
+    }
+}
+
+/// `d` rounded to `scale` decimals (half away from zero, on its shortest decimal digits):
+/// the double nearest the decimal result. Doubles past 15 significant digits, or scales
+/// past 15, are left as they are (no digits to gain).
+fn round_to_scale(d: f64, scale: u8) -> f64 {
+    if !d.is_finite() || scale > 15 || d.abs() >= 1e15 {
+        return d;
+    }
+    match coerce::format_decimal(&d.to_string(), 65, scale) {
+        coerce::DecimalResult::Ok(s) => s.parse().unwrap_or(d),
+        _ => d,
     }
 }
 
@@ -573,6 +594,7 @@ impl Expr {
         match self {
             Expr::Col(c) => *c = f(*c),
             Expr::Const(_)
+            | Expr::DecimalConst(..)
             | Expr::Param(_)
             | Expr::Outer { .. }
             | Expr::SysVar(..)
@@ -582,7 +604,8 @@ impl Expr {
             | Expr::IsBool(a, ..)
             | Expr::Cast(a, _)
             | Expr::Bytewise(a)
-            | Expr::Unsigned(a) => a.map_cols(f),
+            | Expr::Unsigned(a)
+            | Expr::Scaled(a, _) => a.map_cols(f),
             Expr::Bin(_, a, b) => {
                 a.map_cols(f);
                 b.map_cols(f);
@@ -642,6 +665,7 @@ impl Expr {
         }
         match self {
             Expr::Const(_)
+            | Expr::DecimalConst(..)
             | Expr::Param(_)
             | Expr::Outer { .. }
             | Expr::Col(_)
@@ -652,7 +676,8 @@ impl Expr {
             | Expr::IsBool(a, ..)
             | Expr::Cast(a, _)
             | Expr::Bytewise(a)
-            | Expr::Unsigned(a) => a.any(f),
+            | Expr::Unsigned(a)
+            | Expr::Scaled(a, _) => a.any(f),
             Expr::Bin(_, a, b) => a.any(f) || b.any(f),
             Expr::In(a, list, _) => a.any(f) || list.iter().any(|e| e.any(f)),
             Expr::InSubquery(a, s, _) => a.any(f) || s.outer.iter().any(|e| e.any(f)),
@@ -684,7 +709,7 @@ impl Expr {
         cx: &'a EvalCx,
     ) -> Result<Cow<'a, Value>, SqlError> {
         Ok(match self {
-            Expr::Const(v) => Cow::Borrowed(v),
+            Expr::Const(v) | Expr::DecimalConst(v, _) => Cow::Borrowed(v),
             Expr::Param(i) | Expr::Outer { param: i, .. } => {
                 Cow::Borrowed(cx.params.get(*i).unwrap_or(&Value::Null))
             }
@@ -699,7 +724,7 @@ impl Expr {
                         Value::Double(d) => Value::Double(-d),
                         other => other,
                     },
-                    UnOp::BitNot => match bits(&v) {
+                    UnOp::BitNot => match bits(&num(&v)) {
                         Some(u) => Value::from_u64(!u),
                         None => Value::Null,
                     },
@@ -744,6 +769,15 @@ impl Expr {
                     Cow::Owned(arith_in(*op, &l, &r, true)?)
                 }
                 other => other.eval(row, cx)?,
+            },
+            Expr::Scaled(e, scale) => match e.eval(row, cx)? {
+                Cow::Owned(Value::Double(d)) => {
+                    Cow::Owned(Value::Double(round_to_scale(d, *scale)))
+                }
+                Cow::Borrowed(Value::Double(d)) => {
+                    Cow::Owned(Value::Double(round_to_scale(*d, *scale)))
+                }
+                other => other,
             },
             Expr::Func(f, args) => Cow::Owned(eval_func(*f, args, row, cx)?),
             Expr::Case {
@@ -901,7 +935,7 @@ impl Expr {
             }),
             BinOp::BitAnd | BinOp::BitOr | BinOp::BitXor | BinOp::Shl | BinOp::Shr => {
                 // MariaDB's bit operations work on unsigned 64-bit integers.
-                match (bits(&l), bits(&r)) {
+                match (bits(&num(&l)), bits(&num(&r))) {
                     (Some(x), Some(y)) => Value::from_u64(match op {
                         BinOp::BitAnd => x & y,
                         BinOp::BitOr => x | y,
@@ -932,7 +966,7 @@ impl Expr {
     pub fn never_null(&self, col_not_null: &dyn Fn(usize) -> bool) -> bool {
         let nn = |e: &Expr| e.never_null(col_not_null);
         match self {
-            Expr::Const(v) => !v.is_null(),
+            Expr::Const(v) | Expr::DecimalConst(v, _) => !v.is_null(),
             Expr::Col(c) => col_not_null(*c),
             Expr::Unary(UnOp::Neg | UnOp::BitNot | UnOp::Not, a) => nn(a),
             Expr::Bin(BinOp::NullSafeEq, ..) => true,
@@ -954,6 +988,7 @@ impl Expr {
                 args.iter().all(nn)
             }
             Expr::Bytewise(a) | Expr::Unsigned(a) => nn(a),
+            Expr::Scaled(a, _) => nn(a),
             // (MariaDB counts casts to text as possibly NULL.)
             Expr::Cast(a, CastTo::Signed | CastTo::Unsigned | CastTo::Double) => nn(a),
             _ => false,
@@ -970,6 +1005,7 @@ impl Expr {
                 Value::Double(_) => SqlType::Double,
                 Value::Bytes(_) => SqlType::Text,
             },
+            Expr::DecimalConst(_, scale) => SqlType::Decimal(*scale),
             Expr::Param(_) | Expr::UserVar(_) | Expr::SysVar(..) => SqlType::Text,
             Expr::Outer { ty, .. } => *ty,
             Expr::Col(i) => cols(*i),
@@ -988,7 +1024,7 @@ impl Expr {
             | Expr::Between(..)
             | Expr::Like { .. } => SqlType::Int,
             // A comparison (Int) or a string function made byte-wise: the inner type.
-            Expr::Bytewise(a) | Expr::Unsigned(a) => a.sql_type(cols),
+            Expr::Bytewise(a) | Expr::Unsigned(a) | Expr::Scaled(a, _) => a.sql_type(cols),
             Expr::Bin(op, a, b) => match op {
                 BinOp::Add | BinOp::Sub | BinOp::Mul | BinOp::Mod => {
                     match (a.sql_type(cols), b.sql_type(cols)) {
@@ -1002,7 +1038,15 @@ impl Expr {
                         _ => SqlType::Double,
                     }
                 }
-                BinOp::Div => SqlType::Double,
+                // MariaDB's exact division: the dividend's scale plus div_precision_increment
+                // (4) digits.
+                BinOp::Div => match (a.sql_type(cols), b.sql_type(cols)) {
+                    (SqlType::Int, SqlType::Int | SqlType::Decimal(_)) => SqlType::Decimal(4),
+                    (SqlType::Decimal(x), SqlType::Int | SqlType::Decimal(_)) => {
+                        SqlType::Decimal(x.saturating_add(4).min(30))
+                    }
+                    _ => SqlType::Double,
+                },
                 _ => SqlType::Int,
             },
             Expr::Func(f, args) => match f {
@@ -1294,12 +1338,19 @@ fn arith_in(op: BinOp, l: &Value, r: &Value, unsigned: bool) -> Result<Value, Sq
     if l.is_null() || r.is_null() {
         return Ok(Value::Null);
     }
-    let (l, r) = (num(l), num(r));
+    // A string operand counts as REAL (MariaDB): one above i64::MAX computes as a double.
+    let real = |v: &Value| match (v, num(v)) {
+        (Value::Bytes(_), Value::UInt(u)) => Value::Double(u as f64),
+        (_, n) => n,
+    };
+    let (l, r) = (real(l), real(r));
     if let (Some(x), Some(y)) = (l.as_i128(), r.as_i128()) {
         // Integers compute exactly in i128. As in MariaDB, the result is unsigned when an
         // operand is (here: above i64::MAX) and must then lie in 0 ..= 2^64 - 1, else it is
         // signed and must fit i64; outside, error 1690.
-        let unsigned = unsigned || matches!(l, Value::UInt(_)) || matches!(r, Value::UInt(_));
+        let unsigned = unsigned
+            || matches!(l, Value::UInt(_))
+            || (op != BinOp::Mod && matches!(r, Value::UInt(_)));
         let int = |v: Option<i128>, sign: &str| {
             let what = || format!("{x} {sign} {y}");
             match v {
@@ -1379,14 +1430,30 @@ pub fn cast(v: &Value, to: CastTo) -> Value {
     match to {
         // Both reinterpret the 64 bits as MariaDB does: CAST(-1 AS UNSIGNED) is 2^64 - 1,
         // CAST(18446744073709551615 AS SIGNED) is -1.
-        CastTo::Signed => Value::Int(bits(&num(v)).unwrap_or(0) as i64),
-        CastTo::Unsigned => {
-            let n = num(v);
-            if matches!(n, Value::Int(i) if i < 0) {
-                expr_warning(1105, CAST_NEGATIVE_NOTE);
+        // Integers keep their 64 bits; other numbers are rounded and saturate.
+        CastTo::Signed => Value::Int(match num(v) {
+            Value::UInt(u) => u as i64,
+            n => to_i64(&n).unwrap_or(0),
+        }),
+        CastTo::Unsigned => match num(v) {
+            Value::Int(i) => {
+                if i < 0 {
+                    expr_warning(1105, CAST_NEGATIVE_NOTE);
+                }
+                Value::from_u64(i as u64)
             }
-            Value::from_u64(bits(&n).unwrap_or(0))
-        }
+            n @ Value::UInt(_) => n,
+            n => {
+                let d = to_f64(&n).unwrap_or(0.0).round();
+                Value::from_u64(if d.is_nan() || d <= 0.0 {
+                    0
+                } else if d >= coerce::U64_END_F {
+                    u64::MAX
+                } else {
+                    d as u64
+                })
+            }
+        },
         CastTo::Char | CastTo::Binary => match v {
             Value::Null => Value::Null,
             v => Value::Bytes(to_text(v).map(|c| c.into_owned()).unwrap_or_default()),

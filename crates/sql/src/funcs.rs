@@ -790,7 +790,11 @@ pub fn eval(f: MiscFunc, a: &[Value]) -> Result<Value, SqlError> {
         },
         M::Radians => num(0).map_or(Value::Null, |x| double(x.to_radians())),
         M::Degrees => num(0).map_or(Value::Null, |x| double(x.to_degrees())),
-        M::BitCount => Value::Int(i64::from(to_i64(at(0)).unwrap_or(0).count_ones())),
+        M::BitCount => Value::Int(i64::from(
+            crate::expr::bits(&crate::expr::num(at(0)))
+                .unwrap_or(0)
+                .count_ones(),
+        )),
         M::Elt => match to_i64(at(0)) {
             Some(n) if n >= 1 && (n as usize) < a.len() => at(n as usize).clone(),
             _ => Value::Null,

@@ -3337,15 +3337,29 @@ fn select_body(q: &ast::Query, cx: &PlanCx) -> Result<SelectPlan, SqlError> {
                     _ => false,
                 };
                 // DECIMAL results are printed at their scale only where it is derived exactly
-                // (+, -, * and SUM/MIN/MAX); other values (ROUND, ...) pass as computed.
-                let mut exact_scale = matches!(
-                    e,
-                    Expr::Bin(
-                        crate::expr::BinOp::Add | crate::expr::BinOp::Sub | crate::expr::BinOp::Mul,
-                        ..
+                // (decimal literals, + - * /, SUM/MIN/MAX); other values (ROUND, ...) pass as
+                // computed.
+                let exact = |e: &Expr| {
+                    let arith = match e {
+                        Expr::Unsigned(inner) | Expr::Scaled(inner, _) => inner,
+                        other => other,
+                    };
+                    matches!(
+                        arith,
+                        Expr::DecimalConst(..)
+                            | Expr::Bin(
+                                crate::expr::BinOp::Add
+                                    | crate::expr::BinOp::Sub
+                                    | crate::expr::BinOp::Mul
+                                    | crate::expr::BinOp::Div,
+                                ..
+                            )
                     )
-                );
+                };
+                let mut exact_scale = exact(e);
                 if let (Expr::Col(c), Some(a)) = (e, &agg) {
+                    // A GROUP BY key shows as its expression would.
+                    exact_scale |= a.group.get(*c).is_some_and(exact);
                     if let Some(spec) = c.checked_sub(a.group.len()).and_then(|k| a.specs.get(k)) {
                         // COUNT is never NULL (clients size the column by it).
                         col.not_null |= matches!(spec.func, AggFunc::Count | AggFunc::CountStar);
@@ -4490,6 +4504,7 @@ fn same_expr(a: &Expr, b: &Expr) -> bool {
     match (a, b) {
         (Expr::Col(x), Expr::Col(y)) => x == y,
         (Expr::Const(x), Expr::Const(y)) => x == y,
+        (Expr::DecimalConst(x, s), Expr::DecimalConst(y, t)) => x == y && s == t,
         (Expr::Param(x), Expr::Param(y)) => x == y,
         _ => format!("{a:?}") == format!("{b:?}"),
     }

@@ -141,15 +141,21 @@ impl<S: Service, R: Read, W: Write> Connection<'_, S, R, W> {
             Ok(QueryResult::Rows { mut columns, rows }) => {
                 // A computed BIGINT column holding an integer above i64::MAX (`SELECT ~0`,
                 // `CAST(-1 AS UNSIGNED)`) is announced UNSIGNED, so that clients read its
-                // 8 binary bytes (or its digits) as unsigned.
+                // 8 binary bytes (or its digits) as unsigned; one that also holds negative
+                // integers is announced DECIMAL (sent as text), as MariaDB types it.
                 for (i, col) in columns.iter_mut().enumerate() {
-                    if col.kind == ColumnKind::LongLong
-                        && !col.unsigned
-                        && rows
-                            .iter()
-                            .any(|r| matches!(r.get(i), Some(Value::UInt(_))))
-                    {
-                        col.unsigned = true;
+                    if col.kind != ColumnKind::LongLong || col.unsigned {
+                        continue;
+                    }
+                    let holds =
+                        |f: &dyn Fn(&Value) -> bool| rows.iter().any(|r| r.get(i).is_some_and(f));
+                    if holds(&|v| matches!(v, Value::UInt(_))) {
+                        if holds(&|v| matches!(v, Value::Int(i) if *i < 0)) {
+                            col.kind = ColumnKind::NewDecimal;
+                            col.decimals = 0;
+                        } else {
+                            col.unsigned = true;
+                        }
                     }
                 }
                 let warnings = self.backend.as_ref().map_or(0, |b| b.warning_count());
