@@ -427,6 +427,16 @@ pub fn enum_member<'m>(v: &Value, members: &'m [String], col: &ColumnDef) -> Opt
     pick.and_then(|i| members.get(i))
 }
 
+/// `d` as decimal text with `scale` digits after the point, rounded half away from zero on
+/// its shortest digits as MariaDB rounds decimals (`format!("{:.4}")` would round 0.03125
+/// to even: 0.0312).
+pub fn decimal_text(d: f64, scale: u8) -> String {
+    match format_decimal(&d.to_string(), 65, scale) {
+        DecimalResult::Ok(s) if d.is_finite() => s,
+        _ => format!("{:.*}", usize::from(scale), d),
+    }
+}
+
 pub enum DecimalResult {
     Ok(String),
     Invalid,

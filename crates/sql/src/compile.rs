@@ -560,9 +560,14 @@ impl<'a> Compiler<'a> {
         if self.agg.is_some() {
             return ops;
         }
+        // (A decimal literal is a number here, as before it was typed DECIMAL: it does not
+        // make the strings beside it numbers.)
         let types: Vec<SqlType> = ops
             .iter()
-            .map(|e| e.sql_type(&|i| self.scope.type_of(i)))
+            .map(|e| match e {
+                Expr::DecimalConst(..) => SqlType::Double,
+                e => e.sql_type(&|i| self.scope.type_of(i)),
+            })
             .collect();
         let textual = |t: &SqlType| matches!(t, SqlType::Decimal(_) | SqlType::Text);
         let decimal = types.iter().any(|t| matches!(t, SqlType::Decimal(_)));
@@ -1260,7 +1265,11 @@ impl<'a> Compiler<'a> {
                 // Integer arithmetic is unsigned when an operand is (for `%`: the dividend),
                 // as MariaDB types it; with a DECIMAL, REAL or string operand it is not.
                 let scope = self.scope;
-                let int = |e: &Expr| e.sql_type(&|i| scope.type_of(i)) == SqlType::Int;
+                // (A parameter or user variable is typed by its value at run time.)
+                let int = |e: &Expr| {
+                    matches!(e, Expr::Param(_) | Expr::UserVar(_))
+                        || e.sql_type(&|i| scope.type_of(i)) == SqlType::Int
+                };
                 let unsigned = int(&l)
                     && int(&r)
                     && match bop {
@@ -1274,8 +1283,14 @@ impl<'a> Compiler<'a> {
                 if unsigned {
                     return Ok(Expr::Unsigned(Box::new(bin)));
                 }
+                // Rounding to the scale is exact only over exact operands: not over a
+                // division or a function's result (MariaDB keeps more digits inside those).
+                let inexact = |e: &Expr| matches!(e, Expr::Bin(BinOp::Div, ..) | Expr::Func(..));
                 match bin.sql_type(&|i| scope.type_of(i)) {
-                    SqlType::Decimal(s) if matches!(bop, BinOp::Add | BinOp::Sub | BinOp::Mul) => {
+                    SqlType::Decimal(s)
+                        if matches!(bop, BinOp::Add | BinOp::Sub | BinOp::Mul)
+                            && !bin.any(&mut |e| inexact(e)) =>
+                    {
                         Expr::Scaled(Box::new(bin), s)
                     }
                     _ => bin,

@@ -492,7 +492,7 @@ pub fn conform(v: Value, kind: ColumnKind, decimals: u8) -> Value {
         // DECIMAL results (SUM of DECIMAL, DECIMAL arithmetic) show their scale: 96.30.
         ColumnKind::NewDecimal if decimals <= 30 => {
             let text = match &v {
-                Value::Double(d) => format!("{:.*}", usize::from(decimals), d),
+                Value::Double(d) => coerce::decimal_text(*d, decimals),
                 other => match to_text(other) {
                     Some(t) => String::from_utf8_lossy(&t).into_owned(),
                     None => return v,
@@ -503,6 +503,10 @@ pub fn conform(v: Value, kind: ColumnKind, decimals: u8) -> Value {
                 _ => v,
             }
         }
+        // A DECIMAL whose scale is not exact (a division): the double is kept, for the
+        // statements reading it (a derived table, INSERT ... SELECT), and the protocol shows
+        // it at the column's scale.
+        ColumnKind::NewDecimal if matches!(v, Value::Double(_)) => v,
         ColumnKind::Tiny
         | ColumnKind::Short
         | ColumnKind::Int24

@@ -545,10 +545,7 @@ fn round_to_scale(d: f64, scale: u8) -> f64 {
     if !d.is_finite() || scale > 15 || d.abs() >= 1e15 {
         return d;
     }
-    match coerce::format_decimal(&d.to_string(), 65, scale) {
-        coerce::DecimalResult::Ok(s) => s.parse().unwrap_or(d),
-        _ => d,
-    }
+    coerce::decimal_text(d, scale).parse().unwrap_or(d)
 }
 
 /// `-v` for an integer above `i64::MAX`: only -2^63 is still an integer.
@@ -1077,6 +1074,7 @@ impl Expr {
                 Func::UserLock(_) => SqlType::Int,
                 Func::Json(j) if j.is_int() => SqlType::Int,
                 Func::Json(_) => SqlType::Text,
+                Func::Misc(crate::funcs::MiscFunc::Truncate) => rounded_type(args, cols),
                 Func::Misc(m) => crate::funcs::result_type(
                     *m,
                     &args.iter().map(|a| a.sql_type(cols)).collect::<Vec<_>>(),
@@ -1087,7 +1085,8 @@ impl Expr {
                     Some(SqlType::Int) => SqlType::Int,
                     _ => SqlType::Int,
                 },
-                Func::Round | Func::Abs => args
+                Func::Round => rounded_type(args, cols),
+                Func::Abs => args
                     .first()
                     .map(|a| a.sql_type(cols))
                     .unwrap_or(SqlType::Null),
@@ -1156,6 +1155,21 @@ impl Expr {
     }
 }
 
+/// The type of ROUND / TRUNCATE(x[, n]): x's, a DECIMAL keeping at most n digits after the
+/// point when n is a constant (0 without n), as MariaDB types them.
+fn rounded_type(args: &[Expr], cols: &dyn Fn(usize) -> SqlType) -> SqlType {
+    match (args.first().map(|a| a.sql_type(cols)), args.get(1)) {
+        (Some(SqlType::Decimal(_)), None) => SqlType::Decimal(0),
+        (Some(SqlType::Decimal(s)), Some(Expr::Const(Value::Int(n)))) => {
+            SqlType::Decimal(s.min(u8::try_from((*n).max(0)).unwrap_or(u8::MAX)))
+        }
+        (Some(SqlType::Int), _) => SqlType::Int,
+        (Some(SqlType::Decimal(s)), _) => SqlType::Decimal(s),
+        (Some(SqlType::Null), _) | (None, _) => SqlType::Null,
+        _ => SqlType::Double,
+    }
+}
+
 fn unify(types: impl Iterator<Item = SqlType>) -> SqlType {
     let mut out = SqlType::Null;
     for t in types {
@@ -1164,6 +1178,13 @@ fn unify(types: impl Iterator<Item = SqlType>) -> SqlType {
             (o, SqlType::Null) => o,
             (a, b) if a == b => a,
             (SqlType::Int, SqlType::Double) | (SqlType::Double, SqlType::Int) => SqlType::Double,
+            (SqlType::Decimal(a), SqlType::Decimal(b)) => SqlType::Decimal(a.max(b)),
+            (SqlType::Int, SqlType::Decimal(s)) | (SqlType::Decimal(s), SqlType::Int) => {
+                SqlType::Decimal(s)
+            }
+            (SqlType::Double, SqlType::Decimal(_)) | (SqlType::Decimal(_), SqlType::Double) => {
+                SqlType::Double
+            }
             _ => SqlType::Text,
         };
     }
@@ -1338,12 +1359,9 @@ fn arith_in(op: BinOp, l: &Value, r: &Value, unsigned: bool) -> Result<Value, Sq
     if l.is_null() || r.is_null() {
         return Ok(Value::Null);
     }
-    // A string operand counts as REAL (MariaDB): one above i64::MAX computes as a double.
-    let real = |v: &Value| match (v, num(v)) {
-        (Value::Bytes(_), Value::UInt(u)) => Value::Double(u as f64),
-        (_, n) => n,
-    };
-    let (l, r) = (real(l), real(r));
+    // (Text holding an integer stays exact: a DECIMAL value is text too. MariaDB computes a
+    // string operand as a double, which differs only past 2^53.)
+    let (l, r) = (num(l), num(r));
     if let (Some(x), Some(y)) = (l.as_i128(), r.as_i128()) {
         // Integers compute exactly in i128. As in MariaDB, the result is unsigned when an
         // operand is (here: above i64::MAX) and must then lie in 0 ..= 2^64 - 1, else it is
@@ -1463,7 +1481,7 @@ pub fn cast(v: &Value, to: CastTo) -> Value {
             let text = match v {
                 Value::Int(i) => i.to_string(),
                 Value::UInt(u) => u.to_string(),
-                other => format!("{:.*}", usize::from(scale), to_f64(other).unwrap_or(0.0)),
+                other => coerce::decimal_text(to_f64(other).unwrap_or(0.0), scale),
             };
             match coerce::format_decimal(&text, precision, scale) {
                 coerce::DecimalResult::Ok(s) => Value::Bytes(s.into_bytes()),

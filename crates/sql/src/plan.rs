@@ -3326,7 +3326,7 @@ fn select_body(q: &ast::Query, cx: &PlanCx) -> Result<SelectPlan, SqlError> {
                 // A constant other than NULL is never NULL, nor are operators over such
                 // values and NOT NULL columns (without aggregation; clients size by it).
                 col.not_null = match e {
-                    Expr::Const(v) => !v.is_null(),
+                    Expr::Const(v) | Expr::DecimalConst(v, _) => !v.is_null(),
                     _ if agg.is_none() => e.never_null(&|c| match c.checked_sub(stage_width) {
                         Some(k) => windows_ref.get(k).is_some_and(|w| w.func.never_null()),
                         None => {
@@ -3337,21 +3337,32 @@ fn select_body(q: &ast::Query, cx: &PlanCx) -> Result<SelectPlan, SqlError> {
                     _ => false,
                 };
                 // DECIMAL results are printed at their scale only where it is derived exactly
-                // (decimal literals, + - * /, SUM/MIN/MAX); other values (ROUND, ...) pass as
-                // computed.
+                // (decimal literals, + - *, SUM/MIN/MAX, and the choosers IFNULL, IF, CASE, ...
+                // whose value is one of their arguments); other values (a division, ROUND,
+                // ...) pass as computed (the protocol shows them at the column's scale).
                 let exact = |e: &Expr| {
                     let arith = match e {
                         Expr::Unsigned(inner) | Expr::Scaled(inner, _) => inner,
                         other => other,
                     };
+                    use crate::expr::Func as F;
                     matches!(
                         arith,
                         Expr::DecimalConst(..)
+                            | Expr::Case { .. }
+                            | Expr::Func(
+                                F::Coalesce
+                                    | F::IfNull
+                                    | F::If
+                                    | F::NullIf
+                                    | F::Greatest
+                                    | F::Least,
+                                _
+                            )
                             | Expr::Bin(
                                 crate::expr::BinOp::Add
                                     | crate::expr::BinOp::Sub
-                                    | crate::expr::BinOp::Mul
-                                    | crate::expr::BinOp::Div,
+                                    | crate::expr::BinOp::Mul,
                                 ..
                             )
                     )

@@ -368,7 +368,7 @@ fn text_of(col: &Column, v: &Value) -> Vec<u8> {
         Value::Int(i) => i.to_string().into_bytes(),
         Value::UInt(u) => u.to_string().into_bytes(),
         Value::Double(d) if col.kind == ColumnKind::NewDecimal && col.decimals <= 30 => {
-            format!("{:.*}", usize::from(col.decimals), d).into_bytes()
+            tierdb_sql::coerce::decimal_text(*d, col.decimals).into_bytes()
         }
         Value::Double(d) => format_double(*d).into_bytes(),
         Value::Null => Vec::new(),

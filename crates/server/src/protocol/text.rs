@@ -185,7 +185,7 @@ pub fn put_text_value(out: &mut Vec<u8>, col: &Column, v: &Value) {
             let s = match col.kind {
                 ColumnKind::Float => format_float(*d),
                 ColumnKind::NewDecimal if col.decimals <= 30 => {
-                    format!("{:.*}", usize::from(col.decimals), d)
+                    tierdb_sql::coerce::decimal_text(*d, col.decimals)
                 }
                 _ => format_double(*d),
             };
