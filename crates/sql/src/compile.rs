@@ -455,7 +455,8 @@ fn decimal_literal(s: &str) -> Option<Expr> {
     Some(Expr::DecimalConst(number_literal(s), scale))
 }
 
-/// Parses a numeric literal: integers that fit i64 become Int, others Double.
+/// Parses a numeric literal: integers that fit i64 become Int, larger ones up to 2^64 - 1
+/// UInt, others Double.
 pub fn number_literal(s: &str) -> Value {
     if let Ok(i) = s.parse::<i64>() {
         return Value::Int(i);

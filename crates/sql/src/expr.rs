@@ -1446,9 +1446,9 @@ pub fn cast(v: &Value, to: CastTo) -> Value {
         return Value::Null;
     }
     match to {
-        // Both reinterpret the 64 bits as MariaDB does: CAST(-1 AS UNSIGNED) is 2^64 - 1,
-        // CAST(18446744073709551615 AS SIGNED) is -1.
-        // Integers keep their 64 bits; other numbers are rounded and saturate.
+        // Integers keep their 64 bits, as MariaDB reinterprets them (CAST(-1 AS UNSIGNED) is
+        // 2^64 - 1, CAST(18446744073709551615 AS SIGNED) is -1); other numbers are rounded
+        // and saturate (CAST(-1.5 AS UNSIGNED) is 0).
         CastTo::Signed => Value::Int(match num(v) {
             Value::UInt(u) => u as i64,
             n => to_i64(&n).unwrap_or(0),
