@@ -1,21 +1,3 @@
 #!/usr/bin/env bash
-# A/B of two tierdb binaries, tierdb alone: point_select and write_only, 64 threads.
-set -u
-run() { # bin label
-  local d=/tmp/ab/d; rm -rf $d; mkdir -p $d
-  $1 serve --port 3450 --data-dir $d/data --redo-dir $d/redo --bpe-devices $d/bpe0 --buffer-pool-size 1G > /tmp/ab/$2.log 2>&1 &
-  local pid=$!; sleep 2
-  mariadb -h127.0.0.1 -P3450 -uroot -e "CREATE DATABASE sbtest"
-  local sb="sysbench --db-driver=mysql --mysql-host=127.0.0.1 --mysql-port=3450 --mysql-user=root --mysql-db=sbtest --tables=4 --table-size=50000"
-  $sb oltp_read_write prepare --threads=4 > /dev/null
-  for w in oltp_point_select oltp_write_only; do
-    $sb $w run --threads=64 --time=3 > /dev/null 2>&1
-    q=$($sb $w run --threads=64 --time=15 2>&1 | grep -oP 'queries:\s+\d+\s+\(\K[0-9.]+')
-    echo "$2 $w $q"
-  done
-  kill $pid; wait $pid 2>/dev/null
-}
-for r in 1 2; do
-  run /tmp/old-target/release/tierdb old
-  run /work/main/target/release/tierdb new
-done
+# The A/B as run for this directory (see NOTES.md): the shared script with this run's binaries.
+exec bash "$(dirname "$0")/../../ab_two_binaries.sh" /tmp/old-target/release/tierdb /work/main/target/release/tierdb
