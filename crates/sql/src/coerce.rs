@@ -437,6 +437,24 @@ pub fn decimal_text(d: f64, scale: u8) -> String {
     }
 }
 
+/// DECIMAL text with another number of fraction digits than `scale` (an exact division,
+/// kept whole for the expressions reading it; a rounded value), as the protocol shows it:
+/// rounded (half away from zero) or padded to `scale`. `None` when the text needs no
+/// change or is not a plain decimal.
+pub fn decimal_bytes_at(b: &[u8], scale: u8) -> Option<String> {
+    let frac = match b.iter().position(|&c| c == b'.') {
+        Some(point) => b.len() - point - 1,
+        None => 0,
+    };
+    if frac == usize::from(scale) {
+        return None;
+    }
+    match format_decimal(std::str::from_utf8(b).ok()?, 65, scale) {
+        DecimalResult::Ok(s) => Some(s),
+        _ => None,
+    }
+}
+
 pub enum DecimalResult {
     Ok(String),
     Invalid,

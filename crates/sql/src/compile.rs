@@ -8,7 +8,7 @@
 //! (left-deep operator chains are not bounded by the parser's recursion limit).
 
 use crate::expr::{
-    BinOp, CastTo, Expr, Func, IntervalUnit, RegexFunc, SqlType, StrFunc, SubRef, UnOp,
+    BinOp, CastTo, Expr, Func, IntervalUnit, RegexFunc, Scale, SqlType, StrFunc, SubRef, UnOp,
 };
 use crate::result::{Column, SqlError};
 use sqlparser::ast;
@@ -452,7 +452,35 @@ fn decimal_literal(s: &str) -> Option<Expr> {
         return None;
     }
     let scale = u8::try_from(frac.len()).ok().filter(|&n| n <= 30)?;
-    Some(Expr::DecimalConst(number_literal(s), scale))
+    Some(Expr::DecimalConst(decimal_value(s), scale))
+}
+
+/// An integer literal past 2^64 - 1 (digits only): DECIMAL with scale 0, as MariaDB types it.
+fn big_integer_literal(s: &str) -> Option<Expr> {
+    if !s.bytes().all(|c| c.is_ascii_digit()) || s.parse::<u64>().is_ok() {
+        return None;
+    }
+    Some(Expr::DecimalConst(decimal_value(s), 0))
+}
+
+/// A decimal literal's value (see `Expr::DecimalConst`): a double when it has at most 15
+/// significant digits, else its exact text (without leading zeros).
+fn decimal_value(s: &str) -> Value {
+    let significant = s
+        .bytes()
+        .filter(u8::is_ascii_digit)
+        .skip_while(|&c| c == b'0')
+        .count();
+    if significant <= 15 {
+        return number_literal(s);
+    }
+    let t = s.trim_start_matches('0');
+    let t = if t.is_empty() || t.starts_with('.') {
+        format!("0{t}")
+    } else {
+        t.to_string()
+    };
+    Value::Bytes(t.into_bytes())
 }
 
 /// Parses a numeric literal: integers that fit i64 become Int, larger ones up to 2^64 - 1
@@ -558,9 +586,32 @@ impl<'a> Compiler<'a> {
     /// against text already compare numerically). Not applied on aggregate rows (their
     /// column types are not the scope's).
     fn numeric_if_decimal(&self, ops: Vec<Expr>) -> Vec<Expr> {
+        // A decimal literal kept as text for its digits (see `Expr::DecimalConst`) compares
+        // as the number it is, a double (not as a string beside other text).
+        let ops: Vec<Expr> = ops
+            .into_iter()
+            .map(|e| match e {
+                Expr::DecimalConst(Value::Bytes(b), s) => {
+                    Expr::DecimalConst(Value::Double(crate::coerce::parse_number(&b).0), s)
+                }
+                e => e,
+            })
+            .collect();
         if self.agg.is_some() {
             return ops;
         }
+        // A DECIMAL value with a division inside compares at its scale (MariaDB: `2/3 =
+        // 0.6667` holds), though arithmetic reads all its digits (`(2/3 - 1) * 100` is
+        // -33.3333).
+        let ops: Vec<Expr> = ops
+            .into_iter()
+            .map(|e| match e.sql_type(&|i| self.scope.type_of(i)) {
+                SqlType::Decimal(s) if e.any(&mut |x| matches!(x, Expr::Bin(BinOp::Div, ..))) => {
+                    Expr::Func(Func::Round, vec![e, Expr::Const(Value::Int(i64::from(s)))])
+                }
+                _ => e,
+            })
+            .collect();
         // (A decimal literal is a number here, as before it was typed DECIMAL: it does not
         // make the strings beside it numbers.)
         let types: Vec<SqlType> = ops
@@ -1161,9 +1212,9 @@ impl<'a> Compiler<'a> {
             }
             A::Value(v) => match &v.value {
                 ast::Value::Placeholder(_) => Expr::Param(self.param_index(&v.span)?),
-                ast::Value::Number(s, _) => {
-                    decimal_literal(s).unwrap_or_else(|| Expr::Const(number_literal(s)))
-                }
+                ast::Value::Number(s, _) => decimal_literal(s)
+                    .or_else(|| big_integer_literal(s))
+                    .unwrap_or_else(|| Expr::Const(number_literal(s))),
                 other => Expr::Const(literal(other)?),
             },
             A::Nested(x) => self.compile(x)?,
@@ -1176,6 +1227,13 @@ impl<'a> Compiler<'a> {
                         Expr::Const(Value::Double(d)) => Expr::Const(Value::Double(-d)),
                         Expr::DecimalConst(Value::Double(d), s) => {
                             Expr::DecimalConst(Value::Double(-d), s)
+                        }
+                        Expr::DecimalConst(Value::Bytes(b), s) => {
+                            let neg = match b.strip_prefix(b"-") {
+                                Some(rest) => rest.to_vec(),
+                                None => [b"-".as_slice(), &b].concat(),
+                            };
+                            Expr::DecimalConst(Value::Bytes(neg), s)
                         }
                         x => Expr::Unary(UnOp::Neg, Box::new(x)),
                     },
@@ -1284,15 +1342,28 @@ impl<'a> Compiler<'a> {
                 if unsigned {
                     return Ok(Expr::Unsigned(Box::new(bin)));
                 }
-                // Rounding to the scale is exact only over exact operands: not over a
-                // division or a function's result (MariaDB keeps more digits inside those).
+                // Rounding to the scale (on the double path) is exact only over exact
+                // operands: not over a division or a function's result (MariaDB keeps more
+                // digits inside those).
                 let inexact = |e: &Expr| matches!(e, Expr::Bin(BinOp::Div, ..) | Expr::Func(..));
-                match bin.sql_type(&|i| scope.type_of(i)) {
+                let types = |i: usize| scope.type_of(i);
+                match bin.sql_type(&types) {
                     SqlType::Decimal(s)
-                        if matches!(bop, BinOp::Add | BinOp::Sub | BinOp::Mul)
-                            && !bin.any(&mut |e| inexact(e)) =>
+                        if matches!(bop, BinOp::Add | BinOp::Sub | BinOp::Mul | BinOp::Div) =>
                     {
-                        Expr::Scaled(Box::new(bin), s)
+                        let rounds = bop != BinOp::Div && !bin.any(&mut |e| inexact(e));
+                        let Expr::Bin(_, l, r) = &bin else {
+                            return Ok(bin);
+                        };
+                        let declared = |e: &Expr| match e.sql_type(&types) {
+                            SqlType::Decimal(s) => s,
+                            _ => 0,
+                        };
+                        let scale = Scale {
+                            round: rounds.then_some(s),
+                            operands: (declared(l), declared(r)),
+                        };
+                        Expr::Scaled(Box::new(bin), scale)
                     }
                     _ => bin,
                 }

@@ -22,6 +22,7 @@ use crate::access::{concrete_ranges, Access, AccessPlan};
 use crate::coerce::{self, to_f64, to_i64, to_text, OrdRow};
 use crate::compile::{AggFunc, AggSpec, FrameBound, WinFunc, WindowSpec};
 use crate::ddl;
+use crate::dec::Dec;
 use crate::expr::{EvalCx, Expr, SqlType, SubRef, SubqueryRunner};
 use crate::fit::{self, Dest};
 use crate::fk::{self, Fk};
@@ -1148,8 +1149,10 @@ fn partition_values(
 #[derive(Clone)]
 enum Acc {
     Count(i64),
-    SumInt {
-        sum: i128,
+    /// SUM / AVG of integers and DECIMALs, exact (`dec`) at the argument's scale; turns
+    /// into `SumF` if a value is not exact or the sum outgrows 38 digits.
+    SumExact {
+        sum: Dec,
         any: bool,
         count: i64,
     },
@@ -1179,8 +1182,8 @@ impl Acc {
         match s.func {
             AggFunc::Count | AggFunc::CountStar => Acc::Count(0),
             AggFunc::Sum | AggFunc::Avg => match s.arg_type {
-                crate::expr::SqlType::Int => Acc::SumInt {
-                    sum: 0,
+                SqlType::Int | SqlType::Decimal(_) => Acc::SumExact {
+                    sum: Dec::from_int(0),
                     any: false,
                     count: 0,
                 },
@@ -1213,13 +1216,29 @@ impl Acc {
         }
         match self {
             Acc::Count(n) => *n += 1,
-            Acc::SumInt { sum, any, count } => {
-                match &*v {
-                    Value::Int(_) | Value::UInt(_) => *sum += v.as_i128().unwrap_or(0),
-                    other => *sum += i128::from(to_i64(other).unwrap_or(0)),
+            Acc::SumExact { sum, any, count } => {
+                let x = match (&*v, s.arg_type) {
+                    (Value::Int(_) | Value::UInt(_), _) => Dec::of(&v),
+                    // As before DECIMAL: an integer argument's other values count rounded.
+                    (other, SqlType::Int) => to_i64(other).map(|i| Dec::from_int(i.into())),
+                    (other, _) => Dec::of(other),
+                };
+                match x.and_then(|x| sum.checked_add(x)) {
+                    Some(next) => {
+                        *sum = next;
+                        *any = true;
+                        *count += 1;
+                    }
+                    None => {
+                        // Not exact (or past 38 digits): the rest of the sum in doubles.
+                        let so_far = to_f64(&sum.into_text_value()).unwrap_or(0.0);
+                        *self = Acc::SumF {
+                            sum: so_far + to_f64(&v).unwrap_or(0.0),
+                            any: true,
+                            count: *count + 1,
+                        };
+                    }
                 }
-                *any = true;
-                *count += 1;
             }
             Acc::SumF { sum, any, count } => {
                 *sum += to_f64(&v).unwrap_or(0.0);
@@ -1270,13 +1289,31 @@ impl Acc {
     fn finish(self, s: &AggSpec) -> Value {
         match self {
             Acc::Count(n) => Value::Int(n),
-            Acc::SumInt { sum, any, count } => {
+            Acc::SumExact { sum, any, count } => {
                 if !any {
                     return Value::Null;
                 }
-                match s.func {
-                    AggFunc::Avg => Value::Bytes(decimal_div(sum, count, 4).into_bytes()),
-                    _ => Value::Bytes(sum.to_string().into_bytes()),
+                // SUM keeps the argument's scale, AVG four digits more (MariaDB's
+                // div_precision_increment), rounded half away from zero. Integer sums stay
+                // text as they always were; DECIMAL ones travel as `Dec::into_value` does.
+                let scale = match s.arg_type {
+                    SqlType::Decimal(k) => k,
+                    _ => 0,
+                };
+                let exact = match s.func {
+                    AggFunc::Avg => sum.div_int(count.into(), scale.saturating_add(4)),
+                    _ => sum.round(scale),
+                };
+                match (exact, s.arg_type) {
+                    (Some(d), SqlType::Int) => d.into_text_value(),
+                    (Some(d), _) => d.into_value(),
+                    (None, _) => {
+                        let total = to_f64(&sum.into_text_value()).unwrap_or(0.0);
+                        match s.func {
+                            AggFunc::Avg => Value::Double(total / count as f64),
+                            _ => Value::Double(total),
+                        }
+                    }
                 }
             }
             Acc::SumF { sum, any, count } => {
@@ -1406,30 +1443,6 @@ fn compact_member(m: &[u8]) -> Vec<u8> {
         }
     }
     m.to_vec()
-}
-
-/// `sum / count` as decimal text with `scale` digits (rounded half away from zero).
-fn decimal_div(sum: i128, count: i64, scale: u32) -> String {
-    if count == 0 {
-        return "0".into();
-    }
-    let m = 10i128.pow(scale);
-    let num = sum.saturating_mul(m);
-    let c = i128::from(count);
-    let mut q = num / c;
-    let r = num % c;
-    if r.abs() * 2 >= c.abs() {
-        q += if (num < 0) != (c < 0) { -1 } else { 1 };
-    }
-    let neg = q < 0;
-    let q = q.unsigned_abs();
-    let ip = q / m as u128;
-    let fp = q % m as u128;
-    format!(
-        "{}{ip}.{fp:0width$}",
-        if neg { "-" } else { "" },
-        width = scale as usize
-    )
 }
 
 struct NoEnv;

@@ -7,6 +7,7 @@
 //! Evaluation borrows where it can (`Cow`) so filters over rows do not allocate.
 
 use crate::coerce::{self, compare, compare_in, to_f64, to_i64, to_text, truthy};
+use crate::dec::Dec;
 use crate::result::SqlError;
 use std::borrow::Cow;
 use std::cmp::Ordering;
@@ -341,14 +342,30 @@ pub enum Expr {
     /// UNSIGNED, a bit operation or another such node), as MariaDB types it: the result must
     /// lie in 0 ..= 2^64 - 1 (else 1690), and may exceed i64::MAX.
     Unsigned(Box<Expr>),
-    /// A decimal literal (`0.10`, digits after a point and no exponent): its value as a
-    /// double, typed DECIMAL with the scale written (2 here), so that arithmetic with it is
-    /// typed DECIMAL and shown at that scale, as in MariaDB (`0.1 + 0.2` is `0.3`).
+    /// A decimal literal (`0.10`, digits after a point and no exponent; or an integer past
+    /// 2^64 - 1): its value as a double when it has at most 15 significant digits (the double
+    /// keeps them all), else its exact text; typed DECIMAL with the scale written (2 here),
+    /// so that arithmetic with it is typed DECIMAL and shown at that scale, as in MariaDB
+    /// (`0.1 + 0.2` is `0.3`), and a long literal reaches a DECIMAL column whole.
     DecimalConst(Value, u8),
-    /// `+ - *` typed DECIMAL with this scale (an operand is a DECIMAL column or literal):
-    /// computed as a double, then rounded to the scale, which is exact for these operators,
-    /// so `p + 0.01 = 0.21` and `0.3 - 0.1 - 0.2 = 0` hold as with MariaDB's decimals.
-    Scaled(Box<Expr>, u8),
+    /// `+ - * /` typed DECIMAL (operands that are integers, DECIMAL columns or literals):
+    /// computed exactly (`dec::Dec`, up to 38 digits; a division at MariaDB's inner scale,
+    /// whole groups of nine digits), so `p + 0.01 = 0.21` and `0.3 - 0.1 - 0.2 = 0` hold as
+    /// with MariaDB's decimals; the result travels as `Dec::into_value` makes it. An operand
+    /// that is not an exact number (a string such as '1e3', a double past 38 digits) takes
+    /// the double path, rounded to the scale when there is one: `Some` for `+ - *` with no
+    /// division or function inside (rounding is then exact), `None` otherwise.
+    Scaled(Box<Expr>, Scale),
+}
+
+/// How an `Expr::Scaled` computes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Scale {
+    /// The scale the double path rounds to (`+ - *` with no division or function inside).
+    pub round: Option<u8>,
+    /// The operands' declared scales: an exact operand is read at least at its scale (the
+    /// literal 1.000000 arrives as the double 1.0), and a division's scale depends on them.
+    pub operands: (u8, u8),
 }
 
 /// A subquery used in an expression: the statement's subquery number `index` (its plan in
@@ -767,15 +784,31 @@ impl Expr {
                 }
                 other => other.eval(row, cx)?,
             },
-            Expr::Scaled(e, scale) => match e.eval(row, cx)? {
-                Cow::Owned(Value::Double(d)) => {
-                    Cow::Owned(Value::Double(round_to_scale(d, *scale)))
+            Expr::Scaled(e, scale) => {
+                let Expr::Bin(op, a, b) = &**e else {
+                    return e.eval(row, cx);
+                };
+                let (l, r) = (a.eval(row, cx)?, b.eval(row, cx)?);
+                // Exact when both operands are (integers, DECIMAL text, decimal literals,
+                // other exact results); the double path otherwise.
+                let at = |v: &Value, s: u8| Dec::of(v).map(|d| d.widen(s).unwrap_or(d));
+                if let (Some(x), Some(y)) = (at(&l, scale.operands.0), at(&r, scale.operands.1)) {
+                    let exact = match op {
+                        BinOp::Add => x.checked_add(y),
+                        BinOp::Sub => x.checked_sub(y),
+                        BinOp::Mul => x.checked_mul(y),
+                        BinOp::Div => x.checked_div(y, Dec::division_scale(x.scale(), y.scale())),
+                        _ => None,
+                    };
+                    if let Some(d) = exact {
+                        return Ok(Cow::Owned(d.into_value()));
+                    }
                 }
-                Cow::Borrowed(Value::Double(d)) => {
-                    Cow::Owned(Value::Double(round_to_scale(*d, *scale)))
-                }
-                other => other,
-            },
+                Cow::Owned(match (arith(*op, &l, &r)?, scale.round) {
+                    (Value::Double(d), Some(s)) => Value::Double(round_to_scale(d, s)),
+                    (other, _) => other,
+                })
+            }
             Expr::Func(f, args) => Cow::Owned(eval_func(*f, args, row, cx)?),
             Expr::Case {
                 operand,
@@ -1155,13 +1188,14 @@ impl Expr {
     }
 }
 
-/// The type of ROUND / TRUNCATE(x[, n]): x's, a DECIMAL keeping at most n digits after the
-/// point when n is a constant (0 without n), as MariaDB types them.
+/// The type of ROUND / TRUNCATE(x[, n]): x's, a DECIMAL with n digits after the point when
+/// n is a constant (0 without n), as MariaDB types them.
 fn rounded_type(args: &[Expr], cols: &dyn Fn(usize) -> SqlType) -> SqlType {
     match (args.first().map(|a| a.sql_type(cols)), args.get(1)) {
         (Some(SqlType::Decimal(_)), None) => SqlType::Decimal(0),
-        (Some(SqlType::Decimal(s)), Some(Expr::Const(Value::Int(n)))) => {
-            SqlType::Decimal(s.min(u8::try_from((*n).max(0)).unwrap_or(u8::MAX)))
+        // MariaDB shows n digits (ROUND(1.5, 3) is 1.500); 30 at most here.
+        (Some(SqlType::Decimal(_)), Some(Expr::Const(Value::Int(n)))) => {
+            SqlType::Decimal(u8::try_from((*n).clamp(0, 30)).unwrap_or(0))
         }
         (Some(SqlType::Int), _) => SqlType::Int,
         (Some(SqlType::Decimal(s)), _) => SqlType::Decimal(s),
@@ -1481,6 +1515,8 @@ pub fn cast(v: &Value, to: CastTo) -> Value {
             let text = match v {
                 Value::Int(i) => i.to_string(),
                 Value::UInt(u) => u.to_string(),
+                // DECIMAL text keeps every digit.
+                Value::Bytes(b) if Dec::parse(b).is_some() => String::from_utf8_lossy(b).into(),
                 other => coerce::decimal_text(to_f64(other).unwrap_or(0.0), scale),
             };
             match coerce::format_decimal(&text, precision, scale) {
@@ -2391,7 +2427,14 @@ fn eval_func(f: Func, args: &[Expr], row: &[Value], cx: &EvalCx) -> Result<Value
         },
         Func::Round => {
             let places = to_i64(&arg(1)?).unwrap_or(0).clamp(-30, 30);
-            match num(&arg(0)?) {
+            let x = arg(0)?;
+            // DECIMAL text rounds exactly (every digit kept, half away from zero).
+            if let (Value::Bytes(_), Ok(p)) = (&x, u8::try_from(places)) {
+                if let Some(d) = Dec::of(&x).and_then(|d| d.round(p.min(d.scale()))) {
+                    return Ok(d.into_value());
+                }
+            }
+            match num(&x) {
                 v @ (Value::Int(_) | Value::UInt(_)) if places >= 0 => v,
                 Value::Null => Value::Null,
                 v => {

@@ -7,7 +7,7 @@
 //! `view` for views) → `exec`
 //! (row pipeline on an engine `Txn`) and `show` (SHOW / EXPLAIN result sets). `expr` evaluates
 //! expressions, with `funcs` (scalar functions of their arguments alone) and `json` (JSON
-//! functions) beside it. `shared`, `variables`, `status` and `user_locks` (GET_LOCK) hold
+//! functions) beside it, and `dec` (exact DECIMAL arithmetic and sums). `shared`, `variables`, `status` and `user_locks` (GET_LOCK) hold
 //! server-wide state; `infoschema` makes INFORMATION_SCHEMA's virtual tables.
 //! `result` is the seam to the wire protocol.
 //!
@@ -20,6 +20,7 @@ pub mod check;
 pub mod coerce;
 pub mod compile;
 pub mod ddl;
+pub mod dec;
 pub mod exec;
 pub mod expr;
 pub mod fit;

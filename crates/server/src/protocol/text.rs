@@ -191,7 +191,15 @@ pub fn put_text_value(out: &mut Vec<u8>, col: &Column, v: &Value) {
             };
             put_lenenc_bytes(out, s.as_bytes());
         }
-        Value::Bytes(b) => put_lenenc_bytes(out, b),
+        Value::Bytes(b) => match col.kind {
+            ColumnKind::NewDecimal if col.decimals <= 30 => {
+                match tierdb_sql::coerce::decimal_bytes_at(b, col.decimals) {
+                    Some(s) => put_lenenc_bytes(out, s.as_bytes()),
+                    None => put_lenenc_bytes(out, b),
+                }
+            }
+            _ => put_lenenc_bytes(out, b),
+        },
     }
 }
 
