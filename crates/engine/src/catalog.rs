@@ -103,9 +103,15 @@ fn put_type(w: &mut W, t: &ColumnType) {
         }
         ColumnType::Float => w.u8(2),
         ColumnType::Double => w.u8(3),
-        ColumnType::Decimal { precision, scale } => {
+        ColumnType::Decimal {
+            precision,
+            scale,
+            unsigned,
+        } => {
             w.u8(4);
-            w.u8(*precision);
+            // UNSIGNED in the precision byte's top bit (precisions stop at 65; catalogs
+            // written before it existed read as signed).
+            w.u8(*precision | if *unsigned { 0x80 } else { 0 });
             w.u8(*scale);
         }
         ColumnType::Char(n) => {
@@ -178,10 +184,14 @@ fn get_type(r: &mut R) -> Result<ColumnType> {
         },
         2 => ColumnType::Float,
         3 => ColumnType::Double,
-        4 => ColumnType::Decimal {
-            precision: r.u8()?,
-            scale: r.u8()?,
-        },
+        4 => {
+            let p = r.u8()?;
+            ColumnType::Decimal {
+                precision: p & 0x7F,
+                scale: r.u8()?,
+                unsigned: p & 0x80 != 0,
+            }
+        }
         5 => ColumnType::Char(r.u32()?),
         6 => ColumnType::VarChar(r.u32()?),
         7 => ColumnType::Text(LobSize::Regular),
@@ -707,6 +717,12 @@ mod tests {
             ColumnType::Decimal {
                 precision: 12,
                 scale: 4,
+                unsigned: false,
+            },
+            ColumnType::Decimal {
+                precision: 65,
+                scale: 30,
+                unsigned: true,
             },
             ColumnType::Char(3),
             ColumnType::VarChar(16383),

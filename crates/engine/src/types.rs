@@ -104,10 +104,11 @@ pub enum ColumnType {
     },
     Float,
     Double,
-    /// DECIMAL(p, s), stored as its text form.
+    /// DECIMAL(p, s) [UNSIGNED], stored as its text form.
     Decimal {
         precision: u8,
         scale: u8,
+        unsigned: bool,
     },
     Char(u32),
     VarChar(u32),

@@ -678,6 +678,17 @@ fn decimal_arithmetic() {
     prints_what_mariadb_printed("decimal_arithmetic");
 }
 
+/// `exact_decimals.sql`: DECIMAL values past a double's 15 digits are stored, summed (SUM,
+/// AVG, window SUM), computed (+ - * /, ROUND, TRUNCATE, CAST, CEIL, FLOOR, ABS) and compared
+/// (=, <, IN, BETWEEN, joins, a string beside a DECIMAL column) exactly; divisions keep
+/// MariaDB's inner digits (`(1/7)*10000000000` is 1428571420.0000) and compare at their
+/// scale (`2/3 = 0.6667` holds); DECIMAL UNSIGNED refuses values below zero (1264); window
+/// functions over a table without a primary key.
+#[test]
+fn exact_decimals() {
+    prints_what_mariadb_printed("exact_decimals");
+}
+
 /// `timestamp_range.sql`: TIMESTAMP takes 1970-01-01 00:00:01 ..= 2038-01-19 03:14:07 and
 /// the zero value; outside is 1292 in strict mode (INSERT, UPDATE, INSERT ... SELECT), 1264
 /// with the zero value stored otherwise (IGNORE, non-strict sql_mode).

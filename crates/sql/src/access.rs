@@ -220,9 +220,33 @@ fn analyze(e: &Expr, def: &TableDef) -> Option<Cond> {
     }
 }
 
-/// `e` (a comparison) with `CAST(col AS BINARY)` operands replaced by the column, and
-/// whether there was one.
+/// `e` (a comparison) with `CAST(col AS BINARY)` operands replaced by the column (or an
+/// exact DECIMAL comparison's casts removed), and whether there was one.
 fn without_binary_casts(e: &Expr) -> (Expr, bool) {
+    // An exact DECIMAL comparison casts every operand (`CastTo::DecimalOrder`): the key is
+    // looked up by the raw values (a DECIMAL key holds the value's text at its scale).
+    let ordered = |x: &Expr| matches!(x, Expr::Cast(_, crate::expr::CastTo::DecimalOrder));
+    let raw = |x: &Expr| match x {
+        Expr::Cast(inner, crate::expr::CastTo::DecimalOrder) => (**inner).clone(),
+        other => other.clone(),
+    };
+    match e {
+        Expr::Bin(op, a, b) if ordered(a) && ordered(b) => {
+            return (Expr::Bin(*op, Box::new(raw(a)), Box::new(raw(b))), true);
+        }
+        Expr::In(a, list, neg) if ordered(a) => {
+            let list = list.iter().map(raw).collect();
+            return (Expr::In(Box::new(raw(a)), list, *neg), true);
+        }
+        Expr::Between(a, lo, hi, neg) if ordered(a) => {
+            let (a, lo, hi) = (raw(a), raw(lo), raw(hi));
+            return (
+                Expr::Between(Box::new(a), Box::new(lo), Box::new(hi), *neg),
+                true,
+            );
+        }
+        _ => {}
+    }
     let strip = |x: &Expr| match x {
         Expr::Cast(inner, crate::expr::CastTo::Binary) if matches!(**inner, Expr::Col(_)) => {
             ((**inner).clone(), true)

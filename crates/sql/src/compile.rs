@@ -580,53 +580,81 @@ impl<'a> Compiler<'a> {
         }
     }
 
-    /// Operands of one comparison: when one is a DECIMAL (kept as text) and another is text
-    /// too (another DECIMAL, a string), the textual ones are compared as numbers (as DOUBLE),
-    /// as MySQL compares DECIMAL with strings. Otherwise they are returned unchanged (numbers
-    /// against text already compare numerically). Not applied on aggregate rows (their
-    /// column types are not the scope's).
-    fn numeric_if_decimal(&self, ops: Vec<Expr>) -> Vec<Expr> {
-        // A decimal literal kept as text for its digits (see `Expr::DecimalConst`) compares
-        // as the number it is, a double (not as a string beside other text).
-        let ops: Vec<Expr> = ops
-            .into_iter()
-            .map(|e| match e {
-                Expr::DecimalConst(Value::Bytes(b), s) => {
-                    Expr::DecimalConst(Value::Double(crate::coerce::parse_number(&b).0), s)
-                }
-                e => e,
-            })
-            .collect();
+    /// Operands of one comparison, and whether it must compare byte-wise.
+    ///
+    /// - Only integers and DECIMALs (one of them a DECIMAL column or expression, or a
+    ///   literal past a double's digits): compared exactly, every operand cast to
+    ///   `CastTo::DecimalOrder` (bytes in numeric order) and the comparison made byte-wise.
+    /// - A DECIMAL beside other text (another DECIMAL, a string): the textual ones are
+    ///   compared as numbers, as DOUBLE, as MySQL compares DECIMAL with strings.
+    /// - Otherwise unchanged (numbers against text already compare numerically).
+    ///
+    /// A DECIMAL with a division inside compares at its scale (MariaDB: `2/3 = 0.6667`
+    /// holds), though arithmetic reads all its digits (`(2/3 - 1) * 100` is -33.3333).
+    /// Aggregate rows are left alone (their column types are not the scope's), but for
+    /// long literals, which compare as doubles there.
+    fn numeric_if_decimal(&self, ops: Vec<Expr>) -> (Vec<Expr>, bool) {
+        let as_double = |ops: Vec<Expr>| -> Vec<Expr> {
+            ops.into_iter()
+                .map(|e| match e {
+                    Expr::DecimalConst(Value::Bytes(b), s) => {
+                        Expr::DecimalConst(Value::Double(crate::coerce::parse_number(&b).0), s)
+                    }
+                    e => e,
+                })
+                .collect()
+        };
         if self.agg.is_some() {
-            return ops;
+            return (as_double(ops), false);
         }
-        // A DECIMAL value with a division inside compares at its scale (MariaDB: `2/3 =
-        // 0.6667` holds), though arithmetic reads all its digits (`(2/3 - 1) * 100` is
-        // -33.3333).
+        let ty = |e: &Expr| e.sql_type(&|i| self.scope.type_of(i));
         let ops: Vec<Expr> = ops
             .into_iter()
-            .map(|e| match e.sql_type(&|i| self.scope.type_of(i)) {
+            .map(|e| match ty(&e) {
                 SqlType::Decimal(s) if e.any(&mut |x| matches!(x, Expr::Bin(BinOp::Div, ..))) => {
                     Expr::Func(Func::Round, vec![e, Expr::Const(Value::Int(i64::from(s)))])
                 }
                 _ => e,
             })
             .collect();
+        // (A string constant beside a DECIMAL column is read as a DECIMAL, as MariaDB
+        // converts a constant to the column's type.)
+        let column = ops
+            .iter()
+            .any(|e| matches!(e, Expr::Col(_)) && matches!(ty(e), SqlType::Decimal(_)));
+        let exact_kinds = ops.iter().all(|e| {
+            matches!(ty(e), SqlType::Int | SqlType::Decimal(_) | SqlType::Null)
+                || column && matches!(e, Expr::Const(Value::Bytes(_)))
+        });
+        // (A short decimal literal alone does not take an integer column off its index.)
+        let decimal_value = ops.iter().any(|e| match e {
+            Expr::DecimalConst(Value::Double(_), _) => false,
+            e => matches!(ty(e), SqlType::Decimal(_)),
+        });
+        if exact_kinds && decimal_value {
+            let ops = ops
+                .into_iter()
+                .map(|e| Expr::Cast(Box::new(e), CastTo::DecimalOrder))
+                .collect();
+            return (ops, true);
+        }
+        let ops = as_double(ops);
         // (A decimal literal is a number here, as before it was typed DECIMAL: it does not
         // make the strings beside it numbers.)
         let types: Vec<SqlType> = ops
             .iter()
             .map(|e| match e {
                 Expr::DecimalConst(..) => SqlType::Double,
-                e => e.sql_type(&|i| self.scope.type_of(i)),
+                e => ty(e),
             })
             .collect();
         let textual = |t: &SqlType| matches!(t, SqlType::Decimal(_) | SqlType::Text);
         let decimal = types.iter().any(|t| matches!(t, SqlType::Decimal(_)));
         if !decimal || types.iter().filter(|t| textual(t)).count() < 2 {
-            return ops;
+            return (ops, false);
         }
-        ops.into_iter()
+        let ops = ops
+            .into_iter()
             .zip(types)
             .map(|(e, t)| {
                 if textual(&t) {
@@ -635,7 +663,8 @@ impl<'a> Compiler<'a> {
                     e
                 }
             })
-            .collect()
+            .collect();
+        (ops, false)
     }
 
     /// Plans a subquery into the statement's list. Columns it names that its own FROM lacks
@@ -1315,11 +1344,11 @@ impl<'a> Compiler<'a> {
                         | BinOp::Ge
                 ) {
                     let bin = self.scope.is_binary(&l) || self.scope.is_binary(&r);
-                    let mut v = self.numeric_if_decimal(vec![l, r]);
+                    let (mut v, exact) = self.numeric_if_decimal(vec![l, r]);
                     let r = v.pop().unwrap_or(Expr::Const(Value::Null));
                     let l = v.pop().unwrap_or(Expr::Const(Value::Null));
                     let cmp = Expr::Bin(bop, Box::new(l), Box::new(r));
-                    return Ok(bytewise_if(bin, cmp));
+                    return Ok(bytewise_if(bin || exact, cmp));
                 }
                 // Integer arithmetic is unsigned when an operand is (for `%`: the dividend),
                 // as MariaDB types it; with a DECIMAL, REAL or string operand it is not.
@@ -1349,7 +1378,10 @@ impl<'a> Compiler<'a> {
                 let types = |i: usize| scope.type_of(i);
                 match bin.sql_type(&types) {
                     SqlType::Decimal(s)
-                        if matches!(bop, BinOp::Add | BinOp::Sub | BinOp::Mul | BinOp::Div) =>
+                        if matches!(
+                            bop,
+                            BinOp::Add | BinOp::Sub | BinOp::Mul | BinOp::Div | BinOp::Mod
+                        ) =>
                     {
                         let rounds = bop != BinOp::Div && !bin.any(&mut |e| inexact(e));
                         let Expr::Bin(_, l, r) = &bin else {
@@ -1402,10 +1434,11 @@ impl<'a> Compiler<'a> {
                         all.push(self.compile(i)?);
                     }
                     let bin = all.iter().any(|e| self.scope.is_binary(e));
-                    let mut all = self.numeric_if_decimal(all).into_iter();
+                    let (all, exact) = self.numeric_if_decimal(all);
+                    let mut all = all.into_iter();
                     let x = all.next().unwrap_or(Expr::Const(Value::Null));
                     let cmp = Expr::In(Box::new(x), all.collect(), *negated);
-                    bytewise_if(bin, cmp)
+                    bytewise_if(bin || exact, cmp)
                 }
                 ast::InTarget::Subquery(q) => {
                     if crate::rowcmp::row_items(expr).is_some() {
@@ -1426,12 +1459,13 @@ impl<'a> Compiler<'a> {
             } => {
                 let parts = vec![self.compile(expr)?, self.compile(low)?, self.compile(high)?];
                 let bin = parts.iter().any(|e| self.scope.is_binary(e));
-                let mut v = self.numeric_if_decimal(parts).into_iter().map(Box::new);
+                let (v, exact) = self.numeric_if_decimal(parts);
+                let mut v = v.into_iter().map(Box::new);
                 let cmp = match (v.next(), v.next(), v.next()) {
                     (Some(x), Some(lo), Some(hi)) => Expr::Between(x, lo, hi, *negated),
                     _ => return Err(SqlError::syntax("internal: BETWEEN lost an operand")),
                 };
-                bytewise_if(bin, cmp)
+                bytewise_if(bin || exact, cmp)
             }
             A::Like {
                 negated,

@@ -92,6 +92,7 @@ pub fn column_type(dt: &ast::DataType, col: &str) -> Result<ColumnType, SqlError
             ColumnType::Decimal {
                 precision: p as u8,
                 scale: s as u8,
+                unsigned: matches!(dt, D::DecimalUnsigned(_) | D::DecUnsigned(_)),
             }
         }
         D::Char(l) | D::Character(l) => {
@@ -193,7 +194,14 @@ pub fn type_name(ty: &ColumnType) -> String {
         }
         ColumnType::Float => "float".into(),
         ColumnType::Double => "double".into(),
-        ColumnType::Decimal { precision, scale } => format!("decimal({precision},{scale})"),
+        ColumnType::Decimal {
+            precision,
+            scale,
+            unsigned,
+        } => format!(
+            "decimal({precision},{scale}){}",
+            if *unsigned { " unsigned" } else { "" }
+        ),
         ColumnType::Char(n) => format!("char({n})"),
         ColumnType::VarChar(n) => format!("varchar({n})"),
         ColumnType::Text(s) => format!("{}text", s.prefix()),
@@ -933,6 +941,7 @@ pub fn column_for_values<'a>(
             ColumnType::Decimal {
                 precision: 21,
                 scale: 0,
+                unsigned: false,
             }
         }
         K::Tiny | K::Short | K::Int24 | K::Long | K::LongLong => ColumnType::Int {
@@ -962,6 +971,7 @@ pub fn column_for_values<'a>(
             ColumnType::Decimal {
                 precision: (int + u32::from(scale)).min(65) as u8,
                 scale,
+                unsigned: false,
             }
         }
         K::Date => ColumnType::Date,

@@ -1,40 +1,65 @@
 //! Exact decimal numbers for DECIMAL arithmetic and sums: a value is `m / 10^s` with an
-//! i128 mantissa, so up to 38 significant digits compute without rounding.
+//! arbitrary-precision mantissa, kept to MariaDB's limits (81 significant digits inside a
+//! computation, as its nine nine-digit words; scale at most 38).
 //!
 //! Owns: `Dec` and its conversions from the values DECIMAL computations meet (integers,
 //! DECIMAL text such as "-12.50", and doubles, read through their shortest decimal form),
-//! its + - *, rounding half away from zero, and its text.
+//! its + - * / and remainder, rounding half away from zero, and its text.
 //!
-//! Must never: round silently. Every operation that would need more than 38 digits (or a
-//! scale above `MAX_SCALE`) returns `None`, and the caller falls back to its double path.
+//! Must never: round silently. An operation whose result would need more than
+//! `MAX_DIGITS` digits returns `None`, and the caller falls back to its double path; only a
+//! product's scale past `MAX_SCALE` is cut (as MariaDB cuts it).
 
+use num_bigint::BigInt;
+use num_traits::{Signed, ToPrimitive, Zero};
 use tierdb_engine::Value;
 
 /// The largest scale kept (MariaDB's DECIMAL scale limit).
 pub const MAX_SCALE: u8 = 38;
 
+/// The most significant digits a value may have (MariaDB computes in nine words of nine
+/// digits); beyond, operations refuse, so no computation grows without bound.
+pub const MAX_DIGITS: u32 = 81;
+
 /// An exact decimal: `m / 10^s`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Dec {
-    m: i128,
+    m: BigInt,
     s: u8,
 }
 
-fn pow10(n: u8) -> Option<i128> {
-    10i128.checked_pow(u32::from(n))
+fn pow10(n: u32) -> BigInt {
+    BigInt::from(10u8).pow(n)
+}
+
+/// Significant digits of `m` (0 has none).
+fn digits(m: &BigInt) -> u32 {
+    match m.magnitude().to_u128() {
+        Some(0) => 0,
+        Some(u) => u.ilog10() + 1,
+        None => m.magnitude().to_string().len() as u32,
+    }
 }
 
 impl Dec {
     pub fn from_int(i: i128) -> Dec {
-        Dec { m: i, s: 0 }
+        Dec {
+            m: BigInt::from(i),
+            s: 0,
+        }
     }
 
-    pub fn scale(self) -> u8 {
+    pub fn scale(&self) -> u8 {
         self.s
     }
 
+    fn checked(m: BigInt, s: u8) -> Option<Dec> {
+        (digits(&m) <= MAX_DIGITS && s <= MAX_SCALE).then_some(Dec { m, s })
+    }
+
     /// Plain decimal text: an optional sign, digits, an optional point and fraction digits
-    /// (no spaces, no exponent). `None` for anything else or past 38 digits.
+    /// (no spaces, no exponent). `None` for anything else, past `MAX_DIGITS` digits or past
+    /// `MAX_SCALE` fraction digits.
     pub fn parse(b: &[u8]) -> Option<Dec> {
         let (neg, rest) = match b.split_first() {
             Some((b'-', r)) => (true, r),
@@ -45,31 +70,27 @@ impl Dec {
             Some(i) => (&rest[..i], &rest[i + 1..]),
             None => (rest, &rest[rest.len()..]),
         };
-        if int.is_empty() && frac.is_empty() {
+        if int.is_empty() && frac.is_empty() || !int.iter().chain(frac).all(u8::is_ascii_digit) {
             return None;
         }
         let s = u8::try_from(frac.len()).ok().filter(|&s| s <= MAX_SCALE)?;
-        let mut m: i128 = 0;
-        for &c in int.iter().chain(frac) {
-            if !c.is_ascii_digit() {
-                return None;
-            }
-            m = m.checked_mul(10)?.checked_add(i128::from(c - b'0'))?;
-        }
-        // 38 digits at most: beyond, `m * 10` in later arithmetic overflows too soon to be
-        // useful, and i128 holds every 38-digit number.
-        if m >= pow10(38)? {
+        let int = &int[int.iter().take_while(|&&c| c == b'0').count()..];
+        if int.len() + frac.len() > MAX_DIGITS as usize + usize::from(MAX_SCALE) {
             return None;
         }
-        Some(Dec {
-            m: if neg { -m } else { m },
-            s,
-        })
+        let mut text = Vec::with_capacity(int.len() + frac.len() + 1);
+        text.extend_from_slice(int);
+        text.extend_from_slice(frac);
+        if text.is_empty() {
+            text.push(b'0');
+        }
+        let m = BigInt::parse_bytes(&text, 10)?;
+        Dec::checked(if neg { -m } else { m }, s)
     }
 
     /// The exact value of an integer, of DECIMAL text, or of a double's shortest decimal
     /// form (the literal it was read from: 0.1 is 0.1). `None` for NULL, other text,
-    /// non-finite doubles and anything past 38 digits.
+    /// non-finite doubles and anything past `MAX_DIGITS` digits.
     pub fn of(v: &Value) -> Option<Dec> {
         match v {
             Value::Null => None,
@@ -83,72 +104,109 @@ impl Dec {
     }
 
     /// The same value at the larger scale `s` (exact); `None` when it does not fit.
-    pub fn widen(self, s: u8) -> Option<Dec> {
+    pub fn widen(&self, s: u8) -> Option<Dec> {
         if s < self.s || s > MAX_SCALE {
             return None;
         }
-        Some(Dec {
-            m: self.m.checked_mul(pow10(s - self.s)?)?,
-            s,
-        })
+        Dec::checked(&self.m * pow10(u32::from(s - self.s)), s)
     }
 
     /// The value at scale `s`: widened exactly, or rounded half away from zero.
-    pub fn round(self, s: u8) -> Option<Dec> {
+    pub fn round(&self, s: u8) -> Option<Dec> {
         if s >= self.s {
             return self.widen(s);
         }
-        let d = pow10(self.s - s)?;
-        let (q, r) = (self.m / d, self.m % d);
-        let away = r.unsigned_abs() * 2 >= d.unsigned_abs();
-        let q = match (away, self.m < 0) {
-            (false, _) => q,
-            (true, false) => q + 1,
-            (true, true) => q - 1,
+        let d = pow10(u32::from(self.s - s));
+        let (q, r) = (&self.m / &d, &self.m % &d);
+        let q = if r.abs() * 2u8 >= d {
+            if self.m.is_negative() {
+                q - 1u8
+            } else {
+                q + 1u8
+            }
+        } else {
+            q
         };
-        Some(Dec { m: q, s })
+        Dec::checked(q, s)
     }
 
-    fn aligned(self, o: Dec) -> Option<(i128, i128, u8)> {
+    /// The value rounded half away from zero to `places` digits after the point; negative
+    /// places round to tens, hundreds, ... (ROUND(x, -2)), keeping the value's scale.
+    pub fn round_places(&self, places: i32) -> Option<Dec> {
+        if places >= 0 {
+            let s = u8::try_from(places).unwrap_or(MAX_SCALE);
+            return self.round(s.min(self.s));
+        }
+        // In units of the mantissa: a multiple of 10^(k + s).
+        let k = places.unsigned_abs();
+        let step = pow10(k + u32::from(self.s));
+        let (q, r) = (&self.m / &step, &self.m % &step);
+        let q = if r.abs() * 2u8 >= step {
+            if self.m.is_negative() {
+                q - 1u8
+            } else {
+                q + 1u8
+            }
+        } else {
+            q
+        };
+        Dec::checked(q * &step, self.s)
+    }
+
+    /// The value cut toward zero to scale `s` (at most its own).
+    pub fn truncate(&self, s: u8) -> Dec {
+        if s >= self.s {
+            return self.clone();
+        }
+        Dec {
+            m: &self.m / pow10(u32::from(self.s - s)),
+            s,
+        }
+    }
+
+    fn aligned(&self, o: &Dec) -> Option<(BigInt, BigInt, u8)> {
         let s = self.s.max(o.s);
         Some((self.widen(s)?.m, o.widen(s)?.m, s))
     }
 
-    pub fn checked_add(self, o: Dec) -> Option<Dec> {
+    pub fn checked_add(&self, o: &Dec) -> Option<Dec> {
         let (a, b, s) = self.aligned(o)?;
-        Some(Dec {
-            m: a.checked_add(b)?,
-            s,
-        })
+        Dec::checked(a + b, s)
     }
 
-    pub fn checked_sub(self, o: Dec) -> Option<Dec> {
+    pub fn checked_sub(&self, o: &Dec) -> Option<Dec> {
         let (a, b, s) = self.aligned(o)?;
-        Some(Dec {
-            m: a.checked_sub(b)?,
-            s,
-        })
+        Dec::checked(a - b, s)
     }
 
-    pub fn checked_mul(self, o: Dec) -> Option<Dec> {
-        let s = self.s.checked_add(o.s).filter(|&s| s <= MAX_SCALE)?;
-        Some(Dec {
-            m: self.m.checked_mul(o.m)?,
-            s,
-        })
+    /// The product; a scale past `MAX_SCALE` is cut toward zero to it.
+    pub fn checked_mul(&self, o: &Dec) -> Option<Dec> {
+        let p = Dec {
+            m: &self.m * &o.m,
+            s: self.s + o.s,
+        };
+        let p = p.truncate(p.s.min(MAX_SCALE));
+        Dec::checked(p.m, p.s)
     }
 
     /// `self / o` at scale `s`, cut toward zero (MariaDB's division keeps whole groups of
-    /// nine digits and drops the rest). `None` when `o` is zero, `s` is below the scale the
-    /// quotient needs to be meaningful (`self.s`), or the result does not fit.
-    pub fn checked_div(self, o: Dec, s: u8) -> Option<Dec> {
-        if o.m == 0 || s > MAX_SCALE {
+    /// nine digits and drops the rest). `None` when `o` is zero or the result does not fit.
+    pub fn checked_div(&self, o: &Dec, s: u8) -> Option<Dec> {
+        if o.m.is_zero() || s > MAX_SCALE {
             return None;
         }
         // self / o = (m1 / 10^s1) / (m2 / 10^s2) = m1 * 10^(s + s2 - s1) / m2 / 10^s.
-        let shift = (s + o.s).checked_sub(self.s)?;
-        let num = self.m.checked_mul(10i128.checked_pow(u32::from(shift))?)?;
-        Some(Dec { m: num / o.m, s })
+        let shift = (u32::from(s) + u32::from(o.s)).checked_sub(u32::from(self.s))?;
+        Dec::checked(&self.m * pow10(shift) / &o.m, s)
+    }
+
+    /// `self % o` (the sign of `self`, as MOD); `None` when `o` is zero.
+    pub fn checked_rem(&self, o: &Dec) -> Option<Dec> {
+        if o.m.is_zero() {
+            return None;
+        }
+        let (a, b, s) = self.aligned(o)?;
+        Dec::checked(a % b, s)
     }
 
     /// The scale MariaDB computes `a / b` at: the operands' scales plus four
@@ -161,48 +219,73 @@ impl Dec {
 
     /// `self / n` at scale `s`, rounded half away from zero (AVG: the sum by the count).
     /// `None` when `n` is zero or the result does not fit.
-    pub fn div_int(self, n: i128, s: u8) -> Option<Dec> {
+    pub fn div_int(&self, n: i64, s: u8) -> Option<Dec> {
         if n == 0 {
             return None;
         }
         let num = self.widen(s)?.m;
-        let (q, r) = (num / n, num % n);
-        let away = r.unsigned_abs().checked_mul(2)? >= n.unsigned_abs();
-        let q = if away {
-            if (num < 0) != (n < 0) {
-                q - 1
+        let n = BigInt::from(n);
+        let (q, r) = (&num / &n, &num % &n);
+        let q = if r.abs() * 2u8 >= n.abs() {
+            if num.is_negative() != n.is_negative() {
+                q - 1u8
             } else {
-                q + 1
+                q + 1u8
             }
         } else {
             q
         };
-        Some(Dec { m: q, s })
+        Dec::checked(q, s)
     }
 
-    /// Significant digits of the mantissa (0 has none).
-    fn digits(self) -> u32 {
-        let mut u = self.m.unsigned_abs();
-        let mut n = 0;
-        while u > 0 {
-            u /= 10;
-            n += 1;
+    /// The nearest integer toward minus infinity (FLOOR) or plus infinity (CEIL).
+    pub fn integral(&self, up: bool) -> Dec {
+        let t = self.truncate(0);
+        let frac = self.m != &t.m * pow10(u32::from(self.s));
+        let m = match (frac, up, self.m.is_negative()) {
+            (true, true, false) => t.m + 1u8,
+            (true, false, true) => t.m - 1u8,
+            _ => t.m,
+        };
+        Dec { m, s: 0 }
+    }
+
+    pub fn abs(&self) -> Dec {
+        Dec {
+            m: self.m.abs(),
+            s: self.s,
         }
-        n
+    }
+
+    pub fn neg(&self) -> Dec {
+        Dec {
+            m: -&self.m,
+            s: self.s,
+        }
+    }
+
+    /// An integral value (scale 0) as an integer `Value` when it fits 64 bits, else text.
+    pub fn into_integer_value(self) -> Value {
+        if self.s != 0 {
+            return self.into_value();
+        }
+        match self.m.to_i128().and_then(Value::from_i128) {
+            Some(v) => v,
+            None => self.into_text_value(),
+        }
     }
 
     /// The value as text with exactly its scale's fraction digits ("-0.50", "12").
-    pub fn text(self) -> String {
-        let u = self.m.unsigned_abs();
+    pub fn text(&self) -> String {
         let s = usize::from(self.s);
-        let digits = u.to_string();
+        let digits = self.m.magnitude().to_string();
         let digits = if digits.len() <= s {
             format!("{}{digits}", "0".repeat(s + 1 - digits.len()))
         } else {
             digits
         };
         let (int, frac) = digits.split_at(digits.len() - s);
-        let sign = if self.m < 0 { "-" } else { "" };
+        let sign = if self.m.is_negative() { "-" } else { "" };
         if s == 0 {
             format!("{sign}{int}")
         } else {
@@ -210,16 +293,44 @@ impl Dec {
         }
     }
 
+    /// Bytes whose byte order is the numeric order (equal values, whatever their scale,
+    /// give equal bytes): a sign class, then for nonzero values the decimal exponent and
+    /// the significant digits, both complemented for negative values (whose digits end in
+    /// 0xFF, so a longer one sorts first). Used to compare DECIMALs exactly.
+    pub fn order_bytes(&self) -> Vec<u8> {
+        if self.m.is_zero() {
+            return vec![1];
+        }
+        let digits = self.m.magnitude().to_string();
+        let digits = digits.trim_end_matches('0');
+        // value = 0.d1d2... * 10^e, e = integer digits (negative for leading fraction zeros)
+        let e = self.m.magnitude().to_string().len() as i32 - i32::from(self.s);
+        let e = (e + 0x8000) as u16;
+        let neg = self.m.is_negative();
+        let mut out = Vec::with_capacity(digits.len() + 4);
+        if neg {
+            out.push(0);
+            out.extend_from_slice(&(!e).to_be_bytes());
+            out.extend(digits.bytes().map(|c| !c));
+            out.push(0xFF);
+        } else {
+            out.push(2);
+            out.extend_from_slice(&e.to_be_bytes());
+            out.extend_from_slice(digits.as_bytes());
+        }
+        out
+    }
+
     /// The value as DECIMAL computations carry it: a double when it has at most 15
     /// significant digits (a double then holds exactly these digits as its shortest form),
     /// else the exact text.
     pub fn into_value(self) -> Value {
-        if self.digits() <= 15 {
+        if digits(&self.m) <= 15 {
             if let Ok(d) = self.text().parse::<f64>() {
                 return Value::Double(d);
             }
         }
-        Value::Bytes(self.text().into_bytes())
+        self.into_text_value()
     }
 
     /// The value as exact text (a DECIMAL column's form).
@@ -259,35 +370,61 @@ mod tests {
         ] {
             assert_eq!(Dec::parse(s.as_bytes()), None, "{s:?}");
         }
-        // 38 digits fit, 39 do not.
-        assert!(Dec::parse("9".repeat(38).as_bytes()).is_some());
-        assert_eq!(Dec::parse("1".repeat(39).as_bytes()), None);
+        // 81 digits fit, 82 do not; 38 fraction digits fit, 39 do not.
+        assert!(Dec::parse("9".repeat(81).as_bytes()).is_some());
+        assert_eq!(Dec::parse("1".repeat(82).as_bytes()), None);
+        assert!(Dec::parse(format!("0.{}", "1".repeat(38)).as_bytes()).is_some());
+        assert_eq!(Dec::parse(format!("0.{}", "1".repeat(39)).as_bytes()), None);
     }
 
     #[test]
     fn sums_and_products_keep_every_digit() {
-        assert_eq!(d("0.1").checked_add(d("0.2")).unwrap().text(), "0.3");
+        assert_eq!(d("0.1").checked_add(&d("0.2")).unwrap().text(), "0.3");
         assert_eq!(
             d("12345678901234567890.1234567891")
-                .checked_add(d("12345678901234567890.1234567891"))
+                .checked_add(&d("12345678901234567890.1234567891"))
                 .unwrap()
                 .text(),
             "24691357802469135780.2469135782"
         );
         assert_eq!(
-            d("99999999999999.99").checked_mul(d("2")).unwrap().text(),
+            d("99999999999999.99").checked_mul(&d("2")).unwrap().text(),
             "199999999999999.98"
         );
-        assert_eq!(d("1.5").checked_sub(d("2.25")).unwrap().text(), "-0.75");
-        assert_eq!(d("1.10").checked_mul(d("-0.3")).unwrap().text(), "-0.330");
+        assert_eq!(d("1.5").checked_sub(&d("2.25")).unwrap().text(), "-0.75");
+        assert_eq!(d("1.10").checked_mul(&d("-0.3")).unwrap().text(), "-0.330");
     }
 
     #[test]
     fn overflow_is_none_not_a_wrong_number() {
-        let big = d(&"9".repeat(38));
-        assert_eq!(big.checked_add(big), None);
-        assert_eq!(big.checked_mul(d("10")), None);
+        let big = d(&"9".repeat(81));
+        assert_eq!(big.checked_add(&big), None);
+        assert_eq!(big.checked_mul(&d("10")), None);
         assert_eq!(d("1.5").widen(MAX_SCALE + 1), None);
+        // 65-digit DECIMAL values (MariaDB's precision limit) compute exactly.
+        let a = d(&format!("{}.{}", "9".repeat(35), "9".repeat(30)));
+        assert_eq!(
+            a.checked_add(&d("0.000000000000000000000000000001"))
+                .unwrap()
+                .text(),
+            format!("1{}.{}", "0".repeat(35), "0".repeat(30))
+        );
+        // A product's scale past 38 is cut to 38.
+        let tiny = d(&format!("0.{}1", "0".repeat(29)));
+        assert_eq!(
+            tiny.checked_mul(&tiny).unwrap(),
+            Dec::from_int(0).widen(38).unwrap()
+        );
+    }
+
+    #[test]
+    fn remainder_keeps_the_dividends_sign_and_fraction() {
+        let b = d("1234567890123456789012345678.5555555555");
+        assert_eq!(b.checked_rem(&d("10")).unwrap().text(), "8.5555555555");
+        assert_eq!(b.checked_rem(&d("1")).unwrap().text(), "0.5555555555");
+        assert_eq!(b.checked_rem(&d("0.3")).unwrap().text(), "0.2555555555");
+        assert_eq!(d("-7.5").checked_rem(&d("2")).unwrap().text(), "-1.5");
+        assert_eq!(d("1").checked_rem(&d("0.0")), None);
     }
 
     #[test]
@@ -313,7 +450,7 @@ mod tests {
         // 1.000000000/0.700000000 has 27.
         let q = |a: &str, b: &str| {
             let (x, y) = (d(a), d(b));
-            x.checked_div(y, Dec::division_scale(x.scale(), y.scale()))
+            x.checked_div(&y, Dec::division_scale(x.scale(), y.scale()))
                 .unwrap()
                 .text()
         };
@@ -326,8 +463,76 @@ mod tests {
             "1.428571428571428571428571428"
         );
         assert_eq!(q("123456789012345678", "10"), "12345678901234567.800000000");
-        assert_eq!(d("1").checked_div(d("0"), 9), None);
+        assert_eq!(d("1").checked_div(&d("0"), 9), None);
         assert_eq!(Dec::division_scale(30, 30), MAX_SCALE);
+    }
+
+    #[test]
+    fn rounding_to_negative_places_rounds_the_integer_part() {
+        let r = |x: &str, p: i32| d(x).round_places(p).unwrap().text();
+        assert_eq!(r("14.5", -1), "10.0");
+        assert_eq!(r("15", -1), "20");
+        assert_eq!(r("-15", -1), "-20");
+        assert_eq!(
+            r("-12345678901234567890123.1234567", -3),
+            "-12345678901234567890000.0000000"
+        );
+        assert_eq!(r("1.005", 2), "1.01");
+        assert_eq!(r("1.5", 3), "1.5");
+    }
+
+    #[test]
+    fn floor_ceil_and_abs_keep_every_digit() {
+        let r = d("-12345678901234567890.1234567891");
+        assert_eq!(r.integral(false).text(), "-12345678901234567891");
+        assert_eq!(r.integral(true).text(), "-12345678901234567890");
+        assert_eq!(d("2.5").integral(true).text(), "3");
+        assert_eq!(d("2.5").integral(false).text(), "2");
+        assert_eq!(d("-2").integral(false).text(), "-2");
+        assert_eq!(r.abs().text(), "12345678901234567890.1234567891");
+        assert_eq!(d("7").into_integer_value(), Value::Int(7));
+        assert_eq!(
+            d("18446744073709551615").into_integer_value(),
+            Value::UInt(u64::MAX)
+        );
+        assert_eq!(
+            d("-12345678901234567891").into_integer_value(),
+            Value::Bytes(b"-12345678901234567891".to_vec())
+        );
+    }
+
+    #[test]
+    fn order_bytes_sort_as_the_numbers() {
+        let vals = [
+            "-12345678901234567890.1234567891",
+            "-12345678901234567890.12345678",
+            "-100",
+            "-99.5",
+            "-1",
+            "-0.5",
+            "-0.05",
+            "0",
+            "0.0000000001",
+            "0.05",
+            "0.5",
+            "1",
+            "1.0000000000000000000000000001",
+            "99.5",
+            "100",
+            "12345678901234567889.99",
+            "12345678901234567890.1234567891",
+        ];
+        for w in vals.windows(2) {
+            assert!(
+                d(w[0]).order_bytes() < d(w[1]).order_bytes(),
+                "{} < {}",
+                w[0],
+                w[1]
+            );
+        }
+        assert_eq!(d("1.50").order_bytes(), d("1.5").order_bytes());
+        assert_eq!(d("-0.00").order_bytes(), d("0").order_bytes());
+        assert_eq!(d("100").order_bytes(), d("100.000").order_bytes());
     }
 
     #[test]
@@ -363,14 +568,16 @@ mod tests {
             let s = sa.max(sb);
             let xa = i128::from(a) * 10i128.pow(u32::from(s - sa));
             let yb = i128::from(b) * 10i128.pow(u32::from(s - sb));
-            prop_assert_eq!(x.checked_add(y).unwrap(), Dec { m: xa + yb, s });
-            prop_assert_eq!(x.checked_sub(y).unwrap(), Dec { m: xa - yb, s });
-            prop_assert_eq!(x.checked_mul(y).unwrap(), Dec { m: i128::from(a) * i128::from(b), s: sa + sb });
+            prop_assert_eq!(x.checked_add(&y).unwrap(), Dec { m: (xa + yb).into(), s });
+            prop_assert_eq!(x.checked_sub(&y).unwrap(), Dec { m: (xa - yb).into(), s });
+            prop_assert_eq!(x.checked_mul(&y).unwrap(), Dec { m: (i128::from(a) * i128::from(b)).into(), s: sa + sb });
             // Text round-trips, and rounding to a smaller scale moves by at most half a unit.
-            prop_assert_eq!(Dec::parse(x.text().as_bytes()).unwrap().widen(sa).unwrap(), x);
+            prop_assert_eq!(Dec::parse(x.text().as_bytes()).unwrap().widen(sa).unwrap(), x.clone());
+            // Order bytes compare as the values do.
+            prop_assert_eq!(x.order_bytes().cmp(&y.order_bytes()), (xa).cmp(&yb));
             if sa > 0 {
                 let r = x.round(sa - 1).unwrap().widen(sa).unwrap();
-                prop_assert!((r.m - x.m).abs() * 2 <= 10);
+                prop_assert!((r.m - &x.m).abs() * 2u8 <= BigInt::from(10u8));
             }
         }
     }

@@ -514,6 +514,8 @@ pub fn conform(v: Value, kind: ColumnKind, decimals: u8) -> Value {
         | ColumnKind::Long
         | ColumnKind::LongLong => match v {
             Value::Int(_) | Value::UInt(_) => v,
+            // An integer past 64 bits (FLOOR of a long DECIMAL) keeps its digits.
+            Value::Bytes(b) if Dec::parse(&b).is_some_and(|d| d.scale() == 0) => Value::Bytes(b),
             other => Value::Int(to_i64(&other).unwrap_or(0)),
         },
         ColumnKind::Float | ColumnKind::Double => match v {
@@ -879,6 +881,7 @@ fn select_rows(
             .collect::<Result<Vec<_>, _>>()?;
         let mut cols: Vec<_> = results.into_iter().map(Vec::into_iter).collect();
         for mut row in stage {
+            row.resize(plan.window_base, Value::Null);
             for c in &mut cols {
                 row.push(c.next().unwrap_or(Value::Null));
             }
@@ -1149,8 +1152,13 @@ fn partition_values(
 #[derive(Clone)]
 enum Acc {
     Count(i64),
-    /// SUM / AVG of integers and DECIMALs, exact (`dec`) at the argument's scale; turns
-    /// into `SumF` if a value is not exact or the sum outgrows 38 digits.
+    SumInt {
+        sum: i128,
+        any: bool,
+        count: i64,
+    },
+    /// SUM / AVG of DECIMALs, exact (`dec`); turns into `SumF` if a value is not an exact
+    /// number or the sum outgrows `dec::MAX_DIGITS`.
     SumExact {
         sum: Dec,
         any: bool,
@@ -1182,7 +1190,12 @@ impl Acc {
         match s.func {
             AggFunc::Count | AggFunc::CountStar => Acc::Count(0),
             AggFunc::Sum | AggFunc::Avg => match s.arg_type {
-                SqlType::Int | SqlType::Decimal(_) => Acc::SumExact {
+                SqlType::Int => Acc::SumInt {
+                    sum: 0,
+                    any: false,
+                    count: 0,
+                },
+                SqlType::Decimal(_) => Acc::SumExact {
                     sum: Dec::from_int(0),
                     any: false,
                     count: 0,
@@ -1216,22 +1229,24 @@ impl Acc {
         }
         match self {
             Acc::Count(n) => *n += 1,
+            Acc::SumInt { sum, any, count } => {
+                match &*v {
+                    Value::Int(_) | Value::UInt(_) => *sum += v.as_i128().unwrap_or(0),
+                    other => *sum += i128::from(to_i64(other).unwrap_or(0)),
+                }
+                *any = true;
+                *count += 1;
+            }
             Acc::SumExact { sum, any, count } => {
-                let x = match (&*v, s.arg_type) {
-                    (Value::Int(_) | Value::UInt(_), _) => Dec::of(&v),
-                    // As before DECIMAL: an integer argument's other values count rounded.
-                    (other, SqlType::Int) => to_i64(other).map(|i| Dec::from_int(i.into())),
-                    (other, _) => Dec::of(other),
-                };
-                match x.and_then(|x| sum.checked_add(x)) {
+                match Dec::of(&v).and_then(|x| sum.checked_add(&x)) {
                     Some(next) => {
                         *sum = next;
                         *any = true;
                         *count += 1;
                     }
                     None => {
-                        // Not exact (or past 38 digits): the rest of the sum in doubles.
-                        let so_far = to_f64(&sum.into_text_value()).unwrap_or(0.0);
+                        // Not exact (or past `dec::MAX_DIGITS`): the rest of the sum in doubles.
+                        let so_far = coerce::parse_number(sum.text().as_bytes()).0;
                         *self = Acc::SumF {
                             sum: so_far + to_f64(&v).unwrap_or(0.0),
                             any: true,
@@ -1289,25 +1304,37 @@ impl Acc {
     fn finish(self, s: &AggSpec) -> Value {
         match self {
             Acc::Count(n) => Value::Int(n),
+            Acc::SumInt { sum, any, count } => {
+                if !any {
+                    return Value::Null;
+                }
+                let sum = Dec::from_int(sum);
+                match s.func {
+                    AggFunc::Avg => match sum.div_int(count, 4) {
+                        Some(d) => d.into_text_value(),
+                        None => Value::Null,
+                    },
+                    _ => sum.into_text_value(),
+                }
+            }
             Acc::SumExact { sum, any, count } => {
                 if !any {
                     return Value::Null;
                 }
                 // SUM keeps the argument's scale, AVG four digits more (MariaDB's
-                // div_precision_increment), rounded half away from zero. Integer sums stay
-                // text as they always were; DECIMAL ones travel as `Dec::into_value` does.
+                // div_precision_increment), rounded half away from zero; the result travels
+                // as `Dec::into_value` makes it.
                 let scale = match s.arg_type {
                     SqlType::Decimal(k) => k,
                     _ => 0,
                 };
                 let exact = match s.func {
-                    AggFunc::Avg => sum.div_int(count.into(), scale.saturating_add(4)),
+                    AggFunc::Avg => sum.div_int(count, scale.saturating_add(4)),
                     _ => sum.round(scale),
                 };
-                match (exact, s.arg_type) {
-                    (Some(d), SqlType::Int) => d.into_text_value(),
-                    (Some(d), _) => d.into_value(),
-                    (None, _) => {
+                match exact {
+                    Some(d) => d.into_value(),
+                    None => {
                         let total = to_f64(&sum.into_text_value()).unwrap_or(0.0);
                         match s.func {
                             AggFunc::Avg => Value::Double(total / count as f64),

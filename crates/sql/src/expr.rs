@@ -271,6 +271,10 @@ pub enum CastTo {
     },
     Date,
     DateTime,
+    /// Internal (no SQL spells it): the exact value as `Dec::order_bytes`, so that a
+    /// comparison made byte-wise compares DECIMALs exactly (a value that is not an exact
+    /// number is read as a double first).
+    DecimalOrder,
 }
 
 /// Static type of an expression's result, used for result-set metadata.
@@ -735,7 +739,14 @@ impl Expr {
                     UnOp::Neg => match num(&v) {
                         Value::Int(i) => Value::Int(i.checked_neg().ok_or_else(|| overflow("-x"))?),
                         Value::UInt(u) => neg_uint(u),
-                        Value::Double(d) => Value::Double(-d),
+                        // DECIMAL text keeps every digit.
+                        Value::Double(d) => match &*v {
+                            Value::Bytes(b) => match Dec::parse(b) {
+                                Some(x) => x.neg().into_value(),
+                                None => Value::Double(-d),
+                            },
+                            _ => Value::Double(-d),
+                        },
                         other => other,
                     },
                     UnOp::BitNot => match bits(&num(&v)) {
@@ -794,10 +805,11 @@ impl Expr {
                 let at = |v: &Value, s: u8| Dec::of(v).map(|d| d.widen(s).unwrap_or(d));
                 if let (Some(x), Some(y)) = (at(&l, scale.operands.0), at(&r, scale.operands.1)) {
                     let exact = match op {
-                        BinOp::Add => x.checked_add(y),
-                        BinOp::Sub => x.checked_sub(y),
-                        BinOp::Mul => x.checked_mul(y),
-                        BinOp::Div => x.checked_div(y, Dec::division_scale(x.scale(), y.scale())),
+                        BinOp::Add => x.checked_add(&y),
+                        BinOp::Sub => x.checked_sub(&y),
+                        BinOp::Mul => x.checked_mul(&y),
+                        BinOp::Div => x.checked_div(&y, Dec::division_scale(x.scale(), y.scale())),
+                        BinOp::Mod => x.checked_rem(&y),
                         _ => None,
                     };
                     if let Some(d) = exact {
@@ -1020,7 +1032,10 @@ impl Expr {
             Expr::Bytewise(a) | Expr::Unsigned(a) => nn(a),
             Expr::Scaled(a, _) => nn(a),
             // (MariaDB counts casts to text as possibly NULL.)
-            Expr::Cast(a, CastTo::Signed | CastTo::Unsigned | CastTo::Double) => nn(a),
+            Expr::Cast(
+                a,
+                CastTo::Signed | CastTo::Unsigned | CastTo::Double | CastTo::DecimalOrder,
+            ) => nn(a),
             _ => false,
         }
     }
@@ -1178,7 +1193,7 @@ impl Expr {
             ),
             Expr::Cast(_, to) => match to {
                 CastTo::Signed | CastTo::Unsigned => SqlType::Int,
-                CastTo::Char | CastTo::Binary => SqlType::Text,
+                CastTo::Char | CastTo::Binary | CastTo::DecimalOrder => SqlType::Text,
                 CastTo::Double => SqlType::Double,
                 CastTo::Decimal { scale, .. } => SqlType::Decimal(*scale),
                 CastTo::Date => SqlType::Date,
@@ -1511,6 +1526,15 @@ pub fn cast(v: &Value, to: CastTo) -> Value {
             v => Value::Bytes(to_text(v).map(|c| c.into_owned()).unwrap_or_default()),
         },
         CastTo::Double => Value::Double(to_f64(v).unwrap_or(0.0)),
+        CastTo::DecimalOrder => {
+            let exact = Dec::of(v).or_else(|| Dec::of(&Value::Double(to_f64(v).unwrap_or(0.0))));
+            match exact {
+                Some(d) => Value::Bytes(d.order_bytes()),
+                // Infinite doubles: past every exact value.
+                None if to_f64(v).is_some_and(|d| d < 0.0) => Value::Bytes(vec![0]),
+                None => Value::Bytes(vec![3]),
+            }
+        }
         CastTo::Decimal { precision, scale } => {
             let text = match v {
                 Value::Int(i) => i.to_string(),
@@ -2410,27 +2434,38 @@ fn eval_func(f: Func, args: &[Expr], row: &[Value], cx: &EvalCx) -> Result<Value
             }
             None => Value::Null,
         },
-        Func::Abs => match num(&arg(0)?) {
-            Value::Int(i) => Value::Int(i.checked_abs().ok_or_else(|| overflow("abs"))?),
-            v @ Value::UInt(_) => v,
-            Value::Double(d) => Value::Double(d.abs()),
-            _ => Value::Null,
-        },
-        Func::Floor | Func::Ceil => match num(&arg(0)?) {
-            v @ (Value::Int(_) | Value::UInt(_)) => v,
-            Value::Double(d) => Value::Int(coerce::round_f64_to_i64(if f == Func::Floor {
-                d.floor()
-            } else {
-                d.ceil()
-            })),
-            _ => Value::Null,
-        },
+        Func::Abs | Func::Floor | Func::Ceil => {
+            let x = arg(0)?;
+            // DECIMAL text keeps every digit.
+            if let Some(d) = matches!(x, Value::Bytes(_)).then(|| Dec::of(&x)).flatten() {
+                return Ok(match f {
+                    Func::Abs => d.abs().into_value(),
+                    _ => d.integral(f == Func::Ceil).into_integer_value(),
+                });
+            }
+            match (f, num(&x)) {
+                (Func::Abs, Value::Int(i)) => {
+                    Value::Int(i.checked_abs().ok_or_else(|| overflow("abs"))?)
+                }
+                (Func::Abs, v @ Value::UInt(_)) => v,
+                (Func::Abs, Value::Double(d)) => Value::Double(d.abs()),
+                (_, v @ (Value::Int(_) | Value::UInt(_))) => v,
+                (_, Value::Double(d)) => {
+                    Value::Int(coerce::round_f64_to_i64(if f == Func::Floor {
+                        d.floor()
+                    } else {
+                        d.ceil()
+                    }))
+                }
+                _ => Value::Null,
+            }
+        }
         Func::Round => {
             let places = to_i64(&arg(1)?).unwrap_or(0).clamp(-30, 30);
             let x = arg(0)?;
             // DECIMAL text rounds exactly (every digit kept, half away from zero).
-            if let (Value::Bytes(_), Ok(p)) = (&x, u8::try_from(places)) {
-                if let Some(d) = Dec::of(&x).and_then(|d| d.round(p.min(d.scale()))) {
+            if matches!(x, Value::Bytes(_)) {
+                if let Some(d) = Dec::of(&x).and_then(|d| d.round_places(places as i32)) {
                     return Ok(d.into_value());
                 }
             }

@@ -240,7 +240,11 @@ pub fn fit(v: Value, col: &ColumnDef, dest: &Dest, raised: &mut Raised) -> Resul
             }
             Ok(Value::Double(fit_float(d, max)))
         }
-        ColumnType::Decimal { precision, scale } => {
+        ColumnType::Decimal {
+            precision,
+            scale,
+            unsigned,
+        } => {
             let (p, s) = (*precision, *scale);
             let text = match &v {
                 Value::Int(i) => i.to_string(),
@@ -277,6 +281,11 @@ pub fn fit(v: Value, col: &ColumnDef, dest: &Dest, raised: &mut Raised) -> Resul
                 }
                 Value::Null => return Ok(Value::Null),
             };
+            // UNSIGNED takes no value below zero (-0.001 neither, though it rounds to 0.00).
+            let t = text.trim_start();
+            if *unsigned && t.starts_with('-') && t.bytes().any(|c| (b'1'..=b'9').contains(&c)) {
+                return dest.lossy(dest.out_of_range(name), decimal_zero(s), raised);
+            }
             match crate::coerce::format_decimal(&text, p, s) {
                 crate::coerce::DecimalResult::Ok(out) => {
                     if drops_digits(&text, s) {
@@ -289,7 +298,12 @@ pub fn fit(v: Value, col: &ColumnDef, dest: &Dest, raised: &mut Raised) -> Resul
                     dest.lossy(e, decimal_zero(s), raised)
                 }
                 crate::coerce::DecimalResult::OutOfRange => {
-                    let fitted = decimal_max(p, s, text.trim_start().starts_with('-'));
+                    let neg = text.trim_start().starts_with('-');
+                    let fitted = if neg && *unsigned {
+                        decimal_zero(s)
+                    } else {
+                        decimal_max(p, s, neg)
+                    };
                     dest.lossy(dest.out_of_range(name), fitted, raised)
                 }
             }
@@ -424,6 +438,7 @@ fn decimal_zero(scale: u8) -> Value {
     crate::ddl::implicit_default(&ColumnType::Decimal {
         precision: 65,
         scale,
+        unsigned: false,
     })
 }
 

@@ -321,7 +321,9 @@ fn sizes(t: &ColumnType) -> (Value, Value, Value, Value) {
         }
         ColumnType::Float => (null.clone(), n(12), null.clone(), null),
         ColumnType::Double => (null.clone(), n(22), null.clone(), null),
-        ColumnType::Decimal { precision, scale } => (
+        ColumnType::Decimal {
+            precision, scale, ..
+        } => (
             null.clone(),
             n(u64::from(*precision)),
             n(u64::from(*scale)),

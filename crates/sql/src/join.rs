@@ -13,7 +13,7 @@
 //! scanned for that row instead: `1 = '1'` is true in SQL but not in the key encoding).
 
 use crate::access::AccessPlan;
-use crate::expr::{BinOp, EvalCx, Expr};
+use crate::expr::{BinOp, CastTo, EvalCx, Expr};
 use crate::plan::SelectPlan;
 use crate::result::SqlError;
 use std::ops::Bound;
@@ -107,6 +107,25 @@ pub fn only_columns_below(e: &Expr, end: usize) -> bool {
     !e.any(&mut |x| matches!(x, Expr::Col(c) if *c >= end))
 }
 
+/// The sides of an equality, also of an exact DECIMAL one (both sides cast to
+/// `CastTo::DecimalOrder`, compared byte-wise: the key lookup by the raw values finds the
+/// same rows, and the condition is checked again on them).
+fn equality(c: &Expr) -> Option<(&Expr, &Expr)> {
+    match c {
+        Expr::Bin(BinOp::Eq, a, b) => Some((a, b)),
+        Expr::Bytewise(inner) => match &**inner {
+            Expr::Bin(BinOp::Eq, a, b) => match (&**a, &**b) {
+                (Expr::Cast(a, CastTo::DecimalOrder), Expr::Cast(b, CastTo::DecimalOrder)) => {
+                    Some((a, b))
+                }
+                _ => None,
+            },
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
 /// The lookup for the table at `offset` (its definition `t`) from equalities in `conds`:
 /// the primary key when all its columns are given, else the index with the most leading
 /// columns given, else the primary key's leading columns.
@@ -114,18 +133,18 @@ pub fn choose_lookup(t: &Table, offset: usize, conds: &[&Expr]) -> Option<Lookup
     let width = t.def.columns.len();
     let mut eq: Vec<Option<Expr>> = vec![None; width];
     for c in conds {
-        let Expr::Bin(BinOp::Eq, a, b) = c else {
+        let Some((a, b)) = equality(c) else {
             continue;
         };
         for (col, other) in [(a, b), (b, a)] {
-            if let Expr::Col(ci) = **col {
+            if let Expr::Col(ci) = *col {
                 if (offset..offset + width).contains(&ci)
                     && only_columns_below(other, offset)
                     && !other.any(&mut |x| matches!(x, Expr::Param(_) | Expr::Outer { .. }))
                     && !other.is_correlated()
                     && eq[ci - offset].is_none()
                 {
-                    eq[ci - offset] = Some((**other).clone());
+                    eq[ci - offset] = Some(other.clone());
                 }
             }
         }

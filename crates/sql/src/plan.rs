@@ -537,6 +537,9 @@ pub struct SelectPlan {
     /// Window functions, computed over all rows that pass WHERE / GROUP BY / HAVING; their
     /// results are appended to those rows (in this order) before the projection.
     pub windows: Vec<crate::compile::WindowSpec>,
+    /// Where the window results go in the row: after the stage's columns (a row read from a
+    /// table without a primary key also holds its hidden row id there, which they replace).
+    pub window_base: usize,
     /// `SELECT SQL_CALC_FOUND_ROWS ...`: FOUND_ROWS() afterwards counts the rows without
     /// LIMIT (honoured for the statement's own SELECT; see `exec::run_select_counting`).
     pub calc_found_rows: bool,
@@ -2387,9 +2390,14 @@ fn column_meta(def: &ColumnDef, table: &str, db: &str, primary: bool) -> Column 
         }
         ColumnType::Float => (ColumnKind::Float, 12, 31, false),
         ColumnType::Double => (ColumnKind::Double, 22, 31, false),
-        ColumnType::Decimal { precision, scale } => (
+        ColumnType::Decimal {
+            precision,
+            scale,
+            unsigned,
+        } => (
             ColumnKind::NewDecimal,
-            u32::from(*precision) + 2,
+            // Digits, the point (with a scale) and the sign (signed).
+            u32::from(*precision) + u32::from(*scale > 0) + u32::from(!*unsigned),
             *scale,
             false,
         ),
@@ -2423,7 +2431,10 @@ fn column_meta(def: &ColumnDef, table: &str, db: &str, primary: bool) -> Column 
         kind,
         length,
         decimals,
-        unsigned: matches!(def.ty, ColumnType::Int { unsigned: true, .. }),
+        unsigned: matches!(
+            def.ty,
+            ColumnType::Int { unsigned: true, .. } | ColumnType::Decimal { unsigned: true, .. }
+        ),
         not_null: !def.nullable,
         primary_key: primary,
         is_text,
@@ -3440,6 +3451,7 @@ fn select_body(q: &ast::Query, cx: &PlanCx) -> Result<SelectPlan, SqlError> {
         outer_params: 0,
         correlated: false,
         windows,
+        window_base: stage_width,
         calc_found_rows,
     };
     if let Some(l) = lock {
@@ -3933,6 +3945,7 @@ fn identity_plan(
         outer_params: 0,
         correlated: false,
         windows: Vec::new(),
+        window_base: 0,
         calc_found_rows: false,
     };
     p.finish();
