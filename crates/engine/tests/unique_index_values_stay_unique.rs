@@ -286,8 +286,9 @@ fn concurrent_writers_over_a_small_value_set_never_share_a_value() {
         ok > 500 && dups > 100,
         "too little contention: {ok} commits, {dups} duplicates"
     );
+    // (How many rows are left depends on how the threads interleave: inserts, updates and
+    // deletes are equally likely, so any count from 0 up is a valid end state.)
     let rows = check_unique_and_consistent(&e, &t);
-    assert!(rows > 5, "only {rows} rows left");
     e.shutdown().expect("shutdown");
     drop((e, t));
     let (e, t) = open(dir.path());

@@ -223,8 +223,9 @@ fn analyze(e: &Expr, def: &TableDef) -> Option<Cond> {
 /// `e` (a comparison) with `CAST(col AS BINARY)` operands replaced by the column (or an
 /// exact DECIMAL comparison's casts removed), and whether there was one.
 fn without_binary_casts(e: &Expr) -> (Expr, bool) {
-    // An exact DECIMAL comparison casts every operand (`CastTo::DecimalOrder`): the key is
-    // looked up by the raw values (a DECIMAL key holds the value's text at its scale).
+    // An exact DECIMAL comparison casts every operand (`CastTo::DecimalOrder`): an integer
+    // key is looked up by the raw values (`to_key` reads DECIMAL text exactly), in the same
+    // order, so ranges stay (a DECIMAL column has no key domain).
     let ordered = |x: &Expr| matches!(x, Expr::Cast(_, crate::expr::CastTo::DecimalOrder));
     let raw = |x: &Expr| match x {
         Expr::Cast(inner, crate::expr::CastTo::DecimalOrder) => (**inner).clone(),
@@ -232,11 +233,11 @@ fn without_binary_casts(e: &Expr) -> (Expr, bool) {
     };
     match e {
         Expr::Bin(op, a, b) if ordered(a) && ordered(b) => {
-            return (Expr::Bin(*op, Box::new(raw(a)), Box::new(raw(b))), true);
+            return (Expr::Bin(*op, Box::new(raw(a)), Box::new(raw(b))), false);
         }
         Expr::In(a, list, neg) if ordered(a) => {
             let list = list.iter().map(raw).collect();
-            return (Expr::In(Box::new(raw(a)), list, *neg), true);
+            return (Expr::In(Box::new(raw(a)), list, *neg), false);
         }
         Expr::Between(a, lo, hi, neg) if ordered(a) => {
             let (a, lo, hi) = (raw(a), raw(lo), raw(hi));
@@ -650,7 +651,11 @@ fn to_key(dom: KeyDomain, v: &Value) -> KeyConv {
         (KeyDomain::Int, Value::Double(d)) => int_from_f64(*d),
         (KeyDomain::Int, Value::Bytes(b)) => match parse_integer_exact(b) {
             Some(i) => KeyConv::Exact(i),
-            None => int_from_f64(parse_number(b).0),
+            // DECIMAL text such as "9007199254740993.0": exact where a double is not.
+            None => match crate::dec::Dec::parse(b).and_then(|d| d.integer_value()) {
+                Some(i) => KeyConv::Exact(i),
+                None => int_from_f64(parse_number(b).0),
+            },
         },
         // Above 2^63: not exact as a double.
         (KeyDomain::Float, Value::UInt(_)) => KeyConv::Fallback,

@@ -617,14 +617,16 @@ impl<'a> Compiler<'a> {
                 _ => e,
             })
             .collect();
-        // (A string constant beside a DECIMAL column is read as a DECIMAL, as MariaDB
-        // converts a constant to the column's type.)
-        let column = ops
-            .iter()
-            .any(|e| matches!(e, Expr::Col(_)) && matches!(ty(e), SqlType::Decimal(_)));
+        // (A string constant beside a DECIMAL column is read as a value of the column's
+        // type, at its scale, as MariaDB converts a constant to the column's type: '1e-50'
+        // beside a DECIMAL(20,2) is 0.00.)
+        let column_scale = ops.iter().find_map(|e| match (e, ty(e)) {
+            (Expr::Col(_), SqlType::Decimal(s)) => Some(s),
+            _ => None,
+        });
         let exact_kinds = ops.iter().all(|e| {
             matches!(ty(e), SqlType::Int | SqlType::Decimal(_) | SqlType::Null)
-                || column && matches!(e, Expr::Const(Value::Bytes(_)))
+                || column_scale.is_some() && matches!(e, Expr::Const(Value::Bytes(_)))
         });
         // (A short decimal literal alone does not take an integer column off its index.)
         let decimal_value = ops.iter().any(|e| match e {
@@ -634,7 +636,16 @@ impl<'a> Compiler<'a> {
         if exact_kinds && decimal_value {
             let ops = ops
                 .into_iter()
-                .map(|e| Expr::Cast(Box::new(e), CastTo::DecimalOrder))
+                .map(|e| match (&e, column_scale) {
+                    (Expr::Const(Value::Bytes(_)), Some(scale)) => {
+                        let to = CastTo::Decimal {
+                            precision: 65,
+                            scale,
+                        };
+                        Expr::Cast(Box::new(Expr::Cast(Box::new(e), to)), CastTo::DecimalOrder)
+                    }
+                    _ => Expr::Cast(Box::new(e), CastTo::DecimalOrder),
+                })
                 .collect();
             return (ops, true);
         }

@@ -8,7 +8,8 @@
 //!
 //! Must never: round silently. An operation whose result would need more than
 //! `MAX_DIGITS` digits returns `None`, and the caller falls back to its double path; only a
-//! product's scale past `MAX_SCALE` is cut (as MariaDB cuts it).
+//! product's scale past `MAX_SCALE` and a quotient's digits past its scale are cut (as
+//! MariaDB cuts them).
 
 use num_bigint::BigInt;
 use num_traits::{Signed, ToPrimitive, Zero};
@@ -39,6 +40,25 @@ fn digits(m: &BigInt) -> u32 {
         Some(u) => u.ilog10() + 1,
         None => m.magnitude().to_string().len() as u32,
     }
+}
+
+/// The order bytes of a nonzero value 0.`digits` * 10^`e` (see `Dec::order_bytes`).
+fn order_from_parts(neg: bool, e: i32, digits: &str) -> Vec<u8> {
+    let digits = digits.trim_end_matches('0');
+    let e = (e.clamp(-0x7FFF, 0x7FFF) + 0x8000) as u16;
+    let mut out = Vec::with_capacity(digits.len() + 4);
+    if neg {
+        // Complemented, and closed by 0xFF so that a longer one sorts first.
+        out.push(0);
+        out.extend_from_slice(&(!e).to_be_bytes());
+        out.extend(digits.bytes().map(|c| !c));
+        out.push(0xFF);
+    } else {
+        out.push(2);
+        out.extend_from_slice(&e.to_be_bytes());
+        out.extend_from_slice(digits.as_bytes());
+    }
+    out
 }
 
 impl Dec {
@@ -264,6 +284,15 @@ impl Dec {
         }
     }
 
+    /// The value as an integer `Value` when it is a whole number within 64 bits.
+    pub fn integer_value(&self) -> Option<Value> {
+        let whole = self.truncate(0);
+        if whole.m.clone() * pow10(u32::from(self.s)) != self.m {
+            return None;
+        }
+        whole.m.to_i128().and_then(Value::from_i128)
+    }
+
     /// An integral value (scale 0) as an integer `Value` when it fits 64 bits, else text.
     pub fn into_integer_value(self) -> Value {
         if self.s != 0 {
@@ -301,24 +330,27 @@ impl Dec {
         if self.m.is_zero() {
             return vec![1];
         }
-        let digits = self.m.magnitude().to_string();
-        let digits = digits.trim_end_matches('0');
+        let all = self.m.magnitude().to_string();
         // value = 0.d1d2... * 10^e, e = integer digits (negative for leading fraction zeros)
-        let e = self.m.magnitude().to_string().len() as i32 - i32::from(self.s);
-        let e = (e + 0x8000) as u16;
-        let neg = self.m.is_negative();
-        let mut out = Vec::with_capacity(digits.len() + 4);
-        if neg {
-            out.push(0);
-            out.extend_from_slice(&(!e).to_be_bytes());
-            out.extend(digits.bytes().map(|c| !c));
-            out.push(0xFF);
-        } else {
-            out.push(2);
-            out.extend_from_slice(&e.to_be_bytes());
-            out.extend_from_slice(digits.as_bytes());
+        let e = all.len() as i32 - i32::from(self.s);
+        order_from_parts(self.m.is_negative(), e, &all)
+    }
+
+    /// `order_bytes` of a double (for values past `Dec`'s limits, read as doubles): the same
+    /// encoding, from its shortest digits; infinities sort past every finite value.
+    pub fn order_bytes_of_double(d: f64) -> Vec<u8> {
+        if d == 0.0 || d.is_nan() {
+            return vec![1];
         }
-        out
+        if d.is_infinite() {
+            return vec![if d < 0.0 { 0 } else { 3 }];
+        }
+        // "1.2345e-50": digits 12345, value = 0.12345 * 10^(-50 + 1).
+        let sci = format!("{:e}", d.abs());
+        let (mantissa, exp) = sci.split_once('e').unwrap_or((&sci, "0"));
+        let digits: String = mantissa.chars().filter(char::is_ascii_digit).collect();
+        let e = exp.parse::<i32>().unwrap_or(0) + 1;
+        order_from_parts(d < 0.0, e, &digits)
     }
 
     /// The value as DECIMAL computations carry it: a double when it has at most 15
@@ -531,6 +563,16 @@ mod tests {
             );
         }
         assert_eq!(d("1.50").order_bytes(), d("1.5").order_bytes());
+        // Doubles past Dec's limits encode the same way and sort among the exact values.
+        assert_eq!(Dec::order_bytes_of_double(0.05), d("0.05").order_bytes());
+        assert_eq!(Dec::order_bytes_of_double(-99.5), d("-99.5").order_bytes());
+        assert!(Dec::order_bytes_of_double(1e-50) < d("0.0000000001").order_bytes());
+        assert!(Dec::order_bytes_of_double(1e-50) > d("0").order_bytes());
+        assert!(Dec::order_bytes_of_double(-1e-50) < d("0").order_bytes());
+        assert!(Dec::order_bytes_of_double(-1e-50) > d("-0.0000000001").order_bytes());
+        assert!(Dec::order_bytes_of_double(1e100) < Dec::order_bytes_of_double(2e100));
+        assert!(Dec::order_bytes_of_double(1e100) > d(&"9".repeat(81)).order_bytes());
+        assert!(Dec::order_bytes_of_double(f64::INFINITY) > Dec::order_bytes_of_double(1e308));
         assert_eq!(d("-0.00").order_bytes(), d("0").order_bytes());
         assert_eq!(d("100").order_bytes(), d("100.000").order_bytes());
     }

@@ -353,10 +353,10 @@ pub enum Expr {
     /// (`0.1 + 0.2` is `0.3`), and a long literal reaches a DECIMAL column whole.
     DecimalConst(Value, u8),
     /// `+ - * /` typed DECIMAL (operands that are integers, DECIMAL columns or literals):
-    /// computed exactly (`dec::Dec`, up to 38 digits; a division at MariaDB's inner scale,
+    /// computed exactly (`dec::Dec`, up to 81 digits; a division at MariaDB's inner scale,
     /// whole groups of nine digits), so `p + 0.01 = 0.21` and `0.3 - 0.1 - 0.2 = 0` hold as
     /// with MariaDB's decimals; the result travels as `Dec::into_value` makes it. An operand
-    /// that is not an exact number (a string such as '1e3', a double past 38 digits) takes
+    /// that is not an exact number (a string such as '1e3', a value past 81 digits) takes
     /// the double path, rounded to the scale when there is one: `Some` for `+ - *` with no
     /// division or function inside (rounding is then exact), `None` otherwise.
     Scaled(Box<Expr>, Scale),
@@ -1129,8 +1129,10 @@ impl Expr {
                 ),
                 Func::FromUnixtime if args.len() > 1 => SqlType::Text,
                 Func::FromUnixtime => SqlType::DateTime,
+                // Of a DECIMAL: DECIMAL with no fraction (it may pass 64 bits), as MariaDB
+                // types a wide one.
                 Func::Floor | Func::Ceil => match args.first().map(|a| a.sql_type(cols)) {
-                    Some(SqlType::Int) => SqlType::Int,
+                    Some(SqlType::Decimal(_)) => SqlType::Decimal(0),
                     _ => SqlType::Int,
                 },
                 Func::Round => rounded_type(args, cols),
@@ -1526,15 +1528,12 @@ pub fn cast(v: &Value, to: CastTo) -> Value {
             v => Value::Bytes(to_text(v).map(|c| c.into_owned()).unwrap_or_default()),
         },
         CastTo::Double => Value::Double(to_f64(v).unwrap_or(0.0)),
-        CastTo::DecimalOrder => {
-            let exact = Dec::of(v).or_else(|| Dec::of(&Value::Double(to_f64(v).unwrap_or(0.0))));
-            match exact {
-                Some(d) => Value::Bytes(d.order_bytes()),
-                // Infinite doubles: past every exact value.
-                None if to_f64(v).is_some_and(|d| d < 0.0) => Value::Bytes(vec![0]),
-                None => Value::Bytes(vec![3]),
-            }
-        }
+        // Exact where `Dec` reads the value; else (text that is not a plain number, past
+        // Dec's limits) as the double it reads as.
+        CastTo::DecimalOrder => Value::Bytes(match Dec::of(v) {
+            Some(d) => d.order_bytes(),
+            None => Dec::order_bytes_of_double(to_f64(v).unwrap_or(0.0)),
+        }),
         CastTo::Decimal { precision, scale } => {
             let text = match v {
                 Value::Int(i) => i.to_string(),

@@ -246,6 +246,14 @@ pub fn fit(v: Value, col: &ColumnDef, dest: &Dest, raised: &mut Raised) -> Resul
             unsigned,
         } => {
             let (p, s) = (*precision, *scale);
+            // The nearest value a number out of range is set to: UNSIGNED stops at zero.
+            let limit = |neg: bool| {
+                if neg && *unsigned {
+                    decimal_zero(s)
+                } else {
+                    decimal_max(p, s, neg)
+                }
+            };
             let text = match &v {
                 Value::Int(i) => i.to_string(),
                 Value::UInt(u) => u.to_string(),
@@ -253,7 +261,7 @@ pub fn fit(v: Value, col: &ColumnDef, dest: &Dest, raised: &mut Raised) -> Resul
                 // notation, so rounding to the scale sees the digits the user wrote.
                 Value::Double(d) if d.is_finite() => d.to_string(),
                 Value::Double(d) => {
-                    let fitted = decimal_max(p, s, *d < 0.0);
+                    let fitted = limit(*d < 0.0);
                     return dest.lossy(dest.out_of_range(name), fitted, raised);
                 }
                 Value::Bytes(b) => {
@@ -266,13 +274,18 @@ pub fn fit(v: Value, col: &ColumnDef, dest: &Dest, raised: &mut Raised) -> Resul
                     } else {
                         let fit = |n: Option<f64>| match n {
                             None => decimal_zero(s),
-                            Some(n) if !n.is_finite() => decimal_max(p, s, n < 0.0),
+                            Some(n) if !n.is_finite() || n < 0.0 && *unsigned => limit(n < 0.0),
                             Some(n) => decimal_clamped(&n.to_string(), p, s),
                         };
+                        let below_zero = *unsigned && t.trim_start().starts_with('-');
                         match text_number(b, &v, "decimal", name, dest, raised, fit)? {
+                            // ('-5x' into UNSIGNED: truncated, then out of range, as MariaDB.)
+                            Err(fitted) if below_zero && fitted == decimal_zero(s) => {
+                                return dest.lossy(dest.out_of_range(name), fitted, raised);
+                            }
                             Err(fitted) => return Ok(fitted),
                             Ok(n) if !n.is_finite() => {
-                                let fitted = decimal_max(p, s, n < 0.0);
+                                let fitted = limit(n < 0.0);
                                 return dest.lossy(dest.out_of_range(name), fitted, raised);
                             }
                             Ok(n) => n.to_string(),
@@ -284,7 +297,7 @@ pub fn fit(v: Value, col: &ColumnDef, dest: &Dest, raised: &mut Raised) -> Resul
             // UNSIGNED takes no value below zero (-0.001 neither, though it rounds to 0.00).
             let t = text.trim_start();
             if *unsigned && t.starts_with('-') && t.bytes().any(|c| (b'1'..=b'9').contains(&c)) {
-                return dest.lossy(dest.out_of_range(name), decimal_zero(s), raised);
+                return dest.lossy(dest.out_of_range(name), limit(true), raised);
             }
             match crate::coerce::format_decimal(&text, p, s) {
                 crate::coerce::DecimalResult::Ok(out) => {
@@ -298,12 +311,7 @@ pub fn fit(v: Value, col: &ColumnDef, dest: &Dest, raised: &mut Raised) -> Resul
                     dest.lossy(e, decimal_zero(s), raised)
                 }
                 crate::coerce::DecimalResult::OutOfRange => {
-                    let neg = text.trim_start().starts_with('-');
-                    let fitted = if neg && *unsigned {
-                        decimal_zero(s)
-                    } else {
-                        decimal_max(p, s, neg)
-                    };
+                    let fitted = limit(text.trim_start().starts_with('-'));
                     dest.lossy(dest.out_of_range(name), fitted, raised)
                 }
             }

@@ -107,16 +107,17 @@ pub fn only_columns_below(e: &Expr, end: usize) -> bool {
     !e.any(&mut |x| matches!(x, Expr::Col(c) if *c >= end))
 }
 
-/// The sides of an equality, also of an exact DECIMAL one (both sides cast to
-/// `CastTo::DecimalOrder`, compared byte-wise: the key lookup by the raw values finds the
-/// same rows, and the condition is checked again on them).
-fn equality(c: &Expr) -> Option<(&Expr, &Expr)> {
+/// The sides of an equality, and whether it is an exact DECIMAL one (both sides cast to
+/// `CastTo::DecimalOrder`, compared byte-wise): such an equality looks up only an integer
+/// key (a DECIMAL key holds its text at its own scale, which the other side's text need not
+/// have), and the condition is checked again on the rows found.
+fn equality(c: &Expr) -> Option<(&Expr, &Expr, bool)> {
     match c {
-        Expr::Bin(BinOp::Eq, a, b) => Some((a, b)),
+        Expr::Bin(BinOp::Eq, a, b) => Some((a, b, false)),
         Expr::Bytewise(inner) => match &**inner {
             Expr::Bin(BinOp::Eq, a, b) => match (&**a, &**b) {
                 (Expr::Cast(a, CastTo::DecimalOrder), Expr::Cast(b, CastTo::DecimalOrder)) => {
-                    Some((a, b))
+                    Some((a, b, true))
                 }
                 _ => None,
             },
@@ -133,12 +134,13 @@ pub fn choose_lookup(t: &Table, offset: usize, conds: &[&Expr]) -> Option<Lookup
     let width = t.def.columns.len();
     let mut eq: Vec<Option<Expr>> = vec![None; width];
     for c in conds {
-        let Some((a, b)) = equality(c) else {
+        let Some((a, b, exact)) = equality(c) else {
             continue;
         };
         for (col, other) in [(a, b), (b, a)] {
             if let Expr::Col(ci) = *col {
                 if (offset..offset + width).contains(&ci)
+                    && (!exact || t.def.columns[ci - offset].ty.is_integer())
                     && only_columns_below(other, offset)
                     && !other.any(&mut |x| matches!(x, Expr::Param(_) | Expr::Outer { .. }))
                     && !other.is_correlated()

@@ -2391,13 +2391,11 @@ fn column_meta(def: &ColumnDef, table: &str, db: &str, primary: bool) -> Column 
         ColumnType::Float => (ColumnKind::Float, 12, 31, false),
         ColumnType::Double => (ColumnKind::Double, 22, 31, false),
         ColumnType::Decimal {
-            precision,
-            scale,
-            unsigned,
+            precision, scale, ..
         } => (
             ColumnKind::NewDecimal,
-            // Digits, the point (with a scale) and the sign (signed).
-            u32::from(*precision) + u32::from(*scale > 0) + u32::from(!*unsigned),
+            // (Digits, point and sign: `ddl::column_for_values` reads the digits back.)
+            u32::from(*precision) + 2,
             *scale,
             false,
         ),
