@@ -275,9 +275,10 @@ pub fn sort_cmp_decimal(a: &Value, b: &Value) -> Ordering {
     }
 }
 
-/// (negative, integer digits without leading zeros, fraction digits without trailing
-/// zeros) of a plain decimal text; None for anything else (exponents, spaces, ...).
-fn decimal_parts(b: &[u8]) -> Option<(bool, &[u8], &[u8])> {
+/// (negative, integer digits, fraction digits) of a plain decimal text: an optional sign,
+/// digits, an optional point and fraction digits; None for anything else (exponents,
+/// spaces, ...).
+pub(crate) fn plain_decimal_parts(b: &[u8]) -> Option<(bool, &[u8], &[u8])> {
     let (neg, rest) = match b.split_first() {
         Some((b'-', r)) => (true, r),
         Some((b'+', r)) => (false, r),
@@ -290,6 +291,13 @@ fn decimal_parts(b: &[u8]) -> Option<(bool, &[u8], &[u8])> {
     if int.is_empty() && frac.is_empty() || !int.iter().chain(frac).all(u8::is_ascii_digit) {
         return None;
     }
+    Some((neg, int, frac))
+}
+
+/// `plain_decimal_parts` with the integer digits' leading zeros and the fraction's trailing
+/// zeros cut.
+fn decimal_parts(b: &[u8]) -> Option<(bool, &[u8], &[u8])> {
+    let (neg, int, frac) = plain_decimal_parts(b)?;
     let lead = int.iter().take_while(|&&c| c == b'0').count();
     let trail = frac.iter().rev().take_while(|&&c| c == b'0').count();
     let (int, frac) = (&int[lead..], &frac[..frac.len() - trail]);

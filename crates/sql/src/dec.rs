@@ -42,6 +42,18 @@ fn digits(m: &BigInt) -> u32 {
     }
 }
 
+/// `n / d` (d nonzero) rounded half away from zero.
+fn div_half_away(n: &BigInt, d: &BigInt) -> BigInt {
+    let (q, r) = (n / d, n % d);
+    if r.abs() * 2u8 < d.abs() {
+        q
+    } else if n.is_negative() != d.is_negative() {
+        q - 1u8
+    } else {
+        q + 1u8
+    }
+}
+
 /// The order bytes of a nonzero value 0.`digits` * 10^`e` (see `Dec::order_bytes`).
 fn order_from_parts(neg: bool, e: i32, digits: &str) -> Vec<u8> {
     let digits = digits.trim_end_matches('0');
@@ -81,18 +93,7 @@ impl Dec {
     /// (no spaces, no exponent). `None` for anything else, past `MAX_DIGITS` digits or past
     /// `MAX_SCALE` fraction digits.
     pub fn parse(b: &[u8]) -> Option<Dec> {
-        let (neg, rest) = match b.split_first() {
-            Some((b'-', r)) => (true, r),
-            Some((b'+', r)) => (false, r),
-            _ => (false, b),
-        };
-        let (int, frac) = match rest.iter().position(|&c| c == b'.') {
-            Some(i) => (&rest[..i], &rest[i + 1..]),
-            None => (rest, &rest[rest.len()..]),
-        };
-        if int.is_empty() && frac.is_empty() || !int.iter().chain(frac).all(u8::is_ascii_digit) {
-            return None;
-        }
+        let (neg, int, frac) = crate::coerce::plain_decimal_parts(b)?;
         let s = u8::try_from(frac.len()).ok().filter(|&s| s <= MAX_SCALE)?;
         let int = &int[int.iter().take_while(|&&c| c == b'0').count()..];
         if int.len() + frac.len() > MAX_DIGITS as usize + usize::from(MAX_SCALE) {
@@ -136,18 +137,7 @@ impl Dec {
         if s >= self.s {
             return self.widen(s);
         }
-        let d = pow10(u32::from(self.s - s));
-        let (q, r) = (&self.m / &d, &self.m % &d);
-        let q = if r.abs() * 2u8 >= d {
-            if self.m.is_negative() {
-                q - 1u8
-            } else {
-                q + 1u8
-            }
-        } else {
-            q
-        };
-        Dec::checked(q, s)
+        Dec::checked(div_half_away(&self.m, &pow10(u32::from(self.s - s))), s)
     }
 
     /// The value rounded half away from zero to `places` digits after the point; negative
@@ -160,17 +150,7 @@ impl Dec {
         // In units of the mantissa: a multiple of 10^(k + s).
         let k = places.unsigned_abs();
         let step = pow10(k + u32::from(self.s));
-        let (q, r) = (&self.m / &step, &self.m % &step);
-        let q = if r.abs() * 2u8 >= step {
-            if self.m.is_negative() {
-                q - 1u8
-            } else {
-                q + 1u8
-            }
-        } else {
-            q
-        };
-        Dec::checked(q * &step, self.s)
+        Dec::checked(div_half_away(&self.m, &step) * &step, self.s)
     }
 
     /// The value cut toward zero to scale `s` (at most its own).
@@ -243,19 +223,7 @@ impl Dec {
         if n == 0 {
             return None;
         }
-        let num = self.widen(s)?.m;
-        let n = BigInt::from(n);
-        let (q, r) = (&num / &n, &num % &n);
-        let q = if r.abs() * 2u8 >= n.abs() {
-            if num.is_negative() != n.is_negative() {
-                q - 1u8
-            } else {
-                q + 1u8
-            }
-        } else {
-            q
-        };
-        Dec::checked(q, s)
+        Dec::checked(div_half_away(&self.widen(s)?.m, &BigInt::from(n)), s)
     }
 
     /// The nearest integer toward minus infinity (FLOOR) or plus infinity (CEIL).
