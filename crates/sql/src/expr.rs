@@ -1410,6 +1410,17 @@ fn arith_in(op: BinOp, l: &Value, r: &Value, unsigned: bool) -> Result<Value, Sq
     if l.is_null() || r.is_null() {
         return Ok(Value::Null);
     }
+    // DIV of DECIMALs (text) is exact; its quotient must fit BIGINT (1690 otherwise).
+    if op == BinOp::IntDiv && (matches!(l, Value::Bytes(_)) || matches!(r, Value::Bytes(_))) {
+        if let (Some(x), Some(y)) = (Dec::of(l), Dec::of(r)) {
+            if let Some(q) = x.checked_div(&y, x.scale()) {
+                return match q.truncate(0).integer_value() {
+                    Some(v @ Value::Int(_)) => Ok(v),
+                    _ => Err(overflow(&format!("{} DIV {}", x.text(), y.text()))),
+                };
+            }
+        }
+    }
     // (Text holding an integer stays exact: a DECIMAL value is text too. MariaDB computes a
     // string operand as a double, which differs only past 2^53.)
     let (l, r) = (num(l), num(r));
@@ -1475,10 +1486,13 @@ fn arith_in(op: BinOp, l: &Value, r: &Value, unsigned: bool) -> Result<Value, Sq
             }
         }
         BinOp::IntDiv => {
+            let q = (x / y).trunc();
             if y == 0.0 {
                 divided_by_zero()?
+            } else if !(coerce::I64_MIN_F..coerce::I64_END_F).contains(&q) {
+                return Err(overflow(&format!("{x} DIV {y}")));
             } else {
-                Value::Int(coerce::round_f64_to_i64((x / y).trunc()))
+                Value::Int(q as i64)
             }
         }
         BinOp::Mod => {
