@@ -682,8 +682,8 @@ fn decimal_arithmetic() {
 /// AVG, window SUM), computed (+ - * /, ROUND, TRUNCATE, CAST, CEIL, FLOOR, ABS) and compared
 /// (=, <, IN, BETWEEN, joins, a string beside a DECIMAL column) exactly; divisions keep
 /// MariaDB's inner digits (`(1/7)*10000000000` is 1428571420.0000) and compare at their
-/// scale (`2/3 = 0.6667` holds); DECIMAL UNSIGNED refuses values below zero (1264); window
-/// functions over a table without a primary key.
+/// scale (`2/3 = 0.6667` holds); DECIMAL keys looked up by = and IN; DIV; DECIMAL UNSIGNED
+/// refuses values below zero (1264); window functions over a table without a primary key.
 #[test]
 fn exact_decimals() {
     prints_what_mariadb_printed("exact_decimals");

@@ -27,6 +27,9 @@ pub enum KeyDomain {
     Str,
     /// Strings under `utf8mb4_general_ci` (the key stores their weights).
     StrCi,
+    /// DECIMAL with this scale: the key holds the value's text at the scale, whose byte
+    /// order is not numeric order, so only equalities (= and IN) look it up.
+    Decimal(u8),
 }
 
 impl KeyDomain {
@@ -43,8 +46,7 @@ pub fn domain_of(col: &ColumnDef) -> Option<KeyDomain> {
     match col.ty {
         ColumnType::Int { .. } => Some(KeyDomain::Int),
         ColumnType::Float | ColumnType::Double => Some(KeyDomain::Float),
-        // Stored as text: key order is not numeric order.
-        ColumnType::Decimal { .. } => None,
+        ColumnType::Decimal { scale, .. } => Some(KeyDomain::Decimal(scale)),
         ColumnType::Char(_)
         | ColumnType::VarChar(_)
         | ColumnType::Text(_)
@@ -377,7 +379,8 @@ fn candidate(conds: &[Cond], key: &[usize], def: &TableDef) -> Option<Candidate>
     let mut has_range = false;
     if used < key.len() {
         let col = key[used];
-        if let Some(dom) = def.columns.get(col).and_then(domain_of) {
+        let ordered = |d: &KeyDomain| !matches!(d, KeyDomain::Decimal(_));
+        if let Some(dom) = def.columns.get(col).and_then(domain_of).filter(ordered) {
             let mut lo = Bound::Unbounded;
             let mut hi = Bound::Unbounded;
             for c in conds {
@@ -672,6 +675,17 @@ fn to_key(dom: KeyDomain, v: &Value) -> KeyConv {
             KeyConv::Exact(Value::Bytes(b.clone()))
         }
         (KeyDomain::Str | KeyDomain::StrCi, _) => KeyConv::Fallback,
+        // The text the column holds for this value; a value with more digits than the
+        // scale equals no key. Text that is not a plain number: scan.
+        (KeyDomain::Decimal(s), v) => match crate::dec::Dec::of(v) {
+            Some(d) => match d.round(s) {
+                Some(r) if r.widen(d.scale().max(s)) == d.widen(d.scale().max(s)) => {
+                    KeyConv::Exact(Value::Bytes(r.text().into_bytes()))
+                }
+                _ => KeyConv::Inexact(0.0),
+            },
+            None => KeyConv::Fallback,
+        },
     }
 }
 
@@ -710,6 +724,10 @@ fn bound_key(
         Bound::Included(x) => (x, true),
         Bound::Excluded(x) => (x, false),
     };
+    if matches!(dom, KeyDomain::Decimal(_)) {
+        // (Not reached: DECIMAL keys take no ranges.)
+        return Ok(Err(()));
+    }
     let v = x.eval(&[], cx)?;
     Ok(match to_key(dom, &v) {
         KeyConv::Exact(k) => Ok(Some(if incl {
