@@ -445,22 +445,23 @@ pub fn decimal_text(d: f64, scale: u8) -> String {
     }
 }
 
-/// DECIMAL text with another number of fraction digits than `scale` (an exact division,
-/// kept whole for the expressions reading it; a rounded value), as the protocol shows it:
-/// rounded (half away from zero) or padded to `scale`. `None` when the text needs no
-/// change or is not a plain decimal.
-pub fn decimal_bytes_at(b: &[u8], scale: u8) -> Option<String> {
+/// DECIMAL text as the protocol shows it in a column of `scale` decimals: text with
+/// another number of fraction digits (an exact division, kept whole for the expressions
+/// reading it; a rounded value) rounded half away from zero or padded to the scale; other
+/// text (already at the scale, or not a plain decimal) unchanged.
+pub fn decimal_bytes_at(b: &[u8], scale: u8) -> Cow<'_, [u8]> {
     let frac = match b.iter().position(|&c| c == b'.') {
         Some(point) => b.len() - point - 1,
         None => 0,
     };
-    if frac == usize::from(scale) {
-        return None;
+    if frac != usize::from(scale) {
+        if let Ok(DecimalResult::Ok(s)) =
+            std::str::from_utf8(b).map(|t| format_decimal(t, 65, scale))
+        {
+            return Cow::Owned(s.into_bytes());
+        }
     }
-    match format_decimal(std::str::from_utf8(b).ok()?, 65, scale) {
-        DecimalResult::Ok(s) => Some(s),
-        _ => None,
-    }
+    Cow::Borrowed(b)
 }
 
 pub enum DecimalResult {

@@ -1378,6 +1378,12 @@ impl<'a> Compiler<'a> {
                         BinOp::Mod => scope.is_unsigned(&l),
                         _ => false,
                     };
+                let types = |i: usize| scope.type_of(i);
+                let declared = |e: &Expr| match e.sql_type(&types) {
+                    SqlType::Decimal(s) => s,
+                    _ => 0,
+                };
+                let operands = (declared(&l), declared(&r));
                 let bin = Expr::Bin(bop, Box::new(l), Box::new(r));
                 if unsigned {
                     return Ok(Expr::Unsigned(Box::new(bin)));
@@ -1386,7 +1392,6 @@ impl<'a> Compiler<'a> {
                 // operands: not over a division or a function's result (MariaDB keeps more
                 // digits inside those).
                 let inexact = |e: &Expr| matches!(e, Expr::Bin(BinOp::Div, ..) | Expr::Func(..));
-                let types = |i: usize| scope.type_of(i);
                 match bin.sql_type(&types) {
                     SqlType::Decimal(s)
                         if matches!(
@@ -1395,16 +1400,9 @@ impl<'a> Compiler<'a> {
                         ) =>
                     {
                         let rounds = bop != BinOp::Div && !bin.any(&mut |e| inexact(e));
-                        let Expr::Bin(_, l, r) = &bin else {
-                            return Ok(bin);
-                        };
-                        let declared = |e: &Expr| match e.sql_type(&types) {
-                            SqlType::Decimal(s) => s,
-                            _ => 0,
-                        };
                         let scale = Scale {
                             round: rounds.then_some(s),
-                            operands: (declared(l), declared(r)),
+                            operands,
                         };
                         Expr::Scaled(Box::new(bin), scale)
                     }

@@ -124,6 +124,24 @@ impl Dec {
         }
     }
 
+    /// The exact value of DECIMAL text (`None` for any other value): what functions keep
+    /// every digit of, where they read numbers and doubles as doubles.
+    pub fn of_text(v: &Value) -> Option<Dec> {
+        match v {
+            Value::Bytes(b) => Dec::parse(b),
+            _ => None,
+        }
+    }
+
+    /// The nearest double.
+    pub fn to_f64(&self) -> f64 {
+        crate::coerce::parse_number(self.text().as_bytes()).0
+    }
+
+    fn has_fraction(&self) -> bool {
+        self.m != &self.truncate(0).m * pow10(u32::from(self.s))
+    }
+
     /// The same value at the larger scale `s` (exact); `None` when it does not fit.
     pub fn widen(&self, s: u8) -> Option<Dec> {
         if s < self.s || s > MAX_SCALE {
@@ -229,8 +247,7 @@ impl Dec {
     /// The nearest integer toward minus infinity (FLOOR) or plus infinity (CEIL).
     pub fn integral(&self, up: bool) -> Dec {
         let t = self.truncate(0);
-        let frac = self.m != &t.m * pow10(u32::from(self.s));
-        let m = match (frac, up, self.m.is_negative()) {
+        let m = match (self.has_fraction(), up, self.m.is_negative()) {
             (true, true, false) => t.m + 1u8,
             (true, false, true) => t.m - 1u8,
             _ => t.m,
@@ -254,22 +271,16 @@ impl Dec {
 
     /// The value as an integer `Value` when it is a whole number within 64 bits.
     pub fn integer_value(&self) -> Option<Value> {
-        let whole = self.truncate(0);
-        if whole.m.clone() * pow10(u32::from(self.s)) != self.m {
+        if self.has_fraction() {
             return None;
         }
-        whole.m.to_i128().and_then(Value::from_i128)
+        self.truncate(0).m.to_i128().and_then(Value::from_i128)
     }
 
-    /// An integral value (scale 0) as an integer `Value` when it fits 64 bits, else text.
+    /// An integer `Value` when the value is a whole number within 64 bits, else as
+    /// `into_value` carries it (text past 15 digits).
     pub fn into_integer_value(self) -> Value {
-        if self.s != 0 {
-            return self.into_value();
-        }
-        match self.m.to_i128().and_then(Value::from_i128) {
-            Some(v) => v,
-            None => self.into_text_value(),
-        }
+        self.integer_value().unwrap_or_else(|| self.into_value())
     }
 
     /// The value as text with exactly its scale's fraction digits ("-0.50", "12").

@@ -1246,9 +1246,8 @@ impl Acc {
                     }
                     None => {
                         // Not exact (or past `dec::MAX_DIGITS`): the rest of the sum in doubles.
-                        let so_far = coerce::parse_number(sum.text().as_bytes()).0;
                         *self = Acc::SumF {
-                            sum: so_far + to_f64(&v).unwrap_or(0.0),
+                            sum: sum.to_f64() + to_f64(&v).unwrap_or(0.0),
                             any: true,
                             count: *count + 1,
                         };
@@ -1335,7 +1334,7 @@ impl Acc {
                 match exact {
                     Some(d) => d.into_value(),
                     None => {
-                        let total = to_f64(&sum.into_text_value()).unwrap_or(0.0);
+                        let total = sum.to_f64();
                         match s.func {
                             AggFunc::Avg => Value::Double(total / count as f64),
                             _ => Value::Double(total),

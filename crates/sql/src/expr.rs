@@ -740,12 +740,9 @@ impl Expr {
                         Value::Int(i) => Value::Int(i.checked_neg().ok_or_else(|| overflow("-x"))?),
                         Value::UInt(u) => neg_uint(u),
                         // DECIMAL text keeps every digit.
-                        Value::Double(d) => match &*v {
-                            Value::Bytes(b) => match Dec::parse(b) {
-                                Some(x) => x.neg().into_value(),
-                                None => Value::Double(-d),
-                            },
-                            _ => Value::Double(-d),
+                        Value::Double(d) => match Dec::of_text(&v) {
+                            Some(x) => x.neg().into_value(),
+                            None => Value::Double(-d),
                         },
                         other => other,
                     },
@@ -2450,7 +2447,7 @@ fn eval_func(f: Func, args: &[Expr], row: &[Value], cx: &EvalCx) -> Result<Value
         Func::Abs | Func::Floor | Func::Ceil => {
             let x = arg(0)?;
             // DECIMAL text keeps every digit.
-            if let Some(d) = matches!(x, Value::Bytes(_)).then(|| Dec::of(&x)).flatten() {
+            if let Some(d) = Dec::of_text(&x) {
                 return Ok(match f {
                     Func::Abs => d.abs().into_value(),
                     _ => d.integral(f == Func::Ceil).into_integer_value(),
@@ -2477,10 +2474,8 @@ fn eval_func(f: Func, args: &[Expr], row: &[Value], cx: &EvalCx) -> Result<Value
             let places = to_i64(&arg(1)?).unwrap_or(0).clamp(-30, 30);
             let x = arg(0)?;
             // DECIMAL text rounds exactly (every digit kept, half away from zero).
-            if matches!(x, Value::Bytes(_)) {
-                if let Some(d) = Dec::of(&x).and_then(|d| d.round_places(places as i32)) {
-                    return Ok(d.into_value());
-                }
+            if let Some(d) = Dec::of_text(&x).and_then(|d| d.round_places(places as i32)) {
+                return Ok(d.into_value());
             }
             match num(&x) {
                 v @ (Value::Int(_) | Value::UInt(_)) if places >= 0 => v,

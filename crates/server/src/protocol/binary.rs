@@ -364,10 +364,7 @@ fn put_binary_value(out: &mut Vec<u8>, col: &Column, v: &Value) {
 fn text_of(col: &Column, v: &Value) -> Vec<u8> {
     match v {
         Value::Bytes(b) if col.kind == ColumnKind::NewDecimal && col.decimals <= 30 => {
-            match tierdb_sql::coerce::decimal_bytes_at(b, col.decimals) {
-                Some(s) => s.into_bytes(),
-                None => b.clone(),
-            }
+            tierdb_sql::coerce::decimal_bytes_at(b, col.decimals).into_owned()
         }
         Value::Bytes(b) => b.clone(),
         Value::Int(i) if col.unsigned && *i < 0 => (*i as u64).to_string().into_bytes(),

@@ -193,10 +193,7 @@ pub fn put_text_value(out: &mut Vec<u8>, col: &Column, v: &Value) {
         }
         Value::Bytes(b) => match col.kind {
             ColumnKind::NewDecimal if col.decimals <= 30 => {
-                match tierdb_sql::coerce::decimal_bytes_at(b, col.decimals) {
-                    Some(s) => put_lenenc_bytes(out, s.as_bytes()),
-                    None => put_lenenc_bytes(out, b),
-                }
+                put_lenenc_bytes(out, &tierdb_sql::coerce::decimal_bytes_at(b, col.decimals))
             }
             _ => put_lenenc_bytes(out, b),
         },
