@@ -174,6 +174,69 @@ impl BTree {
         }
     }
 
+    /// Calls `f(key, value)` for entries below `upto` (all when unbounded), in descending key
+    /// order, until `f` returns false or the tree's start is passed. Leaves have no left
+    /// links, so each leaf is reached by its own descent from the root: the descent picks
+    /// the child holding the largest keys below the bound and remembers the separator that
+    /// starts that child (the leaf's low fence); once the leaf's entries are given, the next
+    /// descent looks below that fence. Fences strictly decrease, so it ends. Runs under
+    /// shared latches, one leaf at a time; `f` must be quick and must not touch the pool.
+    pub fn scan_rev(
+        &self,
+        store: &Store,
+        upto: Bound<&[u8]>,
+        mut f: impl FnMut(&[u8], &[u8]) -> bool,
+    ) -> Result<()> {
+        let mut upper: Bound<Vec<u8>> = match upto {
+            Bound::Unbounded => Bound::Unbounded,
+            Bound::Included(k) => Bound::Included(k.to_vec()),
+            Bound::Excluded(k) => Bound::Excluded(k.to_vec()),
+        };
+        loop {
+            let mut fence: Option<Vec<u8>> = None;
+            let mut g = store.pool.read(self.root)?;
+            loop {
+                check_node(&g, g.id())?;
+                if node::is_leaf(&g) {
+                    break;
+                }
+                let n = node::nslots(&g);
+                // Position of the child holding the largest keys below `upper` (-1 = leftmost).
+                let j = match &upper {
+                    Bound::Unbounded => n as isize - 1,
+                    Bound::Included(k) => node::child_for(&g, k).1,
+                    Bound::Excluded(k) => match node::search(&g, k) {
+                        Ok(i) | Err(i) => i as isize - 1,
+                    },
+                };
+                if j >= 0 {
+                    fence = Some(node::key(&g, j as usize).to_vec());
+                }
+                let next = store.pool.read(node::child_at(&g, j))?;
+                g = next;
+            }
+            let n = node::nslots(&g);
+            let mut i = match &upper {
+                Bound::Unbounded => n,
+                Bound::Included(k) => match node::search(&g, k) {
+                    Ok(i) => i + 1,
+                    Err(i) => i,
+                },
+                Bound::Excluded(k) => node::search(&g, k).unwrap_or_else(|i| i),
+            };
+            while i > 0 {
+                i -= 1;
+                if !f(node::key(&g, i), node::value(&g, i)) {
+                    return Ok(());
+                }
+            }
+            match fence {
+                None => return Ok(()),
+                Some(k) => upper = Bound::Excluded(k),
+            }
+        }
+    }
+
     /// Reads the entry for `key`, lets `f` decide, and applies the decision inside `mtr`.
     /// Returns the previous value. `f` may be called twice (optimistic attempt, then the
     /// structure-modifying retry) and must decide the same way both times. One `modify` per

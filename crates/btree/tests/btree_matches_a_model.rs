@@ -50,6 +50,15 @@ fn check(s: &Store, t: &BTree, model: &BTreeMap<Vec<u8>, Vec<u8>>) {
     let want: Vec<_> = model.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
     assert_eq!(got.len(), want.len());
     assert!(got == want, "scan differs from model");
+    // The whole tree read backwards is the model reversed.
+    let mut back = vec![];
+    t.scan_rev(s, Bound::Unbounded, |k, v| {
+        back.push((k.to_vec(), v.to_vec()));
+        true
+    })
+    .unwrap();
+    back.reverse();
+    assert!(back == want, "reverse scan differs from model");
     for (k, v) in model.iter().step_by(7) {
         assert_eq!(
             t.get(s, k, |x| x.map(|x| x.to_vec())).unwrap().as_ref(),
@@ -158,6 +167,15 @@ proptest! {
             let mut got = vec![];
             t.scan(&s, Bound::Excluded(&key(start)), |k, _| { got.push(k.to_vec()); got.len() < 50 }).unwrap();
             let want: Vec<_> = model.range((Bound::Excluded(key(start)), Bound::Unbounded)).take(50).map(|(k, _)| k.clone()).collect();
+            prop_assert_eq!(got, want);
+            // Backwards from the same points, below and at the key.
+            let mut got = vec![];
+            t.scan_rev(&s, Bound::Excluded(&key(start)), |k, _| { got.push(k.to_vec()); got.len() < 50 }).unwrap();
+            let want: Vec<_> = model.range(..key(start)).rev().take(50).map(|(k, _)| k.clone()).collect();
+            prop_assert_eq!(got, want);
+            let mut got = vec![];
+            t.scan_rev(&s, Bound::Included(&key(start)), |k, _| { got.push(k.to_vec()); got.len() < 50 }).unwrap();
+            let want: Vec<_> = model.range(..=key(start)).rev().take(50).map(|(k, _)| k.clone()).collect();
             prop_assert_eq!(got, want);
         }
     }

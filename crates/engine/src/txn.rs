@@ -1466,8 +1466,12 @@ pub(crate) struct Cursor {
     table: Arc<Table>,
     reader: ReadAs,
     source: Source,
+    /// Where the next batch starts: the low bound going up, the high bound going down.
     next: Bound<Vec<u8>>,
-    hi: Bound<Vec<u8>>,
+    /// The far end: the high bound going up, the low bound going down.
+    end: Bound<Vec<u8>>,
+    /// Descending key order (`BTree::scan_rev`).
+    desc: bool,
     /// Columns to materialise (None = all); for a secondary scan it includes the index
     /// columns, which the cursor compares against the index entry.
     want: Option<Arc<[bool]>>,
@@ -1486,15 +1490,16 @@ impl Cursor {
         hi: Bound<Vec<Value>>,
         want: Option<Arc<[bool]>>,
     ) -> Cursor {
-        let next = lower_bound(&lo, |p| pk_key(&table.def, p));
+        let lo = lower_bound(&lo, |p| pk_key(&table.def, p));
         let hi = upper_bound(&hi, |p| pk_key(&table.def, p));
         Cursor {
             inner,
             table,
             reader,
             source: Source::Primary,
-            next,
-            hi,
+            next: lo,
+            end: hi,
+            desc: false,
             want,
             buf: VecDeque::new(),
             done: false,
@@ -1521,18 +1526,26 @@ impl Cursor {
         });
         let cols = index_key_columns(&table.def, &table.def.indexes[index]);
         let enc = |p: &[Value]| encode_key_of(&table.def, &cols, p);
-        let (next, hi) = (lower_bound(&lo, enc), upper_bound(&hi, enc));
+        let (lo, hi) = (lower_bound(&lo, enc), upper_bound(&hi, enc));
         Cursor {
             inner,
             table,
             reader,
             source: Source::Secondary { index },
-            next,
-            hi,
+            next: lo,
+            end: hi,
+            desc: false,
             want,
             buf: VecDeque::new(),
             done: false,
         }
+    }
+
+    /// Turns a fresh cursor around: the same rows, in descending key order.
+    fn descending(mut self) -> Cursor {
+        std::mem::swap(&mut self.next, &mut self.end);
+        self.desc = true;
+        self
     }
 
     fn fill(&mut self) -> Result<()> {
@@ -1552,9 +1565,11 @@ impl Cursor {
         let mut skeys: Vec<Vec<u8>> = Vec::new();
         // Rows of the batch with long values: (position in `rows`, key, references).
         let mut long: Vec<(usize, Vec<u8>, Vec<External>)> = Vec::new();
-        let hi = &self.hi;
-        let below = |k: &[u8]| match hi {
+        let (end, desc) = (&self.end, self.desc);
+        let within = |k: &[u8]| match end {
             Bound::Unbounded => true,
+            Bound::Included(h) if desc => k >= h.as_slice(),
+            Bound::Excluded(h) if desc => k > h.as_slice(),
             Bound::Included(h) => k <= h.as_slice(),
             Bound::Excluded(h) => k < h.as_slice(),
         };
@@ -1562,8 +1577,8 @@ impl Cursor {
             Source::Primary => table.primary,
             Source::Secondary { index } => table.secondary[index],
         };
-        tree.scan(&inner.store, from, |k, v| {
-            if !below(k) {
+        let visit = |k: &[u8], v: &[u8]| {
+            if !within(k) {
                 return false;
             }
             if n == BATCH {
@@ -1592,7 +1607,12 @@ impl Cursor {
                 Source::Secondary { .. } => skeys.push(k.to_vec()),
             }
             true
-        })?;
+        };
+        if desc {
+            tree.scan_rev(&inner.store, from, visit)?;
+        } else {
+            tree.scan(&inner.store, from, visit)?;
+        }
         still_valid(inner, reader)?;
         if bad {
             return Err(corrupt(table));
@@ -1686,10 +1706,11 @@ impl TxnState {
         lo: Bound<Vec<Value>>,
         hi: Bound<Vec<Value>>,
         want: Option<Arc<[bool]>>,
+        desc: bool,
     ) -> Result<Cursor> {
         let r = self.reader();
         self.check_view(t, &r)?;
-        Ok(match index {
+        let c = match index {
             None => Cursor::new_primary(self.inner.clone(), t.clone(), r, lo, hi, want),
             Some(i) => {
                 if i >= t.secondary.len() {
@@ -1697,7 +1718,8 @@ impl TxnState {
                 }
                 Cursor::new_secondary(self.inner.clone(), t.clone(), r, i, lo, hi, want)
             }
-        })
+        };
+        Ok(if desc { c.descending() } else { c })
     }
 }
 

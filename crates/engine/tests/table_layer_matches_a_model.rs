@@ -220,6 +220,21 @@ fn ok<T>(what: &str, r: tierdb_engine::Result<T>) -> Result<T, TestCaseError> {
     r.map_err(|e| TestCaseError::fail(format!("{what}: unexpected error {e}")))
 }
 
+/// The same scan read backwards (`scan_columns_desc`) gives `want` reversed.
+fn same_backwards(
+    what: &str,
+    tx: &mut Txn,
+    t: &Arc<Table>,
+    index: Option<usize>,
+    (lo, hi): (Bound<Vec<Value>>, Bound<Vec<Value>>),
+    want: &[Row],
+) -> Result<(), TestCaseError> {
+    let got = rows(tx.scan_columns_desc(t, index, lo, hi, None))?;
+    let mut rev = want.to_vec();
+    rev.reverse();
+    same_rows(&format!("{what}, descending"), &got, &rev)
+}
+
 /// Full scan and full index scan from a fresh transaction equal the committed model.
 fn check_committed(
     e: &Engine,
@@ -230,12 +245,11 @@ fn check_committed(
     let want: Vec<Row> = m.values().cloned().collect();
     let got = rows(tx.scan(t, Bound::Unbounded, Bound::Unbounded))?;
     same_rows("full scan", &got, &want)?;
+    same_backwards("full scan", &mut tx, t, None, all(), &want)?;
     let got = rows(tx.index_scan(t, 0, Bound::Unbounded, Bound::Unbounded))?;
-    same_rows(
-        "full index scan",
-        &got,
-        &model_index_scan(m, Bound::Unbounded, Bound::Unbounded),
-    )?;
+    let want = model_index_scan(m, Bound::Unbounded, Bound::Unbounded);
+    same_rows("full index scan", &got, &want)?;
+    same_backwards("full index scan", &mut tx, t, Some(0), all(), &want)?;
     ok("observer commit", tx.commit())
 }
 
@@ -361,19 +375,19 @@ fn run_case(template: &Path, ops: &[Op]) -> Result<(), TestCaseError> {
             }
             Op::Scan { lo, hi } => {
                 let got = rows(tx.scan(&t, to_engine_bound(lo), to_engine_bound(hi)))?;
-                same_rows(
-                    &format!("writer scan {lo:?}..{hi:?}"),
-                    &got,
-                    &model_scan(&m.view, lo, hi),
-                )?;
+                let what = format!("writer scan {lo:?}..{hi:?}");
+                let want = model_scan(&m.view, lo, hi);
+                same_rows(&what, &got, &want)?;
+                let bounds = (to_engine_bound(lo), to_engine_bound(hi));
+                same_backwards(&what, &mut tx, &t, None, bounds, &want)?;
             }
             Op::IndexScan { lo, hi } => {
                 let got = rows(tx.index_scan(&t, 0, to_engine_bound(lo), to_engine_bound(hi)))?;
-                same_rows(
-                    &format!("writer index scan {lo:?}..{hi:?}"),
-                    &got,
-                    &model_index_scan(&m.view, lo, hi),
-                )?;
+                let what = format!("writer index scan {lo:?}..{hi:?}");
+                let want = model_index_scan(&m.view, lo, hi);
+                same_rows(&what, &got, &want)?;
+                let bounds = (to_engine_bound(lo), to_engine_bound(hi));
+                same_backwards(&what, &mut tx, &t, Some(0), bounds, &want)?;
             }
             Op::ObserverGet { id } => {
                 let mut o = e.begin();
@@ -388,20 +402,20 @@ fn run_case(template: &Path, ops: &[Op]) -> Result<(), TestCaseError> {
             Op::ObserverScan { lo, hi } => {
                 let mut o = e.begin();
                 let got = rows(o.scan(&t, to_engine_bound(lo), to_engine_bound(hi)))?;
-                same_rows(
-                    &format!("observer scan {lo:?}..{hi:?}"),
-                    &got,
-                    &model_scan(&m.committed, lo, hi),
-                )?;
+                let what = format!("observer scan {lo:?}..{hi:?}");
+                let want = model_scan(&m.committed, lo, hi);
+                same_rows(&what, &got, &want)?;
+                let bounds = (to_engine_bound(lo), to_engine_bound(hi));
+                same_backwards(&what, &mut o, &t, None, bounds, &want)?;
             }
             Op::ObserverIndexScan { lo, hi } => {
                 let mut o = e.begin();
                 let got = rows(o.index_scan(&t, 0, to_engine_bound(lo), to_engine_bound(hi)))?;
-                same_rows(
-                    &format!("observer index scan {lo:?}..{hi:?}"),
-                    &got,
-                    &model_index_scan(&m.committed, lo, hi),
-                )?;
+                let what = format!("observer index scan {lo:?}..{hi:?}");
+                let want = model_index_scan(&m.committed, lo, hi);
+                same_rows(&what, &got, &want)?;
+                let bounds = (to_engine_bound(lo), to_engine_bound(hi));
+                same_backwards(&what, &mut o, &t, Some(0), bounds, &want)?;
             }
             Op::Commit => {
                 ok("commit", tx.commit())?;
