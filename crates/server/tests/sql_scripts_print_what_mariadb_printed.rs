@@ -126,6 +126,11 @@ fn unique_keys_and_upserts_print_what_mariadb_printed() {
 }
 
 #[test]
+fn ordered_reads_and_extremes_print_what_mariadb_printed() {
+    prints_what_mariadb_printed("ordered_reads_and_extremes");
+}
+
+#[test]
 fn tables_without_primary_key_print_what_mariadb_printed() {
     prints_what_mariadb_printed("tables_without_primary_key");
 }

@@ -116,6 +116,9 @@ pub struct AccessPlan {
     pub order_cols: Vec<usize>,
     /// Number of leading `order_cols` fixed to one value by single equalities.
     pub fixed_prefix: usize,
+    /// Read the key backwards (ranges last to first, each from its top): set when an ORDER BY
+    /// of descending keys is served by the key's order.
+    pub desc: bool,
     pub explain: ExplainInfo,
 }
 
@@ -540,6 +543,7 @@ pub fn choose(def: &TableDef, filter: Option<&Expr>, hints: &Hints) -> AccessPla
                     domains: Vec::new(),
                     order_cols: order,
                     fixed_prefix: 0,
+                    desc: false,
                     explain,
                 };
             }
@@ -569,6 +573,7 @@ pub fn choose(def: &TableDef, filter: Option<&Expr>, hints: &Hints) -> AccessPla
             domains: Vec::new(),
             order_cols: def.primary_key.clone(),
             fixed_prefix: 0,
+            desc: false,
             explain,
         };
     };
@@ -623,8 +628,101 @@ pub fn choose(def: &TableDef, filter: Option<&Expr>, hints: &Hints) -> AccessPla
         domains: cand.domains,
         order_cols: order,
         fixed_prefix: cand.fixed,
+        desc: false,
         explain,
     }
+}
+
+/// For `ORDER BY cols LIMIT n` over a table that no WHERE condition narrows: the whole
+/// primary key or a secondary index whose leading columns are `cols`, read in that order so
+/// the statement stops after its first rows instead of sorting the table. The primary key
+/// comes first (no second lookup per row); a hint that excludes a key is obeyed.
+pub fn ordered_full_scan(
+    def: &TableDef,
+    cols: &[usize],
+    hints: &Hints,
+    filtered: bool,
+) -> Option<AccessPlan> {
+    if cols.is_empty() || hints.only.as_ref().is_some_and(|_| hints.force) {
+        return None;
+    }
+    let pk = &def.primary_key;
+    if pk.starts_with(cols) {
+        // Already the table scan's order.
+        return None;
+    }
+    let i = def
+        .indexes
+        .iter()
+        .position(|ix| ix.columns.starts_with(cols) && hints.allows(&ix.name))?;
+    let ix = &def.indexes[i];
+    let mut order_cols = ix.columns.clone();
+    order_cols.extend(pk.iter().copied());
+    Some(AccessPlan {
+        access: Access::FullIndex(i),
+        domains: Vec::new(),
+        order_cols,
+        fixed_prefix: 0,
+        desc: false,
+        explain: ExplainInfo {
+            access_type: "index",
+            key: Some(ix.name.clone()),
+            using_where: filtered,
+            key_len: Some(
+                ix.columns
+                    .iter()
+                    .filter_map(|&c| def.columns.get(c))
+                    .map(key_len_of)
+                    .sum(),
+            ),
+            ..Default::default()
+        },
+    })
+}
+
+/// For aggregates that are all MIN / MAX of plain columns, each column leading the primary
+/// key or a secondary index whose order is the aggregate's (not DECIMAL, whose key is
+/// text, nor ENUM): per aggregate, that key read from its low end (MIN) or its high end
+/// (MAX), and the column. None when one aggregate has no such key.
+pub fn extremes(
+    def: &TableDef,
+    specs: &[crate::compile::AggSpec],
+) -> Option<Vec<(AccessPlan, usize)>> {
+    use crate::compile::AggFunc;
+    let mut out = Vec::with_capacity(specs.len());
+    for spec in specs {
+        let desc = match spec.func {
+            AggFunc::Min => false,
+            AggFunc::Max => true,
+            _ => return None,
+        };
+        let Some(Expr::Col(c)) = spec.arg else {
+            return None;
+        };
+        let col = def.columns.get(c)?;
+        if matches!(col.ty, ColumnType::Decimal { .. } | ColumnType::Enum(_)) {
+            return None;
+        }
+        let access = if def.primary_key.first() == Some(&c) {
+            Access::Full
+        } else {
+            Access::FullIndex(
+                def.indexes
+                    .iter()
+                    .position(|ix| ix.columns.first() == Some(&c))?,
+            )
+        };
+        let plan = AccessPlan {
+            access,
+            domains: Vec::new(),
+            order_cols: Vec::new(),
+            fixed_prefix: 0,
+            desc,
+            explain: ExplainInfo::default(),
+        };
+        out.push((plan, c));
+    }
+    (!out.is_empty()).then_some(out)
 }
 
 /// A range with its bounds evaluated and converted into key storage values.

@@ -147,29 +147,35 @@ fn table_rows(
     f: &mut RowFn,
 ) -> Result<(), SqlError> {
     let want = if lock.is_some() { None } else { want };
-    let scan_all = |txn: &mut Txn, f: &mut RowFn| -> Result<(), SqlError> {
-        for r in txn.scan_columns(t, None, Bound::Unbounded, Bound::Unbounded, want)? {
+    let desc = access.desc;
+    // Rows of key `index` (None: the primary key) within bounds, in the access's direction;
+    // false when `f` stopped.
+    let range = |txn: &mut Txn,
+                 index: Option<usize>,
+                 (lo, hi): (Bound<Vec<Value>>, Bound<Vec<Value>>),
+                 f: &mut RowFn|
+     -> Result<bool, SqlError> {
+        let rows = if desc {
+            txn.scan_columns_desc(t, index, lo, hi, want)?
+        } else {
+            txn.scan_columns(t, index, lo, hi, want)?
+        };
+        for r in rows {
             if !visit(t, lock, r?, txn, cx, f)? {
-                break;
+                return Ok(false);
             }
         }
-        Ok(())
+        Ok(true)
     };
+    let whole = (Bound::Unbounded, Bound::Unbounded);
     match &access.access {
-        Access::Full => scan_all(txn, f),
-        Access::FullIndex(i) => {
-            for r in txn.scan_columns(t, Some(*i), Bound::Unbounded, Bound::Unbounded, want)? {
-                if !visit(t, lock, r?, txn, cx, f)? {
-                    break;
-                }
-            }
-            Ok(())
-        }
+        Access::Full => range(txn, None, whole, f).map(drop),
+        Access::FullIndex(i) => range(txn, Some(*i), whole, f).map(drop),
         Access::Pk { ranges, points } => {
             // Fast path: one point lookup (point selects, single-row UPDATE/DELETE).
             if *points && ranges.len() == 1 && ranges[0].eq.len() == t.def.primary_key.len() {
                 let Some(cr) = concrete_ranges(ranges, &access.domains, cx)? else {
-                    return scan_all(txn, f);
+                    return range(txn, None, whole, f).map(drop);
                 };
                 if let Some(r) = cr.into_iter().next() {
                     if let Some(row) = point(t, lock, want, &r.eq, txn, cx)? {
@@ -178,9 +184,12 @@ fn table_rows(
                 }
                 return Ok(());
             }
-            let Some(cr) = concrete_ranges(ranges, &access.domains, cx)? else {
-                return scan_all(txn, f);
+            let Some(mut cr) = concrete_ranges(ranges, &access.domains, cx)? else {
+                return range(txn, None, whole, f).map(drop);
             };
+            if desc {
+                cr.reverse();
+            }
             let n_pk = t.def.primary_key.len();
             for r in cr {
                 if r.eq.len() == n_pk
@@ -193,25 +202,24 @@ fn table_rows(
                     }
                     continue;
                 }
-                let (lo, hi) = r.scan_bounds();
-                for row in txn.scan_columns(t, None, lo, hi, want)? {
-                    if !visit(t, lock, row?, txn, cx, f)? {
-                        return Ok(());
-                    }
+                if !range(txn, None, r.scan_bounds(), f)? {
+                    return Ok(());
                 }
             }
             Ok(())
         }
         Access::Index { index, ranges } => {
-            let Some(cr) = concrete_ranges(ranges, &access.domains, cx)? else {
-                return scan_all(txn, f);
+            // A value that cannot be looked up reads the whole index: the rows keep the
+            // index's order, which an ORDER BY may rely on.
+            let Some(mut cr) = concrete_ranges(ranges, &access.domains, cx)? else {
+                return range(txn, Some(*index), whole, f).map(drop);
             };
+            if desc {
+                cr.reverse();
+            }
             for r in cr {
-                let (lo, hi) = r.scan_bounds();
-                for row in txn.scan_columns(t, Some(*index), lo, hi, want)? {
-                    if !visit(t, lock, row?, txn, cx, f)? {
-                        return Ok(());
-                    }
+                if !range(txn, Some(*index), r.scan_bounds(), f)? {
+                    return Ok(());
                 }
             }
             Ok(())
@@ -322,6 +330,30 @@ fn source_rows(
     match &plan.source {
         Source::Dual => {
             f(Vec::new())?;
+            Ok(())
+        }
+        Source::Table { table, .. } if !plan.extremes.is_empty() && plan.lock.is_none() => {
+            for (access, col) in &plan.extremes {
+                let mut go_on = true;
+                table_rows(
+                    table,
+                    access,
+                    None,
+                    plan.read_cols.as_ref(),
+                    txn,
+                    cx,
+                    &mut |row| {
+                        if matches!(row.get(*col), None | Some(Value::Null)) {
+                            return Ok(true);
+                        }
+                        go_on = f(row)?;
+                        Ok(false)
+                    },
+                )?;
+                if !go_on {
+                    break;
+                }
+            }
             Ok(())
         }
         Source::Table { table, access } => {

@@ -513,6 +513,11 @@ pub struct SelectPlan {
     pub order: Vec<OrderKey>,
     /// The access path already yields rows in ORDER BY order.
     pub sorted_by_access: bool,
+    /// MIN / MAX without GROUP BY or WHERE over key-leading columns: the keys read in
+    /// order, each to its first row with the column (index into the row) not NULL. The
+    /// aggregates see only those rows — real rows holding every extreme, so their MIN and
+    /// MAX are the table's. Empty: the source is read whole.
+    pub extremes: Vec<(AccessPlan, usize)>,
     pub distinct: bool,
     pub limit: Option<Expr>,
     pub offset: Option<Expr>,
@@ -3410,10 +3415,26 @@ fn select_body(q: &ast::Query, cx: &PlanCx) -> Result<SelectPlan, SqlError> {
         }
     }
 
-    let source = match source_kind {
+    let mut source = match source_kind {
         SourceKind::Dual => Source::Dual,
         SourceKind::Table(t, hints) => {
-            let access = access::choose(&t.def, filter.as_ref(), &hints);
+            let mut access = access::choose(&t.def, filter.as_ref(), &hints);
+            if matches!(access.access, Access::Full)
+                && agg.is_none()
+                && windows.is_empty()
+                && few_rows(&limit, &offset)
+            {
+                if let Some((cols, _)) = order_columns(&order, &project) {
+                    let filtered = filter.is_some();
+                    if let Some(a) = access::ordered_full_scan(&t.def, &cols, &hints, filtered) {
+                        access.access = a.access;
+                        access.order_cols = a.order_cols;
+                        access.explain.access_type = a.explain.access_type;
+                        access.explain.key = a.explain.key;
+                        access.explain.key_len = a.explain.key_len;
+                    }
+                }
+            }
             Source::Table { table: t, access }
         }
         SourceKind::Derived(p, a) => Source::Derived { plan: p, alias: a },
@@ -3424,10 +3445,24 @@ fn select_body(q: &ast::Query, cx: &PlanCx) -> Result<SelectPlan, SqlError> {
     };
     let sorted_by_access = !order.is_empty()
         && agg.is_none()
-        && match &source {
-            Source::Table { access, .. } => order_matches(&order, &project, access),
+        && match &mut source {
+            Source::Table { access, .. } => match order_matches(&order, &project, access) {
+                Some(desc) => {
+                    access.desc = desc;
+                    true
+                }
+                None => false,
+            },
             _ => false,
         };
+    let extremes = match (&source, &agg) {
+        (Source::Table { table, .. }, Some(a))
+            if filter.is_none() && a.group.is_empty() && !a.rollup && windows.is_empty() =>
+        {
+            access::extremes(&table.def, &a.specs).unwrap_or_default()
+        }
+        _ => Vec::new(),
+    };
     let mut plan = SelectPlan {
         source,
         filter,
@@ -3438,6 +3473,7 @@ fn select_body(q: &ast::Query, cx: &PlanCx) -> Result<SelectPlan, SqlError> {
         conform,
         order,
         sorted_by_access,
+        extremes,
         distinct,
         limit,
         offset,
@@ -3932,6 +3968,7 @@ fn identity_plan(
         conform,
         order: Vec::new(),
         sorted_by_access: false,
+        extremes: Vec::new(),
         distinct: false,
         limit: None,
         offset: None,
@@ -4532,21 +4569,46 @@ fn same_expr(a: &Expr, b: &Expr) -> bool {
     }
 }
 
-fn order_matches(order: &[OrderKey], project: &[Expr], access: &AccessPlan) -> bool {
-    // Index order is byte order: right for DECIMAL text only by accident.
-    if order.iter().any(|o| o.desc || o.numeric) {
-        return false;
+/// The columns an ORDER BY sorts by and whether all of them descend: None when a key is not
+/// a plain column, the directions are mixed, or a key sorts by number (DECIMAL, whose index
+/// order is its text's).
+fn order_columns(order: &[OrderKey], project: &[Expr]) -> Option<(Vec<usize>, bool)> {
+    let desc = order.first()?.desc;
+    if order.iter().any(|o| o.desc != desc || o.numeric) {
+        return None;
     }
-    let cols: Option<Vec<usize>> = order
+    let cols = order
         .iter()
         .map(|o| match project.get(o.pos) {
             Some(Expr::Col(c)) => Some(*c),
             _ => None,
         })
-        .collect();
-    let Some(cols) = cols else { return false };
+        .collect::<Option<Vec<usize>>>()?;
+    Some((cols, desc))
+}
+
+/// Whether `access` yields rows in the ORDER BY's order: Some(reading backwards) if so.
+fn order_matches(order: &[OrderKey], project: &[Expr], access: &AccessPlan) -> Option<bool> {
+    let (cols, desc) = order_columns(order, project)?;
     (0..=access.fixed_prefix)
         .any(|skip| access.order_cols.get(skip..skip + cols.len()) == Some(&cols[..]))
+        .then_some(desc)
+}
+
+/// Whether LIMIT (with OFFSET) asks for few enough rows that reading a key in order and
+/// stopping beats sorting the table. A LIMIT given as a parameter counts as few.
+fn few_rows(limit: &Option<Expr>, offset: &Option<Expr>) -> bool {
+    const MOST: i64 = 10_000;
+    let n = |e: &Option<Expr>| match e {
+        Some(Expr::Const(Value::Int(i))) => Some(*i),
+        Some(Expr::Const(Value::UInt(u))) => Some(i64::try_from(*u).unwrap_or(i64::MAX)),
+        Some(_) => Some(0),
+        None => None,
+    };
+    match n(limit) {
+        None => false,
+        Some(l) => l.saturating_add(n(offset).unwrap_or(0)) <= MOST,
+    }
 }
 
 // ---------------------------------------------------------------------------------------

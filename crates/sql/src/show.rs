@@ -787,6 +787,18 @@ fn explain_select(
             Value::Null,
             s("No tables used"),
         ]),
+        Source::Table { .. } if !p.extremes.is_empty() && p.lock.is_none() => rows.push(vec![
+            Value::Int(id),
+            s(select_type),
+            Value::Null,
+            Value::Null,
+            Value::Null,
+            Value::Null,
+            Value::Null,
+            Value::Null,
+            Value::Null,
+            s("Select tables optimized away"),
+        ]),
         Source::Table { table, access } => {
             let mut a = access.clone();
             if p.filter.is_some() && matches!(a.access, Access::Full | Access::FullIndex(_)) {

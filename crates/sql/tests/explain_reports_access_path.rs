@@ -98,3 +98,52 @@ fn access_types() {
     );
     assert_eq!(text(&r[0][3]), "const");
 }
+
+#[test]
+fn order_by_limit_and_extremes_read_keys_in_order() {
+    let e = env();
+    let mut s = e.session(1);
+    exec(&mut s, "CREATE TABLE o (id INT PRIMARY KEY, cust INT NOT NULL, at DATETIME NOT NULL, amount DECIMAL(10,2), note TEXT, KEY by_cust (cust, at), KEY by_at (at), KEY by_amount (amount))");
+    // Newest first: the index on `at` read backwards, no sort.
+    let r = explain(&mut s, "SELECT id FROM o ORDER BY at DESC LIMIT 10");
+    assert_eq!(&r[0][3..6], ["index", "NULL", "by_at"]);
+    assert_eq!(r[0][9], "NULL");
+    let r = explain(&mut s, "SELECT * FROM o ORDER BY id DESC LIMIT 20");
+    assert_eq!(r[0][3], "ALL");
+    assert_eq!(r[0][9], "NULL");
+    // An equality on the index's first column, then its second column backwards.
+    let r = explain(
+        &mut s,
+        "SELECT * FROM o WHERE cust = 3 ORDER BY at DESC LIMIT 5",
+    );
+    assert_eq!(&r[0][3..6], ["ref", "by_cust", "by_cust"]);
+    assert!(!r[0][9].contains("filesort"), "{r:?}");
+    // No LIMIT, a huge LIMIT, mixed directions, a DECIMAL (text keys): sorted.
+    for sql in [
+        "SELECT id FROM o ORDER BY at",
+        "SELECT id FROM o ORDER BY at LIMIT 1000000",
+        "SELECT id FROM o ORDER BY cust, at DESC LIMIT 3",
+        "SELECT id FROM o ORDER BY amount LIMIT 3",
+    ] {
+        let r = explain(&mut s, sql);
+        assert!(r[0][9].contains("Using filesort"), "{sql}: {r:?}");
+    }
+    // MIN / MAX of key-leading columns without WHERE: read from the key ends.
+    for sql in [
+        "SELECT MAX(id), MIN(id) FROM o",
+        "SELECT MIN(at), MAX(at), MAX(cust) FROM o",
+    ] {
+        let r = explain(&mut s, sql);
+        assert_eq!(r[0][9], "Select tables optimized away", "{sql}");
+    }
+    for sql in [
+        "SELECT MAX(id), COUNT(*) FROM o",
+        "SELECT MAX(id) FROM o WHERE cust = 1",
+        "SELECT MAX(note) FROM o",
+        "SELECT MAX(amount) FROM o",
+        "SELECT cust, MAX(at) FROM o GROUP BY cust",
+    ] {
+        let r = explain(&mut s, sql);
+        assert_ne!(r[0][9], "Select tables optimized away", "{sql}");
+    }
+}
