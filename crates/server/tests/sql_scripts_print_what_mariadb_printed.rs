@@ -131,6 +131,11 @@ fn ordered_reads_and_extremes_print_what_mariadb_printed() {
 }
 
 #[test]
+fn semi_joins_print_what_mariadb_printed() {
+    prints_what_mariadb_printed("semi_joins");
+}
+
+#[test]
 fn tables_without_primary_key_print_what_mariadb_printed() {
     prints_what_mariadb_printed("tables_without_primary_key");
 }

@@ -74,6 +74,10 @@ pub struct RangeExpr {
     pub eq: Vec<Expr>,
     pub lo: Bound<Expr>,
     pub hi: Bound<Expr>,
+    /// `key IN (SELECT ...)` on the key's first column: the range stands for one equality
+    /// per value of the statement's uncorrelated subquery number `each` (`eq` then holds
+    /// one placeholder), known only at execution.
+    pub each: Option<usize>,
 }
 
 #[derive(Clone, Debug)]
@@ -126,6 +130,8 @@ pub struct AccessPlan {
 enum Cond {
     Eq(usize, Expr),
     In(usize, Vec<Expr>),
+    /// `col IN (SELECT ...)`, the subquery uncorrelated (its number).
+    InSub(usize, usize),
     Range(usize, Bound<Expr>, Bound<Expr>),
     Or(usize, Vec<(Bound<Expr>, Bound<Expr>)>),
 }
@@ -133,7 +139,11 @@ enum Cond {
 impl Cond {
     fn col(&self) -> usize {
         match self {
-            Cond::Eq(c, _) | Cond::In(c, _) | Cond::Range(c, ..) | Cond::Or(c, _) => *c,
+            Cond::Eq(c, _)
+            | Cond::In(c, _)
+            | Cond::InSub(c, _)
+            | Cond::Range(c, ..)
+            | Cond::Or(c, _) => *c,
         }
     }
 }
@@ -221,6 +231,10 @@ fn analyze(e: &Expr, def: &TableDef) -> Option<Cond> {
             }
             _ => None,
         },
+        Expr::InSubquery(a, sub, false) if sub.outer.is_empty() => match &**a {
+            Expr::Col(c) => Some(Cond::InSub(*c, sub.index)),
+            _ => None,
+        },
         _ => None,
     }
 }
@@ -297,6 +311,7 @@ fn analyze_or(e: &Expr, def: &TableDef) -> Option<Cond> {
             ),
             Cond::Range(_, lo, hi) => out.push((lo, hi)),
             Cond::Or(_, rs) => out.extend(rs),
+            Cond::InSub(..) => return None,
         }
     }
     Some(Cond::Or(col?, out))
@@ -330,6 +345,8 @@ struct Candidate {
     fixed: usize,
     has_range: bool,
     n_prefixes: usize,
+    /// Its points are a subquery's values (`RangeExpr::each`).
+    each: bool,
     domains: Vec<KeyDomain>,
 }
 
@@ -341,10 +358,28 @@ fn candidate(conds: &[Cond], key: &[usize], def: &TableDef) -> Option<Candidate>
     let mut fixed = 0;
     let mut single = true;
     let mut domains = Vec::new();
+    let mut each = None;
     for &col in key {
         let Some(dom) = def.columns.get(col).and_then(domain_of) else {
             break;
         };
+        if used == 0
+            && !conds
+                .iter()
+                .any(|c| matches!(c, Cond::Eq(k, _) | Cond::In(k, _) if *k == col))
+        {
+            if let Some(Cond::InSub(_, sub)) = conds
+                .iter()
+                .find(|c| matches!(c, Cond::InSub(k, _) if *k == col))
+            {
+                // One placeholder, the subquery's values at execution; nothing after it.
+                prefixes = vec![vec![Expr::Const(Value::Null)]];
+                each = Some(*sub);
+                domains.push(dom);
+                used = 1;
+                break;
+            }
+        }
         if let Some(Cond::Eq(_, x)) = conds
             .iter()
             .find(|c| matches!(c, Cond::Eq(k, _) if *k == col))
@@ -380,7 +415,7 @@ fn candidate(conds: &[Cond], key: &[usize], def: &TableDef) -> Option<Candidate>
     }
     let mut ranges = Vec::new();
     let mut has_range = false;
-    if used < key.len() {
+    if used < key.len() && each.is_none() {
         let col = key[used];
         let ordered = |d: &KeyDomain| !matches!(d, KeyDomain::Decimal(_));
         if let Some(dom) = def.columns.get(col).and_then(domain_of).filter(ordered) {
@@ -406,6 +441,7 @@ fn candidate(conds: &[Cond], key: &[usize], def: &TableDef) -> Option<Candidate>
                         eq: p.clone(),
                         lo: lo.clone(),
                         hi: hi.clone(),
+                        each: None,
                     });
                 }
             } else if let Some(Cond::Or(_, rs)) = conds
@@ -421,6 +457,7 @@ fn candidate(conds: &[Cond], key: &[usize], def: &TableDef) -> Option<Candidate>
                                 eq: p.clone(),
                                 lo: l.clone(),
                                 hi: h.clone(),
+                                each: None,
                             });
                         }
                     }
@@ -437,6 +474,7 @@ fn candidate(conds: &[Cond], key: &[usize], def: &TableDef) -> Option<Candidate>
                 eq: p.clone(),
                 lo: Bound::Unbounded,
                 hi: Bound::Unbounded,
+                each,
             });
         }
     }
@@ -446,7 +484,9 @@ fn candidate(conds: &[Cond], key: &[usize], def: &TableDef) -> Option<Candidate>
         used_eq: used,
         fixed,
         has_range,
-        n_prefixes: prefixes.len(),
+        // Values known only at execution: never a single point.
+        n_prefixes: if each.is_some() { 2 } else { prefixes.len() },
+        each: each.is_some(),
         domains,
     })
 }
@@ -593,7 +633,7 @@ pub fn choose(def: &TableDef, filter: Option<&Expr>, hints: &Hints) -> AccessPla
             .map(key_len_of)
             .sum(),
     );
-    let points = idx.is_none() && cand.used_eq == key.len() && !cand.has_range;
+    let points = idx.is_none() && cand.used_eq == key.len() && !cand.has_range && !cand.each;
     explain.access_type = if points && cand.n_prefixes == 1 {
         "const"
     } else if idx.is_some() && !cand.has_range && cand.n_prefixes == 1 {
@@ -925,6 +965,23 @@ pub fn concrete_ranges(
 ) -> Result<Option<Vec<ConcreteRange>>, SqlError> {
     let mut out: Vec<ConcreteRange> = Vec::with_capacity(ranges.len());
     'next: for r in ranges {
+        if let Some(sub) = r.each {
+            let (Some(&dom), Some(values)) = (domains.first(), cx.subq.get(sub)) else {
+                return Ok(None);
+            };
+            for v in values {
+                match to_key(dom, v) {
+                    KeyConv::Exact(k) => out.push(ConcreteRange {
+                        eq: vec![k],
+                        lo: Bound::Unbounded,
+                        hi: Bound::Unbounded,
+                    }),
+                    KeyConv::Null | KeyConv::Inexact(_) => {}
+                    KeyConv::Fallback => return Ok(None),
+                }
+            }
+            continue;
+        }
         let mut eq = Vec::with_capacity(r.eq.len());
         for (i, x) in r.eq.iter().enumerate() {
             let Some(&dom) = domains.get(i) else {

@@ -2959,6 +2959,7 @@ fn select_body(q: &ast::Query, cx: &PlanCx) -> Result<SelectPlan, SqlError> {
         }
         None => None,
     };
+    let filter = filter.map(|f| exists_as_in(f, cx));
     if let (SourceKind::Derived(inner, _), Some(f)) = (&mut source_kind, &filter) {
         push_into_derived(inner, f);
     }
@@ -4567,6 +4568,130 @@ fn same_expr(a: &Expr, b: &Expr) -> bool {
         (Expr::Param(x), Expr::Param(y)) => x == y,
         _ => format!("{a:?}") == format!("{b:?}"),
     }
+}
+
+/// Rewrites each top-level conjunct `EXISTS (SELECT ... FROM t WHERE t.x = outer AND rest)`
+/// of a WHERE into `outer IN (SELECT t.x FROM t WHERE rest)` when that equality, on integer
+/// columns, is the subquery's only reference to the enclosing query: the subquery is then
+/// run once instead of once per row, and its values can drive key lookups of the enclosing
+/// table (`access`: `outer IN (SELECT ...)` on a key column). Both forms select the same
+/// rows: EXISTS is false where IN is false or NULL, and WHERE keeps neither. Anything else
+/// (NOT EXISTS, an aggregate, a second outer reference, a join) is left as it is.
+fn exists_as_in(e: Expr, cx: &PlanCx) -> Expr {
+    match e {
+        Expr::Bin(crate::expr::BinOp::And, a, b) => Expr::Bin(
+            crate::expr::BinOp::And,
+            Box::new(exists_as_in(*a, cx)),
+            Box::new(exists_as_in(*b, cx)),
+        ),
+        Expr::Exists(sref, false) if sref.outer.len() == 1 => {
+            let mut subs = cx.subqueries.borrow_mut();
+            let Some(p) = subs.get_mut(sref.index) else {
+                return Expr::Exists(sref, false);
+            };
+            match decorrelate(p, sref.base) {
+                Some(()) => Expr::InSubquery(
+                    Box::new(sref.outer[0].clone()),
+                    crate::expr::SubRef {
+                        index: sref.index,
+                        outer: Vec::new(),
+                        base: sref.base,
+                    },
+                    false,
+                ),
+                None => Expr::Exists(sref, false),
+            }
+        }
+        other => other,
+    }
+}
+
+/// Turns the correlated EXISTS subquery `p` (its one outer value is parameter `base`) into
+/// the uncorrelated `SELECT x FROM t WHERE rest` (see `exists_as_in`); None, leaving `p` as
+/// it was, when it does not have that shape.
+fn decorrelate(p: &mut SelectPlan, base: usize) -> Option<()> {
+    let Source::Table { table, .. } = &p.source else {
+        return None;
+    };
+    let limit_ok = match &p.limit {
+        None => true,
+        Some(Expr::Const(Value::Int(n))) => *n >= 1,
+        Some(_) => false,
+    };
+    if p.agg.is_some()
+        || p.having.is_some()
+        || !p.windows.is_empty()
+        || p.lock.is_some()
+        || p.offset.is_some()
+        || !limit_ok
+        || p.outer_params != 1
+    {
+        return None;
+    }
+    let outer = |x: &Expr| x.any(&mut |y| matches!(y, Expr::Outer { .. }));
+    let mut conj = Vec::new();
+    access::conjuncts(p.filter.as_ref()?, &mut conj);
+    let mut link = None;
+    let mut rest = Vec::new();
+    for c in conj {
+        let col = match &c {
+            Expr::Bin(crate::expr::BinOp::Eq, a, b) => match (&**a, &**b) {
+                (
+                    Expr::Col(x),
+                    Expr::Outer {
+                        param,
+                        ty: SqlType::Int,
+                        ..
+                    },
+                )
+                | (
+                    Expr::Outer {
+                        param,
+                        ty: SqlType::Int,
+                        ..
+                    },
+                    Expr::Col(x),
+                ) if *param == base => Some(*x),
+                _ => None,
+            },
+            _ => None,
+        };
+        match col {
+            Some(x) if link.is_none() => link = Some(x),
+            _ if outer(&c) => return None,
+            _ => rest.push(c),
+        }
+    }
+    let x = link?;
+    let is_int = |c: usize| {
+        table
+            .def
+            .columns
+            .get(c)
+            .is_some_and(|d| matches!(d.ty, ColumnType::Int { .. }))
+    };
+    if !is_int(x) || p.project.iter().any(outer) {
+        return None;
+    }
+    let filter = rest
+        .into_iter()
+        .reduce(|a, b| Expr::Bin(crate::expr::BinOp::And, Box::new(a), Box::new(b)));
+    let access = access::choose(&table.def, filter.as_ref(), &access::Hints::default());
+    let table = table.clone();
+    p.source = Source::Table { table, access };
+    p.filter = filter;
+    p.project = vec![Expr::Col(x)];
+    p.n_out = 1;
+    p.conform = vec![None];
+    p.columns.truncate(1);
+    p.order.clear();
+    p.sorted_by_access = false;
+    p.extremes.clear();
+    p.distinct = false;
+    p.limit = None;
+    p.outer_params = 0;
+    p.finish();
+    Some(())
 }
 
 /// The columns an ORDER BY sorts by and whether all of them descend: None when a key is not

@@ -110,6 +110,92 @@ fn correlated_subqueries_answer_row_by_row() {
         without
     );
 
+    // EXISTS linked by one integer equality runs as `id IN (SELECT cid ...)` (once, driving
+    // key lookups); the answers stay the row-by-row ones, in every spelling and context.
+    let having = |pred: &dyn Fn(&O) -> bool, extra: &dyn Fn(&C) -> bool| -> Vec<i64> {
+        cs.iter()
+            .filter(|c| extra(c) && orders_of(&os, c).any(pred))
+            .map(|c| c.0)
+            .collect()
+    };
+    let big = having(&|o| o.2 > 20, &|_| true);
+    for sql in [
+        "SELECT id FROM c WHERE EXISTS (SELECT 1 FROM o WHERE o.cid = c.id AND o.amount > 20) ORDER BY id",
+        "SELECT id FROM c WHERE EXISTS (SELECT * FROM o WHERE o.amount > 20 AND c.id = o.cid) ORDER BY id",
+        "SELECT id FROM c WHERE EXISTS (SELECT 1 FROM o WHERE o.cid = c.id AND o.amount > 20 LIMIT 1) ORDER BY id",
+        "SELECT id FROM c AS c WHERE id >= 0 AND EXISTS (SELECT o.id FROM o WHERE c.id = o.cid AND 20 < o.amount ORDER BY o.amount) ORDER BY id",
+    ] {
+        assert_eq!(id_list(q(&mut s, sql)), big, "{sql}");
+    }
+    let want = having(&|o| o.2 > 20, &|c| c.1 == Some(2));
+    assert_eq!(
+        id_list(q(
+            &mut s,
+            "SELECT id FROM c WHERE region = 2 AND EXISTS (SELECT 1 FROM o WHERE o.cid = c.id AND o.amount > 20) ORDER BY id"
+        )),
+        want
+    );
+    // Not a WHERE conjunct: under OR, and as a value (0 / 1, never NULL).
+    let want: Vec<i64> = cs
+        .iter()
+        .filter(|c| c.1 == Some(1) || orders_of(&os, c).any(|o| o.2 > 20))
+        .map(|c| c.0)
+        .collect();
+    assert_eq!(
+        id_list(q(
+            &mut s,
+            "SELECT id FROM c WHERE region = 1 OR EXISTS (SELECT 1 FROM o WHERE o.cid = c.id AND o.amount > 20) ORDER BY id"
+        )),
+        want
+    );
+    let got = q(
+        &mut s,
+        "SELECT id, EXISTS (SELECT 1 FROM o WHERE o.cid = c.id AND o.amount > 20) FROM c ORDER BY id",
+    );
+    for (row, c) in got.iter().zip(&cs) {
+        assert_eq!(int(&row[1]), i64::from(big.contains(&c.0)), "{c:?}");
+    }
+    // Linked by the subquery table's primary key; and the reverse direction (orders whose
+    // customer has credit), where the link column of the outer row may be NULL.
+    let want: Vec<i64> = cs
+        .iter()
+        .filter(|c| os.iter().any(|o| o.0 == c.0 && o.2 % 2 == 0))
+        .map(|c| c.0)
+        .collect();
+    assert_eq!(
+        id_list(q(
+            &mut s,
+            "SELECT id FROM c WHERE EXISTS (SELECT 1 FROM o WHERE o.id = c.id AND o.amount % 2 = 0) ORDER BY id"
+        )),
+        want
+    );
+    let want: Vec<i64> = os
+        .iter()
+        .filter(|o| {
+            cs.iter()
+                .any(|c| Some(c.0) == o.1 && c.2.is_some_and(|cr| cr > 10))
+        })
+        .map(|o| o.0)
+        .collect();
+    assert_eq!(
+        id_list(q(
+            &mut s,
+            "SELECT id FROM o WHERE EXISTS (SELECT 1 FROM c WHERE c.id = o.cid AND c.credit > 10) ORDER BY id"
+        )),
+        want
+    );
+    // Prepared, with a parameter inside the subquery and one outside.
+    let st = s
+        .prepare("SELECT id FROM c WHERE id < ? AND EXISTS (SELECT 1 FROM o WHERE o.cid = c.id AND o.amount > ?) ORDER BY id")
+        .unwrap();
+    for (lim, amt) in [(30i64, 20i64), (60, 40), (10, 0)] {
+        let got = id_list(rows(
+            s.execute(st.statement_id, &[Value::Int(lim), Value::Int(amt)])
+                .unwrap(),
+        ));
+        assert_eq!(got, having(&|o| o.2 > amt, &|c| c.0 < lim), "{lim} {amt}");
+    }
+
     // Scalar aggregates per customer: COUNT is 0 and SUM / MAX are NULL without orders.
     let got = q(
         &mut s,

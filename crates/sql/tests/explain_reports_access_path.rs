@@ -147,3 +147,34 @@ fn order_by_limit_and_extremes_read_keys_in_order() {
         assert_ne!(r[0][9], "Select tables optimized away", "{sql}");
     }
 }
+
+#[test]
+fn in_and_exists_subqueries_drive_key_lookups() {
+    let e = env();
+    let mut s = e.session(1);
+    exec(
+        &mut s,
+        "CREATE TABLE o (id INT PRIMARY KEY, cust INT NOT NULL, KEY by_cust (cust))",
+    );
+    exec(&mut s, "CREATE TABLE i (oid INT NOT NULL, line INT NOT NULL, sku VARCHAR(10), PRIMARY KEY (oid, line), KEY by_sku (sku))");
+    for sql in [
+        "SELECT COUNT(*) FROM o WHERE id IN (SELECT oid FROM i WHERE sku = 'a')",
+        "SELECT COUNT(*) FROM o WHERE EXISTS (SELECT 1 FROM i WHERE i.oid = o.id AND i.sku = 'a')",
+        "SELECT * FROM o WHERE cust > 0 AND EXISTS (SELECT 1 FROM i WHERE o.id = i.oid LIMIT 1)",
+    ] {
+        let r = explain(&mut s, sql);
+        assert_eq!([&r[0][3], &r[0][5]], ["range", "PRIMARY"], "{sql}");
+    }
+    let r = explain(&mut s, "SELECT * FROM o WHERE cust IN (SELECT line FROM i)");
+    assert_eq!(&r[0][3..6], ["range", "by_cust", "by_cust"]);
+    // Left alone: NOT EXISTS, EXISTS under OR, a link that is not an equality.
+    for sql in [
+        "SELECT * FROM o WHERE NOT EXISTS (SELECT 1 FROM i WHERE i.oid = o.id)",
+        "SELECT * FROM o WHERE cust = 1 OR EXISTS (SELECT 1 FROM i WHERE i.oid = o.id)",
+        "SELECT * FROM o WHERE EXISTS (SELECT 1 FROM i WHERE i.oid > o.id)",
+        "SELECT * FROM o WHERE id NOT IN (SELECT oid FROM i)",
+    ] {
+        let r = explain(&mut s, sql);
+        assert_eq!(r[0][3], "ALL", "{sql}");
+    }
+}
