@@ -1476,10 +1476,18 @@ pub(crate) struct Cursor {
     /// columns, which the cursor compares against the index entry.
     want: Option<Arc<[bool]>>,
     buf: VecDeque<Row>,
+    /// Secondary-index entries copied out of the leaf whose rows are not read yet: each is
+    /// looked up when the caller asks for its row, so a reader that stops early (EXISTS,
+    /// LIMIT) pays no lookups for the entries it never takes.
+    pending: VecDeque<Vec<u8>>,
+    /// Entries the next batch copies out: small at first, doubling to `BATCH`, so a reader
+    /// wanting one row does not decode a hundred.
+    batch: usize,
     done: bool,
 }
 
 const BATCH: usize = 128;
+const FIRST_BATCH: usize = 16;
 
 impl Cursor {
     pub fn new_primary(
@@ -1502,6 +1510,8 @@ impl Cursor {
             desc: false,
             want,
             buf: VecDeque::new(),
+            pending: VecDeque::new(),
+            batch: FIRST_BATCH,
             done: false,
         }
     }
@@ -1537,6 +1547,8 @@ impl Cursor {
             desc: false,
             want,
             buf: VecDeque::new(),
+            pending: VecDeque::new(),
+            batch: FIRST_BATCH,
             done: false,
         }
     }
@@ -1561,6 +1573,7 @@ impl Cursor {
         let mut bad = false;
         let (inner, reader, table) = (&self.inner, &self.reader, &self.table);
         let want = self.want.as_deref();
+        let batch = self.batch;
         let mut rows: Vec<Row> = Vec::new();
         let mut skeys: Vec<Vec<u8>> = Vec::new();
         // Rows of the batch with long values: (position in `rows`, key, references).
@@ -1581,7 +1594,7 @@ impl Cursor {
             if !within(k) {
                 return false;
             }
-            if n == BATCH {
+            if n == batch {
                 hit_end = false;
                 return false;
             }
@@ -1631,37 +1644,13 @@ impl Cursor {
         for i in gone.into_iter().rev() {
             rows.remove(i);
         }
-        if let Source::Secondary { index } = self.source {
-            let idx = &table.def.indexes[index];
-            let npk = table.def.key_columns().len();
-            for sk in skeys {
-                let vals = decode_key(&sk).ok_or_else(|| corrupt(table))?;
-                if vals.len() != idx.columns.len() + npk {
-                    return Err(corrupt(table));
-                }
-                // The key parts are re-encoded as they were stored (a case-insensitive
-                // part decodes to its weights, which encode back to the same bytes).
-                let pk = encode_key(&vals[idx.columns.len()..]);
-                let row = match read_row(inner, reader, table, &pk, want) {
-                    Ok(row) => row,
-                    Err(e) => {
-                        still_valid(inner, reader)?;
-                        return Err(e);
-                    }
-                };
-                if let Some(row) = row {
-                    if index_entry_matches(&table.def, idx, &row, &sk) {
-                        rows.push(row);
-                    }
-                }
-            }
-            still_valid(inner, reader)?;
-        }
+        self.pending.extend(skeys);
         inner
             .counters
             .rows_read
             .fetch_add(rows.len() as u64, Ordering::Relaxed);
         self.buf.extend(rows);
+        self.batch = (batch * 2).min(BATCH);
         if !hit_end {
             self.next = Bound::Excluded(last);
         } else {
@@ -1670,10 +1659,46 @@ impl Cursor {
         Ok(())
     }
 
+    /// The row of secondary-index entry `sk`, when it is visible and still has the entry's
+    /// values (None: the entry is stale for this reader).
+    fn row_of_entry(&self, index: usize, sk: &[u8]) -> Result<Option<Row>> {
+        let (inner, reader, table) = (&self.inner, &self.reader, &self.table);
+        let idx = &table.def.indexes[index];
+        let npk = table.def.key_columns().len();
+        let vals = decode_key(sk).ok_or_else(|| corrupt(table))?;
+        if vals.len() != idx.columns.len() + npk {
+            return Err(corrupt(table));
+        }
+        // The key parts are re-encoded as they were stored (a case-insensitive part
+        // decodes to its weights, which encode back to the same bytes).
+        let pk = encode_key(&vals[idx.columns.len()..]);
+        let row = match read_row(inner, reader, table, &pk, self.want.as_deref()) {
+            Ok(row) => row,
+            Err(e) => {
+                still_valid(inner, reader)?;
+                return Err(e);
+            }
+        };
+        still_valid(inner, reader)?;
+        let row = row.filter(|row| index_entry_matches(&table.def, idx, row, sk));
+        if row.is_some() {
+            inner.counters.rows_read.fetch_add(1, Ordering::Relaxed);
+        }
+        Ok(row)
+    }
+
     pub fn next_row(&mut self) -> Result<Option<Row>> {
         loop {
             if let Some(r) = self.buf.pop_front() {
                 return Ok(Some(r));
+            }
+            if let (Some(sk), Source::Secondary { index }) =
+                (self.pending.pop_front(), &self.source)
+            {
+                if let Some(r) = self.row_of_entry(*index, &sk)? {
+                    return Ok(Some(r));
+                }
+                continue;
             }
             if self.done {
                 return Ok(None);
@@ -1692,6 +1717,7 @@ impl Iterator for Cursor {
             Err(e) => {
                 self.done = true;
                 self.buf.clear();
+                self.pending.clear();
                 Some(Err(e))
             }
         }
