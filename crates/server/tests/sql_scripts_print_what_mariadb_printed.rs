@@ -136,6 +136,11 @@ fn semi_joins_print_what_mariadb_printed() {
 }
 
 #[test]
+fn like_prefix_ranges_print_what_mariadb_printed() {
+    prints_what_mariadb_printed("like_prefix_ranges");
+}
+
+#[test]
 fn tables_without_primary_key_print_what_mariadb_printed() {
     prints_what_mariadb_printed("tables_without_primary_key");
 }

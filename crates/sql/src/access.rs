@@ -235,8 +235,64 @@ fn analyze(e: &Expr, def: &TableDef) -> Option<Cond> {
             Expr::Col(c) => Some(Cond::InSub(*c, sub.index)),
             _ => None,
         },
+        Expr::Like {
+            expr,
+            pattern,
+            escape,
+            negated: false,
+        } => match (&**expr, &**pattern) {
+            (Expr::Col(c), Expr::Const(Value::Bytes(p))) => like_range(def, *c, p, *escape),
+            _ => None,
+        },
         _ => None,
     }
+}
+
+/// `col LIKE 'abc%...'`: the range of the texts starting with the pattern's literal prefix
+/// (before its first unescaped `%` or `_`), from the prefix itself up to the prefix followed
+/// by more of the largest character than the column can hold — above every text of the
+/// column that starts with it, in byte order (0xFF bytes) or in `utf8mb4_general_ci`'s weight
+/// order (U+FFFF, the largest weight). Only for CHAR / VARCHAR / BINARY / VARBINARY columns
+/// (their length bounds the padding) and a non-empty prefix; the WHERE re-check does the rest.
+fn like_range(def: &TableDef, c: usize, pattern: &[u8], escape: u8) -> Option<Cond> {
+    let mut prefix = Vec::new();
+    let mut it = pattern.iter();
+    while let Some(&b) = it.next() {
+        match b {
+            b'%' | b'_' => break,
+            b if b == escape => match it.next() {
+                Some(&x) => prefix.push(x),
+                None => prefix.push(b),
+            },
+            b => prefix.push(b),
+        }
+    }
+    if prefix.is_empty() {
+        return None;
+    }
+    let col = def.columns.get(c)?;
+    let ci = col.collation == Collation::GeneralCi;
+    let mut hi = prefix.clone();
+    match col.ty {
+        ColumnType::Char(n) | ColumnType::VarChar(n) if ci => {
+            for _ in 0..n {
+                hi.extend_from_slice("\u{FFFF}".as_bytes());
+            }
+        }
+        // Text in byte order: at most four bytes per character.
+        ColumnType::Char(n) | ColumnType::VarChar(n) => {
+            hi.extend(std::iter::repeat_n(0xFF, 4 * n as usize))
+        }
+        ColumnType::Binary(n) | ColumnType::VarBinary(n) => {
+            hi.extend(std::iter::repeat_n(0xFF, n as usize))
+        }
+        _ => return None,
+    }
+    Some(Cond::Range(
+        c,
+        Bound::Included(Expr::Const(Value::Bytes(prefix))),
+        Bound::Included(Expr::Const(Value::Bytes(hi))),
+    ))
 }
 
 /// `e` (a comparison) with `CAST(col AS BINARY)` operands replaced by the column (or an

@@ -178,3 +178,31 @@ fn in_and_exists_subqueries_drive_key_lookups() {
         assert_eq!(r[0][3], "ALL", "{sql}");
     }
 }
+
+#[test]
+fn like_with_a_literal_prefix_reads_a_key_range() {
+    let e = env();
+    let mut s = e.session(1);
+    exec(&mut s, "CREATE TABLE u (id INT PRIMARY KEY, email VARCHAR(40), code VARBINARY(8), bio TEXT, KEY (email), KEY (code))");
+    for (sql, key) in [
+        ("SELECT * FROM u WHERE email LIKE 'c77%'", "email"),
+        ("SELECT * FROM u WHERE email LIKE 'C77_x%'", "email"),
+        ("SELECT * FROM u WHERE code LIKE 'ab%'", "code"),
+        (
+            "SELECT * FROM u WHERE email LIKE 'x|%%' ESCAPE '|'",
+            "email",
+        ),
+    ] {
+        let r = explain(&mut s, sql);
+        assert_eq!([&r[0][3], &r[0][5]], ["range", key], "{sql}");
+    }
+    for sql in [
+        "SELECT * FROM u WHERE email LIKE '%c77'",
+        "SELECT * FROM u WHERE email LIKE '_c77%'",
+        "SELECT * FROM u WHERE email NOT LIKE 'c77%'",
+        "SELECT * FROM u WHERE bio LIKE 'c77%'",
+    ] {
+        let r = explain(&mut s, sql);
+        assert_eq!(r[0][3], "ALL", "{sql}");
+    }
+}
