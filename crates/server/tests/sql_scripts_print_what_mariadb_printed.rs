@@ -141,6 +141,11 @@ fn like_prefix_ranges_print_what_mariadb_printed() {
 }
 
 #[test]
+fn analyze_of_several_tables_prints_what_mariadb_printed() {
+    prints_what_mariadb_printed("analyze_tables");
+}
+
+#[test]
 fn tables_without_primary_key_print_what_mariadb_printed() {
     prints_what_mariadb_printed("tables_without_primary_key");
 }

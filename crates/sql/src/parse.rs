@@ -806,9 +806,10 @@ pub fn sql_prepared(sql: &str) -> Result<Option<SqlPrepared>, SqlError> {
     }
 }
 
-/// A table maintenance statement sqlparser does not read: `OPTIMIZE [LOCAL |
-/// NO_WRITE_TO_BINLOG] TABLE t [, t ...]` or `CHECK TABLE t [, t ...] [QUICK | FAST | MEDIUM |
-/// EXTENDED | CHANGED | FOR UPGRADE]` (the options change nothing here).
+/// A table maintenance statement sqlparser does not read: `OPTIMIZE | ANALYZE [LOCAL |
+/// NO_WRITE_TO_BINLOG] TABLE t [, t ...]` (ANALYZE's `PERSISTENT FOR ...` taken and ignored)
+/// or `CHECK TABLE t [, t ...] [QUICK | FAST | MEDIUM | EXTENDED | CHANGED | FOR UPGRADE]`
+/// (the options change nothing here).
 #[derive(Debug, PartialEq)]
 pub struct Maintenance {
     pub op: MaintenanceOp,
@@ -819,6 +820,7 @@ pub struct Maintenance {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum MaintenanceOp {
     Optimize,
+    Analyze,
     Check,
 }
 
@@ -836,6 +838,10 @@ pub fn table_maintenance(sql: &str) -> Result<Option<Maintenance>, SqlError> {
         Some("OPTIMIZE") => match keyword(1).as_deref() {
             Some("LOCAL" | "NO_WRITE_TO_BINLOG") => (MaintenanceOp::Optimize, 2),
             _ => (MaintenanceOp::Optimize, 1),
+        },
+        Some("ANALYZE") => match keyword(1).as_deref() {
+            Some("LOCAL" | "NO_WRITE_TO_BINLOG") => (MaintenanceOp::Analyze, 2),
+            _ => (MaintenanceOp::Analyze, 1),
         },
         Some("CHECK") => (MaintenanceOp::Check, 1),
         _ => return Ok(None),
@@ -863,6 +869,10 @@ pub fn table_maintenance(sql: &str) -> Result<Option<Maintenance>, SqlError> {
         } else {
             break;
         }
+    }
+    if op == MaintenanceOp::Analyze && keyword(i).as_deref() == Some("PERSISTENT") {
+        // Engine-independent statistics: there are none to collect.
+        i = toks.len();
     }
     if op == MaintenanceOp::Check {
         while let Some(w) = keyword(i) {

@@ -1254,6 +1254,9 @@ pub fn maintenance(m: &crate::parse::Maintenance, cx: &PlanCx) -> Result<Plan, S
         tables.push((db, key, name.clone()));
     }
     Ok(util(match m.op {
+        crate::parse::MaintenanceOp::Analyze => Utility::Analyze {
+            tables: tables.into_iter().map(|(db, _, name)| (db, name)).collect(),
+        },
         crate::parse::MaintenanceOp::Optimize => Utility::Optimize { tables },
         crate::parse::MaintenanceOp::Check => Utility::Check { tables },
     }))
