@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # A/B of two tierdb binaries, tierdb alone: point_select and write_only, 64 threads,
 # 4 tables x 50 000 rows, 1 GiB pool, a 3 s warm-up then 15 s per workload, two alternated
-# rounds. Usage: bench/ab_two_binaries.sh OLD_BINARY NEW_BINARY (prints "label workload QPS").
+# rounds. Usage: bench/ab_two_binaries.sh OLD_BINARY NEW_BINARY (prints "label workload QPS");
+# WORKLOADS="oltp_read_only ..." picks other workloads.
 set -u
 old=${1:?old binary}
 new=${2:?new binary}
@@ -13,7 +14,7 @@ run() { # bin label
   mariadb -h127.0.0.1 -P3450 -uroot -e "CREATE DATABASE sbtest"
   local sb="sysbench --db-driver=mysql --mysql-host=127.0.0.1 --mysql-port=3450 --mysql-user=root --mysql-db=sbtest --tables=4 --table-size=50000"
   $sb oltp_read_write prepare --threads=4 > /dev/null
-  for w in oltp_point_select oltp_write_only; do
+  for w in ${WORKLOADS:-oltp_point_select oltp_write_only}; do
     $sb $w run --threads=64 --time=3 > /dev/null 2>&1
     q=$($sb $w run --threads=64 --time=15 2>&1 | grep -oP 'queries:\s+\d+\s+\(\K[0-9.]+')
     echo "$2 $w $q"

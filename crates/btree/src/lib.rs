@@ -8,7 +8,9 @@
 //! latched). Writers first try an optimistic descent (shared latches, exclusive on the leaf);
 //! when the leaf would split or underflow they retry holding exclusive latches on the whole
 //! root-to-leaf path. Siblings are only ever latched left to right, so scans that follow
-//! right links cannot deadlock with merges. `modify_exclusive` takes the root-to-leaf path
+//! right links cannot deadlock with merges. Descending scans (`BTree::scan_rev`) latch no
+//! sibling at all: each leaf is reached by its own descent from the root, below the previous
+//! leaf's low fence (the separator its parent path starts it with). `modify_exclusive` takes the root-to-leaf path
 //! exclusively from the start, so one mtr may change several keys of a tree (catalog renames).
 //!
 //! Must never: hold a latch when returning to the caller (except inside an `Mtr`); panic on

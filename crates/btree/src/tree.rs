@@ -1,7 +1,8 @@
 //! B+tree algorithms. See the crate doc for the latching protocol.
 //!
 //! Must never: latch a left sibling while holding its right neighbour (merges only pull a
-//! right sibling into its left neighbour; scans move left to right); modify a page outside
+//! right sibling into its left neighbour; scans move left to right, and descending scans
+//! descend again from the root for each leaf); modify a page outside
 //! the caller's `Mtr`; leave a node over capacity (splits are decided on byte sizes).
 
 use crate::mtr::Mtr;
