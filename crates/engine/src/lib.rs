@@ -744,33 +744,20 @@ impl Txn {
         hi: Bound<Vec<Value>>,
         want: Option<&ColumnMask>,
     ) -> Result<RowCursor> {
-        Ok(Box::new(self.st.cursor(
-            t,
-            index,
-            lo,
-            hi,
-            want.cloned(),
-            false,
-        )?))
+        self.scan_columns_dir(t, index, (lo, hi), want, false)
     }
-    /// `scan_columns` in descending key order (for a secondary index, ties in descending
-    /// primary key order): the same rows, last first.
-    pub fn scan_columns_desc(
+    /// `scan_columns`, in descending key order when `desc` (for a secondary index, ties in
+    /// descending primary key order): the same rows, last first.
+    pub fn scan_columns_dir(
         &mut self,
         t: &Arc<Table>,
         index: Option<usize>,
-        lo: Bound<Vec<Value>>,
-        hi: Bound<Vec<Value>>,
+        (lo, hi): (Bound<Vec<Value>>, Bound<Vec<Value>>),
         want: Option<&ColumnMask>,
+        desc: bool,
     ) -> Result<RowCursor> {
-        Ok(Box::new(self.st.cursor(
-            t,
-            index,
-            lo,
-            hi,
-            want.cloned(),
-            true,
-        )?))
+        let want = want.cloned();
+        Ok(Box::new(self.st.cursor(t, index, lo, hi, want, desc)?))
     }
     /// Rows through secondary index number `index` (position in `TableDef::indexes`), in index
     /// order (ties in primary key order). Bounds as in `scan`, on the index columns.

@@ -1480,8 +1480,8 @@ pub(crate) struct Cursor {
     /// looked up when the caller asks for its row, so a reader that stops early (EXISTS,
     /// LIMIT) pays no lookups for the entries it never takes.
     pending: VecDeque<Vec<u8>>,
-    /// Entries the next batch copies out: small at first, doubling to `BATCH`, so a reader
-    /// wanting one row does not decode a hundred.
+    /// Entries the next batch copies out, doubling to `BATCH` (see `first_batch`), so a
+    /// reader wanting one row of a whole key does not decode a hundred.
     batch: usize,
     done: bool,
 }
@@ -1511,9 +1511,10 @@ impl Cursor {
             want,
             buf: VecDeque::new(),
             pending: VecDeque::new(),
-            batch: FIRST_BATCH,
+            batch: BATCH,
             done: false,
         }
+        .first_batch()
     }
 
     pub fn new_secondary(
@@ -1548,15 +1549,28 @@ impl Cursor {
             want,
             buf: VecDeque::new(),
             pending: VecDeque::new(),
-            batch: FIRST_BATCH,
+            batch: BATCH,
             done: false,
         }
+        .first_batch()
     }
 
     /// Turns a fresh cursor around: the same rows, in descending key order.
     fn descending(mut self) -> Cursor {
         std::mem::swap(&mut self.next, &mut self.end);
         self.desc = true;
+        self.first_batch()
+    }
+
+    /// The first batch's size: small when the scan has no far end (a whole key read in
+    /// order, which ORDER BY ... LIMIT and MIN / MAX stop early), whole otherwise (a bounded
+    /// range is usually read to its end: one batch of 128, not 16 + 32 + 64).
+    fn first_batch(mut self) -> Cursor {
+        self.batch = if matches!(self.end, Bound::Unbounded) {
+            FIRST_BATCH
+        } else {
+            BATCH
+        };
         self
     }
 

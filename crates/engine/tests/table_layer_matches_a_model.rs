@@ -220,16 +220,16 @@ fn ok<T>(what: &str, r: tierdb_engine::Result<T>) -> Result<T, TestCaseError> {
     r.map_err(|e| TestCaseError::fail(format!("{what}: unexpected error {e}")))
 }
 
-/// The same scan read backwards (`scan_columns_desc`) gives `want` reversed.
+/// The same scan read backwards (`scan_columns_dir` with `desc`) gives `want` reversed.
 fn same_backwards(
     what: &str,
     tx: &mut Txn,
     t: &Arc<Table>,
     index: Option<usize>,
-    (lo, hi): (Bound<Vec<Value>>, Bound<Vec<Value>>),
+    bounds: (Bound<Vec<Value>>, Bound<Vec<Value>>),
     want: &[Row],
 ) -> Result<(), TestCaseError> {
-    let got = rows(tx.scan_columns_desc(t, index, lo, hi, None))?;
+    let got = rows(tx.scan_columns_dir(t, index, bounds, None, true))?;
     let mut rev = want.to_vec();
     rev.reverse();
     same_rows(&format!("{what}, descending"), &got, &rev)

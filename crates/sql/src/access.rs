@@ -1025,7 +1025,7 @@ pub fn concrete_ranges(
             let (Some(&dom), Some(values)) = (domains.first(), cx.subq.get(sub)) else {
                 return Ok(None);
             };
-            for v in values {
+            for v in &values.rows {
                 match to_key(dom, v) {
                     KeyConv::Exact(k) => out.push(ConcreteRange {
                         eq: vec![k],

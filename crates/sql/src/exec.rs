@@ -152,15 +152,10 @@ fn table_rows(
     // false when `f` stopped.
     let range = |txn: &mut Txn,
                  index: Option<usize>,
-                 (lo, hi): (Bound<Vec<Value>>, Bound<Vec<Value>>),
+                 bounds: (Bound<Vec<Value>>, Bound<Vec<Value>>),
                  f: &mut RowFn|
      -> Result<bool, SqlError> {
-        let rows = if desc {
-            txn.scan_columns_desc(t, index, lo, hi, want)?
-        } else {
-            txn.scan_columns(t, index, lo, hi, want)?
-        };
-        for r in rows {
+        for r in txn.scan_columns_dir(t, index, bounds, want, desc)? {
             if !visit(t, lock, r?, txn, cx, f)? {
                 return Ok(false);
             }

@@ -432,6 +432,32 @@ pub trait Env {
     }
 }
 
+/// The values of an uncorrelated subquery (first column, in row order), and when every one
+/// is a signed integer also those sorted, so that `x IN (SELECT ...)` over many rows is a
+/// binary search, not a walk of the list for every row that asks.
+#[derive(Clone, Debug, Default)]
+pub struct SubValues {
+    pub rows: Vec<Value>,
+    pub ints: Option<Vec<i64>>,
+}
+
+impl SubValues {
+    pub fn new(rows: Vec<Value>) -> SubValues {
+        let ints = rows
+            .iter()
+            .map(|v| match v {
+                Value::Int(i) => Some(*i),
+                _ => None,
+            })
+            .collect::<Option<Vec<i64>>>()
+            .map(|mut v| {
+                v.sort_unstable();
+                v
+            });
+        SubValues { rows, ints }
+    }
+}
+
 /// Evaluation context: parameters of the execution and the session environment.
 pub struct EvalCx<'a> {
     pub params: &'a [Value],
@@ -439,7 +465,7 @@ pub struct EvalCx<'a> {
     /// The first column of every row of each of the statement's uncorrelated subqueries
     /// (computed once per execution, before the statement reads anything else; a correlated
     /// subquery's entry is empty).
-    pub subq: &'a [Vec<Value>],
+    pub subq: &'a [SubValues],
     /// The statement's subquery plans (`SubRef::index` numbers them).
     pub subplans: &'a [crate::plan::SelectPlan],
     /// Runs correlated subqueries; None where none can appear (evaluating one then fails
@@ -507,7 +533,7 @@ fn subquery_rows<'a>(
         return cx
             .subq
             .get(s.index)
-            .map(|v| Cow::Borrowed(v.as_slice()))
+            .map(|v| Cow::Borrowed(v.rows.as_slice()))
             .ok_or_else(|| SqlError::new(1105, "HY000", "internal: a subquery was not run"));
     }
     let runner = cx.runner.ok_or_else(|| {
@@ -867,6 +893,11 @@ impl Expr {
                     return Ok(Value::Int(i64::from(*neg)));
                 }
                 let v = a.eval(row, cx)?;
+                let ints = s.outer.is_empty().then(|| cx.subq.get(s.index)).flatten();
+                if let (Some(ints), Value::Int(i)) = (ints.and_then(|v| v.ints.as_ref()), &*v) {
+                    // Integers only (no NULL among them): an integer is found or not.
+                    return Ok(Value::Int(i64::from(ints.binary_search(i).is_ok() != *neg)));
+                }
                 let r = membership(&v, set.iter().map(|x| Ok(Cow::Borrowed(x))), coll)?;
                 bool_val(r.map(|b| b != *neg))
             }

@@ -3423,9 +3423,11 @@ fn select_body(q: &ast::Query, cx: &PlanCx) -> Result<SelectPlan, SqlError> {
         SourceKind::Dual => Source::Dual,
         SourceKind::Table(t, hints) => {
             let mut access = access::choose(&t.def, filter.as_ref(), &hints);
+            // (A correlated WHERE is checked after every row is read: no early stop.)
             if matches!(access.access, Access::Full)
                 && agg.is_none()
                 && windows.is_empty()
+                && !filter.as_ref().is_some_and(Expr::is_correlated)
                 && few_rows(&limit, &offset)
             {
                 if let Some((cols, _)) = order_columns(&order, &project) {
@@ -4666,6 +4668,28 @@ fn decorrelate(p: &mut SelectPlan, base: usize) -> Option<()> {
         }
     }
     let x = link?;
+    // What is left runs on every row of `t` now, not only on the rows the link picks: keep
+    // it free of what could fail there (a scalar subquery's 1242, a division's 1365).
+    let risky = |e: &Expr| {
+        e.any(&mut |y| {
+            matches!(
+                y,
+                Expr::Subquery(..)
+                    | Expr::InSubquery(..)
+                    | Expr::Exists(..)
+                    | Expr::Quantified { .. }
+                    | Expr::Bin(
+                        crate::expr::BinOp::Div
+                            | crate::expr::BinOp::IntDiv
+                            | crate::expr::BinOp::Mod,
+                        ..
+                    )
+            )
+        })
+    };
+    if rest.iter().any(risky) {
+        return None;
+    }
     let is_int = |c: usize| {
         table
             .def

@@ -2609,10 +2609,10 @@ fn run_dml(plan: &Plan, txn: &mut Txn, cx: &EvalCx) -> Result<DmlOutcome, SqlErr
         }
         && crate::expr::strict_division(cx.env);
     let _writing = strict.then(|| crate::expr::WrittenValues::begin(true));
-    let mut subq: Vec<Vec<Value>> = Vec::with_capacity(subplans.len());
+    let mut subq: Vec<crate::expr::SubValues> = Vec::with_capacity(subplans.len());
     for sp in subplans {
         if sp.outer_params > 0 {
-            subq.push(Vec::new());
+            subq.push(Default::default());
             continue;
         }
         let rows = {
@@ -2625,11 +2625,11 @@ fn run_dml(plan: &Plan, txn: &mut Txn, cx: &EvalCx) -> Result<DmlOutcome, SqlErr
             };
             exec::run_select(sp, txn, &scx)?
         };
-        subq.push(
+        subq.push(crate::expr::SubValues::new(
             rows.into_iter()
                 .map(|r| r.into_iter().next().unwrap_or(Value::Null))
                 .collect(),
-        );
+        ));
     }
     drop(_writing);
     let cx = &EvalCx {

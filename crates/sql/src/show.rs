@@ -760,6 +760,14 @@ fn access_row(
     ]
 }
 
+/// An EXPLAIN row reading no table: every column NULL but the id, type and `extra`.
+fn tableless_row(id: i64, select_type: &str, extra: &str) -> Vec<Value> {
+    let mut r = vec![Value::Int(id), s(select_type)];
+    r.extend(std::iter::repeat_n(Value::Null, 7));
+    r.push(s(extra));
+    r
+}
+
 fn explain_select(
     p: &SelectPlan,
     id: i64,
@@ -775,30 +783,10 @@ fn explain_select(
         extra.push("Using filesort");
     }
     match &p.source {
-        Source::Dual => rows.push(vec![
-            Value::Int(id),
-            s(select_type),
-            Value::Null,
-            Value::Null,
-            Value::Null,
-            Value::Null,
-            Value::Null,
-            Value::Null,
-            Value::Null,
-            s("No tables used"),
-        ]),
-        Source::Table { .. } if !p.extremes.is_empty() && p.lock.is_none() => rows.push(vec![
-            Value::Int(id),
-            s(select_type),
-            Value::Null,
-            Value::Null,
-            Value::Null,
-            Value::Null,
-            Value::Null,
-            Value::Null,
-            Value::Null,
-            s("Select tables optimized away"),
-        ]),
+        Source::Dual => rows.push(tableless_row(id, select_type, "No tables used")),
+        Source::Table { .. } if !p.extremes.is_empty() && p.lock.is_none() => rows.push(
+            tableless_row(id, select_type, "Select tables optimized away"),
+        ),
         Source::Table { table, access } => {
             let mut a = access.clone();
             if p.filter.is_some() && matches!(a.access, Access::Full | Access::FullIndex(_)) {

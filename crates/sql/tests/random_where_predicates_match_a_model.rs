@@ -206,6 +206,22 @@ fn pred() -> impl Strategy<Value = P> {
     })
 }
 
+/// `INSERT INTO m VALUES ...` of `rows`.
+fn insert_sql(rows: &[Row]) -> String {
+    let vals: Vec<String> = rows
+        .iter()
+        .map(|r| {
+            let b = r.b.map(|x| x.to_string()).unwrap_or("NULL".into());
+            let c =
+                r.c.as_ref()
+                    .map(|x| format!("'{x}'"))
+                    .unwrap_or("NULL".into());
+            format!("({}, {}, {b}, {c})", r.id, r.a)
+        })
+        .collect();
+    format!("INSERT INTO m VALUES {}", vals.join(","))
+}
+
 fn session() -> tierdb_sql::Session {
     static ENV: std::sync::OnceLock<Env> = std::sync::OnceLock::new();
     static NEXT: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(1);
@@ -221,21 +237,7 @@ fn session() -> tierdb_sql::Session {
         exec(&mut s, "CREATE INDEX mb ON m (b)");
         exec(&mut s, "CREATE INDEX mc ON m (c)");
         exec(&mut s, "CREATE INDEX mba ON m (b, a)");
-        let vals: Vec<String> = table()
-            .iter()
-            .map(|r| {
-                format!(
-                    "({}, {}, {}, {})",
-                    r.id,
-                    r.a,
-                    r.b.map(|x| x.to_string()).unwrap_or("NULL".into()),
-                    r.c.as_ref()
-                        .map(|x| format!("'{x}'"))
-                        .unwrap_or("NULL".into())
-                )
-            })
-            .collect();
-        exec(&mut s, &format!("INSERT INTO m VALUES {}", vals.join(",")));
+        exec(&mut s, &insert_sql(&table()));
         e
     });
     e.session(NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed))
@@ -395,19 +397,9 @@ fn min_and_max_read_from_the_key_ends_see_only_committed_rows() {
     // Empty: every extreme is NULL.
     assert_eq!(got_extremes(&mut r, EXTREMES), vec![None; 8]);
     let mut rows = table();
+    // One row per statement: the writes go through the single-row path too.
     for x in &rows {
-        exec(
-            &mut w,
-            &format!(
-                "INSERT INTO m VALUES ({}, {}, {}, {})",
-                x.id,
-                x.a,
-                x.b.map(|v| v.to_string()).unwrap_or("NULL".into()),
-                x.c.as_ref()
-                    .map(|v| format!("'{v}'"))
-                    .unwrap_or("NULL".into())
-            ),
-        );
+        exec(&mut w, &insert_sql(std::slice::from_ref(x)));
     }
     assert_eq!(got_extremes(&mut r, EXTREMES), model_extremes(&rows));
     // The same through the plain aggregate path (a WHERE that keeps every row).
