@@ -688,7 +688,14 @@ pub fn analyze(
         match engine.table(db, temps.key(db, t).unwrap_or(t)) {
             Ok(_) => rows.push(vec![s(&name), s("analyze"), s("status"), s("OK")]),
             Err(e) => {
-                rows.push(vec![s(&name), s("analyze"), s("Error"), s(e.to_string())]);
+                // (MariaDB names the table also when its database is missing.)
+                let msg = match e {
+                    tierdb_engine::Error::NoSuchDatabase(_) => {
+                        format!("Table '{name}' doesn't exist")
+                    }
+                    e => e.to_string(),
+                };
+                rows.push(vec![s(&name), s("analyze"), s("Error"), s(msg)]);
                 rows.push(vec![
                     s(&name),
                     s("analyze"),
