@@ -547,6 +547,14 @@ fn candidate(conds: &[Cond], key: &[usize], def: &TableDef) -> Option<Candidate>
     })
 }
 
+/// EXPLAIN's key_len of key columns `cols`.
+fn key_len(def: &TableDef, cols: &[usize]) -> u32 {
+    cols.iter()
+        .filter_map(|&c| def.columns.get(c))
+        .map(key_len_of)
+        .sum()
+}
+
 fn key_len_of(c: &ColumnDef) -> u32 {
     let base = match &c.ty {
         ColumnType::Int { bytes, .. } => u32::from(*bytes),
@@ -625,13 +633,7 @@ pub fn choose(def: &TableDef, filter: Option<&Expr>, hints: &Hints) -> AccessPla
                 let ix = &def.indexes[i];
                 explain.access_type = "index";
                 explain.key = Some(ix.name.clone());
-                explain.key_len = Some(
-                    ix.columns
-                        .iter()
-                        .filter_map(|&c| def.columns.get(c))
-                        .map(key_len_of)
-                        .sum(),
-                );
+                explain.key_len = Some(key_len(def, &ix.columns));
                 let mut order = ix.columns.clone();
                 order.extend(def.primary_key.iter().copied());
                 return AccessPlan {
@@ -653,13 +655,7 @@ pub fn choose(def: &TableDef, filter: Option<&Expr>, hints: &Hints) -> AccessPla
             && !def.primary_key.is_empty()
         {
             explain.key = Some("PRIMARY".into());
-            explain.key_len = Some(
-                def.primary_key
-                    .iter()
-                    .filter_map(|&c| def.columns.get(c))
-                    .map(key_len_of)
-                    .sum(),
-            );
+            explain.key_len = Some(key_len(def, &def.primary_key));
             "index"
         } else {
             "ALL"
@@ -682,13 +678,7 @@ pub fn choose(def: &TableDef, filter: Option<&Expr>, hints: &Hints) -> AccessPla
         None => "PRIMARY".into(),
         Some(i) => def.indexes[i].name.clone(),
     });
-    explain.key_len = Some(
-        key.iter()
-            .take(parts)
-            .filter_map(|&c| def.columns.get(c))
-            .map(key_len_of)
-            .sum(),
-    );
+    explain.key_len = Some(key_len(def, &key[..parts.min(key.len())]));
     let points = idx.is_none() && cand.used_eq == key.len() && !cand.has_range && !cand.each;
     explain.access_type = if points && cand.n_prefixes == 1 {
         "const"
@@ -729,51 +719,38 @@ pub fn choose(def: &TableDef, filter: Option<&Expr>, hints: &Hints) -> AccessPla
     }
 }
 
-/// For `ORDER BY cols LIMIT n` over a table that no WHERE condition narrows: the whole
-/// primary key or a secondary index whose leading columns are `cols`, read in that order so
-/// the statement stops after its first rows instead of sorting the table. The primary key
-/// comes first (no second lookup per row); a hint that excludes a key is obeyed.
-pub fn ordered_full_scan(
+/// For `ORDER BY cols LIMIT n` over a table that no WHERE condition narrows (`plan` a full
+/// scan): a secondary index whose leading columns are `cols`, read whole in that order, so
+/// the statement stops after its first rows instead of sorting the table. Nothing changes
+/// when the primary key already gives that order, or when no index (the hints allowing)
+/// does; false then.
+pub fn order_by_index(
+    plan: &mut AccessPlan,
     def: &TableDef,
     cols: &[usize],
     hints: &Hints,
-    filtered: bool,
-) -> Option<AccessPlan> {
-    if cols.is_empty() || hints.only.as_ref().is_some_and(|_| hints.force) {
-        return None;
+) -> bool {
+    if cols.is_empty()
+        || hints.only.as_ref().is_some_and(|_| hints.force)
+        || def.primary_key.starts_with(cols)
+    {
+        return false;
     }
-    let pk = &def.primary_key;
-    if pk.starts_with(cols) {
-        // Already the table scan's order.
-        return None;
-    }
-    let i = def
+    let Some(i) = def
         .indexes
         .iter()
-        .position(|ix| ix.columns.starts_with(cols) && hints.allows(&ix.name))?;
+        .position(|ix| ix.columns.starts_with(cols) && hints.allows(&ix.name))
+    else {
+        return false;
+    };
     let ix = &def.indexes[i];
-    let mut order_cols = ix.columns.clone();
-    order_cols.extend(pk.iter().copied());
-    Some(AccessPlan {
-        access: Access::FullIndex(i),
-        domains: Vec::new(),
-        order_cols,
-        fixed_prefix: 0,
-        desc: false,
-        explain: ExplainInfo {
-            access_type: "index",
-            key: Some(ix.name.clone()),
-            using_where: filtered,
-            key_len: Some(
-                ix.columns
-                    .iter()
-                    .filter_map(|&c| def.columns.get(c))
-                    .map(key_len_of)
-                    .sum(),
-            ),
-            ..Default::default()
-        },
-    })
+    plan.access = Access::FullIndex(i);
+    plan.order_cols = ix.columns.clone();
+    plan.order_cols.extend(def.primary_key.iter().copied());
+    plan.explain.access_type = "index";
+    plan.explain.key = Some(ix.name.clone());
+    plan.explain.key_len = Some(key_len(def, &ix.columns));
+    true
 }
 
 /// For aggregates that are all MIN / MAX of plain columns, each column leading the primary

@@ -327,7 +327,7 @@ fn source_rows(
             f(Vec::new())?;
             Ok(())
         }
-        Source::Table { table, .. } if !plan.extremes.is_empty() && plan.lock.is_none() => {
+        Source::Table { table, .. } if !plan.extremes.is_empty() => {
             for (access, col) in &plan.extremes {
                 let mut go_on = true;
                 table_rows(

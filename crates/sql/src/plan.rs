@@ -3431,14 +3431,7 @@ fn select_body(q: &ast::Query, cx: &PlanCx) -> Result<SelectPlan, SqlError> {
                 && few_rows(&limit, &offset)
             {
                 if let Some((cols, _)) = order_columns(&order, &project) {
-                    let filtered = filter.is_some();
-                    if let Some(a) = access::ordered_full_scan(&t.def, &cols, &hints, filtered) {
-                        access.access = a.access;
-                        access.order_cols = a.order_cols;
-                        access.explain.access_type = a.explain.access_type;
-                        access.explain.key = a.explain.key;
-                        access.explain.key_len = a.explain.key_len;
-                    }
+                    access::order_by_index(&mut access, &t.def, &cols, &hints);
                 }
             }
             Source::Table { table: t, access }
@@ -3547,6 +3540,8 @@ fn set_lock(
             }
         }
         Source::Table { table, access } => {
+            // Every row read is locked: MIN / MAX read the whole source.
+            p.extremes.clear();
             // Rows are re-read after their lock: through a secondary index, the ORDER BY
             // column of a row changed meanwhile may have moved, so sort again (a primary key
             // cannot move: the re-read is by that key).

@@ -791,9 +791,11 @@ fn explain_select(
     }
     match &p.source {
         Source::Dual => rows.push(tableless_row(id, select_type, "No tables used")),
-        Source::Table { .. } if !p.extremes.is_empty() && p.lock.is_none() => rows.push(
-            tableless_row(id, select_type, "Select tables optimized away"),
-        ),
+        Source::Table { .. } if !p.extremes.is_empty() => rows.push(tableless_row(
+            id,
+            select_type,
+            "Select tables optimized away",
+        )),
         Source::Table { table, access } => {
             let mut a = access.clone();
             if p.filter.is_some() && matches!(a.access, Access::Full | Access::FullIndex(_)) {
