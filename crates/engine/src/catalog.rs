@@ -141,8 +141,17 @@ fn put_type(w: &mut W, t: &ColumnType) {
             w.u32(*n);
         }
         ColumnType::Date => w.u8(9),
-        ColumnType::DateTime => w.u8(10),
-        ColumnType::Timestamp => w.u8(11),
+        // Without fractional seconds as before they existed; with them, a tag of their own.
+        ColumnType::DateTime(0) => w.u8(10),
+        ColumnType::Timestamp(0) => w.u8(11),
+        ColumnType::DateTime(fsp) => {
+            w.u8(17);
+            w.u8(*fsp);
+        }
+        ColumnType::Timestamp(fsp) => {
+            w.u8(18);
+            w.u8(*fsp);
+        }
         ColumnType::Enum(members) => {
             w.u8(12);
             w.u16(members.len());
@@ -176,6 +185,16 @@ fn get_lob_size(r: &mut R) -> Result<LobSize> {
     })
 }
 
+/// Fractional-second digits of a DATETIME / TIMESTAMP (1..=6).
+fn fsp(r: &mut R) -> Result<u8> {
+    match r.u8()? {
+        n @ 1..=6 => Ok(n),
+        n => Err(Error::Corrupt(format!(
+            "fractional-second precision {n} in catalog"
+        ))),
+    }
+}
+
 fn get_type(r: &mut R) -> Result<ColumnType> {
     Ok(match r.u8()? {
         1 => ColumnType::Int {
@@ -201,8 +220,10 @@ fn get_type(r: &mut R) -> Result<ColumnType> {
         15 => ColumnType::Binary(r.u32()?),
         16 => ColumnType::VarBinary(r.u32()?),
         9 => ColumnType::Date,
-        10 => ColumnType::DateTime,
-        11 => ColumnType::Timestamp,
+        10 => ColumnType::DateTime(0),
+        11 => ColumnType::Timestamp(0),
+        17 => ColumnType::DateTime(fsp(r)?),
+        18 => ColumnType::Timestamp(fsp(r)?),
         12 => {
             let n = r.u16()?;
             ColumnType::Enum((0..n).map(|_| r.str()).collect::<Result<Vec<_>>>()?)
@@ -653,7 +674,7 @@ mod tests {
                 },
                 ColumnDef {
                     name: "changed_at".into(),
-                    ty: ColumnType::Timestamp,
+                    ty: ColumnType::Timestamp(0),
                     nullable: true,
                     auto_increment: false,
                     default: None,
@@ -735,8 +756,10 @@ mod tests {
             ColumnType::Binary(0),
             ColumnType::VarBinary(65_532),
             ColumnType::Date,
-            ColumnType::DateTime,
-            ColumnType::Timestamp,
+            ColumnType::DateTime(0),
+            ColumnType::Timestamp(0),
+            ColumnType::DateTime(6),
+            ColumnType::Timestamp(3),
             ColumnType::Enum(vec!["a".into(), "b".into()]),
         ];
         let columns = types

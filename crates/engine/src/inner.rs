@@ -1957,7 +1957,8 @@ pub(crate) fn storage_compatible(old: &ColumnDef, new: &ColumnDef, keyed: bool) 
         (T::Float | T::Double, T::Float | T::Double) => true,
         (T::Decimal { scale: a, .. }, T::Decimal { scale: b, .. }) => a == b,
         (T::Date, T::Date) => true,
-        (T::DateTime | T::Timestamp, T::DateTime | T::Timestamp) => true,
+        // The fraction's width is part of the stored text.
+        (T::DateTime(a) | T::Timestamp(a), T::DateTime(b) | T::Timestamp(b)) => a == b,
         _ => false,
     };
     if !same_form {

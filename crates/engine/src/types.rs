@@ -121,8 +121,11 @@ pub enum ColumnType {
     /// VARBINARY(n): up to `n` bytes (1..=65532).
     VarBinary(u32),
     Date,
-    DateTime,
-    Timestamp,
+    /// DATETIME(fsp): `YYYY-MM-DD HH:MM:SS`, then `.` and exactly `fsp` (1..=6) fraction
+    /// digits when `fsp` > 0 (one width per column, so byte order is time order).
+    DateTime(u8),
+    /// TIMESTAMP(fsp), stored as DATETIME(fsp) text (UTC).
+    Timestamp(u8),
     /// ENUM('a', 'b', ...): one of the members, stored as that member's text (the SQL layer
     /// maps input onto a member; 1..n by number).
     Enum(Vec<String>),
@@ -169,6 +172,13 @@ impl ColumnType {
     /// True when values of this type are stored as `Value::Int`.
     pub fn is_integer(&self) -> bool {
         matches!(self, ColumnType::Int { .. })
+    }
+    /// Fractional-second digits of a DATETIME / TIMESTAMP (0..=6); None for other types.
+    pub fn fsp(&self) -> Option<u8> {
+        match self {
+            ColumnType::DateTime(n) | ColumnType::Timestamp(n) => Some(*n),
+            _ => None,
+        }
     }
     /// True for the byte-string types with no character set: BLOBs, BINARY and VARBINARY.
     pub fn is_binary_string(&self) -> bool {

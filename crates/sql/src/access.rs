@@ -63,8 +63,8 @@ pub fn domain_of(col: &ColumnDef) -> Option<KeyDomain> {
         | ColumnType::Binary(_)
         | ColumnType::VarBinary(_)
         | ColumnType::Date
-        | ColumnType::DateTime
-        | ColumnType::Timestamp => Some(KeyDomain::Str),
+        | ColumnType::DateTime(_)
+        | ColumnType::Timestamp(_) => Some(KeyDomain::Str),
     }
 }
 
@@ -574,8 +574,9 @@ fn key_len_of(c: &ColumnDef) -> u32 {
             }
         }
         ColumnType::Date => 3,
-        ColumnType::DateTime => 5,
-        ColumnType::Timestamp => 4,
+        // The fraction's bytes in MariaDB's binary form: (fsp + 1) / 2.
+        ColumnType::DateTime(n) => 5 + (u32::from(*n) + 1) / 2,
+        ColumnType::Timestamp(n) => 4 + (u32::from(*n) + 1) / 2,
     };
     base + u32::from(c.nullable)
 }

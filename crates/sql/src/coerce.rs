@@ -551,53 +551,16 @@ pub fn format_decimal(text: &str, precision: u8, scale: u8) -> DecimalResult {
 }
 
 /// Parses a date or datetime from text ('YYYY-MM-DD[ HH:MM:SS[.f]]', also 'YYYYMMDD[HHMMSS]'
-/// and integers of that shape). Returns the canonical text.
+/// and integers of that shape). Returns the canonical text, without fractional seconds.
 pub fn parse_datetime(v: &Value, with_time: bool) -> Option<Vec<u8>> {
-    let text: String = match v {
-        Value::Int(i) => i.to_string(),
-        Value::UInt(u) => u.to_string(),
-        Value::Double(d) => format!("{}", d.trunc() as i64),
-        Value::Bytes(b) => String::from_utf8_lossy(b).trim().to_string(),
-        Value::Null => return None,
-    };
-    let nums: Vec<u32>;
-    if text.bytes().all(|c| c.is_ascii_digit()) {
-        let b = text.as_bytes();
-        let take = |s: usize, n: usize| -> Option<u32> {
-            std::str::from_utf8(b.get(s..s + n)?).ok()?.parse().ok()
-        };
-        match b.len() {
-            8 => nums = vec![take(0, 4)?, take(4, 2)?, take(6, 2)?, 0, 0, 0],
-            14 => {
-                nums = vec![
-                    take(0, 4)?,
-                    take(4, 2)?,
-                    take(6, 2)?,
-                    take(8, 2)?,
-                    take(10, 2)?,
-                    take(12, 2)?,
-                ]
-            }
-            _ => return None,
-        }
-    } else {
-        let main = text.split('.').next().unwrap_or("");
-        let parts: Vec<&str> = main.split(['-', ' ', ':', 'T']).collect();
-        if parts.len() != 3 && parts.len() != 6 && parts.len() != 5 {
-            return None;
-        }
-        let mut n = Vec::with_capacity(6);
-        for p in &parts {
-            if p.is_empty() || p.len() > 4 || !p.bytes().all(|c| c.is_ascii_digit()) {
-                return None;
-            }
-            n.push(p.parse().ok()?);
-        }
-        while n.len() < 6 {
-            n.push(0);
-        }
-        nums = n;
-    }
+    parse_temporal(v, with_time.then_some(0))
+}
+
+/// `parse_datetime` for a column of `fsp`: None = DATE (`YYYY-MM-DD`), Some(n) = DATETIME(n)
+/// (`YYYY-MM-DD HH:MM:SS`, then `.` and n fraction digits when n > 0; further digits are cut,
+/// as MariaDB does with `time_round_fractional` off).
+pub fn parse_temporal(v: &Value, fsp: Option<u8>) -> Option<Vec<u8>> {
+    let (nums, micros) = datetime_fields(v)?;
     let (y, mo, d, h, mi, s) = (nums[0], nums[1], nums[2], nums[3], nums[4], nums[5]);
     let zero_date = y == 0 && mo == 0 && d == 0;
     if !zero_date && (mo == 0 || mo > 12 || d == 0 || d > days_in_month(y, mo)) {
@@ -606,12 +569,114 @@ pub fn parse_datetime(v: &Value, with_time: bool) -> Option<Vec<u8>> {
     if h > 23 || mi > 59 || s > 59 {
         return None;
     }
-    let out = if with_time {
-        format!("{y:04}-{mo:02}-{d:02} {h:02}:{mi:02}:{s:02}")
-    } else {
-        format!("{y:04}-{mo:02}-{d:02}")
-    };
+    let mut out = format!("{y:04}-{mo:02}-{d:02}");
+    if let Some(n) = fsp {
+        out.push_str(&format!(" {h:02}:{mi:02}:{s:02}"));
+        push_fraction(&mut out, micros, n);
+    }
     Some(out.into_bytes())
+}
+
+/// Year, month, day, hour, minute, second and microseconds of a date / datetime value, not
+/// yet range-checked.
+fn datetime_fields(v: &Value) -> Option<([u32; 6], u32)> {
+    let text: String = match v {
+        Value::Int(i) => i.to_string(),
+        Value::UInt(u) => u.to_string(),
+        Value::Double(d) if d.is_finite() => format!("{d}"),
+        Value::Double(_) => return None,
+        Value::Bytes(b) => String::from_utf8_lossy(b).trim().to_string(),
+        Value::Null => return None,
+    };
+    // The fraction: digits after the first '.', once the text has a time part.
+    let (main, frac) = match text.split_once('.') {
+        Some((m, f)) => (m, Some(f)),
+        None => (text.as_str(), None),
+    };
+    let micros_of = |f: Option<&str>| -> Option<u32> {
+        let Some(f) = f else { return Some(0) };
+        let digits: String = f.chars().take_while(char::is_ascii_digit).take(6).collect();
+        if digits.is_empty() {
+            return Some(0);
+        }
+        format!("{digits:0<6}").parse().ok()
+    };
+    if main.bytes().all(|c| c.is_ascii_digit()) {
+        // A number: YYYYMMDD or YYYYMMDDHHMMSS (a fraction only after the latter).
+        if frac.is_some_and(|f| !f.bytes().all(|c| c.is_ascii_digit())) {
+            return None;
+        }
+        let b = main.as_bytes();
+        let take = |s: usize, n: usize| -> Option<u32> {
+            std::str::from_utf8(b.get(s..s + n)?).ok()?.parse().ok()
+        };
+        return match b.len() {
+            8 => Some(([take(0, 4)?, take(4, 2)?, take(6, 2)?, 0, 0, 0], 0)),
+            14 => Some((
+                [
+                    take(0, 4)?,
+                    take(4, 2)?,
+                    take(6, 2)?,
+                    take(8, 2)?,
+                    take(10, 2)?,
+                    take(12, 2)?,
+                ],
+                micros_of(frac)?,
+            )),
+            _ => None,
+        };
+    }
+    let parts: Vec<&str> = main.split(['-', ' ', ':', 'T']).collect();
+    if parts.len() != 3 && parts.len() != 6 && parts.len() != 5 {
+        return None;
+    }
+    let mut n = [0u32; 6];
+    for (slot, p) in n.iter_mut().zip(&parts) {
+        if p.is_empty() || p.len() > 4 || !p.bytes().all(|c| c.is_ascii_digit()) {
+            return None;
+        }
+        *slot = p.parse().ok()?;
+    }
+    let micros = if parts.len() == 6 { micros_of(frac)? } else { 0 };
+    Some((n, micros))
+}
+
+/// `v` as the text of a DATE (`fsp` None) or DATETIME(fsp) column holding the same point in
+/// time, for comparing with that column's stored text byte by byte: `YYYY-MM-DD` (a DATE
+/// with a time of day also gets ` HH:MM:SS`), the column's `fsp` fraction digits, then any
+/// further non-zero digits (so the value sorts after the column's values it exceeds only
+/// there). None when `v` is no date.
+pub fn temporal_for_compare(v: &Value, fsp: Option<u8>) -> Option<Vec<u8>> {
+    let full = parse_temporal(v, Some(6))?;
+    let (base, frac) = (&full[..19], &full[20..]);
+    let keep = usize::from(fsp.unwrap_or(0));
+    let extra = frac[keep..].iter().rposition(|&c| c != b'0').map_or(0, |i| i + 1);
+    let mut out = Vec::with_capacity(26);
+    match fsp {
+        None if extra == 0 && base.ends_with(b" 00:00:00") => out.extend_from_slice(&base[..10]),
+        _ => out.extend_from_slice(base),
+    }
+    if keep + extra > 0 {
+        out.push(b'.');
+        out.extend_from_slice(&frac[..keep + extra]);
+    }
+    Some(out)
+}
+
+/// Appends `.` and the first `fsp` of the six digits of `micros` (nothing when `fsp` is 0).
+pub fn push_fraction(out: &mut String, micros: u32, fsp: u8) {
+    if fsp > 0 {
+        let all = format!("{:06}", micros.min(999_999));
+        out.push('.');
+        out.push_str(&all[..usize::from(fsp.min(6))]);
+    }
+}
+
+/// The zero DATETIME(fsp): `0000-00-00 00:00:00` and `fsp` zero digits.
+pub fn zero_datetime(fsp: u8) -> String {
+    let mut out = "0000-00-00 00:00:00".to_string();
+    push_fraction(&mut out, 0, fsp);
+    out
 }
 
 pub(crate) fn days_in_month(y: u32, m: u32) -> u32 {
@@ -653,14 +718,16 @@ pub fn civil_from_unix(secs: i64) -> (i64, u32, u32, u32, u32, u32) {
     )
 }
 
-/// Current UTC time as 'YYYY-MM-DD HH:MM:SS'.
-pub fn now_text() -> String {
-    let secs = std::time::SystemTime::now()
+/// Current UTC time as 'YYYY-MM-DD HH:MM:SS', with `fsp` fraction digits.
+pub fn now_text(fsp: u8) -> String {
+    let us = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_secs() as i64)
+        .map(|d| d.as_micros() as i64)
         .unwrap_or(0);
-    let (y, mo, d, h, mi, s) = civil_from_unix(secs);
-    format!("{y:04}-{mo:02}-{d:02} {h:02}:{mi:02}:{s:02}")
+    let (y, mo, d, h, mi, s) = civil_from_unix(us.div_euclid(1_000_000));
+    let mut out = format!("{y:04}-{mo:02}-{d:02} {h:02}:{mi:02}:{s:02}");
+    push_fraction(&mut out, us.rem_euclid(1_000_000) as u32, fsp);
+    out
 }
 
 #[cfg(test)]

@@ -10,7 +10,7 @@
 use crate::expr::{
     BinOp, CastTo, Expr, Func, IntervalUnit, RegexFunc, Scale, SqlType, StrFunc, SubRef, UnOp,
 };
-use crate::result::{Column, SqlError};
+use crate::result::{Column, ColumnKind, SqlError};
 use sqlparser::ast;
 use sqlparser::tokenizer::Location;
 use tierdb_engine::Value;
@@ -676,6 +676,42 @@ impl<'a> Compiler<'a> {
             })
             .collect();
         (ops, false)
+    }
+
+    /// Operands of one comparison with a DATE / DATETIME / TIMESTAMP column of this query:
+    /// each row-independent one (a literal, a parameter, NOW()) is compared as that column's
+    /// text (`CastTo::TemporalOf`), so `d = '2020-1-1'`, `dt = '2020-01-01 10:00'` and
+    /// `dt = 20200101100000` hold as in MariaDB, which compares them as temporal values, and
+    /// the column's key can still be looked up. Other operands are unchanged.
+    fn temporal_operands(&self, ops: Vec<Expr>) -> Vec<Expr> {
+        if self.agg.is_some() {
+            return ops;
+        }
+        let column = ops.iter().find_map(|e| match e {
+            Expr::Col(i) => {
+                let c = self.scope.cols.get(*i)?;
+                match c.meta.kind {
+                    ColumnKind::Date => Some(None),
+                    ColumnKind::DateTime | ColumnKind::Timestamp => {
+                        Some(Some(c.meta.decimals.min(6)))
+                    }
+                    _ => None,
+                }
+            }
+            _ => None,
+        });
+        let Some(fsp) = column else {
+            return ops;
+        };
+        ops.into_iter()
+            .map(|e| {
+                if !matches!(e, Expr::Col(_)) && e.is_row_independent() {
+                    Expr::Cast(Box::new(e), CastTo::TemporalOf(fsp))
+                } else {
+                    e
+                }
+            })
+            .collect()
     }
 
     /// Plans a subquery into the statement's list. Columns it names that its own FROM lacks
@@ -1355,7 +1391,8 @@ impl<'a> Compiler<'a> {
                         | BinOp::Ge
                 ) {
                     let bin = self.scope.is_binary(&l) || self.scope.is_binary(&r);
-                    let (mut v, exact) = self.numeric_if_decimal(vec![l, r]);
+                    let (mut v, exact) =
+                        self.numeric_if_decimal(self.temporal_operands(vec![l, r]));
                     let r = v.pop().unwrap_or(Expr::Const(Value::Null));
                     let l = v.pop().unwrap_or(Expr::Const(Value::Null));
                     let cmp = Expr::Bin(bop, Box::new(l), Box::new(r));
@@ -1443,7 +1480,7 @@ impl<'a> Compiler<'a> {
                         all.push(self.compile(i)?);
                     }
                     let bin = all.iter().any(|e| self.scope.is_binary(e));
-                    let (all, exact) = self.numeric_if_decimal(all);
+                    let (all, exact) = self.numeric_if_decimal(self.temporal_operands(all));
                     let mut all = all.into_iter();
                     let x = all.next().unwrap_or(Expr::Const(Value::Null));
                     let cmp = Expr::In(Box::new(x), all.collect(), *negated);
@@ -1468,7 +1505,7 @@ impl<'a> Compiler<'a> {
             } => {
                 let parts = vec![self.compile(expr)?, self.compile(low)?, self.compile(high)?];
                 let bin = parts.iter().any(|e| self.scope.is_binary(e));
-                let (v, exact) = self.numeric_if_decimal(parts);
+                let (v, exact) = self.numeric_if_decimal(self.temporal_operands(parts));
                 let mut v = v.into_iter().map(Box::new);
                 let cmp = match (v.next(), v.next(), v.next()) {
                     (Some(x), Some(lo), Some(hi)) => Expr::Between(x, lo, hi, *negated),
@@ -1571,6 +1608,7 @@ impl<'a> Compiler<'a> {
                     D::Hour => Func::Hour,
                     D::Minute => Func::Minute,
                     D::Second => Func::Second,
+                    D::Microsecond => Func::Microsecond,
                     D::Quarter => Func::Quarter,
                     other => {
                         return Err(SqlError::unsupported(format!("EXTRACT({other} FROM ...)")))
@@ -1968,10 +2006,9 @@ impl<'a> Compiler<'a> {
             "FLOOR" => (Func::Floor, 1, 1),
             "CEIL" | "CEILING" => (Func::Ceil, 1, 1),
             "ROUND" => (Func::Round, 1, 2),
-            "NOW" | "CURRENT_TIMESTAMP" | "LOCALTIME" | "LOCALTIMESTAMP" | "SYSDATE" => {
-                (Func::Now, 0, 1)
-            }
-            "CURDATE" | "CURRENT_DATE" => (Func::CurDate, 0, 0),
+            "NOW" | "CURRENT_TIMESTAMP" | "LOCALTIME" | "LOCALTIMESTAMP" | "SYSDATE"
+            | "UTC_TIMESTAMP" => (Func::Now, 0, 1),
+            "CURDATE" | "CURRENT_DATE" | "UTC_DATE" => (Func::CurDate, 0, 0),
             "UNIX_TIMESTAMP" => (Func::UnixTimestamp, 0, 1),
             "FROM_UNIXTIME" => (Func::FromUnixtime, 1, 2),
             "REGEXP_REPLACE" => (Func::Regex(RegexFunc::Replace), 3, 3),
@@ -1998,6 +2035,7 @@ impl<'a> Compiler<'a> {
             "HOUR" => (Func::Hour, 1, 1),
             "MINUTE" => (Func::Minute, 1, 1),
             "SECOND" => (Func::Second, 1, 1),
+            "MICROSECOND" => (Func::Microsecond, 1, 1),
             "DATE_FORMAT" => (Func::DateFormat, 2, 2),
             "DATEDIFF" => (Func::DateDiff, 2, 2),
             "CONVERT_TZ" => (Func::ConvertTz, 3, 3),
@@ -2086,8 +2124,28 @@ impl<'a> Compiler<'a> {
         if args.len() < min || args.len() > max {
             return Err(wrong_args(&spelled));
         }
-        if func == Func::Now {
-            args.clear();
+        if matches!(func, Func::Now) {
+            // NOW(n): the precision, a literal 0..=6 (kept as the only argument when > 0).
+            let what = match name.as_str() {
+                "SYSDATE" | "UTC_TIMESTAMP" => name.to_ascii_lowercase(),
+                _ => "current_timestamp".to_string(),
+            };
+            let fsp = match args.first() {
+                None => 0,
+                Some(Expr::Const(Value::Int(n))) => {
+                    crate::ddl::fsp_of(Some(u64::try_from(*n).unwrap_or(u64::MAX)), &what)?
+                }
+                Some(_) => {
+                    return Err(SqlError::syntax(format!(
+                        "{spelled}(): the precision must be a number from 0 to 6"
+                    )))
+                }
+            };
+            args = if fsp > 0 {
+                vec![Expr::Const(Value::Int(i64::from(fsp)))]
+            } else {
+                Vec::new()
+            };
         }
         // A binary string operand makes the string functions compare and walk bytes.
         let binary =
@@ -2274,7 +2332,7 @@ pub fn cast_target(dt: &ast::DataType) -> Result<CastTo, SqlError> {
             }
         }
         D::Date => CastTo::Date,
-        D::Datetime(_) | D::Timestamp(..) => CastTo::DateTime,
+        D::Datetime(n) | D::Timestamp(n, _) => CastTo::DateTime(crate::ddl::fsp_of(*n, "CAST")?),
         other => return Err(SqlError::unsupported(format!("CAST to {other}"))),
     })
 }

@@ -156,8 +156,8 @@ pub fn column_type(dt: &ast::DataType, col: &str) -> Result<ColumnType, SqlError
             }
             ColumnType::Enum(names)
         }
-        D::Datetime(_) => ColumnType::DateTime,
-        D::Timestamp(_, _) => ColumnType::Timestamp,
+        D::Datetime(n) => ColumnType::DateTime(fsp_of(*n, col)?),
+        D::Timestamp(n, _) => ColumnType::Timestamp(fsp_of(*n, col)?),
         // SERIAL: BIGINT UNSIGNED NOT NULL AUTO_INCREMENT UNIQUE (the rest in `parse_column`).
         D::Custom(name, args) if args.is_empty() && is_serial_name(name) => ColumnType::Int {
             bytes: 8,
@@ -165,6 +165,30 @@ pub fn column_type(dt: &ast::DataType, col: &str) -> Result<ColumnType, SqlError
         },
         other => return Err(SqlError::unsupported(format!("column type {other}"))),
     })
+}
+
+/// Fractional-second digits of `DATETIME(n)` / `TIMESTAMP(n)` / `NOW(n)` (0 when not
+/// given); 1426 past 6, naming `what`, as MariaDB.
+pub fn fsp_of(n: Option<u64>, what: &str) -> Result<u8, SqlError> {
+    match n {
+        None => Ok(0),
+        Some(n) if n <= 6 => Ok(n as u8),
+        Some(_) => Err(SqlError::new(
+            1426,
+            "42000",
+            format!("Too big precision specified for '{what}'. Maximum is 6"),
+        )),
+    }
+}
+
+/// `current_timestamp()` or `current_timestamp(n)`: the current-time DEFAULT / ON UPDATE of a
+/// column with `fsp` fraction digits, as MariaDB shows it (at the column's precision).
+pub fn now_sql(fsp: u8) -> String {
+    if fsp == 0 {
+        "current_timestamp()".into()
+    } else {
+        format!("current_timestamp({fsp})")
+    }
 }
 
 fn is_serial_name(name: &ast::ObjectName) -> bool {
@@ -209,8 +233,10 @@ pub fn type_name(ty: &ColumnType) -> String {
         ColumnType::Binary(n) => format!("binary({n})"),
         ColumnType::VarBinary(n) => format!("varbinary({n})"),
         ColumnType::Date => "date".into(),
-        ColumnType::DateTime => "datetime".into(),
-        ColumnType::Timestamp => "timestamp".into(),
+        ColumnType::DateTime(0) => "datetime".into(),
+        ColumnType::Timestamp(0) => "timestamp".into(),
+        ColumnType::DateTime(n) => format!("datetime({n})"),
+        ColumnType::Timestamp(n) => format!("timestamp({n})"),
         ColumnType::Enum(members) => format!(
             "enum({})",
             members
@@ -249,7 +275,7 @@ fn default_value(e: &ast::Expr, col: &ColumnDef) -> Result<Option<Value>, SqlErr
             _ => return Err(invalid()),
         },
         ast::Expr::Function(_) if is_now_call(e) => {
-            if !matches!(col.ty, ColumnType::DateTime | ColumnType::Timestamp) {
+            if col.ty.fsp().is_none() {
                 return Err(invalid());
             }
             return Ok(Some(Value::Bytes(CURRENT_TIMESTAMP.to_vec())));
@@ -283,12 +309,10 @@ fn is_now_call(e: &ast::Expr) -> bool {
 /// The value a column gets when an INSERT does not name it (`None` = no default: error).
 pub fn column_default(col: &ColumnDef) -> Option<Value> {
     match &col.default {
-        Some(Value::Bytes(b))
-            if b == CURRENT_TIMESTAMP
-                && matches!(col.ty, ColumnType::DateTime | ColumnType::Timestamp) =>
-        {
-            Some(Value::Bytes(now_text().into_bytes()))
-        }
+        Some(Value::Bytes(b)) if b == CURRENT_TIMESTAMP => col
+            .ty
+            .fsp()
+            .map(|n| Value::Bytes(now_text(n).into_bytes())),
         Some(v) => Some(v.clone()),
         None if col.nullable || col.auto_increment => Some(Value::Null),
         // A NOT NULL ENUM without a default starts at its first member (as MariaDB).
@@ -617,7 +641,7 @@ fn parse_column(
                         "ON UPDATE {e}: only CURRENT_TIMESTAMP (or NOW(), LOCALTIMESTAMP) can follow ON UPDATE"
                     )));
                 }
-                if !matches!(p.col.ty, ColumnType::DateTime | ColumnType::Timestamp) {
+                if p.col.ty.fsp().is_none() {
                     return Err(SqlError::new(
                         1294,
                         "HY000",
@@ -770,8 +794,8 @@ pub fn implicit_default(ty: &ColumnType) -> Value {
         }
         ColumnType::Date => Value::Bytes(b"0000-00-00".to_vec()),
         ColumnType::Enum(m) => Value::Bytes(m.first().cloned().unwrap_or_default().into_bytes()),
-        ColumnType::DateTime | ColumnType::Timestamp => {
-            Value::Bytes(b"0000-00-00 00:00:00".to_vec())
+        ColumnType::DateTime(n) | ColumnType::Timestamp(n) => {
+            Value::Bytes(crate::coerce::zero_datetime(*n).into_bytes())
         }
         _ => Value::Bytes(Vec::new()),
     }
@@ -975,8 +999,8 @@ pub fn column_for_values<'a>(
             }
         }
         K::Date => ColumnType::Date,
-        K::DateTime => ColumnType::DateTime,
-        K::Timestamp => ColumnType::Timestamp,
+        K::DateTime => ColumnType::DateTime(meta.decimals.min(6)),
+        K::Timestamp => ColumnType::Timestamp(meta.decimals.min(6)),
         K::Blob if text => ColumnType::Text(LobSize::for_bytes(u64::from(meta.length))),
         K::Blob => ColumnType::Blob(LobSize::for_bytes(u64::from(meta.length))),
         // Byte strings: BINARY(n) from a fixed-length one, VARBINARY(n) from others, a BLOB
@@ -1056,11 +1080,8 @@ fn quote_str(b: &[u8]) -> String {
 /// Text of a column default for SHOW COLUMNS (None = NULL).
 pub fn default_text(col: &ColumnDef) -> Option<String> {
     match &col.default {
-        Some(Value::Bytes(b))
-            if b == CURRENT_TIMESTAMP
-                && matches!(col.ty, ColumnType::DateTime | ColumnType::Timestamp) =>
-        {
-            Some("current_timestamp()".into())
+        Some(Value::Bytes(b)) if b == CURRENT_TIMESTAMP && col.ty.fsp().is_some() => {
+            col.ty.fsp().map(now_sql)
         }
         Some(v) => Some(crate::variables::show(v)),
         None => None,
@@ -1072,11 +1093,8 @@ pub fn default_text(col: &ColumnDef) -> Option<String> {
 /// text quoted, `NULL` for a nullable column without one (None: a NOT NULL column without one).
 pub fn default_sql(c: &ColumnDef) -> Option<String> {
     Some(match &c.default {
-        Some(Value::Bytes(b))
-            if b == CURRENT_TIMESTAMP
-                && matches!(c.ty, ColumnType::DateTime | ColumnType::Timestamp) =>
-        {
-            "current_timestamp()".to_string()
+        Some(Value::Bytes(b)) if b == CURRENT_TIMESTAMP && c.ty.fsp().is_some() => {
+            now_sql(c.ty.fsp().unwrap_or(0))
         }
         // Numbers unquoted (DECIMAL defaults are kept as text), as MariaDB shows them.
         Some(Value::Bytes(b))
@@ -1098,13 +1116,13 @@ pub fn default_sql(c: &ColumnDef) -> Option<String> {
 }
 
 /// The `Extra` of SHOW COLUMNS and INFORMATION_SCHEMA.COLUMNS.
-pub fn extra_text(col: &ColumnDef) -> &'static str {
+pub fn extra_text(col: &ColumnDef) -> String {
     if col.auto_increment {
-        "auto_increment"
+        "auto_increment".into()
     } else if col.on_update_now {
-        "on update current_timestamp()"
+        format!("on update {}", now_sql(col.ty.fsp().unwrap_or(0)))
     } else {
-        ""
+        String::new()
     }
 }
 
@@ -1122,7 +1140,7 @@ pub fn render_create_table(db: &str, def: &TableDef, next_auto_increment: Option
         if !c.nullable {
             l.push_str(" NOT NULL");
         }
-        if c.nullable && c.ty == ColumnType::Timestamp {
+        if c.nullable && matches!(c.ty, ColumnType::Timestamp(_)) {
             l.push_str(" NULL");
         }
         if let Some(d) = default_sql(c) {
@@ -1130,7 +1148,8 @@ pub fn render_create_table(db: &str, def: &TableDef, next_auto_increment: Option
             l.push_str(&d);
         }
         if c.on_update_now {
-            l.push_str(" ON UPDATE current_timestamp()");
+            l.push_str(" ON UPDATE ");
+            l.push_str(&now_sql(c.ty.fsp().unwrap_or(0)));
         }
         if c.auto_increment {
             l.push_str(" AUTO_INCREMENT");

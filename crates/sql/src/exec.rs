@@ -56,6 +56,10 @@ pub(crate) fn pk_of(t: &Table, row: &[Value]) -> Vec<Value> {
 
 type RowFn<'f> = dyn FnMut(Row) -> Result<bool, SqlError> + 'f;
 
+/// A consumer of a table's rows that reads on through the same transaction (a join's later
+/// tables) while the scan feeding it is open.
+pub(crate) type TxnRowFn<'f> = dyn FnMut(&mut Txn, Row) -> Result<bool, SqlError> + 'f;
+
 /// A locking read: rows are locked only when they match `filter` (the WHERE), both on the
 /// unlocked scan and after the lock.
 #[derive(Clone, Copy)]
@@ -92,12 +96,12 @@ fn visit(
     row: Row,
     txn: &mut Txn,
     cx: &EvalCx,
-    f: &mut RowFn,
+    f: &mut TxnRowFn,
 ) -> Result<bool, SqlError> {
     // A scan stops here when its statement was killed.
     crate::interrupt::check()?;
     let Some(Locking { filter, mode, wait }) = lock else {
-        return f(row);
+        return f(txn, row);
     };
     if let Some(x) = filter {
         if !x.matches(&row, cx)? {
@@ -105,7 +109,7 @@ fn visit(
         }
     }
     match lock_target(t, filter, mode, wait, &row, txn, cx)? {
-        Some(locked) => f(locked),
+        Some(locked) => f(txn, locked),
         None => Ok(true),
     }
 }
@@ -144,7 +148,7 @@ fn table_rows(
     want: Option<&ColumnMask>,
     txn: &mut Txn,
     cx: &EvalCx,
-    f: &mut RowFn,
+    f: &mut TxnRowFn,
 ) -> Result<(), SqlError> {
     let want = if lock.is_some() { None } else { want };
     let desc = access.desc;
@@ -153,7 +157,7 @@ fn table_rows(
     let range = |txn: &mut Txn,
                  index: Option<usize>,
                  bounds: (Bound<Vec<Value>>, Bound<Vec<Value>>),
-                 f: &mut RowFn|
+                 f: &mut TxnRowFn|
      -> Result<bool, SqlError> {
         for r in txn.scan_columns_dir(t, index, bounds, want, desc)? {
             if !visit(t, lock, r?, txn, cx, f)? {
@@ -174,7 +178,7 @@ fn table_rows(
                 };
                 if let Some(r) = cr.into_iter().next() {
                     if let Some(row) = point(t, lock, want, &r.eq, txn, cx)? {
-                        f(row)?;
+                        f(txn, row)?;
                     }
                 }
                 return Ok(());
@@ -191,7 +195,7 @@ fn table_rows(
                     && matches!((&r.lo, &r.hi), (Bound::Unbounded, Bound::Unbounded))
                 {
                     if let Some(row) = point(t, lock, want, &r.eq, txn, cx)? {
-                        if !f(row)? {
+                        if !f(txn, row)? {
                             return Ok(());
                         }
                     }
@@ -337,7 +341,7 @@ fn source_rows(
                     plan.read_cols.as_ref(),
                     txn,
                     cx,
-                    &mut |row| {
+                    &mut |_, row| {
                         if matches!(row.get(*col), None | Some(Value::Null)) {
                             return Ok(true);
                         }
@@ -361,7 +365,8 @@ fn source_rows(
                 },
                 wait: l.wait,
             });
-            table_rows(table, access, lock, plan.read_cols.as_ref(), txn, cx, f)
+            let want = plan.read_cols.as_ref();
+            table_rows(table, access, lock, want, txn, cx, &mut |_, r| f(r))
         }
         Source::Derived { plan, .. } => select_into(plan, txn, cx, f),
         Source::WorkTable(slot) => {
@@ -443,20 +448,24 @@ fn source_rows(
             })
         }
         Source::Join(j) => {
-            // The first table's rows are collected first: the join reads the others through
-            // the same transaction.
-            let outer = match (&j.first, &j.first_access) {
+            // The first table's rows stream in: each goes through the later tables before
+            // the next is read, so a LIMIT stops the read of the first table too.
+            let mut join = crate::join::Run::new(j);
+            match (&j.first, &j.first_access) {
                 (crate::join::JoinInput::Table(t), Some(access)) => {
-                    let mut outer = Vec::new();
-                    table_rows(t, access, None, None, txn, cx, &mut |r| {
-                        outer.push(r);
-                        Ok(true)
-                    })?;
-                    outer
+                    table_rows(t, access, None, None, txn, cx, &mut |txn, r| {
+                        join.outer_row(r, txn, cx, f)
+                    })
                 }
-                (first, _) => crate::join::all_rows(first, txn, cx)?,
-            };
-            crate::join::run(j, outer, txn, cx, f)
+                (first, _) => {
+                    for r in crate::join::all_rows(first, txn, cx)? {
+                        if !join.outer_row(r, txn, cx, f)? {
+                            break;
+                        }
+                    }
+                    Ok(())
+                }
+            }
         }
         Source::Virtual(info) => {
             for row in crate::infoschema::rows(info)? {
@@ -1988,7 +1997,7 @@ fn collect_targets(
         None,
         &mut txn.borrow_mut(),
         cx,
-        &mut |row| {
+        &mut |_, row| {
             let pass = match (later, filter) {
                 (None, Some(f)) => f.matches(&row, cx)?,
                 (Some(_), f) => uncorrelated_conjuncts_hold(f.as_ref(), &row, cx)?,
@@ -2070,12 +2079,14 @@ fn lock_write_target(
 /// ON UPDATE CURRENT_TIMESTAMP: the columns with it that the statement did not assign take
 /// the current time in a row the statement changed.
 fn touch_on_update<T>(def: &tierdb_engine::TableDef, sets: &[(usize, T)], row: &mut Row) {
+    // One clock reading, cut to each column's precision.
     let mut now = None;
     for (i, c) in def.columns.iter().enumerate() {
         if c.on_update_now && !sets.iter().any(|(ci, _)| *ci == i) {
             if let Some(v) = row.get_mut(i) {
-                let t = now.get_or_insert_with(coerce::now_text);
-                *v = Value::Bytes(t.clone().into_bytes());
+                let t = now.get_or_insert_with(|| coerce::now_text(6));
+                let n = c.ty.fsp().map_or(19, |n| if n == 0 { 19 } else { 20 + usize::from(n) });
+                *v = Value::Bytes(t.as_bytes()[..n.min(t.len())].to_vec());
             }
         }
     }

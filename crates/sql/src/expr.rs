@@ -87,6 +87,7 @@ pub enum Func {
     Hour,
     Minute,
     Second,
+    Microsecond,
     DateFormat,
     /// `DATE_ADD(d, INTERVAL n unit)`, `d + INTERVAL ...`, `DATE_SUB`, `ADDDATE`, `SUBDATE`:
     /// args (date, signed amount, unit as `IntervalUnit` number).
@@ -270,11 +271,16 @@ pub enum CastTo {
         scale: u8,
     },
     Date,
-    DateTime,
+    /// DATETIME(n): the text with `n` fraction digits.
+    DateTime(u8),
     /// Internal (no SQL spells it): the exact value as `Dec::order_bytes`, so that a
     /// comparison made byte-wise compares DECIMALs exactly (a value that is not an exact
     /// number is read as a double first).
     DecimalOrder,
+    /// Internal: a value compared with a DATE (None) or DATETIME(n) / TIMESTAMP(n) column,
+    /// as that column's text (`coerce::temporal_for_compare`), so that the byte order of the
+    /// column's values decides the comparison; a value that is no date stays as it is.
+    TemporalOf(Option<u8>),
 }
 
 /// Static type of an expression's result, used for result-set metadata.
@@ -1137,7 +1143,13 @@ impl Expr {
                 | Func::Right
                 | Func::DateFormat => SqlType::Text,
                 Func::DatePart => SqlType::Date,
-                Func::Year | Func::Month | Func::Day | Func::Hour | Func::Minute | Func::Second => {
+                Func::Year
+                | Func::Month
+                | Func::Day
+                | Func::Hour
+                | Func::Minute
+                | Func::Second
+                | Func::Microsecond => {
                     SqlType::Int
                 }
                 Func::Length
@@ -1227,7 +1239,8 @@ impl Expr {
                 CastTo::Double => SqlType::Double,
                 CastTo::Decimal { scale, .. } => SqlType::Decimal(*scale),
                 CastTo::Date => SqlType::Date,
-                CastTo::DateTime => SqlType::DateTime,
+                CastTo::DateTime(_) | CastTo::TemporalOf(Some(_)) => SqlType::DateTime,
+                CastTo::TemporalOf(None) => SqlType::Date,
             },
         }
     }
@@ -1572,6 +1585,10 @@ pub fn cast(v: &Value, to: CastTo) -> Value {
         CastTo::Double => Value::Double(to_f64(v).unwrap_or(0.0)),
         // Exact where `Dec` reads the value; else (text that is not a plain number, past
         // Dec's limits) as the double it reads as.
+        CastTo::TemporalOf(fsp) => match coerce::temporal_for_compare(v, fsp) {
+            Some(b) => Value::Bytes(b),
+            None => v.clone(),
+        },
         CastTo::DecimalOrder => Value::Bytes(match Dec::of(v) {
             Some(d) => d.order_bytes(),
             None => Dec::order_bytes_of_double(to_f64(v).unwrap_or(0.0)),
@@ -1592,7 +1609,7 @@ pub fn cast(v: &Value, to: CastTo) -> Value {
         CastTo::Date => coerce::parse_datetime(v, false)
             .map(Value::Bytes)
             .unwrap_or(Value::Null),
-        CastTo::DateTime => coerce::parse_datetime(v, true)
+        CastTo::DateTime(n) => coerce::parse_temporal(v, Some(n))
             .map(Value::Bytes)
             .unwrap_or(Value::Null),
     }
@@ -2651,6 +2668,7 @@ fn eval_func(f: Func, args: &[Expr], row: &[Value], cx: &EvalCx) -> Result<Value
         | Func::Hour
         | Func::Minute
         | Func::Second
+        | Func::Microsecond
         | Func::DateFormat
         | Func::DayOfWeek
         | Func::Weekday
@@ -2673,6 +2691,7 @@ fn eval_func(f: Func, args: &[Expr], row: &[Value], cx: &EvalCx) -> Result<Value
                 Func::Hour => Value::Int(d.h),
                 Func::Minute => Value::Int(d.mi),
                 Func::Second => Value::Int(d.s),
+                Func::Microsecond => Value::Int(d.micros),
                 Func::DateFormat => match to_text(&arg(1)?) {
                     Some(fmt) => Value::Bytes(d.format(&fmt).into_bytes()),
                     None => Value::Null,
@@ -2740,8 +2759,14 @@ fn eval_func(f: Func, args: &[Expr], row: &[Value], cx: &EvalCx) -> Result<Value
             };
             Value::Int(a.units_until(&b, unit))
         }
-        Func::Now => Value::Bytes(coerce::now_text().into_bytes()),
-        Func::CurDate => Value::Bytes(coerce::now_text().as_bytes()[..10].to_vec()),
+        Func::Now => {
+            let fsp = match args.first() {
+                Some(_) => to_i64(&arg(0)?).unwrap_or(0).clamp(0, 6) as u8,
+                None => 0,
+            };
+            Value::Bytes(coerce::now_text(fsp).into_bytes())
+        }
+        Func::CurDate => Value::Bytes(coerce::now_text(0).as_bytes()[..10].to_vec()),
         Func::UnixTimestamp if args.is_empty() => Value::Int(
             std::time::SystemTime::now()
                 .duration_since(std::time::UNIX_EPOCH)

@@ -10,7 +10,7 @@
 //! NULL column (the caller knows whether the statement is one row or many).
 
 use crate::coerce::{
-    int_range, parse_datetime, parse_integer_exact, scan_number, to_f64, to_text, I64_MIN_F,
+    int_range, parse_datetime, parse_integer_exact, parse_temporal, zero_datetime, scan_number, to_f64, to_text, I64_MIN_F,
     U64_END_F,
 };
 use crate::result::{Raised, SqlError, Warning};
@@ -352,15 +352,15 @@ pub fn fit(v: Value, col: &ColumnDef, dest: &Dest, raised: &mut Raised) -> Resul
                 fit_text(b, max, Unit::Bytes, name, dest, raised)
             }
         }
-        ColumnType::Date => fit_date(&v, false, name, dest, raised),
-        ColumnType::DateTime => fit_date(&v, true, name, dest, raised),
-        ColumnType::Timestamp => {
-            let fitted = fit_date(&v, true, name, dest, raised)?;
+        ColumnType::Date => fit_date(&v, None, name, dest, raised),
+        ColumnType::DateTime(n) => fit_date(&v, Some(*n), name, dest, raised),
+        ColumnType::Timestamp(n) => {
+            let fitted = fit_date(&v, Some(*n), name, dest, raised)?;
             match &fitted {
                 Value::Bytes(b) if !timestamp_in_range(b) => {
                     if dest.lenient {
                         raised.push(Warning::warn(1264, dest.out_of_range(name).message));
-                        Ok(Value::Bytes(b"0000-00-00 00:00:00".to_vec()))
+                        Ok(Value::Bytes(zero_datetime(*n).into_bytes()))
                     } else {
                         Err(dest.incorrect(1292, "datetime", &v, name))
                     }
@@ -563,18 +563,20 @@ fn timestamp_in_range(b: &[u8]) -> bool {
 
 fn fit_date(
     v: &Value,
-    with_time: bool,
+    fsp: Option<u8>,
     name: &str,
     dest: &Dest,
     raised: &mut Raised,
 ) -> Result<Value, SqlError> {
-    if let Some(out) = parse_datetime(v, with_time) {
-        if !with_time && parse_datetime(v, true).is_some_and(|full| !full.ends_with(b" 00:00:00")) {
+    if let Some(out) = parse_temporal(v, fsp) {
+        if fsp.is_none()
+            && parse_datetime(v, true).is_some_and(|full| !full.ends_with(b" 00:00:00"))
+        {
             dest.note_truncated(name, raised);
         }
         return Ok(Value::Bytes(out));
     }
-    let kind = if with_time { "datetime" } else { "date" };
+    let kind = if fsp.is_some() { "datetime" } else { "date" };
     if !dest.lenient {
         return Err(dest.incorrect(1292, kind, v, name));
     }
@@ -586,13 +588,12 @@ fn fit_date(
         if next.is_ascii_digit() || b"-: T.".contains(&next) {
             return None;
         }
-        parse_datetime(&Value::Bytes(text[..n].to_vec()), with_time)
+        parse_temporal(&Value::Bytes(text[..n].to_vec()), fsp)
     });
-    let zero: &[u8] = if with_time {
-        b"0000-00-00 00:00:00"
-    } else {
-        b"0000-00-00"
+    let zero = match fsp {
+        Some(n) => zero_datetime(n).into_bytes(),
+        None => b"0000-00-00".to_vec(),
     };
     raised.push(Warning::warn(1265, dest.truncated_msg(name)));
-    Ok(Value::Bytes(prefix.unwrap_or_else(|| zero.to_vec())))
+    Ok(Value::Bytes(prefix.unwrap_or(zero)))
 }

@@ -198,7 +198,10 @@ fn compatible(a: &ColumnDef, b: &ColumnDef) -> bool {
         }
         (T::Decimal { .. }, T::Decimal { .. }) => true,
         (x, y) if text(x) && text(y) => a.collation == b.collation,
-        (T::Date, T::Date) | (T::DateTime, T::DateTime) | (T::Timestamp, T::Timestamp) => true,
+        // (Keys hold the text at the column's precision: the same precision.)
+        (T::Date, T::Date) | (T::DateTime(_), T::DateTime(_)) | (T::Timestamp(_), T::Timestamp(_)) => {
+            a.ty == b.ty
+        }
         _ => false,
     }
 }

@@ -746,7 +746,7 @@ pub fn eval(f: MiscFunc, a: &[Value]) -> Result<Value, SqlError> {
         }
         M::Rand => Value::Double(rand::random::<f64>()),
         M::Pi => Value::Double(std::f64::consts::PI),
-        M::CurTime => text(coerce::now_text()[11..].to_string()),
+        M::CurTime => text(coerce::now_text(0)[11..].to_string()),
         _ if a.iter().any(Value::is_null) && !matches!(f, M::Elt | M::Char) => Value::Null,
         M::Md5 => {
             use md5::Digest;

@@ -330,7 +330,9 @@ fn sizes(t: &ColumnType) -> (Value, Value, Value, Value) {
             null,
         ),
         ColumnType::Date => (null.clone(), null.clone(), null.clone(), null),
-        ColumnType::DateTime | ColumnType::Timestamp => (null.clone(), null.clone(), null, n(0)),
+        ColumnType::DateTime(p) | ColumnType::Timestamp(p) => {
+            (null.clone(), null.clone(), null, n(u64::from(*p)))
+        }
     }
 }
 

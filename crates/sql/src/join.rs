@@ -16,9 +16,10 @@ use crate::access::AccessPlan;
 use crate::expr::{BinOp, CastTo, EvalCx, Expr};
 use crate::plan::SelectPlan;
 use crate::result::SqlError;
+use std::cell::Cell;
 use std::ops::Bound;
 use std::sync::Arc;
-use tierdb_engine::{ColumnType, Row, Table, Txn, Value};
+use tierdb_engine::{ColumnType, Row, RowCursor, Table, Txn, Value};
 
 /// What a join reads at one position: a base table or the rows of a derived table / WITH
 /// query (computed once per execution, met by comparing every row).
@@ -56,6 +57,8 @@ pub struct JoinPlan {
     pub first: JoinInput,
     /// For a base table first (a derived one is read whole).
     pub first_access: Option<AccessPlan>,
+    /// Some WHERE conjunct names the first table's columns alone (checked as it is read).
+    pub first_filtered: bool,
     pub steps: Vec<JoinStep>,
 }
 
@@ -69,6 +72,10 @@ pub struct JoinStep {
     pub lookup: Option<Lookup>,
     /// Position of this table's first column in the joined row.
     pub offset: usize,
+    /// A LEFT JOIN whose WHERE keeps only its NULL-extended rows (`t.c IS NULL` on a NOT NULL
+    /// column `c` of this table): the first row meeting the ON clause settles that the row
+    /// before it has no such result, so the read stops there (EXPLAIN's "Not exists").
+    pub not_exists: bool,
 }
 
 /// Equalities giving the leading columns of a key of the inner table.
@@ -190,6 +197,21 @@ pub fn choose_lookup(t: &Table, offset: usize, conds: &[&Expr]) -> Option<Lookup
     })
 }
 
+/// Whether WHERE conjuncts `conds` reject every row in which the table at `offset` (`t`)
+/// has a real row: one of them is `c IS NULL` for a NOT NULL column `c` of it.
+pub fn rejects_matched_rows(t: &Table, offset: usize, conds: &[&Expr]) -> bool {
+    conds.iter().any(|c| match c {
+        Expr::IsNull(x, false) => match **x {
+            Expr::Col(ci) => ci
+                .checked_sub(offset)
+                .and_then(|i| t.def.columns.get(i))
+                .is_some_and(|col| !col.nullable),
+            _ => false,
+        },
+        _ => false,
+    })
+}
+
 /// Whether a key value can be looked up for a column of type `ty` (same storage class).
 fn same_class(ty: &ColumnType, v: &Value) -> bool {
     match v {
@@ -202,25 +224,33 @@ fn same_class(ty: &ColumnType, v: &Value) -> bool {
     }
 }
 
-/// Runs the join: `outer` are the rows of the first table (its part of WHERE applied or
-/// not: WHERE is evaluated again on the joined rows); calls `f` with each joined row until it
-/// returns false.
-pub fn run(
-    j: &JoinPlan,
-    outer: Vec<Row>,
-    txn: &mut Txn,
-    cx: &EvalCx,
-    f: &mut dyn FnMut(Row) -> Result<bool, SqlError>,
-) -> Result<(), SqlError> {
-    let mut cache: Vec<Option<Vec<Row>>> = vec![None; j.steps.len()];
-    let width = j.first.width();
-    for mut row in outer {
-        row.truncate(width);
-        if !step(j, 0, row, txn, cx, &mut cache, f)? {
-            break;
+/// One execution of a join: the rows of the derived inputs without a lookup, read once.
+pub struct Run<'j> {
+    plan: &'j JoinPlan,
+    cache: Vec<Option<Vec<Row>>>,
+}
+
+impl<'j> Run<'j> {
+    pub fn new(plan: &'j JoinPlan) -> Run<'j> {
+        Run {
+            plan,
+            cache: vec![None; plan.steps.len()],
         }
     }
-    Ok(())
+
+    /// Joins one row of the first table (its part of WHERE applied or not: WHERE is
+    /// evaluated again on the joined rows) with the later tables, calling `f` with each
+    /// joined row; false once `f` wants no more.
+    pub fn outer_row(
+        &mut self,
+        mut row: Row,
+        txn: &mut Txn,
+        cx: &EvalCx,
+        f: &mut dyn FnMut(Row) -> Result<bool, SqlError>,
+    ) -> Result<bool, SqlError> {
+        row.truncate(self.plan.first.width());
+        step(self.plan, 0, row, txn, cx, &mut self.cache, f)
+    }
 }
 
 /// Every row of `input` (a table's committed or this transaction's), columns only.
@@ -250,18 +280,18 @@ pub(crate) fn all_rows(
     Ok(out)
 }
 
-/// The rows of step `s`'s table that may meet `prefix` through its lookup; None when the
-/// step has no lookup or this row's key values cannot use it (then every row is a candidate).
+/// The rows of step `s`'s table that may meet `prefix` through its lookup, read as they are
+/// taken (a consumer that stops early reads no more); None when the step has no lookup or
+/// this row's key values cannot use it (then every row is a candidate).
 fn looked_up(
     s: &JoinStep,
     prefix: &[Value],
     txn: &mut Txn,
     cx: &EvalCx,
-) -> Result<Option<Vec<Row>>, SqlError> {
+) -> Result<Option<RowCursor>, SqlError> {
     let (JoinInput::Table(t), Some(lk)) = (&s.input, &s.lookup) else {
         return Ok(None);
     };
-    let width = t.def.columns.len();
     let cols: &[usize] = match lk.index {
         None => &t.def.primary_key,
         Some(ix) => &t.def.indexes[ix].columns,
@@ -271,28 +301,18 @@ fn looked_up(
         let v = k.eval(prefix, cx)?.into_owned();
         if v.is_null() {
             // `col = NULL` is never true: no row meets this one.
-            return Ok(Some(Vec::new()));
+            return Ok(Some(Box::new(std::iter::empty())));
         }
         if !same_class(&t.def.columns[c].ty, &v) {
             return Ok(None);
         }
         vals.push(v);
     }
-    let mut out = Vec::new();
     if lk.point {
-        if let Some(mut r) = txn.get(t, &vals)? {
-            r.truncate(width);
-            out.push(r);
-        }
-    } else {
-        let (lo, hi) = (Bound::Included(vals.clone()), Bound::Included(vals));
-        for r in txn.scan_columns(t, lk.index, lo, hi, None)? {
-            let mut r = r?;
-            r.truncate(width);
-            out.push(r);
-        }
+        return Ok(Some(Box::new(txn.get(t, &vals)?.into_iter().map(Ok))));
     }
-    Ok(Some(out))
+    let (lo, hi) = (Bound::Included(vals.clone()), Bound::Included(vals));
+    Ok(Some(txn.scan_columns(t, lk.index, lo, hi, None)?))
 }
 
 fn step(
@@ -310,7 +330,7 @@ fn step(
         return f(prefix);
     };
     let width = s.input.width();
-    let mut met = false;
+    let met = Cell::new(false);
     // Joins `prefix` with one candidate; Some(false) = the consumer wants no more rows.
     let mut one =
         |r: &[Value], txn: &mut Txn, cache: &mut [Option<Vec<Row>>]| -> Result<bool, SqlError> {
@@ -322,14 +342,25 @@ fn step(
                     return Ok(true);
                 }
             }
-            met = true;
+            met.set(true);
+            if s.not_exists {
+                // WHERE rejects this row and every row made from it.
+                return Ok(true);
+            }
             step(j, i + 1, row, txn, cx, cache, f)
         };
+    // Whether a candidate settled the "Not exists" step.
+    let settled = || s.not_exists && met.get();
     match looked_up(s, &prefix, txn, cx)? {
         Some(rows) => {
-            for r in &rows {
-                if !one(r, txn, cache)? {
+            for r in rows {
+                let mut r = r?;
+                r.truncate(width);
+                if !one(&r, txn, cache)? {
                     return Ok(false);
+                }
+                if settled() {
+                    break;
                 }
             }
         }
@@ -342,6 +373,7 @@ fn step(
             let mut go_on = true;
             for r in &rows {
                 match one(r, txn, cache) {
+                    Ok(true) if settled() => break,
                     Ok(true) => {}
                     Ok(false) => {
                         go_on = false;
@@ -359,7 +391,7 @@ fn step(
             }
         }
     }
-    if !met && s.left {
+    if !met.get() && s.left {
         let mut row = prefix;
         row.extend(std::iter::repeat_n(Value::Null, width));
         return step(j, i + 1, row, txn, cx, cache, f);

@@ -2371,6 +2371,15 @@ fn binary_mask(exprs: &[Expr], scope: &Scope) -> u64 {
         .fold(0, |m, (i, _)| m | 1 << i)
 }
 
+/// Display width of a DATETIME(n) / TIMESTAMP(n): 19, or 20 + n with a fraction.
+fn datetime_width(fsp: u8) -> u32 {
+    if fsp == 0 {
+        19
+    } else {
+        20 + u32::from(fsp)
+    }
+}
+
 impl SelectPlan {
     /// Bit i set: output column i (i < 64) holds a binary column's strings (DISTINCT and
     /// UNION compare them as bytes).
@@ -2427,8 +2436,8 @@ fn column_meta(def: &ColumnDef, table: &str, db: &str, primary: bool) -> Column 
         ColumnType::Binary(n) => (ColumnKind::String, *n, 0, false),
         ColumnType::VarBinary(n) => (ColumnKind::VarString, *n, 0, false),
         ColumnType::Date => (ColumnKind::Date, 10, 0, false),
-        ColumnType::DateTime => (ColumnKind::DateTime, 19, 0, false),
-        ColumnType::Timestamp => (ColumnKind::Timestamp, 19, 0, false),
+        ColumnType::DateTime(n) => (ColumnKind::DateTime, datetime_width(*n), *n, false),
+        ColumnType::Timestamp(n) => (ColumnKind::Timestamp, datetime_width(*n), *n, false),
     };
     Column {
         name: def.name.clone(),
@@ -2464,7 +2473,7 @@ pub fn sql_type_of(ty: &ColumnType) -> SqlType {
         ColumnType::Float | ColumnType::Double => SqlType::Double,
         ColumnType::Decimal { scale, .. } => SqlType::Decimal(*scale),
         ColumnType::Date => SqlType::Date,
-        ColumnType::DateTime | ColumnType::Timestamp => SqlType::DateTime,
+        ColumnType::DateTime(_) | ColumnType::Timestamp(_) => SqlType::DateTime,
         _ => SqlType::Text,
     }
 }
@@ -4342,7 +4351,8 @@ fn plan_join(
     cx: &PlanCx,
 ) -> Result<crate::join::JoinPlan, SqlError> {
     use crate::join::{
-        choose_lookup, conjuncts, only_columns_below, JoinInput, JoinPlan, JoinStep,
+        choose_lookup, conjuncts, only_columns_below, rejects_matched_rows, JoinInput, JoinPlan,
+        JoinStep,
     };
     let mut parts = parts.into_iter();
     let Some(first) = parts.next() else {
@@ -4391,9 +4401,12 @@ fn plan_join(
         if !p.left {
             conds.extend(where_conds.iter().copied());
         }
-        let lookup = match &p.input {
-            JoinInput::Table(t) => choose_lookup(t, offset, &conds),
-            JoinInput::Derived { .. } => None,
+        let (lookup, not_exists) = match &p.input {
+            JoinInput::Table(t) => (
+                choose_lookup(t, offset, &conds),
+                p.left && rejects_matched_rows(t, offset, &where_conds),
+            ),
+            JoinInput::Derived { .. } => (None, false),
         };
         steps.push(JoinStep {
             input: p.input,
@@ -4401,12 +4414,14 @@ fn plan_join(
             on,
             lookup,
             offset,
+            not_exists,
         });
         offset += width;
     }
     Ok(JoinPlan {
         first: first.input,
         first_access,
+        first_filtered: pushed.is_some(),
         steps,
     })
 }

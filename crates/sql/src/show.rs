@@ -834,8 +834,7 @@ fn explain_select(
             match &j.first_access {
                 Some(access) => {
                     let mut a = access.clone();
-                    if p.filter.is_some() && matches!(a.access, Access::Full | Access::FullIndex(_))
-                    {
+                    if j.first_filtered && matches!(a.access, Access::Full | Access::FullIndex(_)) {
                         a.explain.using_where = true;
                     }
                     rows.push(access_row(id, select_type, &first, &a, extra));
@@ -860,10 +859,10 @@ fn explain_select(
                     Value::Null,
                     Value::Null,
                     Value::Null,
-                    if filtered {
-                        s("Using where")
-                    } else {
-                        Value::Null
+                    match (filtered, st.not_exists) {
+                        (_, true) => s("Using where; Not exists"),
+                        (true, false) => s("Using where"),
+                        (false, false) => Value::Null,
                     },
                 ]);
             }

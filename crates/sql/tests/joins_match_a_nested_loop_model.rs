@@ -6,7 +6,9 @@
 //! column, 1054 for an ON clause naming a table joined later, 1235 for a RIGHT JOIN after
 //! other joins and for a locking read of a join). A RIGHT JOIN first in FROM matches the model
 //! of the LEFT JOIN with the tables swapped; USING / NATURAL joins match the model of the
-//! equality of their same-named columns.
+//! equality of their same-named columns. Anti-joins (LEFT JOIN ... WHERE inner.c IS NULL)
+//! stop at the first match when `c` is NOT NULL (EXPLAIN's "Not exists") and match the model
+//! either way; a join under LIMIT returns part of the model's rows.
 
 mod common;
 
@@ -165,6 +167,45 @@ fn joins_return_what_a_nested_loop_returns() {
     let on = |a: &A, b: &B| b.1 == Some(a.0) && b.2 > 20;
     let none = |_: &A, b: Option<&B>| b.is_none();
     assert_eq!(pairs(got), model(&av, &bv, true, on, none));
+    // Anti-joins: WHERE keeps only the NULL-extended rows. On a NOT NULL column of the
+    // inner table (its primary key, `y`) the read stops at the first match ("Not exists");
+    // on a nullable one (`a_id`) it does not; with no usable key the rows read once are
+    // walked to the first match.
+    for sql in [
+        "SELECT a.id, b.id FROM a LEFT JOIN b ON b.a_id = a.id WHERE b.id IS NULL",
+        "SELECT a.id, b.id FROM a LEFT JOIN b ON b.a_id = a.id WHERE b.y IS NULL",
+        "SELECT a.id, b.id FROM a LEFT JOIN b ON b.a_id = a.id WHERE b.a_id IS NULL",
+        "SELECT a.id, b.id FROM a LEFT JOIN b ON b.a_id = a.id WHERE b.y IS NULL AND a.x > 3",
+    ] {
+        let w = |a: &A, b: Option<&B>| {
+            b.is_none() && (!sql.contains("a.x > 3") || a.1.is_some_and(|x| x > 3))
+        };
+        assert_eq!(
+            pairs(q(&mut s, sql)),
+            model(&av, &bv, true, by_a_id, w),
+            "{sql}"
+        );
+    }
+    let got = q(
+        &mut s,
+        "SELECT a.id, b.id FROM a LEFT JOIN b ON b.y = a.x WHERE b.id IS NULL",
+    );
+    assert_eq!(pairs(got), model(&av, &bv, true, by_x, none));
+    // The NOT NULL column of an earlier table, or an IS NOT NULL, is no anti-join.
+    let got = q(
+        &mut s,
+        "SELECT a.id, b.id FROM a LEFT JOIN b ON b.a_id = a.id WHERE b.id IS NOT NULL",
+    );
+    let some = |_: &A, b: Option<&B>| b.is_some();
+    assert_eq!(pairs(got), model(&av, &bv, true, by_a_id, some));
+    // A LIMIT stops the join early: the rows are a part of the join's.
+    let got = pairs(q(
+        &mut s,
+        "SELECT a.id, b.id FROM a JOIN b ON b.a_id = a.id LIMIT 7",
+    ));
+    let whole = model(&av, &bv, false, by_a_id, all);
+    assert_eq!(got.len(), 7);
+    assert!(got.iter().all(|p| whole.contains(p)), "{got:?}");
     // Aggregates over a join.
     let got = q(
         &mut s,
@@ -225,6 +266,26 @@ fn join_plans_and_errors() {
             ("ref".into(), "a_id".into()),
             ("eq_ref".into(), "PRIMARY".into())
         ]
+    );
+    let extra = |s: &mut tierdb_sql::Session, sql: &str| -> Vec<Value> {
+        q(s, sql).into_iter().map(|r| r[9].clone()).collect()
+    };
+    assert_eq!(
+        extra(
+            &mut s,
+            "EXPLAIN SELECT a.id FROM a LEFT JOIN b ON b.a_id = a.id WHERE b.id IS NULL"
+        ),
+        [
+            Value::Null,
+            Value::Bytes(b"Using where; Not exists".to_vec())
+        ]
+    );
+    assert_eq!(
+        extra(
+            &mut s,
+            "EXPLAIN SELECT a.id FROM a LEFT JOIN b ON b.a_id = a.id WHERE b.a_id IS NULL"
+        ),
+        [Value::Null, Value::Bytes(b"Using where".to_vec())]
     );
     assert_eq!(
         err(&mut s, "SELECT id FROM a JOIN b ON b.a_id = a.id").code,
