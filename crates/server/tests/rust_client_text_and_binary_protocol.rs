@@ -23,14 +23,15 @@ const CREATE: &str = "CREATE TABLE all_types (
     f FLOAT, d DOUBLE, de DECIMAL(10,2),
     c CHAR(10), v VARCHAR(100), tx TEXT, bl BLOB,
     dt DATE, dtt DATETIME, ts TIMESTAMP NULL,
-    bn BINARY(4), vb VARBINARY(8)
+    bn BINARY(4), vb VARBINARY(8),
+    d6 DATETIME(6), t3 TIMESTAMP(3) NULL
 )";
 
-const COLUMNS: usize = 22;
+const COLUMNS: usize = 24;
 
 /// Row 1 as SQL literals.
 const TEXT_ROW: &str = "(1, -128, -32768, -8388608, -2147483648, -9223372036854775807, 255, 4294967295, 18446744073709551615, \
-    1.5, -2.25, 12345678.91, 'abc', 'héllo wörld', 'a longer text', X'00FF10', '2024-02-29', '2024-02-29 13:05:09', '2023-12-31 23:59:59', X'0A0B', 'xyz')";
+    1.5, -2.25, 12345678.91, 'abc', 'héllo wörld', 'a longer text', X'00FF10', '2024-02-29', '2024-02-29 13:05:09', '2023-12-31 23:59:59', X'0A0B', 'xyz', '2024-02-29 13:05:09.123456', '2023-12-31 23:59:59.5')";
 
 /// The same row as values the prepared path binds.
 fn typed_row(id: i64) -> Vec<Value> {
@@ -56,6 +57,8 @@ fn typed_row(id: i64) -> Vec<Value> {
         Value::Date(2023, 12, 31, 23, 59, 59, 0),
         Value::Bytes(vec![0x0A, 0x0B]),
         Value::Bytes(b"xyz".to_vec()),
+        Value::Date(2024, 2, 29, 13, 5, 9, 123_456),
+        Value::Date(2023, 12, 31, 23, 59, 59, 500_000),
     ]
 }
 
@@ -83,6 +86,9 @@ fn expected_row(id: i64) -> Vec<Option<String>> {
         // BINARY(4) comes back padded with zero bytes.
         "\n\u{B}\u{0}\u{0}",
         "xyz",
+        // Fractional seconds at the column's precision.
+        "2024-02-29 13:05:09.123456",
+        "2023-12-31 23:59:59.500",
     ]
     .iter()
     .map(|s| Some(s.to_string()))
@@ -92,8 +98,8 @@ fn expected_row(id: i64) -> Vec<Option<String>> {
 }
 
 /// A value from either protocol as text: binary temporal values are formatted like their
-/// text form; floats print shortest.
-fn norm(v: &Value, date_only: bool) -> Option<String> {
+/// text form (with the column's `decimals` fraction digits); floats print shortest.
+fn norm(v: &Value, date_only: bool, decimals: usize) -> Option<String> {
     match v {
         Value::NULL => None,
         Value::Bytes(b) => Some(String::from_utf8_lossy(b).into_owned()),
@@ -103,10 +109,14 @@ fn norm(v: &Value, date_only: bool) -> Option<String> {
         Value::Double(d) => Some(d.to_string()),
         Value::Date(y, m, d, h, mi, s, us) => Some(if date_only {
             format!("{y:04}-{m:02}-{d:02}")
-        } else if *us == 0 {
+        } else if decimals == 0 {
             format!("{y:04}-{m:02}-{d:02} {h:02}:{mi:02}:{s:02}")
         } else {
-            format!("{y:04}-{m:02}-{d:02} {h:02}:{mi:02}:{s:02}.{us:06}")
+            let frac = format!("{us:06}");
+            format!(
+                "{y:04}-{m:02}-{d:02} {h:02}:{mi:02}:{s:02}.{}",
+                &frac[..decimals.min(6)]
+            )
         }),
         Value::Time(neg, d, h, m, s, _) => Some(format!(
             "{}{:02}:{m:02}:{s:02}",
@@ -119,9 +129,14 @@ fn norm(v: &Value, date_only: bool) -> Option<String> {
 fn norm_row(r: &Row) -> Vec<Option<String>> {
     (0..r.len())
         .map(|i| {
-            let date_only =
-                r.columns_ref()[i].column_type() == mysql::consts::ColumnType::MYSQL_TYPE_DATE;
-            norm(&r.as_ref(i).cloned().unwrap_or(Value::NULL), date_only)
+            let col = &r.columns_ref()[i];
+            let date_only = col.column_type() == mysql::consts::ColumnType::MYSQL_TYPE_DATE;
+            let decimals = usize::from(col.decimals());
+            norm(
+                &r.as_ref(i).cloned().unwrap_or(Value::NULL),
+                date_only,
+                decimals,
+            )
         })
         .collect()
 }
@@ -206,7 +221,7 @@ fn rust_client_text_and_binary_protocol() {
     assert_eq!(r.get::<f64, _>("d"), Some(-2.25));
     assert_eq!(r.get::<Vec<u8>, _>("bl"), Some(vec![0, 0xFF, 0x10]));
     assert_eq!(r.get::<Vec<u8>, _>("bn"), Some(vec![0x0A, 0x0B, 0, 0]));
-    let kinds: Vec<_> = r.columns_ref()[19..]
+    let kinds: Vec<_> = r.columns_ref()[19..21]
         .iter()
         .map(|c| (c.column_type(), c.column_length(), c.character_set()))
         .collect();
@@ -237,6 +252,29 @@ fn rust_client_text_and_binary_protocol() {
         )
         .unwrap();
     assert_eq!(padded, Some(1));
+    // DATETIME(6) / TIMESTAMP(3) found by binary temporal parameters (with microseconds,
+    // and one without any for the TIMESTAMP(3) column's .500) and by text.
+    for (sql, p) in [
+        (
+            "SELECT id FROM all_types WHERE d6 = ? ORDER BY id",
+            Value::Date(2024, 2, 29, 13, 5, 9, 123_456),
+        ),
+        (
+            "SELECT id FROM all_types WHERE t3 = ? ORDER BY id",
+            Value::Date(2023, 12, 31, 23, 59, 59, 500_000),
+        ),
+        (
+            "SELECT id FROM all_types WHERE t3 > ? ORDER BY id",
+            Value::Date(2023, 12, 31, 23, 59, 59, 0),
+        ),
+        (
+            "SELECT id FROM all_types WHERE d6 = ? ORDER BY id",
+            Value::Bytes(b"2024-2-29 13:05:09.123456".to_vec()),
+        ),
+    ] {
+        let ids: Vec<i64> = c.exec_map(sql, (p.clone(),), |id: i64| id).unwrap();
+        assert_eq!(ids, vec![1, 3], "{sql} with {p:?}");
+    }
 
     // Prepared statements re-executed (later executes reuse bound types).
     let point = c.prep("SELECT v FROM all_types WHERE id = ?").unwrap();

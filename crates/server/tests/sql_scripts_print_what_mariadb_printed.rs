@@ -146,6 +146,11 @@ fn analyze_of_several_tables_prints_what_mariadb_printed() {
 }
 
 #[test]
+fn fractional_seconds_print_what_mariadb_printed() {
+    prints_what_mariadb_printed("fractional_seconds");
+}
+
+#[test]
 fn tables_without_primary_key_print_what_mariadb_printed() {
     prints_what_mariadb_printed("tables_without_primary_key");
 }

@@ -637,7 +637,11 @@ fn datetime_fields(v: &Value) -> Option<([u32; 6], u32)> {
         }
         *slot = p.parse().ok()?;
     }
-    let micros = if parts.len() == 6 { micros_of(frac)? } else { 0 };
+    let micros = if parts.len() == 6 {
+        micros_of(frac)?
+    } else {
+        0
+    };
     Some((n, micros))
 }
 
@@ -650,7 +654,10 @@ pub fn temporal_for_compare(v: &Value, fsp: Option<u8>) -> Option<Vec<u8>> {
     let full = parse_temporal(v, Some(6))?;
     let (base, frac) = (&full[..19], &full[20..]);
     let keep = usize::from(fsp.unwrap_or(0));
-    let extra = frac[keep..].iter().rposition(|&c| c != b'0').map_or(0, |i| i + 1);
+    let extra = frac[keep..]
+        .iter()
+        .rposition(|&c| c != b'0')
+        .map_or(0, |i| i + 1);
     let mut out = Vec::with_capacity(26);
     match fsp {
         None if extra == 0 && base.ends_with(b" 00:00:00") => out.extend_from_slice(&base[..10]),

@@ -1651,7 +1651,7 @@ impl<'a> Compiler<'a> {
             } if styles.is_empty() => {
                 let x = self.compile(expr)?;
                 let to = match (data_type, charset) {
-                    (Some(t), None) => cast_target(t)?,
+                    (Some(t), None) => cast_target(t, &column_name_of(expr))?,
                     (None, Some(cs)) if object_name_last(cs).eq_ignore_ascii_case("binary") => {
                         CastTo::Binary
                     }
@@ -1673,7 +1673,7 @@ impl<'a> Compiler<'a> {
                 ..
             } => {
                 let x = self.compile(expr)?;
-                Expr::Cast(Box::new(x), cast_target(data_type)?)
+                Expr::Cast(Box::new(x), cast_target(data_type, &column_name_of(expr))?)
             }
             A::Collate { expr, collation } => {
                 let x = self.compile(expr)?;
@@ -2308,7 +2308,8 @@ fn binary_on_left(e: &ast::Expr) -> ast::Expr {
     }
 }
 
-pub fn cast_target(dt: &ast::DataType) -> Result<CastTo, SqlError> {
+/// The cast to `dt` of the expression written `what` (named by error 1426).
+pub fn cast_target(dt: &ast::DataType, what: &str) -> Result<CastTo, SqlError> {
     use ast::DataType as D;
     Ok(match dt {
         D::Signed | D::SignedInteger | D::Int(_) | D::Integer(_) | D::BigInt(_) => CastTo::Signed,
@@ -2332,7 +2333,7 @@ pub fn cast_target(dt: &ast::DataType) -> Result<CastTo, SqlError> {
             }
         }
         D::Date => CastTo::Date,
-        D::Datetime(n) | D::Timestamp(n, _) => CastTo::DateTime(crate::ddl::fsp_of(*n, "CAST")?),
+        D::Datetime(n) | D::Timestamp(n, _) => CastTo::DateTime(crate::ddl::fsp_of(*n, what)?),
         other => return Err(SqlError::unsupported(format!("CAST to {other}"))),
     })
 }

@@ -309,10 +309,9 @@ fn is_now_call(e: &ast::Expr) -> bool {
 /// The value a column gets when an INSERT does not name it (`None` = no default: error).
 pub fn column_default(col: &ColumnDef) -> Option<Value> {
     match &col.default {
-        Some(Value::Bytes(b)) if b == CURRENT_TIMESTAMP => col
-            .ty
-            .fsp()
-            .map(|n| Value::Bytes(now_text(n).into_bytes())),
+        Some(Value::Bytes(b)) if b == CURRENT_TIMESTAMP => {
+            col.ty.fsp().map(|n| Value::Bytes(now_text(n).into_bytes()))
+        }
         Some(v) => Some(v.clone()),
         None if col.nullable || col.auto_increment => Some(Value::Null),
         // A NOT NULL ENUM without a default starts at its first member (as MariaDB).

@@ -2085,7 +2085,9 @@ fn touch_on_update<T>(def: &tierdb_engine::TableDef, sets: &[(usize, T)], row: &
         if c.on_update_now && !sets.iter().any(|(ci, _)| *ci == i) {
             if let Some(v) = row.get_mut(i) {
                 let t = now.get_or_insert_with(|| coerce::now_text(6));
-                let n = c.ty.fsp().map_or(19, |n| if n == 0 { 19 } else { 20 + usize::from(n) });
+                let n =
+                    c.ty.fsp()
+                        .map_or(19, |n| if n == 0 { 19 } else { 20 + usize::from(n) });
                 *v = Value::Bytes(t.as_bytes()[..n.min(t.len())].to_vec());
             }
         }

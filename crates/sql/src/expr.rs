@@ -279,7 +279,7 @@ pub enum CastTo {
     DecimalOrder,
     /// Internal: a value compared with a DATE (None) or DATETIME(n) / TIMESTAMP(n) column,
     /// as that column's text (`coerce::temporal_for_compare`), so that the byte order of the
-    /// column's values decides the comparison; a value that is no date stays as it is.
+    /// column's values decides the comparison; a value that is no date is the zero date.
     TemporalOf(Option<u8>),
 }
 
@@ -1056,7 +1056,12 @@ impl Expr {
                 args.iter().all(nn)
             }
             Expr::Func(
-                Func::FoundRows | Func::RowCount | Func::LastInsertId | Func::ConnectionId,
+                Func::FoundRows
+                | Func::RowCount
+                | Func::LastInsertId
+                | Func::ConnectionId
+                | Func::Now
+                | Func::CurDate,
                 _,
             ) => true,
             Expr::Func(Func::Misc(m), args) => crate::funcs::never_null(*m, args.iter().all(nn)),
@@ -1149,9 +1154,7 @@ impl Expr {
                 | Func::Hour
                 | Func::Minute
                 | Func::Second
-                | Func::Microsecond => {
-                    SqlType::Int
-                }
+                | Func::Microsecond => SqlType::Int,
                 Func::Length
                 | Func::CharLength
                 | Func::ConnectionId
@@ -1585,9 +1588,17 @@ pub fn cast(v: &Value, to: CastTo) -> Value {
         CastTo::Double => Value::Double(to_f64(v).unwrap_or(0.0)),
         // Exact where `Dec` reads the value; else (text that is not a plain number, past
         // Dec's limits) as the double it reads as.
-        CastTo::TemporalOf(fsp) => match coerce::temporal_for_compare(v, fsp) {
-            Some(b) => Value::Bytes(b),
-            None => v.clone(),
+        // A value that is no date compares as the zero date, as MariaDB reads it (with
+        // its warning 1292, which tierdb does not raise here).
+        CastTo::TemporalOf(fsp) => match v {
+            Value::Null => Value::Null,
+            v => Value::Bytes(
+                coerce::temporal_for_compare(v, fsp)
+                    .or_else(|| {
+                        coerce::temporal_for_compare(&Value::Bytes(b"0000-00-00".to_vec()), fsp)
+                    })
+                    .unwrap_or_default(),
+            ),
         },
         CastTo::DecimalOrder => Value::Bytes(match Dec::of(v) {
             Some(d) => d.order_bytes(),

@@ -10,8 +10,8 @@
 //! NULL column (the caller knows whether the statement is one row or many).
 
 use crate::coerce::{
-    int_range, parse_datetime, parse_integer_exact, parse_temporal, zero_datetime, scan_number, to_f64, to_text, I64_MIN_F,
-    U64_END_F,
+    int_range, parse_datetime, parse_integer_exact, parse_temporal, scan_number, to_f64, to_text,
+    zero_datetime, I64_MIN_F, U64_END_F,
 };
 use crate::result::{Raised, SqlError, Warning};
 use tierdb_engine::{ColumnDef, ColumnType, Value};
@@ -569,9 +569,16 @@ fn fit_date(
     raised: &mut Raised,
 ) -> Result<Value, SqlError> {
     if let Some(out) = parse_temporal(v, fsp) {
-        if fsp.is_none()
-            && parse_datetime(v, true).is_some_and(|full| !full.ends_with(b" 00:00:00"))
-        {
+        // A DATE given a time of day, or text with more fraction digits than microseconds:
+        // note 1265, as MariaDB (a fraction cut to the column's precision is silent).
+        let time_cut = fsp.is_none()
+            && parse_datetime(v, true).is_some_and(|full| !full.ends_with(b" 00:00:00"));
+        let long_fraction = fsp.is_some()
+            && matches!(v, Value::Bytes(b) if b
+                .iter()
+                .position(|&c| c == b'.')
+                .is_some_and(|i| b[i + 1..].iter().take_while(|c| c.is_ascii_digit()).count() > 6));
+        if time_cut || long_fraction {
             dest.note_truncated(name, raised);
         }
         return Ok(Value::Bytes(out));

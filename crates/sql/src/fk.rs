@@ -199,9 +199,9 @@ fn compatible(a: &ColumnDef, b: &ColumnDef) -> bool {
         (T::Decimal { .. }, T::Decimal { .. }) => true,
         (x, y) if text(x) && text(y) => a.collation == b.collation,
         // (Keys hold the text at the column's precision: the same precision.)
-        (T::Date, T::Date) | (T::DateTime(_), T::DateTime(_)) | (T::Timestamp(_), T::Timestamp(_)) => {
-            a.ty == b.ty
-        }
+        (T::Date, T::Date)
+        | (T::DateTime(_), T::DateTime(_))
+        | (T::Timestamp(_), T::Timestamp(_)) => a.ty == b.ty,
         _ => false,
     }
 }
