@@ -754,6 +754,90 @@ pub fn order_by_index(
     true
 }
 
+/// A loose index scan: key `index` (None: the primary key) read for one row per value of its
+/// leading column `col`. The key is read on while values change; a run of rows with one
+/// value makes the read jump past it with a new descent (`exec::loose_rows`). Only rows the
+/// reader sees are returned, so a value whose rows are all hidden from it does not appear.
+#[derive(Clone, Debug)]
+pub struct Loose {
+    pub index: Option<usize>,
+    pub col: usize,
+    pub explain: ExplainInfo,
+}
+
+/// The column whose distinct values alone decide the query's result: `SELECT DISTINCT c`
+/// (one plain column), or aggregates that ignore repeats of one column `c` — COUNT / SUM /
+/// AVG (DISTINCT c), MIN(c), MAX(c), `c` itself — with no GROUP BY or GROUP BY c alone.
+pub fn loose_column(
+    project: &[Expr],
+    distinct: bool,
+    agg: Option<&crate::plan::AggPlan>,
+) -> Option<usize> {
+    use crate::compile::AggFunc;
+    let Some(a) = agg else {
+        return match project {
+            [Expr::Col(c)] if distinct => Some(*c),
+            _ => None,
+        };
+    };
+    if a.rollup {
+        return None;
+    }
+    let mut col = match a.group.as_slice() {
+        [] => None,
+        [Expr::Col(g)] => Some(*g),
+        _ => return None,
+    };
+    for spec in &a.specs {
+        let repeats_ignored = match spec.func {
+            AggFunc::Min | AggFunc::Max | AggFunc::AnyValue => true,
+            AggFunc::Count | AggFunc::Sum | AggFunc::Avg => spec.distinct,
+            _ => false,
+        };
+        let Some(Expr::Col(c)) = &spec.arg else {
+            return None;
+        };
+        if !repeats_ignored || *col.get_or_insert(*c) != *c {
+            return None;
+        }
+    }
+    col
+}
+
+/// The key a loose scan of column `c` reads: a secondary index it leads (allowed by the
+/// hints), else the primary key when `c` leads it and is not all of it (a one-column key
+/// has one row per value already).
+pub fn loose_key(def: &TableDef, c: usize, hints: &Hints) -> Option<Loose> {
+    let col = def.columns.get(c)?;
+    let (index, name) = match def
+        .indexes
+        .iter()
+        .position(|ix| ix.columns.first() == Some(&c) && hints.allows(&ix.name))
+    {
+        Some(i) => (Some(i), def.indexes[i].name.clone()),
+        None if def.primary_key.first() == Some(&c)
+            && def.primary_key.len() > 1
+            && hints.allows("PRIMARY") =>
+        {
+            (None, "PRIMARY".to_string())
+        }
+        None => return None,
+    };
+    Some(Loose {
+        index,
+        col: c,
+        explain: ExplainInfo {
+            access_type: "range",
+            possible_keys: Vec::new(),
+            key: Some(name),
+            key_len: Some(key_len_of(col)),
+            key_ref: None,
+            rows: None,
+            using_where: false,
+        },
+    })
+}
+
 /// For aggregates that are all MIN / MAX of plain columns, each column leading the primary
 /// key or a secondary index whose order is the aggregate's (not DECIMAL, whose key is
 /// text, nor ENUM): per aggregate, that key read from its low end (MIN) or its high end

@@ -226,6 +226,59 @@ fn table_rows(
     }
 }
 
+/// Rows this many in a row with one value of a loose scan's column make it jump past the
+/// value with a new descent; below that the key is read on (nearly unique values cost no
+/// more than a plain read of the key).
+const LOOSE_SKIP_AFTER: u32 = 4;
+
+/// A loose index scan (`access::Loose`): one row of `t` per value of the key's leading
+/// column (rows whose value equals the previous one, by the column's collation, are
+/// skipped; after `LOOSE_SKIP_AFTER` of them the read jumps past the value).
+fn loose_rows(
+    t: &Arc<Table>,
+    l: &crate::access::Loose,
+    want: Option<&ColumnMask>,
+    txn: &mut Txn,
+    f: &mut RowFn,
+) -> Result<(), SqlError> {
+    let coll = t
+        .def
+        .columns
+        .get(l.col)
+        .map_or(Collation::Binary, |c| c.collation);
+    let mut from = Bound::Unbounded;
+    'seek: loop {
+        let bounds = (from, Bound::Unbounded);
+        let mut rows = txn.scan_columns_dir(t, l.index, bounds, want, false)?;
+        let mut last: Option<Value> = None;
+        let mut repeats = 0;
+        loop {
+            // A statement killed while it walks many values stops here.
+            crate::interrupt::check()?;
+            let Some(row) = rows.next().transpose()? else {
+                return Ok(());
+            };
+            let value = row.get(l.col).cloned().unwrap_or(Value::Null);
+            if last
+                .as_ref()
+                .is_some_and(|p| coerce::sort_cmp_in(p, &value, coll).is_eq())
+            {
+                repeats += 1;
+                if repeats >= LOOSE_SKIP_AFTER {
+                    from = Bound::Excluded(vec![value]);
+                    continue 'seek;
+                }
+                continue;
+            }
+            repeats = 0;
+            last = Some(value);
+            if !f(row)? {
+                return Ok(());
+            }
+        }
+    }
+}
+
 thread_local! {
     /// The work tables of the recursive WITH queries running on this thread: the rows the
     /// previous iteration added, by work-table number.
@@ -330,6 +383,12 @@ fn source_rows(
         Source::Dual => {
             f(Vec::new())?;
             Ok(())
+        }
+        Source::Table { table, .. } if plan.loose.is_some() => {
+            let Some(l) = &plan.loose else {
+                return Ok(());
+            };
+            loose_rows(table, l, plan.read_cols.as_ref(), txn, f)
         }
         Source::Table { table, .. } if !plan.extremes.is_empty() => {
             for (access, col) in &plan.extremes {

@@ -518,6 +518,9 @@ pub struct SelectPlan {
     /// aggregates see only those rows — real rows holding every extreme, so their MIN and
     /// MAX are the table's. Empty: the source is read whole.
     pub extremes: Vec<(AccessPlan, usize)>,
+    /// A loose index scan (`access::loose_key`): only one row per distinct value of the
+    /// column matters, so the source is read as one row per value of the key it leads.
+    pub loose: Option<crate::access::Loose>,
     pub distinct: bool,
     pub limit: Option<Expr>,
     pub offset: Option<Expr>,
@@ -3428,9 +3431,14 @@ fn select_body(q: &ast::Query, cx: &PlanCx) -> Result<SelectPlan, SqlError> {
         }
     }
 
+    let mut loose = None;
     let mut source = match source_kind {
         SourceKind::Dual => Source::Dual,
         SourceKind::Table(t, hints) => {
+            if filter.is_none() && windows.is_empty() {
+                loose = access::loose_column(&project, distinct, agg.as_ref())
+                    .and_then(|c| access::loose_key(&t.def, c, &hints));
+            }
             let mut access = access::choose(&t.def, filter.as_ref(), &hints);
             // (A correlated WHERE is checked after every row is read: no early stop.)
             if matches!(access.access, Access::Full)
@@ -3471,6 +3479,10 @@ fn select_body(q: &ast::Query, cx: &PlanCx) -> Result<SelectPlan, SqlError> {
         }
         _ => Vec::new(),
     };
+    // (MIN / MAX alone read two rows: better than a row per value.)
+    if !extremes.is_empty() {
+        loose = None;
+    }
     let mut plan = SelectPlan {
         source,
         filter,
@@ -3482,6 +3494,7 @@ fn select_body(q: &ast::Query, cx: &PlanCx) -> Result<SelectPlan, SqlError> {
         order,
         sorted_by_access,
         extremes,
+        loose,
         distinct,
         limit,
         offset,
@@ -3549,8 +3562,9 @@ fn set_lock(
             }
         }
         Source::Table { table, access } => {
-            // Every row read is locked: MIN / MAX read the whole source.
+            // Every row read is locked: MIN / MAX and DISTINCT read the whole source.
             p.extremes.clear();
+            p.loose = None;
             // Rows are re-read after their lock: through a secondary index, the ORDER BY
             // column of a row changed meanwhile may have moved, so sort again (a primary key
             // cannot move: the re-read is by that key).
@@ -3979,6 +3993,7 @@ fn identity_plan(
         order: Vec::new(),
         sorted_by_access: false,
         extremes: Vec::new(),
+        loose: None,
         distinct: false,
         limit: None,
         offset: None,
@@ -4724,6 +4739,7 @@ fn decorrelate(p: &mut SelectPlan, base: usize) -> Option<()> {
     p.order.clear();
     p.sorted_by_access = false;
     p.extremes.clear();
+    p.loose = None;
     p.distinct = false;
     p.limit = None;
     p.outer_params = 0;

@@ -791,6 +791,22 @@ fn explain_select(
     }
     match &p.source {
         Source::Dual => rows.push(tableless_row(id, select_type, "No tables used")),
+        Source::Table { table, .. } if p.loose.is_some() => {
+            if let Some(l) = &p.loose {
+                let a = AccessPlan {
+                    access: Access::Full,
+                    domains: Vec::new(),
+                    order_cols: Vec::new(),
+                    fixed_prefix: 0,
+                    desc: false,
+                    explain: l.explain.clone(),
+                };
+                let mut extra = extra;
+                extra.retain(|e| *e != "Using temporary" || !p.order.is_empty());
+                extra.insert(0, "Using index for group-by");
+                rows.push(access_row(id, select_type, &table.def.name, &a, extra));
+            }
+        }
         Source::Table { .. } if !p.extremes.is_empty() => rows.push(tableless_row(
             id,
             select_type,
