@@ -5,10 +5,14 @@
 //! an index or primary-key lookup when an equality of the ON clause, or of WHERE for an inner
 //! join, gives the leading key columns from earlier tables or constants; otherwise the inner
 //! table — always a derived one — read once and kept in memory) and its execution into rows
-//! that are the inputs' columns side by side, before WHERE.
+//! that are the inputs' columns side by side, before WHERE (`Run`: one row of the first
+//! table at a time, the looked-up rows streamed, so a consumer that stops stops the reads).
+//! A LEFT JOIN step whose WHERE rejects every matched row (`JoinStep::not_exists`) stops at
+//! its first match.
 //!
 //! Must never: return a row the ON clause rejects (a lookup only narrows the candidates, the
-//! whole ON clause is still evaluated), drop the NULL-extended row of a LEFT JOIN, or use a
+//! whole ON clause is still evaluated), drop the NULL-extended row of a LEFT JOIN (nor make
+//! one for a row that has a match, "Not exists" included), or use a
 //! lookup whose key value has another storage class than the column (then the inner table is
 //! scanned for that row instead: `1 = '1'` is true in SQL but not in the key encoding).
 
