@@ -199,6 +199,20 @@ pub struct Engine {
 }
 
 impl Engine {
+    /// About how many entries key `index` (None: the primary key) of `t` holds between the
+    /// bounds (value prefixes, as `Txn::scan_columns` takes them), counting at most `cap`.
+    /// An estimate for choosing among keys: it takes no transaction and counts entries of
+    /// uncommitted and deleted rows too.
+    pub fn estimate_range(
+        &self,
+        t: &Table,
+        index: Option<usize>,
+        lo: &Bound<Vec<Value>>,
+        hi: &Bound<Vec<Value>>,
+        cap: u64,
+    ) -> Result<u64> {
+        txn::estimate_range(&self.inner, t, index, lo, hi, cap)
+    }
     /// Opens (creating if needed) the engine under `cfg`, running crash recovery.
     pub fn open(cfg: EngineConfig) -> Result<Arc<Engine>> {
         let inner = inner::Inner::open(cfg)?;

@@ -1454,6 +1454,58 @@ fn purge_deferred(inner: &Inner, writer: u64, p: Purge) -> Result<()> {
     }
 }
 
+/// How many entries key `index` (None: the primary key) of `t` holds within the bounds
+/// (value prefixes, as a cursor takes them), counting at most `cap`: the planner's estimate.
+/// It reads the tree as it is — entries of uncommitted rows and stale ones not yet purged
+/// count too — with no transaction and no row lookups.
+pub(crate) fn estimate_range(
+    inner: &Inner,
+    t: &Table,
+    index: Option<usize>,
+    lo: &Bound<Vec<Value>>,
+    hi: &Bound<Vec<Value>>,
+    cap: u64,
+) -> Result<u64> {
+    let (tree, lo, hi) = match index {
+        None => {
+            let enc = |p: &[Value]| pk_key(&t.def, p);
+            (t.primary, lower_bound(lo, enc), upper_bound(hi, enc))
+        }
+        Some(i) => {
+            let ix = t
+                .def
+                .indexes
+                .get(i)
+                .ok_or_else(|| Error::Internal(format!("index {i} out of range")))?;
+            let cols = index_key_columns(&t.def, ix);
+            let enc = |p: &[Value]| encode_key_of(&t.def, &cols, p);
+            let tree = *t
+                .secondary
+                .get(i)
+                .ok_or_else(|| Error::Internal(format!("index {i} out of range")))?;
+            (tree, lower_bound(lo, enc), upper_bound(hi, enc))
+        }
+    };
+    let from = match &lo {
+        Bound::Unbounded => Bound::Unbounded,
+        Bound::Included(k) => Bound::Included(k.as_slice()),
+        Bound::Excluded(k) => Bound::Excluded(k.as_slice()),
+    };
+    let mut n = 0u64;
+    tree.scan(&inner.store, from, |k, _| {
+        let within = match &hi {
+            Bound::Unbounded => true,
+            Bound::Included(h) => k <= h.as_slice(),
+            Bound::Excluded(h) => k < h.as_slice(),
+        };
+        if within {
+            n += 1;
+        }
+        within && n < cap
+    })?;
+    Ok(n)
+}
+
 enum Source {
     Primary,
     Secondary { index: usize },

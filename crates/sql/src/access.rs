@@ -404,6 +404,8 @@ struct Candidate {
     /// Its points are a subquery's values (`RangeExpr::each`).
     each: bool,
     domains: Vec<KeyDomain>,
+    /// Entries its ranges hold (counted up to a cap), when estimated.
+    rows: Option<u64>,
 }
 
 const MAX_POINTS: usize = 4096;
@@ -544,6 +546,7 @@ fn candidate(conds: &[Cond], key: &[usize], def: &TableDef) -> Option<Candidate>
         n_prefixes: if each.is_some() { 2 } else { prefixes.len() },
         each: each.is_some(),
         domains,
+        rows: None,
     })
 }
 
@@ -581,8 +584,41 @@ fn key_len_of(c: &ColumnDef) -> u32 {
     base + u32::from(c.nullable)
 }
 
+/// Entries a key (None: the primary key) holds within some ranges, counted up to a cap;
+/// None when the ranges' values are not known at plan time (a parameter, a subquery).
+pub type Estimator<'e> = dyn Fn(Option<usize>, &[RangeExpr], &[KeyDomain]) -> Option<u64> + 'e;
+
+/// True when `r`'s bounds are literals (casts and signs of them), known at plan time.
+pub fn literal_range(r: &RangeExpr) -> bool {
+    fn lit(e: &Expr) -> bool {
+        match e {
+            Expr::Const(_) | Expr::DecimalConst(..) => true,
+            Expr::Cast(x, _) | Expr::Unary(crate::expr::UnOp::Neg, x) => lit(x),
+            _ => false,
+        }
+    }
+    let bound = |b: &Bound<Expr>| match b {
+        Bound::Included(x) | Bound::Excluded(x) => lit(x),
+        Bound::Unbounded => true,
+    };
+    r.each.is_none() && r.eq.iter().all(lit) && bound(&r.lo) && bound(&r.hi)
+}
+
 /// Picks the access path for `filter` (compiled against the table's columns).
 pub fn choose(def: &TableDef, filter: Option<&Expr>, hints: &Hints) -> AccessPlan {
+    choose_estimated(def, filter, hints, None)
+}
+
+/// `choose`; with `est`, when several keys can serve the WHERE, the one whose ranges hold
+/// the fewest entries (a secondary index's counting double: each entry costs a row lookup)
+/// wins where both are estimated, instead of the static preference (a primary key given
+/// whole is taken without counting).
+pub fn choose_estimated(
+    def: &TableDef,
+    filter: Option<&Expr>,
+    hints: &Hints,
+    est: Option<&Estimator>,
+) -> AccessPlan {
     let mut conj = Vec::new();
     if let Some(f) = filter {
         conjuncts(f, &mut conj);
@@ -590,7 +626,7 @@ pub fn choose(def: &TableDef, filter: Option<&Expr>, hints: &Hints) -> AccessPla
     let conds: Vec<Cond> = conj.iter().filter_map(|c| analyze(c, def)).collect();
     let pk_allowed = hints.allows("PRIMARY");
     let mut possible = Vec::new();
-    let mut best: Option<(Option<usize>, Candidate)> = None;
+    let mut all: Vec<(Option<usize>, Candidate)> = Vec::new();
     let mut consider =
         |idx: Option<usize>, key: &[usize], name: &str, possible: &mut Vec<String>| {
             let Some(mut c) = candidate(&conds, key, def) else {
@@ -608,15 +644,38 @@ pub fn choose(def: &TableDef, filter: Option<&Expr>, hints: &Hints) -> AccessPla
                 None => 50,
                 Some(_) => 40,
             };
-            if best.as_ref().is_none_or(|(_, b)| c.score > b.score) {
-                best = Some((idx, c));
-            }
+            all.push((idx, c));
         };
     if !def.primary_key.is_empty() {
         consider(None, &def.primary_key, "PRIMARY", &mut possible);
     }
     for (i, ix) in def.indexes.iter().enumerate() {
         consider(Some(i), &ix.columns, &ix.name, &mut possible);
+    }
+    // Counted only when there is a choice, and for at most 64 ranges a key.
+    if let Some(est) = est.filter(|_| all.len() > 1) {
+        for (idx, c) in &mut all {
+            if c.score < 100 && c.ranges.len() <= 64 && c.ranges.iter().all(literal_range) {
+                c.rows = est(*idx, &c.ranges, &c.domains);
+            }
+        }
+    }
+    let cost =
+        |idx: &Option<usize>, rows: u64| rows.saturating_mul(if idx.is_some() { 2 } else { 1 });
+    let mut best: Option<(Option<usize>, Candidate)> = None;
+    for (idx, c) in all {
+        let better = match &best {
+            None => true,
+            Some((bidx, b)) => match (c.rows, b.rows) {
+                (Some(r), Some(br)) if cost(&idx, r) != cost(bidx, br) => {
+                    cost(&idx, r) < cost(bidx, br)
+                }
+                _ => c.score > b.score,
+            },
+        };
+        if better {
+            best = Some((idx, c));
+        }
     }
     let mut explain = ExplainInfo {
         possible_keys: possible,

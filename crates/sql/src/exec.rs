@@ -1566,7 +1566,7 @@ fn compact_member(m: &[u8]) -> Vec<u8> {
     m.to_vec()
 }
 
-struct NoEnv;
+pub(crate) struct NoEnv;
 impl crate::expr::Env for NoEnv {
     fn current_db(&self) -> Option<&str> {
         None

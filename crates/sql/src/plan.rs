@@ -3439,7 +3439,7 @@ fn select_body(q: &ast::Query, cx: &PlanCx) -> Result<SelectPlan, SqlError> {
                 loose = access::loose_column(&project, distinct, agg.as_ref())
                     .and_then(|c| access::loose_key(&t.def, c, &hints));
             }
-            let mut access = access::choose(&t.def, filter.as_ref(), &hints);
+            let mut access = choose_access(cx, &t, filter.as_ref(), &hints);
             // (A correlated WHERE is checked after every row is read: no early stop.)
             if matches!(access.access, Access::Full)
                 && agg.is_none()
@@ -4356,6 +4356,39 @@ fn join_condition(
     Ok((Some(on), Some(order)))
 }
 
+/// Most entries counted per key when the planner compares keys (`choose_access`).
+const ESTIMATE_CAP: u64 = 1000;
+
+/// `access::choose`, comparing the keys that can serve the WHERE by the entries their
+/// ranges hold now (counted in the trees up to `ESTIMATE_CAP`, when the bounds are literals):
+/// `status = 'new' AND created_at > '2025-12-30'` reads the narrower key, whichever it is.
+fn choose_access(
+    cx: &PlanCx,
+    t: &Arc<tierdb_engine::Table>,
+    filter: Option<&Expr>,
+    hints: &Hints,
+) -> AccessPlan {
+    let est = |idx: Option<usize>,
+               ranges: &[access::RangeExpr],
+               domains: &[access::KeyDomain]|
+     -> Option<u64> {
+        let env = crate::exec::NoEnv;
+        let ecx = crate::expr::EvalCx::new(&[], &env);
+        let concrete = access::concrete_ranges(ranges, domains, &ecx).ok()??;
+        let mut total = 0u64;
+        for r in concrete {
+            let (lo, hi) = r.scan_bounds();
+            let left = ESTIMATE_CAP - total;
+            total += cx.engine.estimate_range(t, idx, &lo, &hi, left).ok()?;
+            if total >= ESTIMATE_CAP {
+                break;
+            }
+        }
+        Some(total)
+    };
+    access::choose_estimated(&t.def, filter, hints, Some(&est))
+}
+
 /// Turns the parsed join into its plan: ON clauses compiled over the tables up to theirs,
 /// the first table's access path from the WHERE conjuncts on it alone, and per later table a
 /// lookup from equalities with earlier tables (ON; also WHERE for an inner join).
@@ -5101,7 +5134,7 @@ fn update(u: &ast::Update, cx: &PlanCx) -> Result<Plan, SqlError> {
         };
         sets.push((ci, value));
     }
-    let access = access::choose(&table.def, filter.as_ref(), &hints);
+    let access = choose_access(cx, &table, filter.as_ref(), &hints);
     Ok(Plan::Update(Box::new(UpdatePlan {
         checks: crate::check::RowChecks::of(&table)?,
         table,
@@ -5343,7 +5376,7 @@ fn delete(d: &ast::Delete, cx: &PlanCx) -> Result<Plan, SqlError> {
     let (table, scope, hints) = single_table(twj, cx)?;
     let (filter, limit) = where_and_limit(&scope, &d.selection, &d.limit, cx)?;
     let order = row_order(&d.order_by, &scope, cx)?;
-    let access = access::choose(&table.def, filter.as_ref(), &hints);
+    let access = choose_access(cx, &table, filter.as_ref(), &hints);
     Ok(Plan::Delete(Box::new(DeletePlan {
         table,
         access,

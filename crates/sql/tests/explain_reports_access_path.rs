@@ -206,3 +206,98 @@ fn like_with_a_literal_prefix_reads_a_key_range() {
         assert_eq!(r[0][3], "ALL", "{sql}");
     }
 }
+
+/// Among keys that can serve a WHERE of literals, the one whose ranges hold the fewest
+/// entries now is read, whichever is declared first; a parameter keeps the static choice
+/// (most equalities), and every choice returns the same rows.
+#[test]
+fn the_narrowest_key_is_read_when_the_values_are_literals() {
+    let e = env();
+    let mut s = e.session(1);
+    exec(
+        &mut s,
+        "CREATE TABLE o (id INT PRIMARY KEY, cust INT NOT NULL, status VARCHAR(10) NOT NULL, \
+         at INT NOT NULL, KEY k_status (status), KEY k_cust (cust), KEY k_at (at))",
+    );
+    // 'new' holds half the rows, each customer 10, `at` counts up.
+    let rows: Vec<String> = (0..2000)
+        .map(|i| {
+            let status = if i % 2 == 0 {
+                "new"
+            } else {
+                ["paid", "sent", "gone"][i % 3]
+            };
+            format!("({i}, {}, '{status}', {i})", i / 10)
+        })
+        .collect();
+    for chunk in rows.chunks(500) {
+        exec(&mut s, &format!("INSERT INTO o VALUES {}", chunk.join(",")));
+    }
+    let key = |s: &mut Session, sql: &str| explain(s, sql)[0][5].clone();
+    // An equality with 1000 rows against an equality with 10, in either order.
+    assert_eq!(
+        key(&mut s, "SELECT * FROM o WHERE status = 'new' AND cust = 42"),
+        "k_cust"
+    );
+    assert_eq!(
+        key(&mut s, "SELECT * FROM o WHERE cust = 42 AND status = 'new'"),
+        "k_cust"
+    );
+    // An equality with 1000 rows against a narrow range (and a wide one).
+    assert_eq!(
+        key(&mut s, "SELECT * FROM o WHERE status = 'new' AND at > 1990"),
+        "k_at"
+    );
+    assert_eq!(
+        key(&mut s, "SELECT * FROM o WHERE status = 'gone' AND at > 10"),
+        "k_status"
+    );
+    // The primary key's range against a secondary equality.
+    assert_eq!(
+        key(
+            &mut s,
+            "SELECT * FROM o WHERE id BETWEEN 5 AND 7 AND status = 'new'"
+        ),
+        "PRIMARY"
+    );
+    // A parameter: not counted, the static preference stays.
+    let st = s
+        .prepare("EXPLAIN SELECT * FROM o WHERE status = ? AND at > 1990")
+        .expect("prepare")
+        .statement_id;
+    let r = match s
+        .execute(st, &[tierdb_engine::Value::Bytes(b"new".to_vec())])
+        .expect("execute")
+    {
+        QueryResult::Rows { rows, .. } => text(&rows[0][5]),
+        other => panic!("{other:?}"),
+    };
+    assert_eq!(r, "k_status");
+    // The same rows whichever key is read.
+    for (a, b) in [
+        (
+            "SELECT id FROM o WHERE status = 'new' AND at > 1990 ORDER BY id",
+            "SELECT id FROM o IGNORE INDEX (k_at) WHERE status = 'new' AND at > 1990 ORDER BY id",
+        ),
+        (
+            "SELECT id FROM o WHERE status = 'new' AND cust = 42 ORDER BY id",
+            "SELECT id FROM o IGNORE INDEX (k_cust) WHERE status = 'new' AND cust = 42 ORDER BY id",
+        ),
+    ] {
+        assert_eq!(q(&mut s, a), q(&mut s, b), "{a}");
+    }
+    // UPDATE and DELETE choose alike (and change the right rows).
+    exec(
+        &mut s,
+        "UPDATE o SET at = at + 10000 WHERE status = 'new' AND cust = 3",
+    );
+    assert_eq!(
+        q(&mut s, "SELECT COUNT(*) FROM o WHERE at >= 10000")[0][0],
+        tierdb_engine::Value::Int(5)
+    );
+    exec(&mut s, "DELETE FROM o WHERE status = 'new' AND at >= 10000");
+    assert_eq!(
+        q(&mut s, "SELECT COUNT(*) FROM o")[0][0],
+        tierdb_engine::Value::Int(1995)
+    );
+}
