@@ -687,22 +687,24 @@ impl<'a> Compiler<'a> {
         if self.agg.is_some() {
             return ops;
         }
-        let column = ops.iter().find_map(|e| match e {
-            Expr::Col(i) => {
-                let c = self.scope.cols.get(*i)?;
-                match c.meta.kind {
-                    ColumnKind::Date => Some(None),
-                    ColumnKind::DateTime | ColumnKind::Timestamp => {
-                        Some(Some(c.meta.decimals.min(6)))
-                    }
-                    _ => None,
-                }
-            }
-            _ => None,
-        });
-        let Some(fsp) = column else {
+        // The columns' text form: None = DATE, Some(n) = DATETIME(n). Every column operand
+        // must have the same one (a DATE beside a DATETIME(6) is left alone).
+        let form = |e: &Expr| -> Option<Option<Option<u8>>> {
+            let Expr::Col(i) = e else { return None };
+            let c = self.scope.cols.get(*i)?;
+            Some(match c.meta.kind {
+                ColumnKind::Date => Some(None),
+                ColumnKind::DateTime | ColumnKind::Timestamp => Some(Some(c.meta.decimals.min(6))),
+                _ => None,
+            })
+        };
+        let forms: Vec<Option<Option<u8>>> = ops.iter().filter_map(form).collect();
+        let Some(&Some(fsp)) = forms.first() else {
             return ops;
         };
+        if forms.iter().any(|f| *f != Some(fsp)) {
+            return ops;
+        }
         ops.into_iter()
             .map(|e| {
                 if !matches!(e, Expr::Col(_)) && e.is_row_independent() {

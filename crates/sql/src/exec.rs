@@ -226,6 +226,122 @@ fn table_rows(
     }
 }
 
+/// The groups of a GROUP BY: each key's accumulators, in key order (a BTreeMap) while there
+/// are few. Past `HASH_GROUPS_FROM` groups, while every key has a hashed form
+/// (`group_hash_key`) and there is no ROLLUP (whose prefix totals need the groups in order
+/// as they are made), they are found by hash instead, kept in the order met and sorted once
+/// at the end.
+struct Groups {
+    hashed: Option<HashedGroups>,
+    ordered: BTreeMap<OrdRow, Vec<Acc>>,
+    /// Hashing may still be taken up (no ROLLUP, no key without a hashed form met).
+    may_hash: bool,
+}
+
+type HashedGroups = (
+    std::collections::HashMap<Vec<u8>, usize>,
+    Vec<(OrdRow, Vec<Acc>)>,
+);
+
+/// Groups from which a GROUP BY finds them by hash (below, a few comparisons are cheaper).
+const HASH_GROUPS_FROM: usize = 64;
+
+impl Groups {
+    fn new(rollup: bool) -> Groups {
+        Groups {
+            hashed: None,
+            ordered: BTreeMap::new(),
+            may_hash: !rollup,
+        }
+    }
+
+    /// The accumulators of group `key`, made by `new` for a key met the first time.
+    fn entry(&mut self, key: OrdRow, new: impl FnOnce() -> Vec<Acc>) -> &mut Vec<Acc> {
+        if self.hashed.is_none() && self.may_hash && self.ordered.len() >= HASH_GROUPS_FROM {
+            self.start_hashing();
+        }
+        let h = match self.hashed {
+            Some(_) => group_hash_key(&key),
+            None => None,
+        };
+        if h.is_none() {
+            // A key with no hashed form: the groups so far go back into key order.
+            if let Some((_, list)) = self.hashed.take() {
+                self.ordered.extend(list);
+                self.may_hash = false;
+            }
+        }
+        match (&mut self.hashed, h) {
+            (Some((index, list)), Some(h)) => {
+                let i = *index.entry(h).or_insert_with(|| {
+                    list.push((key, new()));
+                    list.len() - 1
+                });
+                &mut list[i].1
+            }
+            _ => self.ordered.entry(key).or_insert_with(new),
+        }
+    }
+
+    /// Moves the ordered groups into the hashed form (when every key has one).
+    fn start_hashing(&mut self) {
+        let mut index = std::collections::HashMap::with_capacity(self.ordered.len() * 2);
+        for (i, k) in self.ordered.keys().enumerate() {
+            match group_hash_key(k) {
+                Some(h) => {
+                    index.insert(h, i);
+                }
+                None => {
+                    self.may_hash = false;
+                    return;
+                }
+            }
+        }
+        let list: Vec<(OrdRow, Vec<Acc>)> = std::mem::take(&mut self.ordered).into_iter().collect();
+        self.hashed = Some((index, list));
+    }
+
+    /// The groups in key order.
+    fn into_sorted(self) -> Vec<(OrdRow, Vec<Acc>)> {
+        match self.hashed {
+            Some((_, mut list)) => {
+                list.sort_by(|a, b| a.0.cmp(&b.0));
+                list
+            }
+            None => self.ordered.into_iter().collect(),
+        }
+    }
+}
+
+/// Bytes equal for two group keys exactly when `OrdRow` compares them equal: per value a
+/// class tag, then integers as 128-bit numbers (an Int and a UInt of one value meet) and
+/// text as its collation's weights (`Collation::key_bytes`), length-prefixed. None for a
+/// double, which compares numerically with integers.
+fn group_hash_key(k: &OrdRow) -> Option<Vec<u8>> {
+    let mut out = Vec::with_capacity(k.0.len() * 17);
+    for (i, v) in k.0.iter().enumerate() {
+        match v {
+            Value::Null => out.push(0),
+            Value::Int(x) => {
+                out.push(1);
+                out.extend_from_slice(&i128::from(*x).to_le_bytes());
+            }
+            Value::UInt(x) => {
+                out.push(1);
+                out.extend_from_slice(&i128::from(*x).to_le_bytes());
+            }
+            Value::Double(_) => return None,
+            Value::Bytes(b) => {
+                let w = coerce::collation_of_bit(k.1, i).key_bytes(b);
+                out.push(2);
+                out.extend_from_slice(&(w.len() as u64).to_le_bytes());
+                out.extend_from_slice(&w);
+            }
+        }
+    }
+    Some(out)
+}
+
 /// Rows this many in a row with one value of a loose scan's column make it jump past the
 /// value with a new descent; below that the key is read on (nearly unique values cost no
 /// more than a plain read of the key).
@@ -878,7 +994,9 @@ fn select_rows(
         }
         Some(agg) => {
             let new_accs = || agg.specs.iter().map(Acc::new).collect::<Vec<_>>();
-            let mut groups: BTreeMap<OrdRow, Vec<Acc>> = BTreeMap::new();
+            // Hashed while every key is hashable and there is no ROLLUP (whose prefix totals
+            // need the groups in order as they are made); sorted once at the end.
+            let mut groups = Groups::new(agg.rollup);
             // WITH ROLLUP: per prefix length l < n of the GROUP BY list, the totals of each
             // prefix.
             let levels = if agg.rollup { agg.group.len() } else { 0 };
@@ -911,9 +1029,7 @@ fn select_rows(
                                 acc.add(spec, &row, cx)?;
                             }
                         }
-                        groups
-                            .entry(OrdRow(key, agg.group_binary))
-                            .or_insert_with(new_accs)
+                        groups.entry(OrdRow(key, agg.group_binary), new_accs)
                     }
                 };
                 for (acc, spec) in accs.iter_mut().zip(agg.specs.iter()) {
@@ -945,7 +1061,7 @@ fn select_rows(
                 None => {
                     let n = agg.group.len();
                     let mut partial: Vec<_> = partial.into_iter().map(|m| m.into_iter()).collect();
-                    let mut full = groups.into_iter().peekable();
+                    let mut full = groups.into_sorted().into_iter().peekable();
                     while let Some((k, accs)) = full.next() {
                         let next = full.peek().map(|(nk, _)| nk.0.clone());
                         let key = k.0;
