@@ -584,9 +584,12 @@ fn key_len_of(c: &ColumnDef) -> u32 {
     base + u32::from(c.nullable)
 }
 
-/// Entries a key (None: the primary key) holds within some ranges, counted up to a cap;
-/// None when the ranges' values are not known at plan time (a parameter, a subquery).
-pub type Estimator<'e> = dyn Fn(Option<usize>, &[RangeExpr], &[KeyDomain]) -> Option<u64> + 'e;
+/// Entries a key (None: the primary key) holds within some ranges, counted up to the cap
+/// given last; None when the ranges' values are not known at plan time (a parameter).
+pub type Estimator<'e> = dyn Fn(Option<usize>, &[RangeExpr], &[KeyDomain], u64) -> Option<u64> + 'e;
+
+/// Most entries counted for one key when keys are compared.
+pub const ESTIMATE_CAP: u64 = 1000;
 
 /// True when `r`'s bounds are literals (casts and signs of them), known at plan time.
 pub fn literal_range(r: &RangeExpr) -> bool {
@@ -652,16 +655,23 @@ pub fn choose_estimated(
     for (i, ix) in def.indexes.iter().enumerate() {
         consider(Some(i), &ix.columns, &ix.name, &mut possible);
     }
-    // Counted only when there is a choice, and for at most 64 ranges a key.
+    let weight = |idx: &Option<usize>| if idx.is_some() { 2 } else { 1 };
+    let cost = |idx: &Option<usize>, rows: u64| rows.saturating_mul(weight(idx));
+    // Counted only when there is a choice, for at most 64 ranges a key, best-scored first;
+    // each count stops once it would cost more than the cheapest so far.
     if let Some(est) = est.filter(|_| all.len() > 1) {
+        all.sort_by_key(|(_, c)| std::cmp::Reverse(c.score));
+        let mut cheapest = u64::MAX;
         for (idx, c) in &mut all {
             if c.score < 100 && c.ranges.len() <= 64 && c.ranges.iter().all(literal_range) {
-                c.rows = est(*idx, &c.ranges, &c.domains);
+                let cap = (cheapest / weight(idx)).saturating_add(1).min(ESTIMATE_CAP);
+                c.rows = est(*idx, &c.ranges, &c.domains, cap);
+                if let Some(r) = c.rows {
+                    cheapest = cheapest.min(cost(idx, r));
+                }
             }
         }
     }
-    let cost =
-        |idx: &Option<usize>, rows: u64| rows.saturating_mul(if idx.is_some() { 2 } else { 1 });
     let mut best: Option<(Option<usize>, Candidate)> = None;
     for (idx, c) in all {
         let better = match &best {

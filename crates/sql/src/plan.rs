@@ -4356,11 +4356,9 @@ fn join_condition(
     Ok((Some(on), Some(order)))
 }
 
-/// Most entries counted per key when the planner compares keys (`choose_access`).
-const ESTIMATE_CAP: u64 = 1000;
-
 /// `access::choose`, comparing the keys that can serve the WHERE by the entries their
-/// ranges hold now (counted in the trees up to `ESTIMATE_CAP`, when the bounds are literals):
+/// ranges hold now (counted in the trees up to `access::ESTIMATE_CAP`, when the bounds are
+/// literals):
 /// `status = 'new' AND created_at > '2025-12-30'` reads the narrower key, whichever it is.
 fn choose_access(
     cx: &PlanCx,
@@ -4370,7 +4368,8 @@ fn choose_access(
 ) -> AccessPlan {
     let est = |idx: Option<usize>,
                ranges: &[access::RangeExpr],
-               domains: &[access::KeyDomain]|
+               domains: &[access::KeyDomain],
+               cap: u64|
      -> Option<u64> {
         let env = crate::exec::NoEnv;
         let ecx = crate::expr::EvalCx::new(&[], &env);
@@ -4378,9 +4377,9 @@ fn choose_access(
         let mut total = 0u64;
         for r in concrete {
             let (lo, hi) = r.scan_bounds();
-            let left = ESTIMATE_CAP - total;
+            let left = cap.saturating_sub(total);
             total += cx.engine.estimate_range(t, idx, &lo, &hi, left).ok()?;
-            if total >= ESTIMATE_CAP {
+            if total >= cap {
                 break;
             }
         }
