@@ -578,8 +578,8 @@ fn key_len_of(c: &ColumnDef) -> u32 {
         }
         ColumnType::Date => 3,
         // The fraction's bytes in MariaDB's binary form: (fsp + 1) / 2.
-        ColumnType::DateTime(n) => 5 + (u32::from(*n) + 1) / 2,
-        ColumnType::Timestamp(n) => 4 + (u32::from(*n) + 1) / 2,
+        ColumnType::DateTime(n) => 5 + u32::from(*n).div_ceil(2),
+        ColumnType::Timestamp(n) => 4 + u32::from(*n).div_ceil(2),
     };
     base + u32::from(c.nullable)
 }
@@ -659,7 +659,8 @@ pub fn choose_estimated(
     let cost = |idx: &Option<usize>, rows: u64| rows.saturating_mul(weight(idx));
     // Counted only when there is a choice, for at most 64 ranges a key, best-scored first;
     // each count stops once it would cost more than the cheapest so far.
-    if let Some(est) = est.filter(|_| all.len() > 1) {
+    let whole_pk = all.iter().any(|(_, c)| c.score >= 100);
+    if let Some(est) = est.filter(|_| all.len() > 1 && !whole_pk) {
         all.sort_by_key(|(_, c)| std::cmp::Reverse(c.score));
         let mut cheapest = u64::MAX;
         for (idx, c) in &mut all {

@@ -29,6 +29,9 @@ pub struct ScopeCol {
     /// The right-hand copy of a column a USING / NATURAL join merged: only a qualified name
     /// (`t.c`) reaches it; a bare `c` means the merged column.
     pub merged_away: bool,
+    /// A base table's column: its values are stored in its type's form (a DATETIME(n)'s all
+    /// with n fraction digits), which a derived table's or a UNION's column need not be.
+    pub base: bool,
 }
 
 /// The columns of the row an expression is evaluated against.
@@ -678,36 +681,43 @@ impl<'a> Compiler<'a> {
         (ops, false)
     }
 
-    /// Operands of one comparison with a DATE / DATETIME / TIMESTAMP column of this query:
-    /// each row-independent one (a literal, a parameter, NOW()) is compared as that column's
-    /// text (`CastTo::TemporalOf`), so `d = '2020-1-1'`, `dt = '2020-01-01 10:00'` and
-    /// `dt = 20200101100000` hold as in MariaDB, which compares them as temporal values, and
-    /// the column's key can still be looked up. Other operands are unchanged.
+    /// Operands of one comparison with a DATE / DATETIME / TIMESTAMP column of this query,
+    /// compared as points in time as MariaDB does (`d = '2020-1-1'`, `dt = '2020-01-01
+    /// 10:00'` and `dt = 20200101100000` hold), through `CastTo::TemporalOf`:
+    /// - When every column operand is a base table's column of one form (whose stored values
+    ///   all have that form) and the other operands are row-independent (literals,
+    ///   parameters, NOW()), only those are cast, to the column's own text: the column's
+    ///   key can still be looked up.
+    /// - Otherwise (a derived table's or a UNION's column, whose values may have any fraction
+    ///   width; a DATE beside a DATETIME; an expression of the row), every operand is cast,
+    ///   so both sides have one form.
     fn temporal_operands(&self, ops: Vec<Expr>) -> Vec<Expr> {
         if self.agg.is_some() {
             return ops;
         }
-        // The columns' text form: None = DATE, Some(n) = DATETIME(n). Every column operand
-        // must have the same one (a DATE beside a DATETIME(6) is left alone).
-        let form = |e: &Expr| -> Option<Option<Option<u8>>> {
+        // Per column operand: its text form (None = DATE, Some(n) = DATETIME(n); None for a
+        // non-temporal column) and whether it is a base table's column.
+        let info = |e: &Expr| -> Option<(Option<Option<u8>>, bool)> {
             let Expr::Col(i) = e else { return None };
             let c = self.scope.cols.get(*i)?;
-            Some(match c.meta.kind {
+            let form = match c.meta.kind {
                 ColumnKind::Date => Some(None),
                 ColumnKind::DateTime | ColumnKind::Timestamp => Some(Some(c.meta.decimals.min(6))),
                 _ => None,
-            })
+            };
+            Some((form, c.base))
         };
-        let forms: Vec<Option<Option<u8>>> = ops.iter().filter_map(form).collect();
-        let Some(&Some(fsp)) = forms.first() else {
+        let cols: Vec<(Option<Option<u8>>, bool)> = ops.iter().filter_map(info).collect();
+        let Some(fsp) = cols.iter().find_map(|(f, _)| *f) else {
             return ops;
         };
-        if forms.iter().any(|f| *f != Some(fsp)) {
-            return ops;
-        }
+        let simple = cols.iter().all(|(f, base)| *base && *f == Some(fsp))
+            && ops
+                .iter()
+                .all(|e| matches!(e, Expr::Col(_)) || e.is_row_independent());
         ops.into_iter()
             .map(|e| {
-                if !matches!(e, Expr::Col(_)) && e.is_row_independent() {
+                if !simple || !matches!(e, Expr::Col(_)) {
                     Expr::Cast(Box::new(e), CastTo::TemporalOf(fsp))
                 } else {
                     e

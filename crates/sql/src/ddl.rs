@@ -309,7 +309,8 @@ fn is_now_call(e: &ast::Expr) -> bool {
 /// The value a column gets when an INSERT does not name it (`None` = no default: error).
 pub fn column_default(col: &ColumnDef) -> Option<Value> {
     match &col.default {
-        Some(Value::Bytes(b)) if b == CURRENT_TIMESTAMP => {
+        // (A text column may hold the text 'CURRENT_TIMESTAMP' as its default.)
+        Some(Value::Bytes(b)) if b == CURRENT_TIMESTAMP && col.ty.fsp().is_some() => {
             col.ty.fsp().map(|n| Value::Bytes(now_text(n).into_bytes()))
         }
         Some(v) => Some(v.clone()),
@@ -998,8 +999,24 @@ pub fn column_for_values<'a>(
             }
         }
         K::Date => ColumnType::Date,
-        K::DateTime => ColumnType::DateTime(meta.decimals.min(6)),
-        K::Timestamp => ColumnType::Timestamp(meta.decimals.min(6)),
+        // The widest fraction among the values (a computed column's metadata says 0).
+        K::DateTime | K::Timestamp => {
+            let widest = values
+                .map(|v| match v {
+                    Value::Bytes(b) => b.iter().position(|&c| c == b'.').map_or(0, |i| {
+                        b[i + 1..].iter().take_while(|c| c.is_ascii_digit()).count()
+                    }),
+                    _ => 0,
+                })
+                .max()
+                .unwrap_or(0);
+            let fsp = meta.decimals.max(widest.min(6) as u8).min(6);
+            if meta.kind == K::Timestamp {
+                ColumnType::Timestamp(fsp)
+            } else {
+                ColumnType::DateTime(fsp)
+            }
+        }
         K::Blob if text => ColumnType::Text(LobSize::for_bytes(u64::from(meta.length))),
         K::Blob => ColumnType::Blob(LobSize::for_bytes(u64::from(meta.length))),
         // Byte strings: BINARY(n) from a fixed-length one, VARBINARY(n) from others, a BLOB

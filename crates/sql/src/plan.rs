@@ -2542,6 +2542,7 @@ pub(crate) fn def_scope(def: &TableDef, db: &str, alias: Option<&str>) -> Scope 
             .enumerate()
             .map(|(i, c)| ScopeCol {
                 merged_away: false,
+                base: true,
                 name: c.name.clone(),
                 qualifiers: quals.clone(),
                 ty: sql_type_of(&c.ty),
@@ -2773,6 +2774,7 @@ fn union_order_and_limit(p: &mut SelectPlan, q: &ast::Query, cx: &PlanCx) -> Res
             .iter()
             .map(|c| ScopeCol {
                 merged_away: false,
+                base: false,
                 name: c.name.clone(),
                 qualifiers: Vec::new(),
                 ty: kind_type(c),
@@ -3483,6 +3485,8 @@ fn select_body(q: &ast::Query, cx: &PlanCx) -> Result<SelectPlan, SqlError> {
     if !extremes.is_empty() {
         loose = None;
     }
+    // A loose scan reads its own key ascending: the rows are sorted after it.
+    let sorted_by_access = sorted_by_access && loose.is_none();
     let mut plan = SelectPlan {
         source,
         filter,
@@ -3723,6 +3727,7 @@ fn derived_source(
             .iter()
             .map(|c| ScopeCol {
                 merged_away: false,
+                base: false,
                 name: c.name.clone(),
                 qualifiers: vec![a.clone()],
                 ty: kind_type(c),

@@ -58,6 +58,7 @@ pub fn filter_rows(
                     .iter()
                     .map(|c| ScopeCol {
                         merged_away: false,
+                        base: false,
                         name: c.name.clone(),
                         qualifiers: Vec::new(),
                         ty: SqlType::Text,

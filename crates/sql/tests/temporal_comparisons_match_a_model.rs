@@ -142,7 +142,7 @@ fn comparisons_with_literals_select_what_instants_select() {
     assert_eq!(
         shown[0],
         [
-            Value::Bytes(text(us0, 0)[..10].as_bytes().to_vec()),
+            Value::Bytes(text(us0, 0).as_bytes()[..10].to_vec()),
             Value::Bytes(text(us0, 0).into_bytes()),
             Value::Bytes(text(us0, 3).into_bytes()),
         ]
@@ -319,4 +319,66 @@ fn text_of(v: &Value) -> String {
         Value::Bytes(b) => String::from_utf8_lossy(b).into_owned(),
         other => other.to_string(),
     }
+}
+
+/// Values whose fraction width is not their column's — a derived table's MAX, a UNION of
+/// two precisions, NOW(3) — and a DATE beside a DATETIME column compare as points in time
+/// too; a text column may default to the text 'CURRENT_TIMESTAMP'; CREATE TABLE ... AS
+/// SELECT NOW(3) keeps the milliseconds.
+#[test]
+fn computed_and_mixed_temporal_values_compare_as_points_in_time() {
+    let env = env();
+    let mut s = env.session(1);
+    exec(
+        &mut s,
+        "CREATE TABLE g (id INT PRIMARY KEY, d DATE, d0 DATETIME, d3 DATETIME(3), \
+         s VARCHAR(30) DEFAULT 'CURRENT_TIMESTAMP')",
+    );
+    exec(
+        &mut s,
+        "INSERT INTO g (id, d, d0, d3) VALUES (1, '2024-01-01', '2024-01-01 00:00:00', '2024-01-01 00:00:00'), \
+         (2, '2024-01-02', '2024-01-01 10:00:00', '2024-01-01 10:00:00.500')",
+    );
+    let count = |s: &mut tierdb_sql::Session, sql: &str| int(&q(s, sql)[0][0]);
+    assert_eq!(
+        count(
+            &mut s,
+            "SELECT COUNT(*) FROM (SELECT MAX(d0) m FROM g) x WHERE m = '2024-01-01 10:00'"
+        ),
+        1
+    );
+    assert_eq!(
+        count(
+            &mut s,
+            "SELECT COUNT(*) FROM (SELECT MIN(d3) m FROM g) x WHERE m = '2024-01-01'"
+        ),
+        1
+    );
+    assert_eq!(
+        count(
+            &mut s,
+            "SELECT COUNT(*) FROM (SELECT d0 AS x FROM g UNION ALL SELECT d3 FROM g) u \
+             WHERE x = '2024-01-01 00:00:00'"
+        ),
+        2
+    );
+    assert_eq!(
+        count(
+            &mut s,
+            "SELECT COUNT(*) FROM (SELECT d0 AS x FROM g UNION ALL SELECT d3 FROM g) u \
+             WHERE x > '2024-01-01 10:00:00'"
+        ),
+        1
+    );
+    assert_eq!(count(&mut s, "SELECT COUNT(*) FROM g WHERE d = d0"), 1);
+    assert_eq!(count(&mut s, "SELECT COUNT(*) FROM g WHERE d3 > d0"), 1);
+    // The text default of a text column is kept.
+    assert_eq!(
+        q(&mut s, "SELECT s FROM g WHERE id = 1")[0][0],
+        Value::Bytes(b"CURRENT_TIMESTAMP".to_vec())
+    );
+    exec(&mut s, "CREATE TABLE c AS SELECT NOW(3) AS n, NOW() AS w");
+    let create = text_of(&q(&mut s, "SHOW CREATE TABLE c")[0][1]);
+    assert!(create.contains("`n` datetime(3)"), "{create}");
+    assert!(create.contains("`w` datetime "), "{create}");
 }
