@@ -56,10 +56,6 @@ pub(crate) fn pk_of(t: &Table, row: &[Value]) -> Vec<Value> {
 
 type RowFn<'f> = dyn FnMut(Row) -> Result<bool, SqlError> + 'f;
 
-/// A consumer of a table's rows that reads on through the same transaction (a join's later
-/// tables) while the scan feeding it is open.
-pub(crate) type TxnRowFn<'f> = dyn FnMut(&mut Txn, Row) -> Result<bool, SqlError> + 'f;
-
 /// A locking read: rows are locked only when they match `filter` (the WHERE), both on the
 /// unlocked scan and after the lock.
 #[derive(Clone, Copy)]
@@ -90,13 +86,13 @@ fn lock_row(
 
 /// A row found by an unlocked scan, on its way to `f`: a locking read locks it and passes on
 /// the re-read version if it still matches.
-fn visit(
+fn visit<F: FnMut(&mut Txn, Row) -> Result<bool, SqlError>>(
     t: &Arc<Table>,
     lock: Option<Locking>,
     row: Row,
     txn: &mut Txn,
     cx: &EvalCx,
-    f: &mut TxnRowFn,
+    f: &mut F,
 ) -> Result<bool, SqlError> {
     // A scan stops here when its statement was killed.
     crate::interrupt::check()?;
@@ -141,14 +137,16 @@ fn point(
 /// Feeds every row of `t` reachable through `access` (a superset of the WHERE; with `lock`,
 /// only locked rows matching it) to `f` until it returns false. Without `lock`, only the
 /// `want` columns are decoded (the others are NULL); a locking read always reads whole rows.
-fn table_rows(
+/// `f` gets the transaction too, so it may read on through it while the scan is open (a
+/// join's later tables); it is generic so that a plain consumer costs no extra call a row.
+fn table_rows<F: FnMut(&mut Txn, Row) -> Result<bool, SqlError>>(
     t: &Arc<Table>,
     access: &AccessPlan,
     lock: Option<Locking>,
     want: Option<&ColumnMask>,
     txn: &mut Txn,
     cx: &EvalCx,
-    f: &mut TxnRowFn,
+    f: &mut F,
 ) -> Result<(), SqlError> {
     let want = if lock.is_some() { None } else { want };
     let desc = access.desc;
@@ -157,7 +155,7 @@ fn table_rows(
     let range = |txn: &mut Txn,
                  index: Option<usize>,
                  bounds: (Bound<Vec<Value>>, Bound<Vec<Value>>),
-                 f: &mut TxnRowFn|
+                 f: &mut F|
      -> Result<bool, SqlError> {
         for r in txn.scan_columns_dir(t, index, bounds, want, desc)? {
             if !visit(t, lock, r?, txn, cx, f)? {
