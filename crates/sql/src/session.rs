@@ -400,10 +400,15 @@ impl Session {
     /// `crate::interrupt`); 1094 for an id no connection has.
     fn kill(&mut self, rest: &str) -> Result<QueryResult, SqlError> {
         let mut rest = rest.trim_start();
+        // (`get`: the text may hold multi-byte characters where a keyword would end.)
         let mut word = |w: &str| {
-            let hit = rest.len() > w.len()
-                && rest[..w.len()].eq_ignore_ascii_case(w)
-                && rest.as_bytes()[w.len()].is_ascii_whitespace();
+            let hit = rest
+                .get(..w.len())
+                .is_some_and(|x| x.eq_ignore_ascii_case(w))
+                && rest
+                    .as_bytes()
+                    .get(w.len())
+                    .is_some_and(u8::is_ascii_whitespace);
             if hit {
                 rest = rest[w.len()..].trim_start();
             }

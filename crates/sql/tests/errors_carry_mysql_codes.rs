@@ -129,3 +129,21 @@ fn engine_lock_errors_map_to_1213_and_1205() {
     let l: SqlError = EngineError::LockWaitTimeout.into();
     assert_eq!((l.code, l.state), (1205, "HY000"));
 }
+
+/// KILL's keywords are read off text that may hold multi-byte characters where a keyword
+/// would end (found by the `sql_text` fuzzer: it panicked slicing inside one).
+#[test]
+fn kill_with_multibyte_text_is_an_error_not_a_panic() {
+    let e = env();
+    let mut s = e.session(1);
+    for sql in [
+        "KILL \u{10FFAB}AB",
+        "KILL Q\u{10FFAB}",
+        "KILL QUERY \u{E9}\u{E9}",
+        "KILL HA\u{E9}",
+        "KILL CONNECTIO\u{E9} 5",
+    ] {
+        assert!(s.query(sql).is_err(), "{sql}");
+    }
+    assert_eq!(code(&mut s, "KILL 99999"), 1094);
+}
