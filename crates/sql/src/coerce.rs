@@ -679,6 +679,22 @@ pub fn push_fraction(out: &mut String, micros: u32, fsp: u8) {
     }
 }
 
+/// Characters of DATETIME(fsp) text: 19, or 20 + fsp with a fraction.
+pub fn datetime_width(fsp: u8) -> usize {
+    if fsp == 0 {
+        19
+    } else {
+        20 + usize::from(fsp)
+    }
+}
+
+/// Digits after the first `.` of a text (0 without one).
+pub fn fraction_digits(b: &[u8]) -> usize {
+    b.iter().position(|&c| c == b'.').map_or(0, |i| {
+        b[i + 1..].iter().take_while(|c| c.is_ascii_digit()).count()
+    })
+}
+
 /// The zero DATETIME(fsp): `0000-00-00 00:00:00` and `fsp` zero digits.
 pub fn zero_datetime(fsp: u8) -> String {
     let mut out = "0000-00-00 00:00:00".to_string();

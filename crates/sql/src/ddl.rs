@@ -1003,9 +1003,7 @@ pub fn column_for_values<'a>(
         K::DateTime | K::Timestamp => {
             let widest = values
                 .map(|v| match v {
-                    Value::Bytes(b) => b.iter().position(|&c| c == b'.').map_or(0, |i| {
-                        b[i + 1..].iter().take_while(|c| c.is_ascii_digit()).count()
-                    }),
+                    Value::Bytes(b) => coerce::fraction_digits(b),
                     _ => 0,
                 })
                 .max()

@@ -493,16 +493,13 @@ fn source_rows(
     cx: &EvalCx,
     f: &mut RowFn,
 ) -> Result<(), SqlError> {
+    if let (Source::Table { table, .. }, Some(l)) = (&plan.source, &plan.loose) {
+        return loose_rows(table, l, plan.read_cols.as_ref(), txn, f);
+    }
     match &plan.source {
         Source::Dual => {
             f(Vec::new())?;
             Ok(())
-        }
-        Source::Table { table, .. } if plan.loose.is_some() => {
-            let Some(l) = &plan.loose else {
-                return Ok(());
-            };
-            loose_rows(table, l, plan.read_cols.as_ref(), txn, f)
         }
         Source::Table { table, .. } if !plan.extremes.is_empty() => {
             for (access, col) in &plan.extremes {
@@ -2258,9 +2255,7 @@ fn touch_on_update<T>(def: &tierdb_engine::TableDef, sets: &[(usize, T)], row: &
         if c.on_update_now && !sets.iter().any(|(ci, _)| *ci == i) {
             if let Some(v) = row.get_mut(i) {
                 let t = now.get_or_insert_with(|| coerce::now_text(6));
-                let n =
-                    c.ty.fsp()
-                        .map_or(19, |n| if n == 0 { 19 } else { 20 + usize::from(n) });
+                let n = coerce::datetime_width(c.ty.fsp().unwrap_or(0));
                 *v = Value::Bytes(t.as_bytes()[..n.min(t.len())].to_vec());
             }
         }

@@ -573,11 +573,8 @@ fn fit_date(
         // note 1265, as MariaDB (a fraction cut to the column's precision is silent).
         let time_cut = fsp.is_none()
             && parse_datetime(v, true).is_some_and(|full| !full.ends_with(b" 00:00:00"));
-        let long_fraction = fsp.is_some()
-            && matches!(v, Value::Bytes(b) if b
-                .iter()
-                .position(|&c| c == b'.')
-                .is_some_and(|i| b[i + 1..].iter().take_while(|c| c.is_ascii_digit()).count() > 6));
+        let long_fraction =
+            fsp.is_some() && matches!(v, Value::Bytes(b) if crate::coerce::fraction_digits(b) > 6);
         if time_cut || long_fraction {
             dest.note_truncated(name, raised);
         }

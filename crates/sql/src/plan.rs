@@ -2374,15 +2374,6 @@ fn binary_mask(exprs: &[Expr], scope: &Scope) -> u64 {
         .fold(0, |m, (i, _)| m | 1 << i)
 }
 
-/// Display width of a DATETIME(n) / TIMESTAMP(n): 19, or 20 + n with a fraction.
-fn datetime_width(fsp: u8) -> u32 {
-    if fsp == 0 {
-        19
-    } else {
-        20 + u32::from(fsp)
-    }
-}
-
 impl SelectPlan {
     /// Bit i set: output column i (i < 64) holds a binary column's strings (DISTINCT and
     /// UNION compare them as bytes).
@@ -2439,8 +2430,18 @@ fn column_meta(def: &ColumnDef, table: &str, db: &str, primary: bool) -> Column 
         ColumnType::Binary(n) => (ColumnKind::String, *n, 0, false),
         ColumnType::VarBinary(n) => (ColumnKind::VarString, *n, 0, false),
         ColumnType::Date => (ColumnKind::Date, 10, 0, false),
-        ColumnType::DateTime(n) => (ColumnKind::DateTime, datetime_width(*n), *n, false),
-        ColumnType::Timestamp(n) => (ColumnKind::Timestamp, datetime_width(*n), *n, false),
+        ColumnType::DateTime(n) => (
+            ColumnKind::DateTime,
+            crate::coerce::datetime_width(*n) as u32,
+            *n,
+            false,
+        ),
+        ColumnType::Timestamp(n) => (
+            ColumnKind::Timestamp,
+            crate::coerce::datetime_width(*n) as u32,
+            *n,
+            false,
+        ),
     };
     Column {
         name: def.name.clone(),

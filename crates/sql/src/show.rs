@@ -4,7 +4,7 @@
 //! Must never: change state; every function here only reads the catalog, the shared
 //! registry and the session's view of variables.
 
-use crate::access::{Access, AccessPlan};
+use crate::access::{Access, ExplainInfo};
 use crate::compile::{Compiler, Scope, ScopeCol};
 use crate::ddl;
 use crate::expr::{like_match, Env, EvalCx, SqlType};
@@ -732,10 +732,9 @@ fn access_row(
     id: i64,
     select_type: &str,
     table: &str,
-    a: &AccessPlan,
+    e: &ExplainInfo,
     extra: Vec<&str>,
 ) -> Vec<Value> {
-    let e = &a.explain;
     let mut extra = extra;
     if e.using_where {
         extra.insert(0, "Using where");
@@ -790,24 +789,20 @@ fn explain_select(
     if !p.order.is_empty() && !p.sorted_by_access {
         extra.push("Using filesort");
     }
+    if let (Source::Table { table, .. }, Some(l)) = (&p.source, &p.loose) {
+        extra.retain(|e| *e != "Using temporary" || !p.order.is_empty());
+        extra.insert(0, "Using index for group-by");
+        rows.push(access_row(
+            id,
+            select_type,
+            &table.def.name,
+            &l.explain,
+            extra,
+        ));
+        return;
+    }
     match &p.source {
         Source::Dual => rows.push(tableless_row(id, select_type, "No tables used")),
-        Source::Table { table, .. } if p.loose.is_some() => {
-            if let Some(l) = &p.loose {
-                let a = AccessPlan {
-                    access: Access::Full,
-                    domains: Vec::new(),
-                    order_cols: Vec::new(),
-                    fixed_prefix: 0,
-                    desc: false,
-                    explain: l.explain.clone(),
-                };
-                let mut extra = extra;
-                extra.retain(|e| *e != "Using temporary" || !p.order.is_empty());
-                extra.insert(0, "Using index for group-by");
-                rows.push(access_row(id, select_type, &table.def.name, &a, extra));
-            }
-        }
         Source::Table { .. } if !p.extremes.is_empty() => rows.push(tableless_row(
             id,
             select_type,
@@ -818,7 +813,13 @@ fn explain_select(
             if p.filter.is_some() && matches!(a.access, Access::Full | Access::FullIndex(_)) {
                 a.explain.using_where = true;
             }
-            rows.push(access_row(id, select_type, &table.def.name, &a, extra));
+            rows.push(access_row(
+                id,
+                select_type,
+                &table.def.name,
+                &a.explain,
+                extra,
+            ));
         }
         Source::Virtual(info) => rows.push(scan_row(id, select_type, &info.def.name, p, extra)),
         Source::SetOperation {
@@ -854,7 +855,7 @@ fn explain_select(
                     if j.first_filtered && matches!(a.access, Access::Full | Access::FullIndex(_)) {
                         a.explain.using_where = true;
                     }
-                    rows.push(access_row(id, select_type, &first, &a, extra));
+                    rows.push(access_row(id, select_type, &first, &a.explain, extra));
                 }
                 None => rows.push(scan_row(id, select_type, &first, p, extra)),
             }
@@ -956,14 +957,14 @@ pub fn explain(plan: &Plan) -> QueryResult {
             1,
             "SIMPLE",
             &u.table.def.name,
-            &u.access,
+            &u.access.explain,
             Vec::new(),
         )),
         Plan::Delete(d) => rows.push(access_row(
             1,
             "SIMPLE",
             &d.table.def.name,
-            &d.access,
+            &d.access.explain,
             Vec::new(),
         )),
         Plan::Insert(i) => rows.push(vec![
