@@ -543,7 +543,39 @@ pub fn literal(v: &ast::Value) -> Result<Value, SqlError> {
     })
 }
 
-/// The result-column name MySQL would show for an unaliased projection expression.
+/// The result-column name MariaDB shows for an unaliased select item `e` written as `raw`:
+/// a column's name, a string literal's value, `NULL` / `TRUE` / `FALSE`, a number as
+/// written; any other expression is named by its text as written (without the text, as
+/// sqlparser prints it).
+pub fn item_name(e: &ast::Expr, raw: Option<&str>) -> String {
+    let mut inner = e;
+    while let ast::Expr::Nested(x) = inner {
+        inner = x;
+    }
+    match inner {
+        ast::Expr::Identifier(_) | ast::Expr::CompoundIdentifier(_) => column_name_of(inner),
+        ast::Expr::Value(v) => match &v.value {
+            ast::Value::SingleQuotedString(s)
+            | ast::Value::DoubleQuotedString(s)
+            | ast::Value::NationalStringLiteral(s) => s.clone(),
+            ast::Value::Null => "NULL".into(),
+            ast::Value::Boolean(b) => if *b { "TRUE" } else { "FALSE" }.into(),
+            _ if std::ptr::eq(inner, e) => raw.map_or_else(|| column_name_of(e), str::to_string),
+            _ => column_name_of(inner),
+        },
+        ast::Expr::Prefixed { prefix, value } if prefix.value.starts_with('_') => {
+            item_name(value, None)
+        }
+        ast::Expr::UnaryOp {
+            op: ast::UnaryOperator::Plus,
+            expr,
+        } => item_name(expr, None),
+        _ => raw.map_or_else(|| column_name_of(e), str::to_string),
+    }
+}
+
+/// The result-column name for an unaliased projection expression, from its AST alone (see
+/// `item_name`, which prefers the text as written).
 pub fn column_name_of(e: &ast::Expr) -> String {
     match e {
         ast::Expr::Identifier(i) => i.value.clone(),
@@ -1686,6 +1718,22 @@ impl<'a> Compiler<'a> {
             } => {
                 let x = self.compile(expr)?;
                 Expr::Cast(Box::new(x), cast_target(data_type, &column_name_of(expr))?)
+            }
+            // A character set introducer: `_binary 'x'` is a binary string; the text of
+            // another character set is kept as written (statements arrive as utf8mb4).
+            A::Prefixed { prefix, value } if prefix.value.starts_with('_') => {
+                let x = self.compile(value)?;
+                match prefix.value.to_ascii_lowercase().as_str() {
+                    "_binary" => Expr::Cast(Box::new(x), CastTo::Binary),
+                    "_utf8mb4" | "_utf8mb3" | "_utf8" | "_latin1" | "_ascii" => x,
+                    other => {
+                        return Err(SqlError::new(
+                            1115,
+                            "42000",
+                            format!("Unknown character set: '{}'", &other[1..]),
+                        ))
+                    }
+                }
             }
             A::Collate { expr, collation } => {
                 let x = self.compile(expr)?;

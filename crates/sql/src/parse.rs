@@ -24,6 +24,158 @@ const MAX_OPERATOR_RUN: usize = 2000;
 pub struct Parsed {
     pub stmt: Statement,
     pub placeholders: Vec<Location>,
+    /// The select lists' items as written (see [`ItemTexts`]).
+    pub item_texts: ItemTexts,
+}
+
+/// Every select list of a statement as written, keyed by the location of its `SELECT`
+/// keyword: item i's text from its first to its last token (inner whitespace and comments
+/// kept). MariaDB names an unaliased expression column by that text.
+#[derive(Clone, Debug, Default)]
+pub struct ItemTexts(Vec<(Location, Vec<String>)>);
+
+/// The longest column name MariaDB derives from an item's text, in characters.
+const MAX_ITEM_NAME_CHARS: usize = 255;
+
+impl ItemTexts {
+    /// No texts (statements planned without their text).
+    pub const EMPTY: ItemTexts = ItemTexts(Vec::new());
+
+    /// The texts of the select list whose `SELECT` keyword is at `at`, when the statement
+    /// had one there with `n` items.
+    pub fn of(&self, at: Location, n: usize) -> Option<&[String]> {
+        self.0
+            .iter()
+            .find(|(l, items)| *l == at && items.len() == n)
+            .map(|(_, items)| items.as_slice())
+    }
+
+    /// Splits every select list in `tokens` (the statement `sql`) into its items' texts.
+    fn scan(sql: &str, tokens: &[sqlparser::tokenizer::TokenWithSpan]) -> ItemTexts {
+        use sqlparser::keywords::Keyword;
+        const MODIFIERS: [&str; 11] = [
+            "ALL",
+            "DISTINCT",
+            "DISTINCTROW",
+            "HIGH_PRIORITY",
+            "STRAIGHT_JOIN",
+            "SQL_SMALL_RESULT",
+            "SQL_BIG_RESULT",
+            "SQL_BUFFER_RESULT",
+            "SQL_CACHE",
+            "SQL_NO_CACHE",
+            "SQL_CALC_FOUND_ROWS",
+        ];
+        const ENDS: [Keyword; 14] = [
+            Keyword::FROM,
+            Keyword::WHERE,
+            Keyword::GROUP,
+            Keyword::HAVING,
+            Keyword::ORDER,
+            Keyword::LIMIT,
+            Keyword::INTO,
+            Keyword::UNION,
+            Keyword::EXCEPT,
+            Keyword::INTERSECT,
+            Keyword::WINDOW,
+            Keyword::FOR,
+            Keyword::LOCK,
+            Keyword::PROCEDURE,
+        ];
+        let lines = LineStarts::new(sql);
+        let mut out = Vec::new();
+        let real = |t: &sqlparser::tokenizer::TokenWithSpan| t.span.start.line > 0;
+        for (i, t) in tokens.iter().enumerate() {
+            let Token::Word(w) = &t.token else { continue };
+            if w.keyword != Keyword::SELECT || w.quote_style.is_some() || !real(t) {
+                continue;
+            }
+            let mut items = Vec::new();
+            let mut first: Option<Location> = None;
+            let mut last: Option<Location> = None;
+            let mut depth = 0usize;
+            let mut leading = true;
+            let mut ok = true;
+            // Tokens from a `/*! ... */` comment all carry the comment's span: text in
+            // order only.
+            let mut prev_end = t.span.end;
+            for t in &tokens[i + 1..] {
+                match &t.token {
+                    Token::Whitespace(_) => continue,
+                    Token::Word(w)
+                        if leading
+                            && w.quote_style.is_none()
+                            && MODIFIERS.iter().any(|m| w.value.eq_ignore_ascii_case(m)) =>
+                    {
+                        continue
+                    }
+                    Token::Word(w)
+                        if depth == 0 && w.quote_style.is_none() && ENDS.contains(&w.keyword) =>
+                    {
+                        break
+                    }
+                    Token::SemiColon | Token::EOF => break,
+                    Token::RParen | Token::RBracket if depth == 0 => break,
+                    Token::Comma if depth == 0 => {
+                        items.push(first.zip(last).and_then(|(a, b)| lines.text(a, b)));
+                        (first, last) = (None, None);
+                        continue;
+                    }
+                    Token::LParen | Token::LBracket => depth += 1,
+                    Token::RParen | Token::RBracket => depth -= 1,
+                    _ => {}
+                }
+                leading = false;
+                if !real(t) || t.span.start < prev_end {
+                    ok = false;
+                    continue;
+                }
+                prev_end = t.span.end;
+                first.get_or_insert(t.span.start);
+                last = Some(t.span.end);
+            }
+            items.push(first.zip(last).and_then(|(a, b)| lines.text(a, b)));
+            if ok {
+                if let Some(items) = items.into_iter().collect::<Option<Vec<String>>>() {
+                    out.push((t.span.start, items));
+                }
+            }
+        }
+        ItemTexts(out)
+    }
+}
+
+/// Byte offsets of a text's lines, to turn a token's (line, column) into a slice.
+struct LineStarts<'a> {
+    sql: &'a str,
+    starts: Vec<usize>,
+}
+
+impl<'a> LineStarts<'a> {
+    fn new(sql: &'a str) -> Self {
+        let mut starts = vec![0];
+        starts.extend(sql.match_indices('\n').map(|(i, _)| i + 1));
+        LineStarts { sql, starts }
+    }
+
+    /// The byte offset of 1-based (line, column), columns counted in characters.
+    fn offset(&self, at: Location) -> Option<usize> {
+        let start = *self.starts.get(usize::try_from(at.line).ok()?.checked_sub(1)?)?;
+        let col = usize::try_from(at.column).ok()?.checked_sub(1)?;
+        let rest = self.sql.get(start..)?;
+        match rest.char_indices().nth(col) {
+            Some((i, _)) => Some(start + i),
+            None if rest.chars().count() == col => Some(self.sql.len()),
+            None => None,
+        }
+    }
+
+    /// The text from `from` up to (not including) `to`, cut to MariaDB's name length.
+    fn text(&self, from: Location, to: Location) -> Option<String> {
+        let (a, b) = (self.offset(from)?, self.offset(to)?);
+        let t = self.sql.get(a..b)?;
+        Some(t.chars().take(MAX_ITEM_NAME_CHARS).collect())
+    }
 }
 
 fn syntax(msg: impl std::fmt::Display) -> SqlError {
@@ -1281,6 +1433,7 @@ pub fn parse(sql: &str) -> Result<Parsed, SqlError> {
         return Ok(Parsed {
             stmt,
             placeholders: Vec::new(),
+            item_texts: ItemTexts::default(),
         });
     }
     let mut placeholders = Vec::new();
@@ -1396,6 +1549,7 @@ pub fn parse(sql: &str) -> Result<Parsed, SqlError> {
     show_table_status_pattern(&mut tokens);
     mariadb_view_spellings(&mut tokens);
     null_pattern_and_bare_trim(&mut tokens);
+    let item_texts = ItemTexts::scan(sql, &tokens);
     let mut parser = Parser::new(&dialect).with_tokens_with_locations(tokens);
     let mut stmts = parser.parse_statements().map_err(syntax)?;
     if stmts.len() > 1 {
@@ -1503,7 +1657,11 @@ pub fn parse(sql: &str) -> Result<Parsed, SqlError> {
         }
     }
     placeholders.sort_by_key(|l| (l.line, l.column));
-    Ok(Parsed { stmt, placeholders })
+    Ok(Parsed {
+        stmt,
+        placeholders,
+        item_texts,
+    })
 }
 
 /// The statements of a multi-statement COM_QUERY (a client that enabled

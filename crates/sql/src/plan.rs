@@ -8,7 +8,7 @@
 
 use crate::access::{self, Access, AccessPlan, Hints};
 use crate::compile::{
-    column_name_of, contains_aggregate, object_name_parts, AggBuilder, AggFunc, AggSpec, Compiler,
+    contains_aggregate, item_name, object_name_parts, AggBuilder, AggFunc, AggSpec, Compiler,
     Scope, ScopeCol, WinFunc,
 };
 use crate::ddl;
@@ -47,7 +47,15 @@ pub struct PlanCx<'a> {
     /// A name the session's TEMPORARY tables hold, read inside a view's query (where it does
     /// not mean that table): CREATE VIEW refuses it (1352).
     pub hidden_temp: std::cell::RefCell<Option<String>>,
+    /// The statement's select lists as written (unaliased expression columns are named by
+    /// their text).
+    pub item_texts: &'a crate::parse::ItemTexts,
+    /// How many stored view queries are being planned (their text is not the statement's:
+    /// `item_texts` does not apply inside them).
+    pub expanding: std::cell::Cell<usize>,
 }
+
+static NO_ITEM_TEXTS: crate::parse::ItemTexts = crate::parse::ItemTexts::EMPTY;
 
 /// One `WITH` entry in scope.
 #[derive(Clone)]
@@ -91,7 +99,15 @@ impl<'a> PlanCx<'a> {
             next_work_table: Default::default(),
             temps: None,
             hidden_temp: Default::default(),
+            item_texts: &NO_ITEM_TEXTS,
+            expanding: Default::default(),
         }
+    }
+
+    /// This context naming unaliased expression columns by their text in `texts`.
+    pub fn with_item_texts(mut self, texts: &'a crate::parse::ItemTexts) -> Self {
+        self.item_texts = texts;
+        self
     }
 
     /// This context with the session's TEMPORARY tables in scope.
@@ -160,7 +176,9 @@ impl<'a> PlanCx<'a> {
             .borrow_mut()
             .push((db.clone(), v.clone(), Some(db.clone())));
         let ctes = std::mem::take(&mut *self.ctes.borrow_mut());
+        self.expanding.set(self.expanding.get() + 1);
         let planned = self.derived(&q);
+        self.expanding.set(self.expanding.get() - 1);
         *self.ctes.borrow_mut() = ctes;
         self.views.borrow_mut().pop();
         planned.map(Some).map_err(|e| match e.code {
@@ -2984,10 +3002,17 @@ fn select_body(q: &ast::Query, cx: &PlanCx) -> Result<SelectPlan, SqlError> {
 
     // Projection items (wildcards expanded).
     let mut items: Vec<(ItemExpr, String)> = Vec::new();
-    for it in &s.projection {
+    let texts = (cx.expanding.get() == 0)
+        .then(|| {
+            cx.item_texts
+                .of(s.select_token.0.span.start, s.projection.len())
+        })
+        .flatten();
+    for (k, it) in s.projection.iter().enumerate() {
         match it {
             ast::SelectItem::UnnamedExpr(e) => {
-                items.push((ItemExpr::Ast(Box::new(e.clone())), column_name_of(e)))
+                let raw = texts.and_then(|t| t.get(k)).map(String::as_str);
+                items.push((ItemExpr::Ast(Box::new(e.clone())), item_name(e, raw)))
             }
             ast::SelectItem::ExprWithAlias { expr, alias } => {
                 items.push((ItemExpr::Ast(Box::new(expr.clone())), alias.value.clone()))

@@ -199,6 +199,7 @@ impl Env for SessionState {
 struct Prepared {
     stmt: Statement,
     placeholders: Vec<Location>,
+    item_texts: crate::parse::ItemTexts,
     /// None after a failed re-plan (e.g. the table was dropped): planned again next time.
     plan: Option<Plan>,
     version: u64,
@@ -527,7 +528,11 @@ impl Session {
                 other => Ok(other),
             };
         }
-        let Parsed { stmt, placeholders } = parse(sql)?;
+        let Parsed {
+            stmt,
+            placeholders,
+            item_texts,
+        } = parse(sql)?;
         if !placeholders.is_empty() {
             return Err(SqlError::syntax(
                 "'?' parameter markers are only allowed in prepared statements",
@@ -535,7 +540,8 @@ impl Session {
         }
         let plan_now = |core: &Core| {
             let cx = PlanCx::new(&core.st.shared.engine, core.st.db.as_deref(), &[])
-                .with_temps(&core.st.temps);
+                .with_temps(&core.st.temps)
+                .with_item_texts(&item_texts);
             plan::build(&stmt, &cx)
         };
         let plan = plan_now(&self.core)?;
@@ -640,11 +646,16 @@ impl Session {
 
     fn prepare_inner(&mut self, sql: &str) -> Result<PreparedInfo, SqlError> {
         let shared = self.core.st.shared.clone();
-        let Parsed { stmt, placeholders } = parse(sql)?;
+        let Parsed {
+            stmt,
+            placeholders,
+            item_texts,
+        } = parse(sql)?;
         let version = shared.catalog_version();
         let plan = {
             let cx = PlanCx::new(&shared.engine, self.core.st.db.as_deref(), &placeholders)
-                .with_temps(&self.core.st.temps);
+                .with_temps(&self.core.st.temps)
+                .with_item_texts(&item_texts);
             plan::build(&stmt, &cx)?
         };
         if placeholders.len() > usize::from(u16::MAX) {
@@ -666,6 +677,7 @@ impl Session {
             Prepared {
                 stmt,
                 placeholders,
+                item_texts,
                 plan: Some(plan),
                 version,
                 db: self.core.st.db.clone(),
@@ -724,7 +736,8 @@ impl Session {
                 // from being freed, also when the table is gone and re-planning fails.
                 p.plan = None;
                 let cx = PlanCx::new(&shared.engine, p.db.as_deref(), &p.placeholders)
-                    .with_temps(&self.core.st.temps);
+                    .with_temps(&self.core.st.temps)
+                    .with_item_texts(&p.item_texts);
                 match plan::build(&p.stmt, &cx) {
                     Ok(plan) => p.plan = Some(plan),
                     Err(e) => break Err(e),
