@@ -152,6 +152,7 @@ fn put_type(w: &mut W, t: &ColumnType) {
             w.u8(18);
             w.u8(*fsp);
         }
+        ColumnType::Year => w.u8(19),
         ColumnType::Enum(members) => {
             w.u8(12);
             w.u16(members.len());
@@ -224,6 +225,7 @@ fn get_type(r: &mut R) -> Result<ColumnType> {
         11 => ColumnType::Timestamp(0),
         17 => ColumnType::DateTime(fsp(r)?),
         18 => ColumnType::Timestamp(fsp(r)?),
+        19 => ColumnType::Year,
         12 => {
             let n = r.u16()?;
             ColumnType::Enum((0..n).map(|_| r.str()).collect::<Result<Vec<_>>>()?)
@@ -760,6 +762,7 @@ mod tests {
             ColumnType::Timestamp(0),
             ColumnType::DateTime(6),
             ColumnType::Timestamp(3),
+            ColumnType::Year,
             ColumnType::Enum(vec!["a".into(), "b".into()]),
         ];
         let columns = types

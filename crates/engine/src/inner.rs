@@ -1956,7 +1956,7 @@ pub(crate) fn storage_compatible(old: &ColumnDef, new: &ColumnDef, keyed: bool) 
         (a, b) if bytes(a) && bytes(b) => true,
         (T::Float | T::Double, T::Float | T::Double) => true,
         (T::Decimal { scale: a, .. }, T::Decimal { scale: b, .. }) => a == b,
-        (T::Date, T::Date) => true,
+        (T::Date, T::Date) | (T::Year, T::Year) => true,
         // The fraction's width is part of the stored text.
         (T::DateTime(a) | T::Timestamp(a), T::DateTime(b) | T::Timestamp(b)) => a == b,
         _ => false,

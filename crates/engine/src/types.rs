@@ -126,6 +126,8 @@ pub enum ColumnType {
     DateTime(u8),
     /// TIMESTAMP(fsp), stored as DATETIME(fsp) text (UTC).
     Timestamp(u8),
+    /// YEAR: 1901..=2155 or 0 (shown as `0000`), stored as `Value::Int`.
+    Year,
     /// ENUM('a', 'b', ...): one of the members, stored as that member's text (the SQL layer
     /// maps input onto a member; 1..n by number).
     Enum(Vec<String>),

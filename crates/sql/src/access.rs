@@ -44,7 +44,7 @@ impl KeyDomain {
 
 pub fn domain_of(col: &ColumnDef) -> Option<KeyDomain> {
     match col.ty {
-        ColumnType::Int { .. } => Some(KeyDomain::Int),
+        ColumnType::Int { .. } | ColumnType::Year => Some(KeyDomain::Int),
         ColumnType::Float | ColumnType::Double => Some(KeyDomain::Float),
         ColumnType::Decimal { scale, .. } => Some(KeyDomain::Decimal(scale)),
         ColumnType::Char(_)
@@ -577,6 +577,7 @@ fn key_len_of(c: &ColumnDef) -> u32 {
             }
         }
         ColumnType::Date => 3,
+        ColumnType::Year => 1,
         // The fraction's bytes in MariaDB's binary form: (fsp + 1) / 2.
         ColumnType::DateTime(n) => 5 + u32::from(*n).div_ceil(2),
         ColumnType::Timestamp(n) => 4 + u32::from(*n).div_ceil(2),

@@ -577,6 +577,27 @@ pub fn parse_temporal(v: &Value, fsp: Option<u8>) -> Option<Vec<u8>> {
     Some(out.into_bytes())
 }
 
+/// A DATE or DATETIME value read as a number (`CastTo::TemporalNumber`): `YYYYMMDD` for a
+/// date, `YYYYMMDDhhmmss` for a datetime, as an integer, or as DECIMAL text with `fsp` digits
+/// after the point when fsp > 0. Anything else (a number, text that is no date) reads as it
+/// would without the cast.
+pub fn temporal_number(v: &Value, fsp: u8) -> Value {
+    let Value::Bytes(b) = v else { return v.clone() };
+    let date_only = !b.iter().any(|&c| c == b' ' || c == b'T');
+    let Some(text) = parse_temporal(v, (!date_only).then_some(fsp)) else {
+        return v.clone();
+    };
+    let digits: String = text
+        .iter()
+        .filter(|c| c.is_ascii_digit() || **c == b'.')
+        .map(|&c| char::from(c))
+        .collect();
+    match digits.parse::<i64>() {
+        Ok(n) => Value::Int(n),
+        Err(_) => Value::Bytes(digits.into_bytes()),
+    }
+}
+
 /// Year, month, day, hour, minute, second and microseconds of a date / datetime value, not
 /// yet range-checked.
 fn datetime_fields(v: &Value) -> Option<([u32; 6], u32)> {

@@ -32,6 +32,9 @@ pub struct ScopeCol {
     /// A base table's column: its values are stored in its type's form (a DATETIME(n)'s all
     /// with n fraction digits), which a derived table's or a UNION's column need not be.
     pub base: bool,
+    /// A base table's ENUM column: its members (numeric contexts and ORDER BY read the
+    /// member's number).
+    pub members: Option<std::sync::Arc<[String]>>,
 }
 
 /// The columns of the row an expression is evaluated against.
@@ -104,6 +107,24 @@ impl Scope {
             Expr::Func(Func::Json(_), _) => true,
             _ => false,
         }
+    }
+}
+
+/// The member number of ENUM value `e` among `members` (see `Compiler::enum_number`).
+fn enum_number_of(e: Expr, members: &[String]) -> Expr {
+    let mut args = Vec::with_capacity(members.len() + 1);
+    args.push(e.clone());
+    args.extend(
+        members
+            .iter()
+            .map(|m| Expr::Const(Value::Bytes(m.as_bytes().to_vec()))),
+    );
+    // A stored value is exactly its member's text: found byte by byte.
+    let field = Expr::Bytewise(Box::new(Expr::Func(Func::Str(StrFunc::Field), args)));
+    Expr::Case {
+        operand: None,
+        whens: vec![(Expr::IsNull(Box::new(e), false), Expr::Const(Value::Null))],
+        otherwise: Some(Box::new(field)),
     }
 }
 
@@ -758,6 +779,86 @@ impl<'a> Compiler<'a> {
             .collect()
     }
 
+    /// `e` in a numeric context (arithmetic, SUM / AVG, a numeric CAST): a DATE or
+    /// DATETIME(n) reads as its digits, `YYYYMMDD[hhmmss][.n digits]`, as MariaDB reads it
+    /// (not as the year its text starts with). Aggregate rows are left alone (their column
+    /// types are not the scope's).
+    fn as_number(&self, e: Expr) -> Expr {
+        let scope = self.scope;
+        let fsp = {
+            let Some(src) = self.source_of(&e) else {
+                return e;
+            };
+            if let Some(members) = self.members_of(src) {
+                return enum_number_of(e, members);
+            }
+            match src.sql_type(&|i| scope.type_of(i)) {
+                SqlType::Date => 0,
+                SqlType::DateTime => match src {
+                    Expr::Col(i) => scope.cols.get(*i).map_or(0, |c| c.meta.decimals.min(6)),
+                    Expr::Cast(_, CastTo::DateTime(n)) => *n,
+                    _ => 0,
+                },
+                _ => return e,
+            }
+        };
+        Expr::Cast(Box::new(e), CastTo::TemporalNumber(fsp))
+    }
+
+    /// The expression over the FROM row that `e` reads: `e` itself, or in an aggregate
+    /// query the group key or the bare column (ANY_VALUE / MIN / MAX argument) an aggregate
+    /// row's column holds. None: an aggregate row's other values.
+    fn source_of<'e>(&'e self, e: &'e Expr) -> Option<&'e Expr> {
+        let Some(agg) = self.agg.as_deref() else {
+            return Some(e);
+        };
+        let Expr::Col(k) = e else { return None };
+        if let Some(g) = agg.group_exprs.get(*k) {
+            return Some(g);
+        }
+        let spec = agg.specs.get(k - agg.group_exprs.len())?;
+        match spec.func {
+            AggFunc::AnyValue | AggFunc::Min | AggFunc::Max => spec.arg.as_ref(),
+            _ => None,
+        }
+    }
+
+    /// The members of the base table's ENUM column `src` (an expression over the FROM row).
+    fn members_of(&self, src: &Expr) -> Option<&std::sync::Arc<[String]>> {
+        let Expr::Col(i) = src else { return None };
+        self.scope.cols.get(*i)?.members.as_ref()
+    }
+
+    /// The number of ENUM column `e`'s member (1 for the first; 0 for the empty error value;
+    /// NULL for NULL), as MariaDB reads an ENUM in a numeric context and orders it. None when
+    /// `e` is no base table's ENUM column.
+    pub fn enum_number(&self, e: &Expr) -> Option<Expr> {
+        let members = self.members_of(self.source_of(e)?)?;
+        Some(enum_number_of(e.clone(), members))
+    }
+
+    /// Comparison operands `ops` with an ENUM column beside a number read as its member's
+    /// number (`e = 2` is the second member), as MariaDB compares them; a string compares
+    /// with the member's text.
+    fn enum_operands(&self, ops: Vec<Expr>) -> Vec<Expr> {
+        if self.agg.is_some() || !ops.iter().any(|e| self.enum_number(e).is_some()) {
+            return ops;
+        }
+        let scope = self.scope;
+        let numeric = ops.iter().any(|e| {
+            matches!(
+                e.sql_type(&|i| scope.type_of(i)),
+                SqlType::Int | SqlType::Double | SqlType::Decimal(_)
+            )
+        });
+        if !numeric {
+            return ops;
+        }
+        ops.into_iter()
+            .map(|e| self.enum_number(&e).unwrap_or(e))
+            .collect()
+    }
+
     /// Plans a subquery into the statement's list. Columns it names that its own FROM lacks
     /// are looked up in this query's scope (and the ones enclosing it): the subquery is then
     /// correlated and takes those values as parameters (`SubRef::outer`).
@@ -1161,7 +1262,11 @@ impl<'a> Compiler<'a> {
                         "Invalid use of group function",
                     ));
                 }
-                Some(self.without_agg(|c| c.compile(x))?)
+                let x = self.without_agg(|c| c.compile(x))?;
+                Some(match func {
+                    AggFunc::Sum | AggFunc::Avg => self.without_agg(|c| Ok(c.as_number(x)))?,
+                    _ => x,
+                })
             }
             None => None,
         };
@@ -1340,6 +1445,10 @@ impl<'a> Compiler<'a> {
             A::Nested(x) => self.compile(x)?,
             A::UnaryOp { op, expr } => {
                 let x = self.compile(expr)?;
+                let x = match op {
+                    ast::UnaryOperator::Minus => self.as_number(x),
+                    _ => x,
+                };
                 match op {
                     ast::UnaryOperator::Minus => match x {
                         Expr::Const(Value::Int(i)) if i != i64::MIN => Expr::Const(Value::Int(-i)),
@@ -1435,13 +1544,17 @@ impl<'a> Compiler<'a> {
                         | BinOp::Ge
                 ) {
                     let bin = self.scope.is_binary(&l) || self.scope.is_binary(&r);
-                    let (mut v, exact) =
-                        self.numeric_if_decimal(self.temporal_operands(vec![l, r]));
+                    let ops = self.enum_operands(vec![l, r]);
+                    let (mut v, exact) = self.numeric_if_decimal(self.temporal_operands(ops));
                     let r = v.pop().unwrap_or(Expr::Const(Value::Null));
                     let l = v.pop().unwrap_or(Expr::Const(Value::Null));
                     let cmp = Expr::Bin(bop, Box::new(l), Box::new(r));
                     return Ok(bytewise_if(bin || exact, cmp));
                 }
+                let (l, r) = match bop {
+                    BinOp::And | BinOp::Or | BinOp::Xor => (l, r),
+                    _ => (self.as_number(l), self.as_number(r)),
+                };
                 // Integer arithmetic is unsigned when an operand is (for `%`: the dividend),
                 // as MariaDB types it; with a DECIMAL, REAL or string operand it is not.
                 let scope = self.scope;
@@ -1717,7 +1830,14 @@ impl<'a> Compiler<'a> {
                 ..
             } => {
                 let x = self.compile(expr)?;
-                Expr::Cast(Box::new(x), cast_target(data_type, &column_name_of(expr))?)
+                let to = cast_target(data_type, &column_name_of(expr))?;
+                let x = match to {
+                    CastTo::Signed | CastTo::Unsigned | CastTo::Decimal { .. } | CastTo::Double => {
+                        self.as_number(x)
+                    }
+                    _ => x,
+                };
+                Expr::Cast(Box::new(x), to)
             }
             // A character set introducer: `_binary 'x'` is a binary string; the text of
             // another character set is kept as written (statements arrive as utf8mb4).

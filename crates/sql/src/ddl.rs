@@ -163,6 +163,14 @@ pub fn column_type(dt: &ast::DataType, col: &str) -> Result<ColumnType, SqlError
             bytes: 8,
             unsigned: true,
         },
+        // YEAR, YEAR(4); YEAR(2) and YEAR(3) become YEAR(4), as in MariaDB.
+        D::Custom(name, args)
+            if object_name_last(name).eq_ignore_ascii_case("year")
+                && matches!(args.as_slice(), [] | [_])
+                && args.iter().all(|a| matches!(a.to_string().as_str(), "2" | "3" | "4")) =>
+        {
+            ColumnType::Year
+        }
         other => return Err(SqlError::unsupported(format!("column type {other}"))),
     })
 }
@@ -233,6 +241,7 @@ pub fn type_name(ty: &ColumnType) -> String {
         ColumnType::Binary(n) => format!("binary({n})"),
         ColumnType::VarBinary(n) => format!("varbinary({n})"),
         ColumnType::Date => "date".into(),
+        ColumnType::Year => "year(4)".into(),
         ColumnType::DateTime(0) => "datetime".into(),
         ColumnType::Timestamp(0) => "timestamp".into(),
         ColumnType::DateTime(n) => format!("datetime({n})"),
@@ -782,7 +791,7 @@ pub fn with_default(col: &ColumnDef, e: &ast::Expr) -> Result<ColumnDef, SqlErro
 /// What MariaDB stores for a NOT NULL column given no value outside strict mode.
 pub fn implicit_default(ty: &ColumnType) -> Value {
     match ty {
-        ColumnType::Int { .. } => Value::Int(0),
+        ColumnType::Int { .. } | ColumnType::Year => Value::Int(0),
         ColumnType::Float | ColumnType::Double => Value::Double(0.0),
         ColumnType::Decimal { scale, .. } => {
             let mut t = "0".to_string();
@@ -999,6 +1008,7 @@ pub fn column_for_values<'a>(
             }
         }
         K::Date => ColumnType::Date,
+        K::Year => ColumnType::Year,
         // The widest fraction among the values (a computed column's metadata says 0).
         K::DateTime | K::Timestamp => {
             let widest = values

@@ -281,6 +281,10 @@ pub enum CastTo {
     /// as that column's text (`coerce::temporal_for_compare`), so that the byte order of the
     /// column's values decides the comparison; a value that is no date is the zero date.
     TemporalOf(Option<u8>),
+    /// Internal: a DATE / DATETIME(n) value in a numeric context (`d + 0`, `SUM(d)`,
+    /// `CAST(d AS SIGNED)`): its digits as one number, `YYYYMMDD[hhmmss]`, with `n` digits
+    /// after the point (a DECIMAL) when n > 0, as MariaDB reads it.
+    TemporalNumber(u8),
 }
 
 /// Static type of an expression's result, used for result-set metadata.
@@ -1244,6 +1248,8 @@ impl Expr {
                 CastTo::Date => SqlType::Date,
                 CastTo::DateTime(_) | CastTo::TemporalOf(Some(_)) => SqlType::DateTime,
                 CastTo::TemporalOf(None) => SqlType::Date,
+                CastTo::TemporalNumber(0) => SqlType::Int,
+                CastTo::TemporalNumber(n) => SqlType::Decimal(*n),
             },
         }
     }
@@ -1600,6 +1606,7 @@ pub fn cast(v: &Value, to: CastTo) -> Value {
                     .unwrap_or_default(),
             ),
         },
+        CastTo::TemporalNumber(fsp) => coerce::temporal_number(v, fsp),
         CastTo::DecimalOrder => Value::Bytes(match Dec::of(v) {
             Some(d) => d.order_bytes(),
             None => Dec::order_bytes_of_double(to_f64(v).unwrap_or(0.0)),

@@ -218,6 +218,38 @@ pub fn fit(v: Value, col: &ColumnDef, dest: &Dest, raised: &mut Raised) -> Resul
             }
             Ok(int(i))
         }
+        ColumnType::Year => {
+            // Text of fewer than four characters is a two-digit year even when it is 0
+            // ('0', '00', '000' are 2000); the number 0 and '0000' are the zero year.
+            let short = matches!(&v, Value::Bytes(b) if b.trim_ascii().len() < 4);
+            let year = move |n: f64| -> Option<i64> {
+                let r = n.round();
+                let y = match r {
+                    0.0 if !short => 0.0,
+                    r if (0.0..70.0).contains(&r) => 2000.0 + r,
+                    r if (70.0..100.0).contains(&r) => 1900.0 + r,
+                    r => r,
+                };
+                (y == 0.0 || (1901.0..=2155.0).contains(&y)).then_some(y as i64)
+            };
+            let n = match &v {
+                Value::Int(i) => *i as f64,
+                Value::UInt(u) => *u as f64,
+                Value::Double(d) => *d,
+                Value::Bytes(b) => {
+                    let fit = |n: Option<f64>| Value::Int(n.and_then(year).unwrap_or(0));
+                    match text_number(b, &v, "integer", name, dest, raised, fit)? {
+                        Ok(n) => n,
+                        Err(fitted) => return Ok(fitted),
+                    }
+                }
+                Value::Null => return Ok(Value::Null),
+            };
+            match year(n) {
+                Some(y) => Ok(Value::Int(y)),
+                None => dest.lossy(dest.out_of_range(name), Value::Int(0), raised),
+            }
+        }
         ColumnType::Float | ColumnType::Double => {
             let max = if col.ty == ColumnType::Float {
                 f64::from(f32::MAX)

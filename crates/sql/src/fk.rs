@@ -200,6 +200,7 @@ fn compatible(a: &ColumnDef, b: &ColumnDef) -> bool {
         (x, y) if text(x) && text(y) => a.collation == b.collation,
         // (Keys hold the text at the column's precision: the same precision.)
         (T::Date, T::Date)
+        | (T::Year, T::Year)
         | (T::DateTime(_), T::DateTime(_))
         | (T::Timestamp(_), T::Timestamp(_)) => a.ty == b.ty,
         _ => false,

@@ -329,7 +329,7 @@ fn sizes(t: &ColumnType) -> (Value, Value, Value, Value) {
             n(u64::from(*scale)),
             null,
         ),
-        ColumnType::Date => (null.clone(), null.clone(), null.clone(), null),
+        ColumnType::Date | ColumnType::Year => (null.clone(), null.clone(), null.clone(), null),
         ColumnType::DateTime(p) | ColumnType::Timestamp(p) => {
             (null.clone(), null.clone(), null, n(u64::from(*p)))
         }

@@ -2448,6 +2448,7 @@ fn column_meta(def: &ColumnDef, table: &str, db: &str, primary: bool) -> Column 
         ColumnType::Binary(n) => (ColumnKind::String, *n, 0, false),
         ColumnType::VarBinary(n) => (ColumnKind::VarString, *n, 0, false),
         ColumnType::Date => (ColumnKind::Date, 10, 0, false),
+        ColumnType::Year => (ColumnKind::Year, 4, 0, false),
         ColumnType::DateTime(n) => (
             ColumnKind::DateTime,
             crate::coerce::datetime_width(*n) as u32,
@@ -2491,7 +2492,7 @@ fn column_meta(def: &ColumnDef, table: &str, db: &str, primary: bool) -> Column 
 
 pub fn sql_type_of(ty: &ColumnType) -> SqlType {
     match ty {
-        ColumnType::Int { .. } => SqlType::Int,
+        ColumnType::Int { .. } | ColumnType::Year => SqlType::Int,
         ColumnType::Float | ColumnType::Double => SqlType::Double,
         ColumnType::Decimal { scale, .. } => SqlType::Decimal(*scale),
         ColumnType::Date => SqlType::Date,
@@ -2562,6 +2563,10 @@ pub(crate) fn def_scope(def: &TableDef, db: &str, alias: Option<&str>) -> Scope 
             .map(|(i, c)| ScopeCol {
                 merged_away: false,
                 base: true,
+                members: match &c.ty {
+                    ColumnType::Enum(m) => Some(m.as_slice().into()),
+                    _ => None,
+                },
                 name: c.name.clone(),
                 qualifiers: quals.clone(),
                 ty: sql_type_of(&c.ty),
@@ -2794,6 +2799,7 @@ fn union_order_and_limit(p: &mut SelectPlan, q: &ast::Query, cx: &PlanCx) -> Res
             .map(|c| ScopeCol {
                 merged_away: false,
                 base: false,
+                members: None,
                 name: c.name.clone(),
                 qualifiers: Vec::new(),
                 ty: kind_type(c),
@@ -3105,6 +3111,14 @@ fn select_body(q: &ast::Query, cx: &PlanCx) -> Result<SelectPlan, SqlError> {
                 }
                 ItemExpr::Col(i) => (scope.cols[*i].name.clone(), Expr::Col(*i)),
             };
+            // Groups come out in GROUP BY order, an ENUM's by its members' numbers: that
+            // number goes first as a key of its own (it names no select item).
+            if !rollup {
+                if let Some(n) = Compiler::new(&scope, cx.placeholders).enum_number(&compiled) {
+                    builder.group_texts.push(String::new());
+                    builder.group_exprs.push(n);
+                }
+            }
             builder.group_texts.push(text);
             builder.group_exprs.push(compiled);
         }
@@ -3186,6 +3200,11 @@ fn select_body(q: &ast::Query, cx: &PlanCx) -> Result<SelectPlan, SqlError> {
                     c.agg = Some(&mut builder);
                 }
                 let x = c.compile(e)?;
+                // An ENUM orders by its members' numbers.
+                let x = match is_agg {
+                    false => c.enum_number(&x).unwrap_or(x),
+                    true => x,
+                };
                 match project.iter().position(|p| same_expr(p, &x)) {
                     Some(p) => p,
                     None => {
@@ -3754,6 +3773,7 @@ fn derived_source(
             .map(|c| ScopeCol {
                 merged_away: false,
                 base: false,
+                members: None,
                 name: c.name.clone(),
                 qualifiers: vec![a.clone()],
                 ty: kind_type(c),
@@ -4615,7 +4635,8 @@ pub(crate) fn kind_type(c: &Column) -> SqlType {
         | ColumnKind::Short
         | ColumnKind::Int24
         | ColumnKind::Long
-        | ColumnKind::LongLong => SqlType::Int,
+        | ColumnKind::LongLong
+        | ColumnKind::Year => SqlType::Int,
         ColumnKind::Float | ColumnKind::Double => SqlType::Double,
         ColumnKind::NewDecimal => SqlType::Decimal(c.decimals),
         ColumnKind::Date => SqlType::Date,
@@ -5073,6 +5094,7 @@ fn row_order(
         let mut c = Compiler::new(scope, cx.placeholders);
         c.clause = "ORDER BY";
         let expr = c.compile(&o.expr)?;
+        let expr = c.enum_number(&expr).unwrap_or(expr);
         let numeric = matches!(expr.sql_type(&|i| scope.type_of(i)), SqlType::Decimal(_));
         let binary = scope.is_binary(&expr);
         out.push(RowOrder {

@@ -22,6 +22,8 @@ pub enum ColumnKind {
     Date,
     DateTime,
     Timestamp,
+    /// YEAR: an integer shown with four digits (`0000`).
+    Year,
     Null,
 }
 

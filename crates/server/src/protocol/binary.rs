@@ -345,7 +345,7 @@ fn as_f64(v: &Value) -> f64 {
 fn put_binary_value(out: &mut Vec<u8>, col: &Column, v: &Value) {
     match col.kind {
         ColumnKind::Tiny => out.push(as_i64(v) as u8),
-        ColumnKind::Short => put_u16(out, as_i64(v) as u16),
+        ColumnKind::Short | ColumnKind::Year => put_u16(out, as_i64(v) as u16),
         ColumnKind::Int24 | ColumnKind::Long => put_u32(out, as_i64(v) as u32),
         ColumnKind::LongLong => out.extend_from_slice(&as_i64(v).to_le_bytes()),
         ColumnKind::Float => out.extend_from_slice(&(as_f64(v) as f32).to_le_bytes()),

@@ -129,6 +129,7 @@ pub mod flag {
     pub const PRI_KEY: u16 = 1 << 1;
     pub const BLOB: u16 = 1 << 4;
     pub const UNSIGNED: u16 = 1 << 5;
+    pub const ZEROFILL: u16 = 1 << 6;
     pub const BINARY: u16 = 1 << 7;
     pub const NUM: u16 = 1 << 15;
 }

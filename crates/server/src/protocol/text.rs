@@ -31,6 +31,7 @@ pub fn wire_type(kind: ColumnKind) -> u8 {
         ColumnKind::Date => ty::DATE,
         ColumnKind::DateTime => ty::DATETIME,
         ColumnKind::Timestamp => ty::TIMESTAMP,
+        ColumnKind::Year => ty::YEAR,
         ColumnKind::Null => ty::NULL,
     }
 }
@@ -46,6 +47,7 @@ fn is_numeric(kind: ColumnKind) -> bool {
             | ColumnKind::Float
             | ColumnKind::Double
             | ColumnKind::NewDecimal
+            | ColumnKind::Year
     )
 }
 
@@ -83,6 +85,9 @@ pub fn column_definition(out: &mut Vec<u8>, col: &Column, field_list: bool) {
     }
     if col.unsigned {
         flags |= flag::UNSIGNED;
+    }
+    if col.kind == ColumnKind::Year {
+        flags |= flag::UNSIGNED | flag::ZEROFILL;
     }
     if is_numeric(col.kind) {
         flags |= flag::NUM;
@@ -172,6 +177,10 @@ pub fn format_float(v: f64) -> String {
 pub fn put_text_value(out: &mut Vec<u8>, col: &Column, v: &Value) {
     match v {
         Value::Null => out.push(0xFB),
+        // YEAR shows four digits: 0 is `0000`.
+        Value::Int(i) if col.kind == ColumnKind::Year => {
+            put_lenenc_bytes(out, format!("{i:04}").as_bytes())
+        }
         Value::Int(i) => {
             let s = if col.unsigned && *i < 0 {
                 (*i as u64).to_string()
