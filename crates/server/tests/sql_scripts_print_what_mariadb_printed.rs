@@ -151,6 +151,11 @@ fn fractional_seconds_print_what_mariadb_printed() {
 }
 
 #[test]
+fn year_enum_numbers_and_item_names_print_what_mariadb_printed() {
+    prints_what_mariadb_printed("year_enum_and_column_names");
+}
+
+#[test]
 fn tables_without_primary_key_print_what_mariadb_printed() {
     prints_what_mariadb_printed("tables_without_primary_key");
 }

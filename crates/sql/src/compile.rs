@@ -1637,6 +1637,7 @@ impl<'a> Compiler<'a> {
                         all.push(self.compile(i)?);
                     }
                     let bin = all.iter().any(|e| self.scope.is_binary(e));
+                    let all = self.enum_operands(all);
                     let (all, exact) = self.numeric_if_decimal(self.temporal_operands(all));
                     let mut all = all.into_iter();
                     let x = all.next().unwrap_or(Expr::Const(Value::Null));
