@@ -153,6 +153,10 @@ fn put_type(w: &mut W, t: &ColumnType) {
             w.u8(*fsp);
         }
         ColumnType::Year => w.u8(19),
+        ColumnType::Time(fsp) => {
+            w.u8(20);
+            w.u8(*fsp);
+        }
         ColumnType::Enum(members) => {
             w.u8(12);
             w.u16(members.len());
@@ -226,6 +230,14 @@ fn get_type(r: &mut R) -> Result<ColumnType> {
         17 => ColumnType::DateTime(fsp(r)?),
         18 => ColumnType::Timestamp(fsp(r)?),
         19 => ColumnType::Year,
+        20 => ColumnType::Time(match r.u8()? {
+            n @ 0..=6 => n,
+            n => {
+                return Err(Error::Corrupt(format!(
+                    "fractional-second precision {n} in catalog"
+                )))
+            }
+        }),
         12 => {
             let n = r.u16()?;
             ColumnType::Enum((0..n).map(|_| r.str()).collect::<Result<Vec<_>>>()?)
@@ -763,6 +775,8 @@ mod tests {
             ColumnType::DateTime(6),
             ColumnType::Timestamp(3),
             ColumnType::Year,
+            ColumnType::Time(0),
+            ColumnType::Time(6),
             ColumnType::Enum(vec!["a".into(), "b".into()]),
         ];
         let columns = types

@@ -1957,6 +1957,7 @@ pub(crate) fn storage_compatible(old: &ColumnDef, new: &ColumnDef, keyed: bool) 
         (T::Float | T::Double, T::Float | T::Double) => true,
         (T::Decimal { scale: a, .. }, T::Decimal { scale: b, .. }) => a == b,
         (T::Date, T::Date) | (T::Year, T::Year) => true,
+        (T::Time(a), T::Time(b)) => a == b,
         // The fraction's width is part of the stored text.
         (T::DateTime(a) | T::Timestamp(a), T::DateTime(b) | T::Timestamp(b)) => a == b,
         _ => false,

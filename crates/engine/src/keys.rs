@@ -3,7 +3,7 @@
 //! index keys. Layout per value is in `docs/format.md` ("Key encoding").
 
 use crate::collation::Collation;
-use crate::types::{TableDef, Value};
+use crate::types::{ColumnDef, ColumnType, TableDef, Value};
 use std::ops::Bound;
 
 const TAG_NULL: u8 = 0x00;
@@ -57,6 +57,56 @@ pub fn encode_value_in(out: &mut Vec<u8>, v: &Value, coll: Collation) {
     }
 }
 
+/// Encodes `v` as a key part of column `col` (None: binary): under its collation, and a
+/// TIME's text as its microseconds, so that keys order by time (`-01:00:00` before
+/// `00:00:00`, `99:00:00` before `100:00:00`). Text that is no canonical TIME stays bytes
+/// (after every time: the SQL layer stores only canonical text).
+pub fn encode_column_value(out: &mut Vec<u8>, v: &Value, col: Option<&ColumnDef>) {
+    match (col, v) {
+        (Some(c), Value::Bytes(b)) if matches!(c.ty, ColumnType::Time(_)) => match time_micros(b) {
+            Some(m) => encode_value_in(out, &Value::Int(m), Collation::Binary),
+            None => encode_value_in(out, v, Collation::Binary),
+        },
+        (Some(c), _) => encode_value_in(out, v, c.collation),
+        (None, _) => encode_value_in(out, v, Collation::Binary),
+    }
+}
+
+/// The signed microseconds of canonical TIME text `[-]H+:MM:SS[.f]` (at most 6 fraction
+/// digits, minutes and seconds below 60); None for any other bytes.
+pub fn time_micros(b: &[u8]) -> Option<i64> {
+    let (neg, b) = match b.split_first() {
+        Some((b'-', rest)) => (true, rest),
+        _ => (false, b),
+    };
+    let digits = |s: &[u8]| -> Option<i64> {
+        if s.is_empty() || s.len() > 7 || !s.iter().all(u8::is_ascii_digit) {
+            return None;
+        }
+        Some(s.iter().fold(0i64, |n, c| n * 10 + i64::from(c - b'0')))
+    };
+    let (main, frac) = match b.iter().position(|&c| c == b'.') {
+        Some(p) => (&b[..p], Some(&b[p + 1..])),
+        None => (b, None),
+    };
+    let mut parts = main.split(|&c| c == b':');
+    let (h, m, s) = (parts.next()?, parts.next()?, parts.next()?);
+    if parts.next().is_some() || h.len() < 2 || m.len() != 2 || s.len() != 2 {
+        return None;
+    }
+    let (h, m, s) = (digits(h)?, digits(m)?, digits(s)?);
+    if m > 59 || s > 59 {
+        return None;
+    }
+    let f = match frac {
+        None => 0,
+        Some(f) if f.len() <= 6 => digits(f)? * 10i64.pow(6 - f.len() as u32),
+        Some(_) => return None,
+    };
+    let micros = ((h * 60 + m) * 60 + s) * 1_000_000 + f;
+    Some(if neg { -micros } else { micros })
+}
+
 pub fn encode_key(values: &[Value]) -> Vec<u8> {
     let mut out = Vec::with_capacity(values.len() * 9);
     for v in values {
@@ -70,11 +120,8 @@ pub fn encode_key(values: &[Value]) -> Vec<u8> {
 pub fn encode_key_of(def: &TableDef, cols: &[usize], values: &[Value]) -> Vec<u8> {
     let mut out = Vec::with_capacity(values.len() * 9);
     for (i, v) in values.iter().enumerate() {
-        let coll = cols
-            .get(i)
-            .and_then(|&c| def.columns.get(c))
-            .map_or(Collation::Binary, |c| c.collation);
-        encode_value_in(&mut out, v, coll);
+        let col = cols.get(i).and_then(|&c| def.columns.get(c));
+        encode_column_value(&mut out, v, col);
     }
     out
 }

@@ -29,7 +29,7 @@
 
 use crate::inner::Inner;
 use crate::keys::{
-    decode_key, encode_key, encode_key_of, encode_value_in, lower_bound, upper_bound,
+    decode_key, encode_column_value, encode_key, encode_key_of, lower_bound, upper_bound,
 };
 use crate::lob;
 use crate::rowcodec::{
@@ -117,11 +117,8 @@ pub(crate) fn index_key(def: &TableDef, idx: &IndexDef, row: &[Value]) -> Vec<u8
 /// copying the values.
 fn encode_row_columns(out: &mut Vec<u8>, def: &TableDef, cols: &[usize], row: &[Value]) {
     for &c in cols {
-        let coll = def
-            .columns
-            .get(c)
-            .map_or(crate::Collation::Binary, |d| d.collation);
-        encode_value_in(out, row.get(c).unwrap_or(&Value::Null), coll);
+        let v = row.get(c).unwrap_or(&Value::Null);
+        encode_column_value(out, v, def.columns.get(c));
     }
 }
 

@@ -128,6 +128,10 @@ pub enum ColumnType {
     Timestamp(u8),
     /// YEAR: 1901..=2155 or 0 (shown as `0000`), stored as `Value::Int`.
     Year,
+    /// TIME(fsp): a signed duration stored as its text `[-]HH:MM:SS` (two or three hour
+    /// digits), then `.` and exactly `fsp` fraction digits when fsp > 0. Its key parts are its
+    /// microseconds (`keys::time_micros`), as text order is not time order.
+    Time(u8),
     /// ENUM('a', 'b', ...): one of the members, stored as that member's text (the SQL layer
     /// maps input onto a member; 1..n by number).
     Enum(Vec<String>),

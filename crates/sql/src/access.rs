@@ -30,6 +30,8 @@ pub enum KeyDomain {
     /// DECIMAL with this scale: the key holds the value's text at the scale, whose byte
     /// order is not numeric order, so only equalities (= and IN) look it up.
     Decimal(u8),
+    /// TIME: the key holds the value's signed microseconds (`tierdb_engine::time_micros`).
+    Time,
 }
 
 impl KeyDomain {
@@ -45,6 +47,7 @@ impl KeyDomain {
 pub fn domain_of(col: &ColumnDef) -> Option<KeyDomain> {
     match col.ty {
         ColumnType::Int { .. } | ColumnType::Year => Some(KeyDomain::Int),
+        ColumnType::Time(_) => Some(KeyDomain::Time),
         ColumnType::Float | ColumnType::Double => Some(KeyDomain::Float),
         ColumnType::Decimal { scale, .. } => Some(KeyDomain::Decimal(scale)),
         ColumnType::Char(_)
@@ -170,6 +173,9 @@ fn disjuncts<'e>(e: &'e Expr, out: &mut Vec<&'e Expr>) {
 
 fn analyze(e: &Expr, def: &TableDef) -> Option<Cond> {
     let indep = |x: &Expr| x.is_row_independent();
+    if let Some(stripped) = without_time_casts(e, def) {
+        return analyze(&stripped, def);
+    }
     match e {
         // A byte-wise comparison bounds a key fully when its column is binary (key bytes in
         // byte order). On a case-insensitive key (`ci_col < BINARY 'a'`) byte order and the
@@ -293,6 +299,51 @@ fn like_range(def: &TableDef, c: usize, pattern: &[u8], escape: u8) -> Option<Co
         Bound::Included(Expr::Const(Value::Bytes(prefix))),
         Bound::Included(Expr::Const(Value::Bytes(hi))),
     ))
+}
+
+/// A comparison of TIME values (`Compiler::time_operands` casts every operand to its
+/// microseconds) with a TIME column's cast replaced by the column: the column's key holds
+/// those microseconds, and the other operands' casts give them (`KeyDomain::Time`). None
+/// when `e` is no such comparison.
+fn without_time_casts(e: &Expr, def: &TableDef) -> Option<Expr> {
+    use crate::expr::CastTo;
+    let time_col = |x: &Expr| match x {
+        Expr::Cast(inner, CastTo::TimeMicros) => match **inner {
+            Expr::Col(c) if matches!(def.columns.get(c)?.ty, ColumnType::Time(_)) => {
+                Some(Expr::Col(c))
+            }
+            _ => None,
+        },
+        _ => None,
+    };
+    let micros = |x: &Expr| matches!(x, Expr::Cast(_, CastTo::TimeMicros));
+    let plain = |x: &Expr| time_col(x).unwrap_or_else(|| x.clone());
+    match e {
+        Expr::Bin(op, a, b)
+            if matches!(
+                op,
+                BinOp::Eq
+                    | BinOp::NullSafeEq
+                    | BinOp::Ne
+                    | BinOp::Lt
+                    | BinOp::Le
+                    | BinOp::Gt
+                    | BinOp::Ge
+            ) && micros(a)
+                && micros(b)
+                && (time_col(a).is_some() || time_col(b).is_some()) =>
+        {
+            Some(Expr::Bin(*op, Box::new(plain(a)), Box::new(plain(b))))
+        }
+        Expr::In(a, list, neg) => Some(Expr::In(Box::new(time_col(a)?), list.clone(), *neg)),
+        Expr::Between(a, lo, hi, neg) => Some(Expr::Between(
+            Box::new(time_col(a)?),
+            lo.clone(),
+            hi.clone(),
+            *neg,
+        )),
+        _ => None,
+    }
 }
 
 /// `e` (a comparison) with `CAST(col AS BINARY)` operands replaced by the column (or an
@@ -578,6 +629,7 @@ fn key_len_of(c: &ColumnDef) -> u32 {
         }
         ColumnType::Date => 3,
         ColumnType::Year => 1,
+        ColumnType::Time(n) => 3 + u32::from(*n).div_ceil(2),
         // The fraction's bytes in MariaDB's binary form: (fsp + 1) / 2.
         ColumnType::DateTime(n) => 5 + u32::from(*n).div_ceil(2),
         ColumnType::Timestamp(n) => 4 + u32::from(*n).div_ceil(2),
@@ -1002,6 +1054,18 @@ fn to_key(dom: KeyDomain, v: &Value) -> KeyConv {
             KeyConv::Exact(Value::Bytes(b.clone()))
         }
         (KeyDomain::Str | KeyDomain::StrCi, _) => KeyConv::Fallback,
+        // Microseconds (a comparison casts every operand to them, `CastTo::TimeMicros`), or
+        // a value read as a time; one past the TIME range (or no time) is scanned for.
+        (KeyDomain::Time, Value::Int(m)) if crate::time::in_range(*m).is_ok() => {
+            KeyConv::Exact(Value::Int(*m))
+        }
+        (KeyDomain::Time, Value::Bytes(_) | Value::Double(_)) => {
+            match crate::time::parse(v).map(|t| crate::time::in_range(t.micros)) {
+                Some(Ok(m)) => KeyConv::Exact(Value::Int(m)),
+                _ => KeyConv::Fallback,
+            }
+        }
+        (KeyDomain::Time, _) => KeyConv::Fallback,
         // The text the column holds for this value; a value with more digits than the
         // scale equals no key. Text that is not a plain number: scan.
         (KeyDomain::Decimal(s), v) => match crate::dec::Dec::of(v) {

@@ -700,6 +700,15 @@ pub fn push_fraction(out: &mut String, micros: u32, fsp: u8) {
     }
 }
 
+/// Characters MariaDB announces for TIME(fsp): 10 (`-838:59:59`), 11 + fsp with a fraction.
+pub fn time_width(fsp: u8) -> u32 {
+    if fsp == 0 {
+        10
+    } else {
+        11 + u32::from(fsp.min(6))
+    }
+}
+
 /// Characters of DATETIME(fsp) text: 19, or 20 + fsp with a fraction.
 pub fn datetime_width(fsp: u8) -> usize {
     if fsp == 0 {

@@ -793,6 +793,10 @@ impl<'a> Compiler<'a> {
                 return enum_number_of(e, members);
             }
             match src.sql_type(&|i| scope.type_of(i)) {
+                SqlType::Time => {
+                    let fsp = self.time_fsp(src);
+                    return Expr::Cast(Box::new(e), CastTo::TimeNumber(fsp));
+                }
                 SqlType::Date => 0,
                 SqlType::DateTime => match src {
                     Expr::Col(i) => scope.cols.get(*i).map_or(0, |c| c.meta.decimals.min(6)),
@@ -821,6 +825,48 @@ impl<'a> Compiler<'a> {
             AggFunc::AnyValue | AggFunc::Min | AggFunc::Max => spec.arg.as_ref(),
             _ => None,
         }
+    }
+
+    /// True when `e` holds TIME values (a TIME column, `CAST(x AS TIME)`, TIMEDIFF, ...).
+    fn is_time(&self, e: &Expr) -> bool {
+        let scope = self.scope;
+        let ty = |x: &Expr| x.sql_type(&|i| scope.type_of(i));
+        match self.source_of(e) {
+            Some(src) => ty(src) == SqlType::Time,
+            // An aggregate row's computed value (MIN of a TIME) types itself.
+            None => !matches!(e, Expr::Col(_)) && ty(e) == SqlType::Time,
+        }
+    }
+
+    /// Fraction digits of TIME expression `src` (over the FROM row): a column's, a CAST's;
+    /// 6 for other TIME results (their text carries what they have).
+    fn time_fsp(&self, src: &Expr) -> u8 {
+        match src {
+            Expr::Col(i) => self.scope.cols.get(*i).map_or(0, |c| c.meta.decimals.min(6)),
+            Expr::Cast(_, CastTo::Time(n)) => (*n).min(6),
+            _ => 6,
+        }
+    }
+
+    /// Comparison operands with a TIME among them, all read as microseconds
+    /// (`CastTo::TimeMicros`): text order is not time order (`-02:00:00`, `100:00:00`). The
+    /// access planner sees through the column's cast (its key holds microseconds).
+    fn time_operands(&self, ops: Vec<Expr>) -> Vec<Expr> {
+        if !ops.iter().any(|e| self.is_time(e)) {
+            return ops;
+        }
+        ops.into_iter()
+            .map(|e| Expr::Cast(Box::new(e), CastTo::TimeMicros))
+            .collect()
+    }
+
+    /// The key ORDER BY and GROUP BY order `e` by when it is not `e` itself: an ENUM's
+    /// member number, a TIME's microseconds.
+    pub fn order_key(&self, e: &Expr) -> Option<Expr> {
+        if self.is_time(e) {
+            return Some(Expr::Cast(Box::new(e.clone()), CastTo::TimeMicros));
+        }
+        self.enum_number(e)
     }
 
     /// The members of the base table's ENUM column `src` (an expression over the FROM row).
@@ -1270,6 +1316,25 @@ impl<'a> Compiler<'a> {
             }
             None => None,
         };
+        // MIN / MAX of a TIME: of its microseconds, shown as a TIME again.
+        if let (AggFunc::Min | AggFunc::Max, Some(x)) = (func, &arg) {
+            let fsp = self.without_agg(|c| Ok(c.is_time(x).then(|| c.time_fsp(x))))?;
+            if let Some(fsp) = fsp {
+                let micros = Expr::Cast(Box::new(x.clone()), CastTo::TimeMicros);
+                let spec = AggSpec {
+                    func,
+                    arg: Some(micros),
+                    distinct,
+                    arg_type: SqlType::Int,
+                    binary: false,
+                    order: Vec::new(),
+                    separator: Vec::new(),
+                    limit: None,
+                };
+                let r = self.register_agg(spec, text)?;
+                return Ok(Expr::Cast(Box::new(r), CastTo::TimeOfMicros(fsp)));
+            }
+        }
         let scope = self.scope;
         let arg_type = arg
             .as_ref()
@@ -1390,6 +1455,7 @@ impl<'a> Compiler<'a> {
             SqlType::Text => "varchar",
             SqlType::Date => "date",
             SqlType::DateTime => "datetime",
+            SqlType::Time => "time",
             SqlType::Null => "null",
         }
         .into())
@@ -1544,7 +1610,7 @@ impl<'a> Compiler<'a> {
                         | BinOp::Ge
                 ) {
                     let bin = self.scope.is_binary(&l) || self.scope.is_binary(&r);
-                    let ops = self.enum_operands(vec![l, r]);
+                    let ops = self.time_operands(self.enum_operands(vec![l, r]));
                     let (mut v, exact) = self.numeric_if_decimal(self.temporal_operands(ops));
                     let r = v.pop().unwrap_or(Expr::Const(Value::Null));
                     let l = v.pop().unwrap_or(Expr::Const(Value::Null));
@@ -1637,7 +1703,7 @@ impl<'a> Compiler<'a> {
                         all.push(self.compile(i)?);
                     }
                     let bin = all.iter().any(|e| self.scope.is_binary(e));
-                    let all = self.enum_operands(all);
+                    let all = self.time_operands(self.enum_operands(all));
                     let (all, exact) = self.numeric_if_decimal(self.temporal_operands(all));
                     let mut all = all.into_iter();
                     let x = all.next().unwrap_or(Expr::Const(Value::Null));
@@ -1663,6 +1729,7 @@ impl<'a> Compiler<'a> {
             } => {
                 let parts = vec![self.compile(expr)?, self.compile(low)?, self.compile(high)?];
                 let bin = parts.iter().any(|e| self.scope.is_binary(e));
+                let parts = self.time_operands(parts);
                 let (v, exact) = self.numeric_if_decimal(self.temporal_operands(parts));
                 let mut v = v.into_iter().map(Box::new);
                 let cmp = match (v.next(), v.next(), v.next()) {
@@ -2172,6 +2239,16 @@ impl<'a> Compiler<'a> {
                 }
             }
         }
+        // TIME(x): x as a TIME with the fraction digits it was written with.
+        if name == "TIME" {
+            return match args.as_slice() {
+                [_] => Ok(Expr::Cast(
+                    Box::new(args.pop().unwrap_or(Expr::Const(Value::Null))),
+                    CastTo::Time(7),
+                )),
+                _ => Err(wrong_args(&name)),
+            };
+        }
         let (func, min, max) = match name.as_str() {
             "CONCAT" => (Func::Concat, 1, usize::MAX),
             "CONCAT_WS" => (Func::ConcatWs, 2, usize::MAX),
@@ -2515,6 +2592,7 @@ pub fn cast_target(dt: &ast::DataType, what: &str) -> Result<CastTo, SqlError> {
         }
         D::Date => CastTo::Date,
         D::Datetime(n) | D::Timestamp(n, _) => CastTo::DateTime(crate::ddl::fsp_of(*n, what)?),
+        D::Time(n, ast::TimezoneInfo::None) => CastTo::Time(crate::ddl::fsp_of(*n, what)?),
         other => return Err(SqlError::unsupported(format!("CAST to {other}"))),
     })
 }

@@ -157,6 +157,7 @@ pub fn column_type(dt: &ast::DataType, col: &str) -> Result<ColumnType, SqlError
             ColumnType::Enum(names)
         }
         D::Datetime(n) => ColumnType::DateTime(fsp_of(*n, col)?),
+        D::Time(n, ast::TimezoneInfo::None) => ColumnType::Time(fsp_of(*n, col)?),
         D::Timestamp(n, _) => ColumnType::Timestamp(fsp_of(*n, col)?),
         // SERIAL: BIGINT UNSIGNED NOT NULL AUTO_INCREMENT UNIQUE (the rest in `parse_column`).
         D::Custom(name, args) if args.is_empty() && is_serial_name(name) => ColumnType::Int {
@@ -242,6 +243,8 @@ pub fn type_name(ty: &ColumnType) -> String {
         ColumnType::VarBinary(n) => format!("varbinary({n})"),
         ColumnType::Date => "date".into(),
         ColumnType::Year => "year(4)".into(),
+        ColumnType::Time(0) => "time".into(),
+        ColumnType::Time(n) => format!("time({n})"),
         ColumnType::DateTime(0) => "datetime".into(),
         ColumnType::Timestamp(0) => "timestamp".into(),
         ColumnType::DateTime(n) => format!("datetime({n})"),
@@ -802,6 +805,7 @@ pub fn implicit_default(ty: &ColumnType) -> Value {
             Value::Bytes(t.into_bytes())
         }
         ColumnType::Date => Value::Bytes(b"0000-00-00".to_vec()),
+        ColumnType::Time(n) => Value::Bytes(crate::time::text(0, *n).into_bytes()),
         ColumnType::Enum(m) => Value::Bytes(m.first().cloned().unwrap_or_default().into_bytes()),
         ColumnType::DateTime(n) | ColumnType::Timestamp(n) => {
             Value::Bytes(crate::coerce::zero_datetime(*n).into_bytes())
@@ -1009,6 +1013,18 @@ pub fn column_for_values<'a>(
         }
         K::Date => ColumnType::Date,
         K::Year => ColumnType::Year,
+        // The widest fraction among the values, as for DATETIME.
+        K::Time => ColumnType::Time(
+            values
+                .map(|v| match v {
+                    Value::Bytes(b) => coerce::fraction_digits(b),
+                    _ => 0,
+                })
+                .max()
+                .unwrap_or(0)
+                .min(6)
+                .max(usize::from(meta.decimals.min(6))) as u8,
+        ),
         // The widest fraction among the values (a computed column's metadata says 0).
         K::DateTime | K::Timestamp => {
             let widest = values

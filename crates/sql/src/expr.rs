@@ -285,6 +285,16 @@ pub enum CastTo {
     /// `CAST(d AS SIGNED)`): its digits as one number, `YYYYMMDD[hhmmss]`, with `n` digits
     /// after the point (a DECIMAL) when n > 0, as MariaDB reads it.
     TemporalNumber(u8),
+    /// `CAST(x AS TIME(n))`: the canonical TIME text with n fraction digits (NULL when `x`
+    /// is no time or lies past ±838:59:59); n = 7: `TIME(x)`, x's own fraction digits.
+    Time(u8),
+    /// Internal: a TIME value's signed microseconds (an integer), so that comparisons,
+    /// ORDER BY, GROUP BY and MIN / MAX order times as times (`crate::time`).
+    TimeMicros,
+    /// Internal: microseconds (from `TimeMicros`) back to TIME text with n fraction digits.
+    TimeOfMicros(u8),
+    /// Internal: a TIME(n) value in a numeric context, `[-]HHMMSS[.n digits]`.
+    TimeNumber(u8),
 }
 
 /// Static type of an expression's result, used for result-set metadata.
@@ -296,6 +306,7 @@ pub enum SqlType {
     Text,
     Date,
     DateTime,
+    Time,
     Null,
 }
 
@@ -1248,8 +1259,11 @@ impl Expr {
                 CastTo::Date => SqlType::Date,
                 CastTo::DateTime(_) | CastTo::TemporalOf(Some(_)) => SqlType::DateTime,
                 CastTo::TemporalOf(None) => SqlType::Date,
-                CastTo::TemporalNumber(0) => SqlType::Int,
-                CastTo::TemporalNumber(n) => SqlType::Decimal(*n),
+                CastTo::TemporalNumber(0) | CastTo::TimeNumber(0) | CastTo::TimeMicros => {
+                    SqlType::Int
+                }
+                CastTo::TemporalNumber(n) | CastTo::TimeNumber(n) => SqlType::Decimal(*n),
+                CastTo::Time(_) | CastTo::TimeOfMicros(_) => SqlType::Time,
             },
         }
     }
@@ -1607,6 +1621,27 @@ pub fn cast(v: &Value, to: CastTo) -> Value {
             ),
         },
         CastTo::TemporalNumber(fsp) => coerce::temporal_number(v, fsp),
+        CastTo::Time(fsp) => match crate::time::parse(v) {
+            Some(t) => match crate::time::in_range(t.micros) {
+                // (`TIME(x)`: as many fraction digits as x was written with.)
+                Ok(m) => {
+                    let fsp = if fsp > 6 { t.digits } else { fsp };
+                    Value::Bytes(crate::time::text(m, fsp).into_bytes())
+                }
+                Err(_) => Value::Null,
+            },
+            None => Value::Null,
+        },
+        // A value that is no time reads as 00:00:00 (MariaDB's with its warning 1292).
+        CastTo::TimeMicros => Value::Int(crate::time::parse(v).map_or(0, |t| t.micros)),
+        CastTo::TimeOfMicros(fsp) => match v {
+            Value::Int(m) => Value::Bytes(crate::time::text(*m, fsp).into_bytes()),
+            other => other.clone(),
+        },
+        CastTo::TimeNumber(fsp) => match crate::time::parse(v) {
+            Some(t) => crate::time::number(t.micros, fsp),
+            None => v.clone(),
+        },
         CastTo::DecimalOrder => Value::Bytes(match Dec::of(v) {
             Some(d) => d.order_bytes(),
             None => Dec::order_bytes_of_double(to_f64(v).unwrap_or(0.0)),
@@ -2696,7 +2731,23 @@ fn eval_func(f: Func, args: &[Expr], row: &[Value], cx: &EvalCx) -> Result<Value
         | Func::Quarter
         | Func::LastDay
         | Func::ToDays => {
-            let Some(d) = to_text(&arg(0)?).and_then(|t| DateTimeParts::parse(&t)) else {
+            let v0 = arg(0)?;
+            let d = to_text(&v0).and_then(|t| DateTimeParts::parse(&t));
+            // A TIME's parts (HOUR('100:00:00') is 100; the sign is dropped).
+            if let (None, Func::Hour | Func::Minute | Func::Second | Func::Microsecond) = (&d, f) {
+                let Some(t) = crate::time::parse(&v0) else {
+                    return Ok(Value::Null);
+                };
+                let abs = t.micros.unsigned_abs() as i64;
+                let secs = abs / 1_000_000;
+                return Ok(Value::Int(match f {
+                    Func::Hour => secs / 3600,
+                    Func::Minute => secs / 60 % 60,
+                    Func::Second => secs % 60,
+                    _ => abs % 1_000_000,
+                }));
+            }
+            let Some(d) = d else {
                 return Ok(Value::Null);
             };
             match f {

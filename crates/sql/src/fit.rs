@@ -385,6 +385,7 @@ pub fn fit(v: Value, col: &ColumnDef, dest: &Dest, raised: &mut Raised) -> Resul
             }
         }
         ColumnType::Date => fit_date(&v, None, name, dest, raised),
+        ColumnType::Time(n) => fit_time(&v, *n, name, dest, raised),
         ColumnType::DateTime(n) => fit_date(&v, Some(*n), name, dest, raised),
         ColumnType::Timestamp(n) => {
             let fitted = fit_date(&v, Some(*n), name, dest, raised)?;
@@ -591,6 +592,36 @@ fn timestamp_in_range(b: &[u8]) -> bool {
     };
     s == b"0000-00-00 00:00:00"
         || (&b"1970-01-01 00:00:01"[..] <= s && s <= &b"2038-01-19 03:14:07"[..])
+}
+
+/// A TIME(fsp) column's text for `v` (`crate::time`): 1292 for what is no time or lies past
+/// ±838:59:59 (outside strict mode: 00:00:00 with warning 1265, or the nearest end with
+/// 1264); note 1265 when a datetime's date is dropped.
+fn fit_time(
+    v: &Value,
+    fsp: u8,
+    name: &str,
+    dest: &Dest,
+    raised: &mut Raised,
+) -> Result<Value, SqlError> {
+    let text = |m: i64| Ok(Value::Bytes(crate::time::text(m, fsp).into_bytes()));
+    match crate::time::parse(v).map(|t| crate::time::in_range(t.micros)) {
+        Some(Ok(m)) => {
+            if matches!(v, Value::Bytes(b) if b.iter().skip(1).any(|&c| c == b'-')) {
+                dest.note_truncated(name, raised);
+            }
+            text(m)
+        }
+        _ if !dest.lenient => Err(dest.incorrect(1292, "time", v, name)),
+        Some(Err(nearest)) => {
+            raised.push(Warning::warn(1264, dest.out_of_range(name).message));
+            text(nearest)
+        }
+        None => {
+            raised.push(Warning::warn(1265, dest.truncated_msg(name)));
+            text(0)
+        }
+    }
 }
 
 fn fit_date(

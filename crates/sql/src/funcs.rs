@@ -58,6 +58,14 @@ pub enum MiscFunc {
     InetNtoa,
     TimeToSec,
     SecToTime,
+    /// `TIMEDIFF(a, b)`: a - b as a TIME, both TIMEs or both datetimes (else NULL).
+    TimeDiff,
+    /// `ADDTIME(a, t)` / `SUBTIME(a, t)`: a TIME or datetime `a` moved by TIME `t`.
+    AddTime,
+    SubTime,
+    /// `TIME_FORMAT(t, format)`: DATE_FORMAT's time specifiers for a TIME (hours past 23
+    /// kept); NULL when the format has a date specifier.
+    TimeFormat,
     /// `CURTIME()` / `CURRENT_TIME` / `UTC_TIME()`: the time of day (UTC, the server's clock).
     CurTime,
     /// `WEEK(d[, mode])`.
@@ -111,6 +119,10 @@ pub fn named(name: &str) -> Option<(MiscFunc, usize, usize)> {
         "INET_NTOA" => (M::InetNtoa, 1, 1),
         "TIME_TO_SEC" => (M::TimeToSec, 1, 1),
         "SEC_TO_TIME" => (M::SecToTime, 1, 1),
+        "TIMEDIFF" => (M::TimeDiff, 2, 2),
+        "ADDTIME" => (M::AddTime, 2, 2),
+        "SUBTIME" => (M::SubTime, 2, 2),
+        "TIME_FORMAT" => (M::TimeFormat, 2, 2),
         "CURTIME" | "CURRENT_TIME" | "UTC_TIME" => (M::CurTime, 0, 0),
         "WEEK" => (M::Week, 1, 2),
         "YEARWEEK" => (M::YearWeek, 1, 2),
@@ -150,6 +162,12 @@ pub fn result_type(f: MiscFunc, args: &[SqlType]) -> SqlType {
             Some(SqlType::Int) => SqlType::Int,
             Some(SqlType::Decimal(s)) => SqlType::Decimal(*s),
             _ => SqlType::Double,
+        },
+        M::TimeDiff | M::SecToTime | M::CurTime => SqlType::Time,
+        M::AddTime | M::SubTime => match args.first() {
+            Some(SqlType::Time) => SqlType::Time,
+            Some(SqlType::DateTime) => SqlType::DateTime,
+            _ => SqlType::Text,
         },
         // STR_TO_DATE is typed by its result (a date or a datetime text).
         _ => SqlType::Text,
@@ -432,6 +450,71 @@ fn time_seconds(v: &Value) -> Option<i64> {
         _ => return None,
     };
     Some(if neg { -secs } else { secs })
+}
+
+/// `TIME_FORMAT` of `micros` (None: a date specifier in `fmt`).
+fn time_format(micros: i64, fmt: &[u8]) -> Option<String> {
+    let abs = micros.unsigned_abs();
+    let secs = abs / 1_000_000;
+    let (h, m, s, us) = (secs / 3600, secs / 60 % 60, secs % 60, abs % 1_000_000);
+    let h12 = if h % 12 == 0 { 12 } else { h % 12 };
+    let ampm = if h % 24 < 12 { "AM" } else { "PM" };
+    let mut out = String::new();
+    if micros < 0 {
+        out.push('-');
+    }
+    let text = String::from_utf8_lossy(fmt);
+    let mut chars = text.chars();
+    while let Some(c) = chars.next() {
+        if c != '%' {
+            out.push(c);
+            continue;
+        }
+        match chars.next() {
+            Some('H') => out.push_str(&format!("{h:02}")),
+            Some('k') => out.push_str(&h.to_string()),
+            Some('h' | 'I') => out.push_str(&format!("{h12:02}")),
+            Some('l') => out.push_str(&h12.to_string()),
+            Some('i') => out.push_str(&format!("{m:02}")),
+            Some('s' | 'S') => out.push_str(&format!("{s:02}")),
+            Some('f') => out.push_str(&format!("{us:06}")),
+            Some('p') => out.push_str(ampm),
+            Some('r') => out.push_str(&format!("{h12:02}:{m:02}:{s:02} {ampm}")),
+            Some('T') => out.push_str(&format!("{h:02}:{m:02}:{s:02}")),
+            Some(
+                'a' | 'b' | 'c' | 'D' | 'd' | 'e' | 'j' | 'M' | 'm' | 'U' | 'u' | 'V' | 'v' | 'W'
+                | 'w' | 'X' | 'x' | 'Y' | 'y',
+            ) => return None,
+            Some(other) => out.push(other),
+            None => out.push('%'),
+        }
+    }
+    Some(out)
+}
+
+/// A datetime value (text with a date part: `YYYY-MM-DD HH:MM:SS[.f]`) as microseconds since
+/// 1970-01-01, and its fraction digits; None for anything else (a TIME, a number).
+fn datetime_micros(v: &Value) -> Option<(i64, u8)> {
+    let Value::Bytes(b) = v else { return None };
+    let t = std::str::from_utf8(b).ok()?.trim();
+    if t.len() < 10 || !t.as_bytes()[..4].iter().all(u8::is_ascii_digit) || t.as_bytes()[4] != b'-'
+    {
+        return None;
+    }
+    let canon = coerce::parse_temporal(v, Some(6))?;
+    let c = std::str::from_utf8(&canon).ok()?;
+    let n = |r: std::ops::Range<usize>| c.get(r)?.parse::<i64>().ok();
+    let (y, mo, d) = (n(0..4)?, n(5..7)?, n(8..10)?);
+    let (h, mi, s, us) = (n(11..13)?, n(14..16)?, n(17..19)?, n(20..26)?);
+    if mo == 0 || d == 0 {
+        return None;
+    }
+    let days = day_number(y, mo, d) - day_number(1970, 1, 1);
+    let digits = match t.split_once('.') {
+        Some((_, f)) => f.bytes().take_while(u8::is_ascii_digit).count().min(6) as u8,
+        None => 0,
+    };
+    Some((((days * 86_400 + h * 3600 + mi * 60 + s) * 1_000_000) + us, digits))
 }
 
 /// Days since year 0 as MySQL counts them (for week numbers; 1970-01-01 is 719528).
@@ -911,6 +994,64 @@ pub fn eval(f: MiscFunc, a: &[Value]) -> Result<Value, SqlError> {
             _ => Value::Null,
         },
         M::TimeToSec => time_seconds(at(0)).map_or(Value::Null, Value::Int),
+        M::TimeDiff => {
+            let (a, b) = (at(0), at(1));
+            let diff = match (datetime_micros(a), datetime_micros(b)) {
+                (Some(x), Some(y)) => Some((x.0 - y.0, x.1.max(y.1))),
+                (None, None) => match (crate::time::parse(a), crate::time::parse(b)) {
+                    (Some(x), Some(y)) => Some((x.micros - y.micros, x.digits.max(y.digits))),
+                    _ => None,
+                },
+                _ => None,
+            };
+            match diff {
+                Some((m, digits)) => {
+                    let m = crate::time::in_range(m).unwrap_or_else(|nearest| nearest);
+                    text(crate::time::text(m, digits))
+                }
+                None => Value::Null,
+            }
+        }
+        M::AddTime | M::SubTime => {
+            let sign = if f == M::AddTime { 1 } else { -1 };
+            let Some(t) = crate::time::parse(at(1)).filter(|_| datetime_micros(at(1)).is_none())
+            else {
+                return Ok(Value::Null);
+            };
+            match datetime_micros(at(0)) {
+                Some((base, digits)) => {
+                    let us = base + sign * t.micros;
+                    let (y, mo, d, h, mi, s) = coerce::civil_from_unix(us.div_euclid(1_000_000));
+                    if !(0..=9999).contains(&y) {
+                        return Ok(Value::Null);
+                    }
+                    let mut out = format!("{y:04}-{mo:02}-{d:02} {h:02}:{mi:02}:{s:02}");
+                    coerce::push_fraction(
+                        &mut out,
+                        us.rem_euclid(1_000_000) as u32,
+                        digits.max(t.digits),
+                    );
+                    text(out)
+                }
+                None => match crate::time::parse(at(0)) {
+                    Some(x) => {
+                        let m = x.micros + sign * t.micros;
+                        let m = crate::time::in_range(m).unwrap_or_else(|nearest| nearest);
+                        text(crate::time::text(m, x.digits.max(t.digits)))
+                    }
+                    None => Value::Null,
+                },
+            }
+        }
+        M::TimeFormat => {
+            let (Some(t), Some(fmt)) = (crate::time::parse(at(0)), text_of(at(1))) else {
+                return Ok(Value::Null);
+            };
+            match time_format(t.micros, &fmt) {
+                Some(s) => text(s),
+                None => Value::Null,
+            }
+        }
         M::SecToTime => match to_i64(at(0)) {
             Some(s) => text(time_text(s)),
             None => Value::Null,

@@ -330,7 +330,7 @@ fn sizes(t: &ColumnType) -> (Value, Value, Value, Value) {
             null,
         ),
         ColumnType::Date | ColumnType::Year => (null.clone(), null.clone(), null.clone(), null),
-        ColumnType::DateTime(p) | ColumnType::Timestamp(p) => {
+        ColumnType::DateTime(p) | ColumnType::Timestamp(p) | ColumnType::Time(p) => {
             (null.clone(), null.clone(), null, n(u64::from(*p)))
         }
     }

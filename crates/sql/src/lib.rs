@@ -41,6 +41,7 @@ pub mod shared;
 pub mod show;
 pub mod status;
 pub mod temp;
+pub mod time;
 pub mod user_locks;
 pub mod variables;
 pub mod view;

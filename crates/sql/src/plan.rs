@@ -2449,6 +2449,7 @@ fn column_meta(def: &ColumnDef, table: &str, db: &str, primary: bool) -> Column 
         ColumnType::VarBinary(n) => (ColumnKind::VarString, *n, 0, false),
         ColumnType::Date => (ColumnKind::Date, 10, 0, false),
         ColumnType::Year => (ColumnKind::Year, 4, 0, false),
+        ColumnType::Time(n) => (ColumnKind::Time, crate::coerce::time_width(*n), *n, false),
         ColumnType::DateTime(n) => (
             ColumnKind::DateTime,
             crate::coerce::datetime_width(*n) as u32,
@@ -2497,6 +2498,7 @@ pub fn sql_type_of(ty: &ColumnType) -> SqlType {
         ColumnType::Decimal { scale, .. } => SqlType::Decimal(*scale),
         ColumnType::Date => SqlType::Date,
         ColumnType::DateTime(_) | ColumnType::Timestamp(_) => SqlType::DateTime,
+        ColumnType::Time(_) => SqlType::Time,
         _ => SqlType::Text,
     }
 }
@@ -2532,6 +2534,13 @@ pub fn computed_column(name: String, t: SqlType) -> Column {
         SqlType::DateTime => Column {
             kind: ColumnKind::DateTime,
             length: 19,
+            is_text: false,
+            binary: false,
+            ..Column::text(name)
+        },
+        SqlType::Time => Column {
+            kind: ColumnKind::Time,
+            length: 10,
             is_text: false,
             binary: false,
             ..Column::text(name)
@@ -3111,10 +3120,11 @@ fn select_body(q: &ast::Query, cx: &PlanCx) -> Result<SelectPlan, SqlError> {
                 }
                 ItemExpr::Col(i) => (scope.cols[*i].name.clone(), Expr::Col(*i)),
             };
-            // Groups come out in GROUP BY order, an ENUM's by its members' numbers: that
-            // number goes first as a key of its own (it names no select item).
+            // Groups come out in GROUP BY order, an ENUM's by its members' numbers, a TIME's
+            // by its microseconds: that key goes first, as a key of its own (it names no
+            // select item).
             if !rollup {
-                if let Some(n) = Compiler::new(&scope, cx.placeholders).enum_number(&compiled) {
+                if let Some(n) = Compiler::new(&scope, cx.placeholders).order_key(&compiled) {
                     builder.group_texts.push(String::new());
                     builder.group_exprs.push(n);
                 }
@@ -3200,11 +3210,8 @@ fn select_body(q: &ast::Query, cx: &PlanCx) -> Result<SelectPlan, SqlError> {
                     c.agg = Some(&mut builder);
                 }
                 let x = c.compile(e)?;
-                // An ENUM orders by its members' numbers.
-                let x = match is_agg {
-                    false => c.enum_number(&x).unwrap_or(x),
-                    true => x,
-                };
+                // An ENUM orders by its members' numbers, a TIME by its microseconds.
+                let x = c.order_key(&x).unwrap_or(x);
                 match project.iter().position(|p| same_expr(p, &x)) {
                     Some(p) => p,
                     None => {
@@ -4641,6 +4648,7 @@ pub(crate) fn kind_type(c: &Column) -> SqlType {
         ColumnKind::NewDecimal => SqlType::Decimal(c.decimals),
         ColumnKind::Date => SqlType::Date,
         ColumnKind::DateTime | ColumnKind::Timestamp => SqlType::DateTime,
+        ColumnKind::Time => SqlType::Time,
         ColumnKind::Null => SqlType::Null,
         _ => SqlType::Text,
     }
@@ -5094,7 +5102,7 @@ fn row_order(
         let mut c = Compiler::new(scope, cx.placeholders);
         c.clause = "ORDER BY";
         let expr = c.compile(&o.expr)?;
-        let expr = c.enum_number(&expr).unwrap_or(expr);
+        let expr = c.order_key(&expr).unwrap_or(expr);
         let numeric = matches!(expr.sql_type(&|i| scope.type_of(i)), SqlType::Decimal(_));
         let binary = scope.is_binary(&expr);
         out.push(RowOrder {

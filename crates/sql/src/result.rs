@@ -24,6 +24,8 @@ pub enum ColumnKind {
     Timestamp,
     /// YEAR: an integer shown with four digits (`0000`).
     Year,
+    /// TIME(n): `[-]HH:MM:SS[.f]` text (`crate::time`).
+    Time,
     Null,
 }
 

@@ -314,6 +314,27 @@ fn put_binary_datetime(out: &mut Vec<u8>, v: &[u8], date_only: bool) {
     }
 }
 
+/// A TIME in the binary protocol: length (0, 8, or 12 with microseconds), sign, days, hours
+/// of the day, minutes, seconds, microseconds.
+fn put_binary_time(out: &mut Vec<u8>, v: &Value) {
+    let micros = tierdb_sql::time::parse(v).map_or(0, |t| t.micros);
+    if micros == 0 {
+        out.push(0);
+        return;
+    }
+    let abs = micros.unsigned_abs();
+    let (secs, us) = (abs / 1_000_000, (abs % 1_000_000) as u32);
+    out.push(if us == 0 { 8 } else { 12 });
+    out.push(u8::from(micros < 0));
+    put_u32(out, (secs / 86_400) as u32);
+    out.push((secs / 3600 % 24) as u8);
+    out.push((secs / 60 % 60) as u8);
+    out.push((secs % 60) as u8);
+    if us != 0 {
+        put_u32(out, us);
+    }
+}
+
 fn as_i64(v: &Value) -> i64 {
     match v {
         Value::Int(i) => *i,
@@ -354,6 +375,7 @@ fn put_binary_value(out: &mut Vec<u8>, col: &Column, v: &Value) {
         ColumnKind::DateTime | ColumnKind::Timestamp => {
             put_binary_datetime(out, &text_of(col, v), false)
         }
+        ColumnKind::Time => put_binary_time(out, v),
         ColumnKind::NewDecimal | ColumnKind::String | ColumnKind::VarString | ColumnKind::Blob => {
             put_lenenc_bytes(out, &text_of(col, v))
         }

@@ -32,6 +32,7 @@ pub fn wire_type(kind: ColumnKind) -> u8 {
         ColumnKind::DateTime => ty::DATETIME,
         ColumnKind::Timestamp => ty::TIMESTAMP,
         ColumnKind::Year => ty::YEAR,
+        ColumnKind::Time => ty::TIME,
         ColumnKind::Null => ty::NULL,
     }
 }
