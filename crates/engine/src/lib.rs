@@ -23,8 +23,8 @@ mod txns;
 pub mod types;
 
 pub use collation::Collation;
-pub use keys::time_micros;
 pub use error::{Error, Result};
+pub use keys::time_micros;
 pub use tierdb_txn::{watch_interrupt, LockMode};
 pub use txn::Savepoint;
 pub use types::{

@@ -156,6 +156,11 @@ fn year_enum_numbers_and_item_names_print_what_mariadb_printed() {
 }
 
 #[test]
+fn time_columns_print_what_mariadb_printed() {
+    prints_what_mariadb_printed("time_columns");
+}
+
+#[test]
 fn tables_without_primary_key_print_what_mariadb_printed() {
     prints_what_mariadb_printed("tables_without_primary_key");
 }

@@ -842,7 +842,11 @@ impl<'a> Compiler<'a> {
     /// 6 for other TIME results (their text carries what they have).
     fn time_fsp(&self, src: &Expr) -> u8 {
         match src {
-            Expr::Col(i) => self.scope.cols.get(*i).map_or(0, |c| c.meta.decimals.min(6)),
+            Expr::Col(i) => self
+                .scope
+                .cols
+                .get(*i)
+                .map_or(0, |c| c.meta.decimals.min(6)),
             Expr::Cast(_, CastTo::Time(n)) => (*n).min(6),
             _ => 6,
         }

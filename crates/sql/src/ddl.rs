@@ -168,7 +168,9 @@ pub fn column_type(dt: &ast::DataType, col: &str) -> Result<ColumnType, SqlError
         D::Custom(name, args)
             if object_name_last(name).eq_ignore_ascii_case("year")
                 && matches!(args.as_slice(), [] | [_])
-                && args.iter().all(|a| matches!(a.to_string().as_str(), "2" | "3" | "4")) =>
+                && args
+                    .iter()
+                    .all(|a| matches!(a.to_string().as_str(), "2" | "3" | "4")) =>
         {
             ColumnType::Year
         }

@@ -1372,7 +1372,7 @@ impl Drop for WrittenValues {
 thread_local! {
     /// Warnings raised while evaluating expressions on this thread (the running statement's
     /// `Core::run` takes them: `take_warnings`).
-    static EXPR_WARNINGS: std::cell::RefCell<Vec<(u16, &'static str)>> =
+    static EXPR_WARNINGS: std::cell::RefCell<Vec<(u16, Cow<'static, str>)>> =
         const { std::cell::RefCell::new(Vec::new()) };
 }
 
@@ -1380,7 +1380,7 @@ thread_local! {
 /// session keeps them: a division by zero warns only when the sql_mode has
 /// ERROR_FOR_DIVISION_BY_ZERO (as MariaDB; its default mode has it). The mode is read only
 /// when there is something to filter.
-pub fn statement_warnings(env: &dyn Env) -> Vec<(u16, &'static str)> {
+pub fn statement_warnings(env: &dyn Env) -> Vec<(u16, Cow<'static, str>)> {
     let mut raised = take_warnings();
     if raised.iter().any(|(c, _)| *c == 1365) && !sql_mode_has(env, "ERROR_FOR_DIVISION_BY_ZERO") {
         raised.retain(|(c, _)| *c != 1365);
@@ -1428,11 +1428,11 @@ pub const CAST_NEGATIVE_NOTE: &str =
 /// MariaDB's `max_error_count`: the most warnings one statement keeps.
 pub const MAX_WARNINGS: usize = 64;
 
-fn expr_warning(code: u16, message: &'static str) {
+pub(crate) fn expr_warning(code: u16, message: impl Into<Cow<'static, str>>) {
     EXPR_WARNINGS.with(|w| {
         let mut w = w.borrow_mut();
         if w.len() < MAX_WARNINGS {
-            w.push((code, message));
+            w.push((code, message.into()));
         }
     });
 }
@@ -1449,7 +1449,7 @@ pub fn truncate_warnings(n: usize) {
 }
 
 /// The warnings expressions raised on this thread since the last call (and forgets them).
-pub fn take_warnings() -> Vec<(u16, &'static str)> {
+pub fn take_warnings() -> Vec<(u16, Cow<'static, str>)> {
     EXPR_WARNINGS.with(|w| std::mem::take(&mut *w.borrow_mut()))
 }
 
@@ -1621,17 +1621,23 @@ pub fn cast(v: &Value, to: CastTo) -> Value {
             ),
         },
         CastTo::TemporalNumber(fsp) => coerce::temporal_number(v, fsp),
-        CastTo::Time(fsp) => match crate::time::parse(v) {
-            Some(t) => match crate::time::in_range(t.micros) {
+        CastTo::Time(fsp) => {
+            match crate::time::parse(v).map(|t| (t, crate::time::in_range(t.micros))) {
                 // (`TIME(x)`: as many fraction digits as x was written with.)
-                Ok(m) => {
+                Some((t, Ok(m))) => {
                     let fsp = if fsp > 6 { t.digits } else { fsp };
                     Value::Bytes(crate::time::text(m, fsp).into_bytes())
                 }
-                Err(_) => Value::Null,
-            },
-            None => Value::Null,
-        },
+                _ => {
+                    let shown = to_text(v).map(|t| String::from_utf8_lossy(&t).into_owned());
+                    expr_warning(
+                        1292,
+                        format!("Incorrect time value: '{}'", shown.unwrap_or_default()),
+                    );
+                    Value::Null
+                }
+            }
+        }
         // A value that is no time reads as 00:00:00 (MariaDB's with its warning 1292).
         CastTo::TimeMicros => Value::Int(crate::time::parse(v).map_or(0, |t| t.micros)),
         CastTo::TimeOfMicros(fsp) => match v {

@@ -452,6 +452,21 @@ fn time_seconds(v: &Value) -> Option<i64> {
     Some(if neg { -secs } else { secs })
 }
 
+/// `micros` within the TIME range: the nearest end past it, with MariaDB's warning 1292.
+fn clip_time(micros: i64, digits: u8) -> i64 {
+    crate::time::in_range(micros).unwrap_or_else(|nearest| {
+        crate::expr::expr_warning(
+            1292,
+            format!(
+                "Truncated incorrect time value: '{}'",
+                // (MariaDB shows a value with a fraction with all six digits.)
+                crate::time::text(micros, if digits > 0 { 6 } else { 0 })
+            ),
+        );
+        nearest
+    })
+}
+
 /// `TIME_FORMAT` of `micros` (None: a date specifier in `fmt`).
 fn time_format(micros: i64, fmt: &[u8]) -> Option<String> {
     let abs = micros.unsigned_abs();
@@ -514,7 +529,10 @@ fn datetime_micros(v: &Value) -> Option<(i64, u8)> {
         Some((_, f)) => f.bytes().take_while(u8::is_ascii_digit).count().min(6) as u8,
         None => 0,
     };
-    Some((((days * 86_400 + h * 3600 + mi * 60 + s) * 1_000_000) + us, digits))
+    Some((
+        ((days * 86_400 + h * 3600 + mi * 60 + s) * 1_000_000) + us,
+        digits,
+    ))
 }
 
 /// Days since year 0 as MySQL counts them (for week numbers; 1970-01-01 is 719528).
@@ -1005,10 +1023,7 @@ pub fn eval(f: MiscFunc, a: &[Value]) -> Result<Value, SqlError> {
                 _ => None,
             };
             match diff {
-                Some((m, digits)) => {
-                    let m = crate::time::in_range(m).unwrap_or_else(|nearest| nearest);
-                    text(crate::time::text(m, digits))
-                }
+                Some((m, digits)) => text(crate::time::text(clip_time(m, digits), digits)),
                 None => Value::Null,
             }
         }
@@ -1035,9 +1050,9 @@ pub fn eval(f: MiscFunc, a: &[Value]) -> Result<Value, SqlError> {
                 }
                 None => match crate::time::parse(at(0)) {
                     Some(x) => {
-                        let m = x.micros + sign * t.micros;
-                        let m = crate::time::in_range(m).unwrap_or_else(|nearest| nearest);
-                        text(crate::time::text(m, x.digits.max(t.digits)))
+                        let digits = x.digits.max(t.digits);
+                        let m = clip_time(x.micros + sign * t.micros, digits);
+                        text(crate::time::text(m, digits))
                     }
                     None => Value::Null,
                 },

@@ -160,7 +160,9 @@ impl<'a> LineStarts<'a> {
 
     /// The byte offset of 1-based (line, column), columns counted in characters.
     fn offset(&self, at: Location) -> Option<usize> {
-        let start = *self.starts.get(usize::try_from(at.line).ok()?.checked_sub(1)?)?;
+        let start = *self
+            .starts
+            .get(usize::try_from(at.line).ok()?.checked_sub(1)?)?;
         let col = usize::try_from(at.column).ok()?.checked_sub(1)?;
         let rest = self.sql.get(start..)?;
         match rest.char_indices().nth(col) {

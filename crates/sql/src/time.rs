@@ -118,7 +118,10 @@ fn parse_text(t: &str) -> Option<Time> {
 /// alone.
 fn datetime_time_part(t: &str) -> Option<&str> {
     let b = t.as_bytes();
-    let date_len = b.iter().take_while(|c| c.is_ascii_digit() || **c == b'-').count();
+    let date_len = b
+        .iter()
+        .take_while(|c| c.is_ascii_digit() || **c == b'-')
+        .count();
     let date = &t[..date_len];
     let parts: Vec<&str> = date.split('-').collect();
     if parts.len() != 3 || parts[0].len() != 4 || parts.iter().any(|p| p.is_empty()) {
@@ -206,9 +209,24 @@ mod tests {
         assert_eq!(micros("2020-01-02 03:04:05"), Some(3 * H + 4 * M + 5 * S));
         assert_eq!(micros("  -0:0:1 "), Some(-S));
         assert_eq!(micros("10:00:00.1234567"), Some(10 * H + 123_456));
-        assert_eq!(parse(&Value::Int(123456)).map(|t| t.micros), Some(12 * H + 34 * M + 56 * S));
-        assert_eq!(parse(&Value::Double(12.5)).map(|t| t.micros), Some(12 * S + 500_000));
-        for bad in ["abc", "10:60:00", "10:00:60", "1:2:3:4", "", "-", "10:00:00.5x", "99999999999999"] {
+        assert_eq!(
+            parse(&Value::Int(123456)).map(|t| t.micros),
+            Some(12 * H + 34 * M + 56 * S)
+        );
+        assert_eq!(
+            parse(&Value::Double(12.5)).map(|t| t.micros),
+            Some(12 * S + 500_000)
+        );
+        for bad in [
+            "abc",
+            "10:60:00",
+            "10:00:60",
+            "1:2:3:4",
+            "",
+            "-",
+            "10:00:00.5x",
+            "99999999999999",
+        ] {
             assert_eq!(micros(bad), None, "{bad}");
         }
     }
@@ -231,7 +249,10 @@ mod tests {
         assert_eq!(number(10 * H, 0), Value::Int(100_000));
         assert_eq!(number(-H, 0), Value::Int(-10_000));
         assert_eq!(number(838 * H + 59 * M + 59 * S, 0), Value::Int(8_385_959));
-        assert_eq!(number(10 * H + 123_000, 3), Value::Bytes(b"100000.123".to_vec()));
+        assert_eq!(
+            number(10 * H + 123_000, 3),
+            Value::Bytes(b"100000.123".to_vec())
+        );
         assert_eq!(number(-500_000, 1), Value::Bytes(b"-0.5".to_vec()));
     }
 }

@@ -63,22 +63,13 @@ fn literal(rng: &mut Rng, us: i64) -> (String, i64) {
             let exact = neg(cut(a, 10i64.pow(6 - k as u32)));
             (format!("'{}'", text(exact, k)), exact)
         }
-        2 => (
-            format!("'{sign}{h}:{m}:{s}'"),
-            neg(cut(a, S)),
-        ),
-        3 => (
-            format!("'{sign}{h:02}:{m:02}'"),
-            neg(cut(a, 60 * S)),
-        ),
+        2 => (format!("'{sign}{h}:{m}:{s}'"), neg(cut(a, S))),
+        3 => (format!("'{sign}{h:02}:{m:02}'"), neg(cut(a, 60 * S))),
         4 if h < 24 * 30 => (
             format!("'{sign}{} {:02}:{m:02}:{s:02}'", h / 24, h % 24),
             neg(cut(a, S)),
         ),
-        _ => (
-            format!("{sign}{h}{m:02}{s:02}"),
-            neg(cut(a, S)),
-        ),
+        _ => (format!("{sign}{h}{m:02}{s:02}"), neg(cut(a, S))),
     }
 }
 
@@ -236,11 +227,18 @@ fn order_group_min_max_and_numbers_follow_time_order() {
             .iter()
             .map(|r| int(&r[0]))
             .collect();
-        assert_eq!(got, by_time.iter().map(|r| r.0).collect::<Vec<_>>(), "{hint}");
-        let got: Vec<i64> = q(&mut s, &format!("SELECT id FROM t{hint} ORDER BY b DESC, id"))
-            .iter()
-            .map(|r| int(&r[0]))
-            .collect();
+        assert_eq!(
+            got,
+            by_time.iter().map(|r| r.0).collect::<Vec<_>>(),
+            "{hint}"
+        );
+        let got: Vec<i64> = q(
+            &mut s,
+            &format!("SELECT id FROM t{hint} ORDER BY b DESC, id"),
+        )
+        .iter()
+        .map(|r| int(&r[0]))
+        .collect();
         let mut want = rows.clone();
         want.sort_by_key(|&(id, us)| (-us, id));
         assert_eq!(got, want.iter().map(|r| r.0).collect::<Vec<_>>(), "{hint}");
