@@ -24,14 +24,15 @@ const CREATE: &str = "CREATE TABLE all_types (
     c CHAR(10), v VARCHAR(100), tx TEXT, bl BLOB,
     dt DATE, dtt DATETIME, ts TIMESTAMP NULL,
     bn BINARY(4), vb VARBINARY(8),
-    d6 DATETIME(6), t3 TIMESTAMP(3) NULL
+    d6 DATETIME(6), t3 TIMESTAMP(3) NULL,
+    tm TIME(3), y YEAR
 )";
 
-const COLUMNS: usize = 24;
+const COLUMNS: usize = 26;
 
 /// Row 1 as SQL literals.
 const TEXT_ROW: &str = "(1, -128, -32768, -8388608, -2147483648, -9223372036854775807, 255, 4294967295, 18446744073709551615, \
-    1.5, -2.25, 12345678.91, 'abc', 'héllo wörld', 'a longer text', X'00FF10', '2024-02-29', '2024-02-29 13:05:09', '2023-12-31 23:59:59', X'0A0B', 'xyz', '2024-02-29 13:05:09.123456', '2023-12-31 23:59:59.5')";
+    1.5, -2.25, 12345678.91, 'abc', 'héllo wörld', 'a longer text', X'00FF10', '2024-02-29', '2024-02-29 13:05:09', '2023-12-31 23:59:59', X'0A0B', 'xyz', '2024-02-29 13:05:09.123456', '2023-12-31 23:59:59.5', '-100:02:03.456', 2024)";
 
 /// The same row as values the prepared path binds.
 fn typed_row(id: i64) -> Vec<Value> {
@@ -59,6 +60,9 @@ fn typed_row(id: i64) -> Vec<Value> {
         Value::Bytes(b"xyz".to_vec()),
         Value::Date(2024, 2, 29, 13, 5, 9, 123_456),
         Value::Date(2023, 12, 31, 23, 59, 59, 500_000),
+        // -100:02:03.456: 4 days and 4 hours.
+        Value::Time(true, 4, 4, 2, 3, 456_000),
+        Value::Int(2024),
     ]
 }
 
@@ -89,6 +93,9 @@ fn expected_row(id: i64) -> Vec<Option<String>> {
         // Fractional seconds at the column's precision.
         "2024-02-29 13:05:09.123456",
         "2023-12-31 23:59:59.500",
+        // TIME(3): negative, past 99 hours; YEAR.
+        "-100:02:03.456",
+        "2024",
     ]
     .iter()
     .map(|s| Some(s.to_string()))
@@ -118,11 +125,17 @@ fn norm(v: &Value, date_only: bool, decimals: usize) -> Option<String> {
                 &frac[..decimals.min(6)]
             )
         }),
-        Value::Time(neg, d, h, m, s, _) => Some(format!(
-            "{}{:02}:{m:02}:{s:02}",
-            if *neg { "-" } else { "" },
-            d * 24 + u32::from(*h)
-        )),
+        Value::Time(neg, d, h, m, s, us) => {
+            let mut t = format!(
+                "{}{:02}:{m:02}:{s:02}",
+                if *neg { "-" } else { "" },
+                d * 24 + u32::from(*h)
+            );
+            if decimals > 0 {
+                t.push_str(&format!(".{us:06}")[..decimals.min(6) + 1]);
+            }
+            Some(t)
+        }
     }
 }
 
@@ -270,6 +283,19 @@ fn rust_client_text_and_binary_protocol() {
         (
             "SELECT id FROM all_types WHERE d6 = ? ORDER BY id",
             Value::Bytes(b"2024-2-29 13:05:09.123456".to_vec()),
+        ),
+        // TIME(3) by a binary TIME parameter, and ordered below a later time.
+        (
+            "SELECT id FROM all_types WHERE tm = ? ORDER BY id",
+            Value::Time(true, 4, 4, 2, 3, 456_000),
+        ),
+        (
+            "SELECT id FROM all_types WHERE tm < ? ORDER BY id",
+            Value::Time(false, 0, 0, 0, 0, 0),
+        ),
+        (
+            "SELECT id FROM all_types WHERE y = ? ORDER BY id",
+            Value::Int(2024),
         ),
     ] {
         let ids: Vec<i64> = c.exec_map(sql, (p.clone(),), |id: i64| id).unwrap();
