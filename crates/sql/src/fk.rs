@@ -201,6 +201,7 @@ fn compatible(a: &ColumnDef, b: &ColumnDef) -> bool {
         // (Keys hold the text at the column's precision: the same precision.)
         (T::Date, T::Date)
         | (T::Year, T::Year)
+        | (T::Time(_), T::Time(_))
         | (T::DateTime(_), T::DateTime(_))
         | (T::Timestamp(_), T::Timestamp(_)) => a.ty == b.ty,
         _ => false,
