@@ -153,6 +153,10 @@ fn put_type(w: &mut W, t: &ColumnType) {
             w.u8(*fsp);
         }
         ColumnType::Year => w.u8(19),
+        ColumnType::Bit(n) => {
+            w.u8(21);
+            w.u8(*n);
+        }
         ColumnType::Time(fsp) => {
             w.u8(20);
             w.u8(*fsp);
@@ -230,6 +234,10 @@ fn get_type(r: &mut R) -> Result<ColumnType> {
         17 => ColumnType::DateTime(fsp(r)?),
         18 => ColumnType::Timestamp(fsp(r)?),
         19 => ColumnType::Year,
+        21 => ColumnType::Bit(match r.u8()? {
+            n @ 1..=64 => n,
+            n => return Err(Error::Corrupt(format!("BIT width {n} in catalog"))),
+        }),
         20 => ColumnType::Time(match r.u8()? {
             n @ 0..=6 => n,
             n => {
@@ -777,6 +785,8 @@ mod tests {
             ColumnType::Year,
             ColumnType::Time(0),
             ColumnType::Time(6),
+            ColumnType::Bit(1),
+            ColumnType::Bit(64),
             ColumnType::Enum(vec!["a".into(), "b".into()]),
         ];
         let columns = types

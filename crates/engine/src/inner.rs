@@ -1958,6 +1958,8 @@ pub(crate) fn storage_compatible(old: &ColumnDef, new: &ColumnDef, keyed: bool) 
         (T::Decimal { scale: a, .. }, T::Decimal { scale: b, .. }) => a == b,
         (T::Date, T::Date) | (T::Year, T::Year) => true,
         (T::Time(a), T::Time(b)) => a == b,
+        // Integers either way; a narrower width is checked by the copy.
+        (T::Bit(a), T::Bit(b)) => a <= b,
         // The fraction's width is part of the stored text.
         (T::DateTime(a) | T::Timestamp(a), T::DateTime(b) | T::Timestamp(b)) => a == b,
         _ => false,

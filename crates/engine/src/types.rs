@@ -128,6 +128,9 @@ pub enum ColumnType {
     Timestamp(u8),
     /// YEAR: 1901..=2155 or 0 (shown as `0000`), stored as `Value::Int`.
     Year,
+    /// BIT(n), n = 1..=64: an unsigned number below 2^n, stored as an integer (`Value::Int`,
+    /// `Value::UInt` past 2^63); the protocol shows its ceil(n / 8) big-endian bytes.
+    Bit(u8),
     /// TIME(fsp): a signed duration stored as its text `[-]HH:MM:SS` (two or three hour
     /// digits), then `.` and exactly `fsp` fraction digits when fsp > 0. Its key parts are its
     /// microseconds (`keys::time_micros`), as text order is not time order.

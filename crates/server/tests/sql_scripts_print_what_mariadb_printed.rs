@@ -161,6 +161,11 @@ fn time_columns_print_what_mariadb_printed() {
 }
 
 #[test]
+fn bit_columns_print_what_mariadb_printed() {
+    prints_what_mariadb_printed("bit_columns");
+}
+
+#[test]
 fn tables_without_primary_key_print_what_mariadb_printed() {
     prints_what_mariadb_printed("tables_without_primary_key");
 }

@@ -46,7 +46,7 @@ impl KeyDomain {
 
 pub fn domain_of(col: &ColumnDef) -> Option<KeyDomain> {
     match col.ty {
-        ColumnType::Int { .. } | ColumnType::Year => Some(KeyDomain::Int),
+        ColumnType::Int { .. } | ColumnType::Year | ColumnType::Bit(_) => Some(KeyDomain::Int),
         ColumnType::Time(_) => Some(KeyDomain::Time),
         ColumnType::Float | ColumnType::Double => Some(KeyDomain::Float),
         ColumnType::Decimal { scale, .. } => Some(KeyDomain::Decimal(scale)),
@@ -629,6 +629,7 @@ fn key_len_of(c: &ColumnDef) -> u32 {
         }
         ColumnType::Date => 3,
         ColumnType::Year => 1,
+        ColumnType::Bit(n) => u32::from(*n).div_ceil(8),
         ColumnType::Time(n) => 3 + u32::from(*n).div_ceil(2),
         // The fraction's bytes in MariaDB's binary form: (fsp + 1) / 2.
         ColumnType::DateTime(n) => 5 + u32::from(*n).div_ceil(2),

@@ -890,6 +890,29 @@ impl<'a> Compiler<'a> {
     /// Comparison operands `ops` with an ENUM column beside a number read as its member's
     /// number (`e = 2` is the second member), as MariaDB compares them; a string compares
     /// with the member's text.
+    /// Comparison operands with a BIT column among them: text read as the big-endian number
+    /// of its bytes (`b8 = 'A'` is `b8 = 65`, `CastTo::BitNumber`), as MariaDB compares them.
+    fn bit_operands(&self, ops: Vec<Expr>) -> Vec<Expr> {
+        let scope = self.scope;
+        let is_bit = |e: &Expr| {
+            self.source_of(e).is_some_and(|src| {
+                matches!(src, Expr::Col(i) if scope.cols.get(*i).is_some_and(|c| c.meta.kind == ColumnKind::Bit))
+            })
+        };
+        if !ops.iter().any(is_bit) {
+            return ops;
+        }
+        ops.into_iter()
+            .map(|e| {
+                if !is_bit(&e) && e.sql_type(&|i| scope.type_of(i)) == SqlType::Text {
+                    Expr::Cast(Box::new(e), CastTo::BitNumber)
+                } else {
+                    e
+                }
+            })
+            .collect()
+    }
+
     fn enum_operands(&self, ops: Vec<Expr>) -> Vec<Expr> {
         if self.agg.is_some() || !ops.iter().any(|e| self.enum_number(e).is_some()) {
             return ops;
@@ -1615,6 +1638,7 @@ impl<'a> Compiler<'a> {
                 ) {
                     let bin = self.scope.is_binary(&l) || self.scope.is_binary(&r);
                     let ops = self.time_operands(self.enum_operands(vec![l, r]));
+                    let ops = self.bit_operands(ops);
                     let (mut v, exact) = self.numeric_if_decimal(self.temporal_operands(ops));
                     let r = v.pop().unwrap_or(Expr::Const(Value::Null));
                     let l = v.pop().unwrap_or(Expr::Const(Value::Null));
@@ -1707,7 +1731,7 @@ impl<'a> Compiler<'a> {
                         all.push(self.compile(i)?);
                     }
                     let bin = all.iter().any(|e| self.scope.is_binary(e));
-                    let all = self.time_operands(self.enum_operands(all));
+                    let all = self.bit_operands(self.time_operands(self.enum_operands(all)));
                     let (all, exact) = self.numeric_if_decimal(self.temporal_operands(all));
                     let mut all = all.into_iter();
                     let x = all.next().unwrap_or(Expr::Const(Value::Null));

@@ -158,6 +158,16 @@ pub fn column_type(dt: &ast::DataType, col: &str) -> Result<ColumnType, SqlError
         }
         D::Datetime(n) => ColumnType::DateTime(fsp_of(*n, col)?),
         D::Time(n, ast::TimezoneInfo::None) => ColumnType::Time(fsp_of(*n, col)?),
+        D::Bit(n) => match n.unwrap_or(1) {
+            n @ 1..=64 => ColumnType::Bit(n as u8),
+            _ => {
+                return Err(SqlError::new(
+                    1439,
+                    "42000",
+                    format!("Display width out of range for '{col}' (max = 64)"),
+                ))
+            }
+        },
         D::Timestamp(n, _) => ColumnType::Timestamp(fsp_of(*n, col)?),
         // SERIAL: BIGINT UNSIGNED NOT NULL AUTO_INCREMENT UNIQUE (the rest in `parse_column`).
         D::Custom(name, args) if args.is_empty() && is_serial_name(name) => ColumnType::Int {
@@ -245,6 +255,7 @@ pub fn type_name(ty: &ColumnType) -> String {
         ColumnType::VarBinary(n) => format!("varbinary({n})"),
         ColumnType::Date => "date".into(),
         ColumnType::Year => "year(4)".into(),
+        ColumnType::Bit(n) => format!("bit({n})"),
         ColumnType::Time(0) => "time".into(),
         ColumnType::Time(n) => format!("time({n})"),
         ColumnType::DateTime(0) => "datetime".into(),
@@ -796,7 +807,7 @@ pub fn with_default(col: &ColumnDef, e: &ast::Expr) -> Result<ColumnDef, SqlErro
 /// What MariaDB stores for a NOT NULL column given no value outside strict mode.
 pub fn implicit_default(ty: &ColumnType) -> Value {
     match ty {
-        ColumnType::Int { .. } | ColumnType::Year => Value::Int(0),
+        ColumnType::Int { .. } | ColumnType::Year | ColumnType::Bit(_) => Value::Int(0),
         ColumnType::Float | ColumnType::Double => Value::Double(0.0),
         ColumnType::Decimal { scale, .. } => {
             let mut t = "0".to_string();
@@ -1015,6 +1026,7 @@ pub fn column_for_values<'a>(
         }
         K::Date => ColumnType::Date,
         K::Year => ColumnType::Year,
+        K::Bit => ColumnType::Bit(meta.length.clamp(1, 64) as u8),
         // The widest fraction among the values, as for DATETIME.
         K::Time => ColumnType::Time(
             values
@@ -1122,6 +1134,9 @@ fn quote_str(b: &[u8]) -> String {
 /// Text of a column default for SHOW COLUMNS (None = NULL).
 pub fn default_text(col: &ColumnDef) -> Option<String> {
     match &col.default {
+        Some(v @ (Value::Int(_) | Value::UInt(_))) if matches!(col.ty, ColumnType::Bit(_)) => {
+            Some(bit_literal(v))
+        }
         Some(Value::Bytes(b)) if b == CURRENT_TIMESTAMP && col.ty.fsp().is_some() => {
             col.ty.fsp().map(now_sql)
         }
@@ -1130,11 +1145,23 @@ pub fn default_text(col: &ColumnDef) -> Option<String> {
     }
 }
 
+/// A BIT value as MariaDB shows a BIT column's default: `b'101'`.
+fn bit_literal(v: &Value) -> String {
+    match v {
+        Value::Int(i) => format!("b'{:b}'", *i as u64),
+        Value::UInt(u) => format!("b'{u:b}'"),
+        other => other.to_string(),
+    }
+}
+
 /// A column's default as SQL text, as SHOW CREATE TABLE and
 /// INFORMATION_SCHEMA.COLUMNS.COLUMN_DEFAULT show it: `current_timestamp()`, numbers bare,
 /// text quoted, `NULL` for a nullable column without one (None: a NOT NULL column without one).
 pub fn default_sql(c: &ColumnDef) -> Option<String> {
     Some(match &c.default {
+        Some(v @ (Value::Int(_) | Value::UInt(_))) if matches!(c.ty, ColumnType::Bit(_)) => {
+            bit_literal(v)
+        }
         Some(Value::Bytes(b)) if b == CURRENT_TIMESTAMP && c.ty.fsp().is_some() => {
             now_sql(c.ty.fsp().unwrap_or(0))
         }

@@ -719,7 +719,8 @@ pub fn conform(v: Value, kind: ColumnKind, decimals: u8) -> Value {
         | ColumnKind::Int24
         | ColumnKind::Long
         | ColumnKind::LongLong
-        | ColumnKind::Year => match v {
+        | ColumnKind::Year
+        | ColumnKind::Bit => match v {
             Value::Int(_) | Value::UInt(_) => v,
             // An integer past 64 bits (FLOOR of a long DECIMAL) keeps its digits.
             Value::Bytes(b) if Dec::parse(&b).is_some_and(|d| d.scale() == 0) => Value::Bytes(b),

@@ -295,6 +295,9 @@ pub enum CastTo {
     TimeOfMicros(u8),
     /// Internal: a TIME(n) value in a numeric context, `[-]HHMMSS[.n digits]`.
     TimeNumber(u8),
+    /// Internal: text compared with a BIT column, read as one big-endian number of its
+    /// bytes (`'A'` is 65), as MariaDB compares them.
+    BitNumber,
 }
 
 /// Static type of an expression's result, used for result-set metadata.
@@ -1259,9 +1262,10 @@ impl Expr {
                 CastTo::Date => SqlType::Date,
                 CastTo::DateTime(_) | CastTo::TemporalOf(Some(_)) => SqlType::DateTime,
                 CastTo::TemporalOf(None) => SqlType::Date,
-                CastTo::TemporalNumber(0) | CastTo::TimeNumber(0) | CastTo::TimeMicros => {
-                    SqlType::Int
-                }
+                CastTo::TemporalNumber(0)
+                | CastTo::TimeNumber(0)
+                | CastTo::TimeMicros
+                | CastTo::BitNumber => SqlType::Int,
                 CastTo::TemporalNumber(n) | CastTo::TimeNumber(n) => SqlType::Decimal(*n),
                 CastTo::Time(_) | CastTo::TimeOfMicros(_) => SqlType::Time,
             },
@@ -1621,6 +1625,14 @@ pub fn cast(v: &Value, to: CastTo) -> Value {
             ),
         },
         CastTo::TemporalNumber(fsp) => coerce::temporal_number(v, fsp),
+        CastTo::BitNumber => match v {
+            Value::Bytes(b) if b.len() <= 8 => {
+                Value::from_u64(b.iter().fold(0u64, |n, c| n << 8 | u64::from(*c)))
+            }
+            // Longer than any BIT value: equal to none (and above every one).
+            Value::Bytes(_) => Value::Double(f64::INFINITY),
+            other => other.clone(),
+        },
         CastTo::Time(fsp) => {
             match crate::time::parse(v).map(|t| (t, crate::time::in_range(t.micros))) {
                 // (`TIME(x)`: as many fraction digits as x was written with.)

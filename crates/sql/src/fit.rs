@@ -218,6 +218,30 @@ pub fn fit(v: Value, col: &ColumnDef, dest: &Dest, raised: &mut Raised) -> Resul
             }
             Ok(int(i))
         }
+        ColumnType::Bit(n) => {
+            let max: u128 = (1u128 << n) - 1;
+            // Text is bytes, read as one big-endian number ('A' is 65), as MariaDB reads it.
+            let x: Option<u128> = match &v {
+                Value::Int(i) => u128::try_from(*i).ok(),
+                Value::UInt(u) => Some(u128::from(*u)),
+                Value::Double(d) if d.is_finite() && *d >= 0.0 => Some(d.round() as u128),
+                Value::Double(_) => None,
+                Value::Bytes(b) if b.len() <= 16 => {
+                    Some(b.iter().fold(0u128, |n, c| n << 8 | u128::from(*c)))
+                }
+                Value::Bytes(_) => Some(u128::MAX),
+                Value::Null => return Ok(Value::Null),
+            };
+            let to_value = |x: u128| Value::from_u64(x as u64);
+            match x {
+                Some(x) if x <= max => Ok(to_value(x)),
+                _ if !dest.lenient => Err(dest.too_long(name)),
+                over => {
+                    raised.push(Warning::warn(1264, dest.out_of_range(name).message));
+                    Ok(to_value(if over.is_some() { max } else { 0 }))
+                }
+            }
+        }
         ColumnType::Year => {
             // Text of fewer than four characters is a two-digit year even when it is 0
             // ('0', '00', '000' are 2000); the number 0 and '0000' are the zero year.

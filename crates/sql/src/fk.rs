@@ -202,6 +202,7 @@ fn compatible(a: &ColumnDef, b: &ColumnDef) -> bool {
         (T::Date, T::Date)
         | (T::Year, T::Year)
         | (T::Time(_), T::Time(_))
+        | (T::Bit(_), T::Bit(_))
         | (T::DateTime(_), T::DateTime(_))
         | (T::Timestamp(_), T::Timestamp(_)) => a.ty == b.ty,
         _ => false,

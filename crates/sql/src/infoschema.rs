@@ -320,6 +320,7 @@ fn sizes(t: &ColumnType) -> (Value, Value, Value, Value) {
             (null.clone(), n(digits), n(0), null)
         }
         ColumnType::Float => (null.clone(), n(12), null.clone(), null),
+        ColumnType::Bit(w) => (null.clone(), n(u64::from(*w)), null.clone(), null),
         ColumnType::Double => (null.clone(), n(22), null.clone(), null),
         ColumnType::Decimal {
             precision, scale, ..

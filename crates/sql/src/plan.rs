@@ -2449,6 +2449,7 @@ fn column_meta(def: &ColumnDef, table: &str, db: &str, primary: bool) -> Column 
         ColumnType::VarBinary(n) => (ColumnKind::VarString, *n, 0, false),
         ColumnType::Date => (ColumnKind::Date, 10, 0, false),
         ColumnType::Year => (ColumnKind::Year, 4, 0, false),
+        ColumnType::Bit(n) => (ColumnKind::Bit, u32::from(*n), 0, false),
         ColumnType::Time(n) => (ColumnKind::Time, crate::coerce::time_width(*n), *n, false),
         ColumnType::DateTime(n) => (
             ColumnKind::DateTime,
@@ -2493,7 +2494,7 @@ fn column_meta(def: &ColumnDef, table: &str, db: &str, primary: bool) -> Column 
 
 pub fn sql_type_of(ty: &ColumnType) -> SqlType {
     match ty {
-        ColumnType::Int { .. } | ColumnType::Year => SqlType::Int,
+        ColumnType::Int { .. } | ColumnType::Year | ColumnType::Bit(_) => SqlType::Int,
         ColumnType::Float | ColumnType::Double => SqlType::Double,
         ColumnType::Decimal { scale, .. } => SqlType::Decimal(*scale),
         ColumnType::Date => SqlType::Date,
@@ -4643,7 +4644,8 @@ pub(crate) fn kind_type(c: &Column) -> SqlType {
         | ColumnKind::Int24
         | ColumnKind::Long
         | ColumnKind::LongLong
-        | ColumnKind::Year => SqlType::Int,
+        | ColumnKind::Year
+        | ColumnKind::Bit => SqlType::Int,
         ColumnKind::Float | ColumnKind::Double => SqlType::Double,
         ColumnKind::NewDecimal => SqlType::Decimal(c.decimals),
         ColumnKind::Date => SqlType::Date,

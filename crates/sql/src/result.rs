@@ -26,6 +26,8 @@ pub enum ColumnKind {
     Year,
     /// TIME(n): `[-]HH:MM:SS[.f]` text (`crate::time`).
     Time,
+    /// BIT(n): an integer, sent as its ceil(n / 8) big-endian bytes (`length` is n).
+    Bit,
     Null,
 }
 

@@ -376,6 +376,7 @@ fn put_binary_value(out: &mut Vec<u8>, col: &Column, v: &Value) {
             put_binary_datetime(out, &text_of(col, v), false)
         }
         ColumnKind::Time => put_binary_time(out, v),
+        ColumnKind::Bit => put_lenenc_bytes(out, &super::text::bit_bytes(col, v)),
         ColumnKind::NewDecimal | ColumnKind::String | ColumnKind::VarString | ColumnKind::Blob => {
             put_lenenc_bytes(out, &text_of(col, v))
         }

@@ -33,6 +33,7 @@ pub fn wire_type(kind: ColumnKind) -> u8 {
         ColumnKind::Timestamp => ty::TIMESTAMP,
         ColumnKind::Year => ty::YEAR,
         ColumnKind::Time => ty::TIME,
+        ColumnKind::Bit => ty::BIT,
         ColumnKind::Null => ty::NULL,
     }
 }
@@ -89,6 +90,9 @@ pub fn column_definition(out: &mut Vec<u8>, col: &Column, field_list: bool) {
     }
     if col.kind == ColumnKind::Year {
         flags |= flag::UNSIGNED | flag::ZEROFILL;
+    }
+    if col.kind == ColumnKind::Bit {
+        flags |= flag::UNSIGNED;
     }
     if is_numeric(col.kind) {
         flags |= flag::NUM;
@@ -174,10 +178,24 @@ pub fn format_float(v: f64) -> String {
     }
 }
 
+/// A BIT(n) column's value as the client reads it: ceil(n / 8) big-endian bytes.
+pub fn bit_bytes(col: &Column, v: &Value) -> Vec<u8> {
+    let n = match v {
+        Value::Int(i) => *i as u64,
+        Value::UInt(u) => *u,
+        Value::Double(d) => *d as u64,
+        Value::Bytes(b) => b.iter().fold(0u64, |n, c| n << 8 | u64::from(*c)),
+        Value::Null => 0,
+    };
+    let width = col.length.div_ceil(8).clamp(1, 8) as usize;
+    n.to_be_bytes()[8 - width..].to_vec()
+}
+
 /// Appends the text form of a non-NULL value of column `col` as a length-encoded string.
 pub fn put_text_value(out: &mut Vec<u8>, col: &Column, v: &Value) {
     match v {
         Value::Null => out.push(0xFB),
+        v if col.kind == ColumnKind::Bit => put_lenenc_bytes(out, &bit_bytes(col, v)),
         // YEAR shows four digits: 0 is `0000`.
         Value::Int(i) if col.kind == ColumnKind::Year => {
             put_lenenc_bytes(out, format!("{i:04}").as_bytes())
