@@ -178,7 +178,8 @@ fn a_dump_with_raw_binary_literals_keeps_every_byte() {
 
 /// Queries over `fixtures/mariadb_dump_10_11_kinds.sql`, whose output MariaDB 10.11 printed
 /// into `fixtures/mariadb_dump_10_11_kinds.printed` for the database it was dumped from.
-const KINDS_QUERIES: &str = "SELECT id, t, t0, y, HEX(f), HEX(b), e, d6, t + 0, e + 0 FROM kinds.k ORDER BY t; \
+const KINDS_QUERIES: &str =
+    "SELECT id, t, t0, y, HEX(f), HEX(b), e, d6, t + 0, e + 0 FROM kinds.k ORDER BY t; \
      SELECT id FROM kinds.k WHERE t < '00:00:00' OR y = 2155 ORDER BY id; \
      SELECT e, COUNT(*) FROM kinds.k GROUP BY e; \
      SELECT MIN(t), MAX(t), SUM(b), COUNT(*) FROM kinds.k WHERE f = 1;";
@@ -196,7 +197,11 @@ fn a_dump_with_time_year_bit_and_enum_columns_round_trips() {
     let server = TestServer::start();
     let (ok, _, err) = mariadb(&server, &[], "CREATE DATABASE kinds");
     assert!(ok, "{err}");
-    let (ok, out, err) = mariadb(&server, &["kinds"], &format!("source {}", fixture.display()));
+    let (ok, out, err) = mariadb(
+        &server,
+        &["kinds"],
+        &format!("source {}", fixture.display()),
+    );
     assert!(ok, "loading the dump failed: {err}\n{out}");
     let (ok, out, err) = mariadb(&server, &[], KINDS_QUERIES);
     assert!(ok, "{err}");

@@ -780,9 +780,10 @@ impl<'a> Compiler<'a> {
     }
 
     /// `e` in a numeric context (arithmetic, SUM / AVG, a numeric CAST): a DATE or
-    /// DATETIME(n) reads as its digits, `YYYYMMDD[hhmmss][.n digits]`, as MariaDB reads it
-    /// (not as the year its text starts with). Aggregate rows are left alone (their column
-    /// types are not the scope's).
+    /// DATETIME(n) reads as its digits, `YYYYMMDD[hhmmss][.n digits]` (not as the year its
+    /// text starts with), a TIME as `[-]HHMMSS[.f]`, an ENUM as its member's number, as
+    /// MariaDB reads them. In an aggregate query the type is that of what the aggregate
+    /// row's column holds (`source_of`); other aggregate values are left alone.
     fn as_number(&self, e: Expr) -> Expr {
         let scope = self.scope;
         let fsp = {
@@ -887,9 +888,6 @@ impl<'a> Compiler<'a> {
         Some(enum_number_of(e.clone(), members))
     }
 
-    /// Comparison operands `ops` with an ENUM column beside a number read as its member's
-    /// number (`e = 2` is the second member), as MariaDB compares them; a string compares
-    /// with the member's text.
     /// Comparison operands with a BIT column among them: text read as the big-endian number
     /// of its bytes (`b8 = 'A'` is `b8 = 65`, `CastTo::BitNumber`), as MariaDB compares them.
     fn bit_operands(&self, ops: Vec<Expr>) -> Vec<Expr> {
@@ -913,6 +911,9 @@ impl<'a> Compiler<'a> {
             .collect()
     }
 
+    /// Comparison operands `ops` with an ENUM column beside a number read as its member's
+    /// number (`e = 2` is the second member), as MariaDB compares them; a string compares
+    /// with the member's text.
     fn enum_operands(&self, ops: Vec<Expr>) -> Vec<Expr> {
         if self.agg.is_some() || !ops.iter().any(|e| self.enum_number(e).is_some()) {
             return ops;
