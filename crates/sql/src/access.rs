@@ -320,16 +320,8 @@ fn without_time_casts(e: &Expr, def: &TableDef) -> Option<Expr> {
     let plain = |x: &Expr| time_col(x).unwrap_or_else(|| x.clone());
     match e {
         Expr::Bin(op, a, b)
-            if matches!(
-                op,
-                BinOp::Eq
-                    | BinOp::NullSafeEq
-                    | BinOp::Ne
-                    | BinOp::Lt
-                    | BinOp::Le
-                    | BinOp::Gt
-                    | BinOp::Ge
-            ) && micros(a)
+            if op.is_comparison()
+                && micros(a)
                 && micros(b)
                 && (time_col(a).is_some() || time_col(b).is_some()) =>
         {

@@ -1627,16 +1627,7 @@ impl<'a> Compiler<'a> {
                 };
                 let l = self.compile(left)?;
                 let r = self.compile(right)?;
-                if matches!(
-                    bop,
-                    BinOp::Eq
-                        | BinOp::NullSafeEq
-                        | BinOp::Ne
-                        | BinOp::Lt
-                        | BinOp::Le
-                        | BinOp::Gt
-                        | BinOp::Ge
-                ) {
+                if bop.is_comparison() {
                     let bin = self.scope.is_binary(&l) || self.scope.is_binary(&r);
                     let ops = self.time_operands(self.enum_operands(vec![l, r]));
                     let ops = self.bit_operands(ops);
