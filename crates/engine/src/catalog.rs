@@ -161,6 +161,13 @@ fn put_type(w: &mut W, t: &ColumnType) {
             w.u8(20);
             w.u8(*fsp);
         }
+        ColumnType::Set(members) => {
+            w.u8(22);
+            w.u16(members.len());
+            for m in members {
+                w.str(m);
+            }
+        }
         ColumnType::Enum(members) => {
             w.u8(12);
             w.u16(members.len());
@@ -234,6 +241,10 @@ fn get_type(r: &mut R) -> Result<ColumnType> {
         17 => ColumnType::DateTime(fsp(r)?),
         18 => ColumnType::Timestamp(fsp(r)?),
         19 => ColumnType::Year,
+        22 => {
+            let n = r.u16()?;
+            ColumnType::Set((0..n).map(|_| r.str()).collect::<Result<Vec<_>>>()?)
+        }
         21 => ColumnType::Bit(match r.u8()? {
             n @ 1..=64 => n,
             n => return Err(Error::Corrupt(format!("BIT width {n} in catalog"))),
@@ -787,6 +798,7 @@ mod tests {
             ColumnType::Time(6),
             ColumnType::Bit(1),
             ColumnType::Bit(64),
+            ColumnType::Set(vec!["x".into(), "y".into()]),
             ColumnType::Enum(vec!["a".into(), "b".into()]),
         ];
         let columns = types

@@ -1952,7 +1952,7 @@ pub(crate) fn storage_compatible(old: &ColumnDef, new: &ColumnDef, keyed: bool) 
         (T::Binary(_), _) | (_, T::Binary(_)) => false,
         // An ENUM is stored as its member's text: members appended keep every stored value
         // (in place, as MariaDB); another member list or type is a copy converting each value.
-        (T::Enum(a), T::Enum(b)) => b.starts_with(a),
+        (T::Enum(a), T::Enum(b)) | (T::Set(a), T::Set(b)) => b.starts_with(a),
         (a, b) if bytes(a) && bytes(b) => true,
         (T::Float | T::Double, T::Float | T::Double) => true,
         (T::Decimal { scale: a, .. }, T::Decimal { scale: b, .. }) => a == b,

@@ -135,6 +135,10 @@ pub enum ColumnType {
     /// digits), then `.` and exactly `fsp` fraction digits when fsp > 0. Its key parts are its
     /// microseconds (`keys::time_micros`), as text order is not time order.
     Time(u8),
+    /// SET('a', 'b', ...) (at most 64 members): any of the members, stored as their texts in
+    /// member order joined by `,` (the SQL layer maps input onto members; a number is a bit
+    /// mask).
+    Set(Vec<String>),
     /// ENUM('a', 'b', ...): one of the members, stored as that member's text (the SQL layer
     /// maps input onto a member; 1..n by number).
     Enum(Vec<String>),

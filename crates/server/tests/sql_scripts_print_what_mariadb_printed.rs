@@ -166,6 +166,11 @@ fn bit_columns_print_what_mariadb_printed() {
 }
 
 #[test]
+fn set_columns_print_what_mariadb_printed() {
+    prints_what_mariadb_printed("set_columns");
+}
+
+#[test]
 fn tables_without_primary_key_print_what_mariadb_printed() {
     prints_what_mariadb_printed("tables_without_primary_key");
 }

@@ -54,6 +54,7 @@ pub fn domain_of(col: &ColumnDef) -> Option<KeyDomain> {
         | ColumnType::VarChar(_)
         | ColumnType::Text(_)
         | ColumnType::Enum(_)
+        | ColumnType::Set(_)
             if col.collation == Collation::GeneralCi =>
         {
             Some(KeyDomain::StrCi)
@@ -62,6 +63,7 @@ pub fn domain_of(col: &ColumnDef) -> Option<KeyDomain> {
         | ColumnType::VarChar(_)
         | ColumnType::Text(_)
         | ColumnType::Enum(_)
+        | ColumnType::Set(_)
         | ColumnType::Blob(_)
         | ColumnType::Binary(_)
         | ColumnType::VarBinary(_)
@@ -619,6 +621,10 @@ fn key_len_of(c: &ColumnDef) -> u32 {
                 1
             }
         }
+        ColumnType::Set(m) => match m.len().div_ceil(8) {
+            n @ 1..=4 => n as u32,
+            _ => 8,
+        },
         ColumnType::Date => 3,
         ColumnType::Year => 1,
         ColumnType::Bit(n) => u32::from(*n).div_ceil(8),
@@ -974,7 +980,10 @@ pub fn extremes(
             return None;
         };
         let col = def.columns.get(c)?;
-        if matches!(col.ty, ColumnType::Decimal { .. } | ColumnType::Enum(_)) {
+        if matches!(
+            col.ty,
+            ColumnType::Decimal { .. } | ColumnType::Enum(_) | ColumnType::Set(_)
+        ) {
             return None;
         }
         let access = if def.primary_key.first() == Some(&c) {

@@ -391,6 +391,12 @@ pub fn int_range(bytes: u8, unsigned: bool) -> (i128, i128) {
     }
 }
 
+/// Characters of a SET's every member joined by commas (its display width).
+pub fn set_width(members: &[String]) -> u32 {
+    let chars: usize = members.iter().map(|m| m.chars().count()).sum();
+    (chars + members.len().saturating_sub(1)) as u32
+}
+
 /// Characters of an ENUM's longest member (its display width).
 pub fn enum_width(members: &[String]) -> u32 {
     members
@@ -433,6 +439,86 @@ pub fn enum_member<'m>(v: &Value, members: &'m [String], col: &ColumnDef) -> Opt
         }
     };
     pick.and_then(|i| members.get(i))
+}
+
+/// A SET column's stored text for `v`: the members it names (text: names separated by `,`,
+/// compared as the column's collation, trailing spaces ignored; a number: a bit mask, bit
+/// i naming member i + 1) in member order, joined by `,`. Err with the members that were
+/// found when something names no member (a name, a bit past the members).
+pub fn set_value(v: &Value, members: &[String], col: &ColumnDef) -> Result<String, String> {
+    let join = |mask: u64| -> String {
+        members
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| mask >> i & 1 == 1)
+            .map(|(_, m)| m.as_str())
+            .collect::<Vec<_>>()
+            .join(",")
+    };
+    let all = if members.len() >= 64 {
+        u64::MAX
+    } else {
+        (1u64 << members.len()) - 1
+    };
+    let mask = match v {
+        Value::Int(i) if *i >= 0 => *i as u64,
+        Value::UInt(u) => *u,
+        Value::Double(d) if d.is_finite() && *d >= 0.0 => d.round() as u64,
+        Value::Int(_) | Value::Double(_) | Value::Null => return Err(String::new()),
+        Value::Bytes(b) => {
+            let mut mask = 0u64;
+            let mut bad = false;
+            for part in b.split(|&c| c == b',') {
+                let mut p = part;
+                while p.last() == Some(&b' ') {
+                    p = &p[..p.len() - 1];
+                }
+                if p.is_empty() && b.is_empty() {
+                    continue;
+                }
+                match members
+                    .iter()
+                    .position(|m| col.collation.cmp(m.as_bytes(), p).is_eq())
+                {
+                    Some(i) => mask |= 1 << i,
+                    None => bad = true,
+                }
+            }
+            // A number in text is a bit mask ('3').
+            if bad && mask == 0 {
+                if let Some(n) = std::str::from_utf8(b)
+                    .ok()
+                    .and_then(|t| t.trim().parse::<u64>().ok())
+                {
+                    return if n & !all == 0 {
+                        Ok(join(n))
+                    } else {
+                        Err(join(n & all))
+                    };
+                }
+            }
+            return if bad { Err(join(mask)) } else { Ok(join(mask)) };
+        }
+    };
+    if mask & !all == 0 {
+        Ok(join(mask))
+    } else {
+        Err(join(mask & all))
+    }
+}
+
+/// The bit mask of SET text `b` (its members as stored, in member order) among `members`:
+/// bit i for member i + 1 (`s + 0`, ORDER BY); a part naming no member adds nothing.
+pub fn set_mask<'m>(b: &[u8], members: impl Iterator<Item = &'m [u8]>) -> u64 {
+    if b.is_empty() {
+        return 0;
+    }
+    let parts: Vec<&[u8]> = b.split(|&c| c == b',').collect();
+    members
+        .take(64)
+        .enumerate()
+        .filter(|(_, m)| parts.contains(m))
+        .fold(0u64, |mask, (i, _)| mask | 1 << i)
 }
 
 /// `d` as decimal text with `scale` digits after the point, rounded half away from zero on

@@ -32,9 +32,17 @@ pub struct ScopeCol {
     /// A base table's column: its values are stored in its type's form (a DATETIME(n)'s all
     /// with n fraction digits), which a derived table's or a UNION's column need not be.
     pub base: bool,
-    /// A base table's ENUM column: its members (numeric contexts and ORDER BY read the
-    /// member's number).
-    pub members: Option<std::sync::Arc<[String]>>,
+    /// A base table's ENUM or SET column: its members (numeric contexts and ORDER BY read
+    /// the ENUM member's number, the SET's bit mask).
+    pub members: Option<Members>,
+}
+
+/// The members of an ENUM or SET column.
+#[derive(Clone, Debug)]
+pub struct Members {
+    pub names: std::sync::Arc<[String]>,
+    /// A SET (its number is a bit mask), not an ENUM.
+    pub set: bool,
 }
 
 /// The columns of the row an expression is evaluated against.
@@ -110,15 +118,20 @@ impl Scope {
     }
 }
 
-/// The member number of ENUM value `e` among `members` (see `Compiler::enum_number`).
-fn enum_number_of(e: Expr, members: &[String]) -> Expr {
-    let mut args = Vec::with_capacity(members.len() + 1);
+/// The member number of ENUM value `e` (the bit mask of a SET's) among `members` (see
+/// `Compiler::enum_number`).
+fn enum_number_of(e: Expr, members: &Members) -> Expr {
+    let mut args = Vec::with_capacity(members.names.len() + 1);
     args.push(e.clone());
     args.extend(
         members
+            .names
             .iter()
             .map(|m| Expr::Const(Value::Bytes(m.as_bytes().to_vec()))),
     );
+    if members.set {
+        return Expr::Func(Func::Misc(crate::funcs::MiscFunc::SetMask), args);
+    }
     // A stored value is exactly its member's text: found byte by byte.
     let field = Expr::Bytewise(Box::new(Expr::Func(Func::Str(StrFunc::Field), args)));
     Expr::Case {
@@ -874,15 +887,16 @@ impl<'a> Compiler<'a> {
         self.enum_number(e)
     }
 
-    /// The members of the base table's ENUM column `src` (an expression over the FROM row).
-    fn members_of(&self, src: &Expr) -> Option<&std::sync::Arc<[String]>> {
+    /// The members of the base table's ENUM or SET column `src` (an expression over the FROM
+    /// row).
+    fn members_of(&self, src: &Expr) -> Option<&Members> {
         let Expr::Col(i) = src else { return None };
         self.scope.cols.get(*i)?.members.as_ref()
     }
 
     /// The number of ENUM column `e`'s member (1 for the first; 0 for the empty error value;
-    /// NULL for NULL), as MariaDB reads an ENUM in a numeric context and orders it. None when
-    /// `e` is no base table's ENUM column.
+    /// NULL for NULL), or a SET column's bit mask, as MariaDB reads them in a numeric context
+    /// and orders them. None when `e` is no base table's ENUM or SET column.
     pub fn enum_number(&self, e: &Expr) -> Option<Expr> {
         let members = self.members_of(self.source_of(e)?)?;
         Some(enum_number_of(e.clone(), members))
@@ -2092,7 +2106,13 @@ impl<'a> Compiler<'a> {
         let mut args = Vec::new();
         for a in raw {
             match a {
-                FArg::Expr(x) => args.push(self.compile(x)?),
+                FArg::Expr(x) => {
+                    let x = self.compile(x)?;
+                    args.push(match func {
+                        WinFunc::Agg(AggFunc::Sum | AggFunc::Avg) => self.as_number(x),
+                        _ => x,
+                    });
+                }
                 FArg::Star => {}
             }
         }
@@ -2102,8 +2122,9 @@ impl<'a> Compiler<'a> {
         }
         let mut order = Vec::new();
         for k in &w.order_by {
+            let key = self.compile(&k.expr)?;
             order.push(GroupOrder {
-                key: self.compile(&k.expr)?,
+                key: self.order_key(&key).unwrap_or(key),
                 desc: crate::plan::is_desc(k)?,
                 numeric: false,
                 binary: false,

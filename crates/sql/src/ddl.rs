@@ -156,6 +156,27 @@ pub fn column_type(dt: &ast::DataType, col: &str) -> Result<ColumnType, SqlError
             }
             ColumnType::Enum(names)
         }
+        D::Set(members) => {
+            let names: Vec<String> = members
+                .iter()
+                .map(|n| n.trim_end_matches(' ').to_string())
+                .collect();
+            if let Some(bad) = names.iter().find(|n| n.contains(',')) {
+                return Err(SqlError::new(
+                    1367,
+                    "22007",
+                    format!("Illegal set '{bad}' value found during parsing"),
+                ));
+            }
+            if names.is_empty() || names.len() > 64 {
+                return Err(SqlError::new(
+                    1097,
+                    "HY000",
+                    format!("Too many strings for column {col} and SET"),
+                ));
+            }
+            ColumnType::Set(names)
+        }
         D::Datetime(n) => ColumnType::DateTime(fsp_of(*n, col)?),
         D::Time(n, ast::TimezoneInfo::None) => ColumnType::Time(fsp_of(*n, col)?),
         D::Bit(n) => match n.unwrap_or(1) {
@@ -220,6 +241,15 @@ fn is_serial_name(name: &ast::ObjectName) -> bool {
 const MAX_BINARY: u32 = 255;
 const MAX_VARBINARY: u32 = 65_532;
 
+/// An ENUM's or SET's members as SHOW CREATE TABLE lists them: `'a','b'`.
+fn member_list(members: &[String]) -> String {
+    members
+        .iter()
+        .map(|m| format!("'{}'", m.replace('\\', "\\\\").replace('\'', "''")))
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
 /// MySQL's name of a column type (as SHOW COLUMNS prints it, MariaDB style).
 pub fn type_name(ty: &ColumnType) -> String {
     match ty {
@@ -262,14 +292,8 @@ pub fn type_name(ty: &ColumnType) -> String {
         ColumnType::Timestamp(0) => "timestamp".into(),
         ColumnType::DateTime(n) => format!("datetime({n})"),
         ColumnType::Timestamp(n) => format!("timestamp({n})"),
-        ColumnType::Enum(members) => format!(
-            "enum({})",
-            members
-                .iter()
-                .map(|m| format!("'{}'", m.replace('\\', "\\\\").replace('\'', "''")))
-                .collect::<Vec<_>>()
-                .join(",")
-        ),
+        ColumnType::Enum(members) => format!("enum({})", member_list(members)),
+        ColumnType::Set(members) => format!("set({})", member_list(members)),
     }
 }
 
@@ -680,7 +704,12 @@ fn parse_column(
             other => return Err(SqlError::unsupported(format!("column option {other}"))),
         }
     }
-    if let ColumnType::Enum(members) = &p.col.ty {
+    if let ColumnType::Enum(members) | ColumnType::Set(members) = &p.col.ty {
+        let kind = if matches!(p.col.ty, ColumnType::Set(_)) {
+            "SET"
+        } else {
+            "ENUM"
+        };
         for (i, m) in members.iter().enumerate() {
             let same = |x: &String| {
                 crate::coerce::sort_cmp_in(
@@ -695,7 +724,7 @@ fn parse_column(
                     1291,
                     "HY000",
                     format!(
-                        "Column '{}' has duplicated value '{x}' in ENUM",
+                        "Column '{}' has duplicated value '{x}' in {kind}",
                         c.name.value
                     ),
                 ));

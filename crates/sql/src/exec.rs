@@ -2554,6 +2554,10 @@ fn run_multi(
 pub fn is_text_type(ty: &ColumnType) -> bool {
     matches!(
         ty,
-        ColumnType::Char(_) | ColumnType::VarChar(_) | ColumnType::Text(_) | ColumnType::Enum(_)
+        ColumnType::Char(_)
+            | ColumnType::VarChar(_)
+            | ColumnType::Text(_)
+            | ColumnType::Enum(_)
+            | ColumnType::Set(_)
     )
 }

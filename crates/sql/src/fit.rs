@@ -372,6 +372,16 @@ pub fn fit(v: Value, col: &ColumnDef, dest: &Dest, raised: &mut Raised) -> Resul
                 }
             }
         }
+        ColumnType::Set(members) => match crate::coerce::set_value(&v, members, col) {
+            Ok(text) => Ok(Value::Bytes(text.into_bytes())),
+            // Members that are none of the set's: 1265; outside strict mode they are
+            // dropped (what remains is kept), as MariaDB does.
+            Err(kept) => dest.lossy(
+                dest.truncated(name),
+                Value::Bytes(kept.into_bytes()),
+                raised,
+            ),
+        },
         ColumnType::Enum(members) => match crate::coerce::enum_member(&v, members, col) {
             Some(m) => Ok(Value::Bytes(m.as_bytes().to_vec())),
             // The empty string is MariaDB's "error value" of an ENUM (index 0).

@@ -63,6 +63,8 @@ pub enum MiscFunc {
     /// `ADDTIME(a, t)` / `SUBTIME(a, t)`: a TIME or datetime `a` moved by TIME `t`.
     AddTime,
     SubTime,
+    /// Internal (no SQL name): `(s, member...)`, SET value `s`'s bit mask among the members.
+    SetMask,
     /// `TIME_FORMAT(t, format)`: DATE_FORMAT's time specifiers for a TIME (hours past 23
     /// kept); NULL when the format has a date specifier.
     TimeFormat,
@@ -145,6 +147,7 @@ pub fn result_type(f: MiscFunc, args: &[SqlType]) -> SqlType {
         | M::Week
         | M::YearWeek
         | M::WeekOfYear
+        | M::SetMask
         | M::Sleep => SqlType::Int,
         M::Rand
         | M::Pi
@@ -1058,6 +1061,16 @@ pub fn eval(f: MiscFunc, a: &[Value]) -> Result<Value, SqlError> {
                 },
             }
         }
+        M::SetMask => match a.first() {
+            Some(Value::Bytes(b)) => {
+                let names = a[1..].iter().map(|m| match m {
+                    Value::Bytes(x) => x.as_slice(),
+                    _ => &[],
+                });
+                Value::from_u64(coerce::set_mask(b, names))
+            }
+            _ => Value::Null,
+        },
         M::TimeFormat => {
             let (Some(t), Some(fmt)) = (crate::time::parse(at(0)), text_of(at(1))) else {
                 return Ok(Value::Null);

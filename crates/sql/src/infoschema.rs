@@ -301,6 +301,12 @@ fn sizes(t: &ColumnType) -> (Value, Value, Value, Value) {
         ColumnType::Text(s) | ColumnType::Blob(s) => {
             (n(s.max_bytes()), null.clone(), null.clone(), null)
         }
+        ColumnType::Set(m) => (
+            n(u64::from(crate::coerce::set_width(m))),
+            null.clone(),
+            null.clone(),
+            null,
+        ),
         ColumnType::Enum(m) => (
             n(u64::from(crate::coerce::enum_width(m))),
             null.clone(),

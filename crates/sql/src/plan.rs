@@ -2439,6 +2439,7 @@ fn column_meta(def: &ColumnDef, table: &str, db: &str, primary: bool) -> Column 
             true,
         ),
         ColumnType::Enum(m) => (ColumnKind::String, crate::coerce::enum_width(m), 0, true),
+        ColumnType::Set(m) => (ColumnKind::String, crate::coerce::set_width(m), 0, true),
         ColumnType::Blob(s) => (
             ColumnKind::Blob,
             u32::try_from(s.max_bytes()).unwrap_or(u32::MAX),
@@ -2488,6 +2489,7 @@ fn column_meta(def: &ColumnDef, table: &str, db: &str, primary: bool) -> Column 
                     | ColumnType::Binary(_)
                     | ColumnType::VarBinary(_)
                     | ColumnType::Enum(_)
+                    | ColumnType::Set(_)
             ),
     }
 }
@@ -2574,7 +2576,10 @@ pub(crate) fn def_scope(def: &TableDef, db: &str, alias: Option<&str>) -> Scope 
                 merged_away: false,
                 base: true,
                 members: match &c.ty {
-                    ColumnType::Enum(m) => Some(m.as_slice().into()),
+                    ColumnType::Enum(m) | ColumnType::Set(m) => Some(crate::compile::Members {
+                        names: m.as_slice().into(),
+                        set: matches!(c.ty, ColumnType::Set(_)),
+                    }),
                     _ => None,
                 },
                 name: c.name.clone(),
