@@ -4858,6 +4858,12 @@ fn order_columns(order: &[OrderKey], project: &[Expr]) -> Option<(Vec<usize>, bo
         .iter()
         .map(|o| match project.get(o.pos) {
             Some(Expr::Col(c)) => Some(*c),
+            // A TIME column ordered by its microseconds (`Compiler::order_key`): its key
+            // holds them, so key order is that order.
+            Some(Expr::Cast(inner, crate::expr::CastTo::TimeMicros)) => match **inner {
+                Expr::Col(c) => Some(c),
+                _ => None,
+            },
             _ => None,
         })
         .collect::<Option<Vec<usize>>>()?;

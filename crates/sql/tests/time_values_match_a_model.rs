@@ -9,6 +9,7 @@ mod common;
 
 use common::*;
 use tierdb_engine::Value;
+use tierdb_sql::Session;
 
 const S: i64 = 1_000_000;
 const H: i64 = 3600 * S;
@@ -243,6 +244,35 @@ fn order_group_min_max_and_numbers_follow_time_order() {
         want.sort_by_key(|&(id, us)| (-us, id));
         assert_eq!(got, want.iter().map(|r| r.0).collect::<Vec<_>>(), "{hint}");
     }
+
+    // The key (microseconds) is read in order for ORDER BY ... LIMIT and for a range, with
+    // the same rows as above.
+    let plan = |s: &mut Session, sql: &str| -> Vec<String> {
+        q(s, &format!("EXPLAIN {sql}"))[0]
+            .iter()
+            .map(text_of)
+            .collect()
+    };
+    let p = plan(&mut s, "SELECT id FROM t ORDER BY a LIMIT 5");
+    assert_eq!((p[3].as_str(), p[5].as_str()), ("index", "ka"), "{p:?}");
+    assert!(!p[9].contains("filesort"), "{p:?}");
+    let got: Vec<i64> = q(&mut s, "SELECT id FROM t ORDER BY a LIMIT 5")
+        .iter()
+        .map(|r| int(&r[0]))
+        .collect();
+    assert_eq!(got, by_time.iter().take(5).map(|r| r.0).collect::<Vec<_>>());
+    let got: Vec<i64> = q(&mut s, "SELECT id FROM t ORDER BY a DESC LIMIT 5")
+        .iter()
+        .map(|r| int(&r[0]))
+        .collect();
+    let mut desc = by_time.clone();
+    desc.sort_by_key(|&(id, us)| (std::cmp::Reverse(us), std::cmp::Reverse(id)));
+    assert_eq!(got, desc.iter().take(5).map(|r| r.0).collect::<Vec<_>>());
+    let p = plan(
+        &mut s,
+        "SELECT id FROM t WHERE a BETWEEN '-01:00' AND '100:00:00'",
+    );
+    assert_eq!((p[3].as_str(), p[5].as_str()), ("range", "ka"), "{p:?}");
 
     // GROUP BY: one group per distinct time, in time order, with its count.
     let mut groups: Vec<(i64, i64)> = Vec::new();
