@@ -3390,6 +3390,14 @@ fn select_body(q: &ast::Query, cx: &PlanCx) -> Result<SelectPlan, SqlError> {
                 if (agg.is_some() && !group_key) || !windows_ref.is_empty() {
                     m.not_null = false;
                 }
+                // MIN / MAX of a YEAR is shown as a plain number (0, not 0000), as MariaDB.
+                let min_max = matches!((e, &agg), (Expr::Col(c), Some(a)) if matches!(
+                    a.specs.get(c.wrapping_sub(a.group.len())),
+                    Some(AggSpec { func: AggFunc::Min | AggFunc::Max, .. })
+                ));
+                if m.kind == ColumnKind::Year && min_max {
+                    m.kind = ColumnKind::Short;
+                }
                 columns.push(m);
                 conform.push(None);
             }
