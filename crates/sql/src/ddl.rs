@@ -179,8 +179,9 @@ pub fn column_type(dt: &ast::DataType, col: &str) -> Result<ColumnType, SqlError
         }
         D::Datetime(n) => ColumnType::DateTime(fsp_of(*n, col)?),
         D::Time(n, ast::TimezoneInfo::None) => ColumnType::Time(fsp_of(*n, col)?),
+        // (BIT(0) is BIT(1), as in MariaDB.)
         D::Bit(n) => match n.unwrap_or(1) {
-            n @ 1..=64 => ColumnType::Bit(n as u8),
+            n @ 0..=64 => ColumnType::Bit(n.max(1) as u8),
             _ => {
                 return Err(SqlError::new(
                     1439,
@@ -195,13 +196,10 @@ pub fn column_type(dt: &ast::DataType, col: &str) -> Result<ColumnType, SqlError
             bytes: 8,
             unsigned: true,
         },
-        // YEAR, YEAR(4); YEAR(2) and YEAR(3) become YEAR(4), as in MariaDB.
+        // YEAR, YEAR(4); any other width becomes YEAR(4), as in MariaDB.
         D::Custom(name, args)
             if object_name_last(name).eq_ignore_ascii_case("year")
-                && matches!(args.as_slice(), [] | [_])
-                && args
-                    .iter()
-                    .all(|a| matches!(a.to_string().as_str(), "2" | "3" | "4")) =>
+                && matches!(args.as_slice(), [] | [ast::TypeModifier::Number(..)]) =>
         {
             ColumnType::Year
         }
