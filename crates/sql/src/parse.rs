@@ -145,6 +145,55 @@ impl ItemTexts {
     }
 }
 
+/// What a statement the parser refuses is, when it is MariaDB syntax tierdb does not have:
+/// stored programs (`CREATE [OR REPLACE] [DEFINER = u] TRIGGER | PROCEDURE | FUNCTION |
+/// EVENT`), FULLTEXT / SPATIAL indexes, partitioned tables, HANDLER.
+fn unsupported_statement(tokens: &[sqlparser::tokenizer::TokenWithSpan]) -> Option<&'static str> {
+    let first = tokens
+        .iter()
+        .find(|t| !matches!(t.token, Token::Whitespace(_)))?;
+    let Token::Word(w) = &first.token else {
+        return None;
+    };
+    if !["CREATE", "ALTER", "HANDLER"]
+        .iter()
+        .any(|k| w.value.eq_ignore_ascii_case(k))
+    {
+        return None;
+    }
+    let words: Vec<String> = tokens
+        .iter()
+        .filter(|t| !matches!(t.token, Token::Whitespace(_)))
+        .map(|t| match &t.token {
+            Token::Word(w) if w.quote_style.is_none() => w.value.to_ascii_uppercase(),
+            other => other.to_string(),
+        })
+        .collect();
+    match words.first().map(String::as_str) {
+        Some("HANDLER") => return Some("HANDLER"),
+        Some("CREATE") => {
+            for w in words.iter().skip(1).take(12) {
+                match w.as_str() {
+                    "TRIGGER" => return Some("CREATE TRIGGER (triggers)"),
+                    "PROCEDURE" => return Some("CREATE PROCEDURE (stored procedures)"),
+                    "FUNCTION" => return Some("CREATE FUNCTION (stored functions)"),
+                    "EVENT" => return Some("CREATE EVENT (scheduled events)"),
+                    "FULLTEXT" | "SPATIAL" => return Some("FULLTEXT and SPATIAL indexes"),
+                    "TABLE" | "VIEW" | "DATABASE" | "SCHEMA" | "INDEX" | "UNIQUE" | "USER"
+                    | "ROLE" | "SEQUENCE" => break,
+                    _ => {}
+                }
+            }
+        }
+        _ => {}
+    }
+    let partitioned = matches!(words.first().map(String::as_str), Some("CREATE" | "ALTER"))
+        && words
+            .windows(2)
+            .any(|w| w[0] == "PARTITION" && w[1] == "BY");
+    partitioned.then_some("partitioned tables (PARTITION BY)")
+}
+
 /// Byte offsets of a text's lines, to turn a token's (line, column) into a slice.
 struct LineStarts<'a> {
     sql: &'a str,
@@ -1552,8 +1601,13 @@ pub fn parse(sql: &str) -> Result<Parsed, SqlError> {
     mariadb_view_spellings(&mut tokens);
     null_pattern_and_bare_trim(&mut tokens);
     let item_texts = ItemTexts::scan(sql, &tokens);
+    let unsupported = unsupported_statement(&tokens);
     let mut parser = Parser::new(&dialect).with_tokens_with_locations(tokens);
-    let mut stmts = parser.parse_statements().map_err(syntax)?;
+    let mut stmts = parser.parse_statements().map_err(|e| match unsupported {
+        // Valid MariaDB that tierdb does not have: 1235 naming it, not a syntax error.
+        Some(what) => SqlError::unsupported(what),
+        None => syntax(e),
+    })?;
     if stmts.len() > 1 {
         return Err(SqlError::syntax(
             "multi-statement queries are not supported: send one statement per query (found several statements separated by ';')",
