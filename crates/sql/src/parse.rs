@@ -50,7 +50,8 @@ impl ItemTexts {
             .map(|(_, items)| items.as_slice())
     }
 
-    /// Splits every select list in `tokens` (the statement `sql`) into its items' texts.
+    /// Splits every select list in `tokens` (the statement `sql`) into its items' texts, in
+    /// one pass (select lists nest: a stack of the open ones).
     fn scan(sql: &str, tokens: &[sqlparser::tokenizer::TokenWithSpan]) -> ItemTexts {
         use sqlparser::keywords::Keyword;
         const MODIFIERS: [&str; 11] = [
@@ -82,64 +83,118 @@ impl ItemTexts {
             Keyword::LOCK,
             Keyword::PROCEDURE,
         ];
+        /// A select list being read: where its SELECT is, the parenthesis depth it is at,
+        /// the items so far, where the current item starts, and the count of out-of-order
+        /// tokens when it began (any later one spoils it).
+        struct Open {
+            at: Location,
+            depth: usize,
+            items: Vec<Option<String>>,
+            first: Option<Location>,
+            leading: bool,
+            bad_at_start: usize,
+        }
+        // Tokens from a `/*! ... */` comment do not carry their own place in the text.
+        if sql.contains("/*!") {
+            return ItemTexts::default();
+        }
         let lines = LineStarts::new(sql);
         let mut out = Vec::new();
-        let real = |t: &sqlparser::tokenizer::TokenWithSpan| t.span.start.line > 0;
-        for (i, t) in tokens.iter().enumerate() {
-            let Token::Word(w) = &t.token else { continue };
-            if w.keyword != Keyword::SELECT || w.quote_style.is_some() || !real(t) {
+        let mut open: Vec<Open> = Vec::new();
+        let mut depth = 0usize;
+        // End of the previous token, and how many tokens came without a place of their own
+        // or out of order (`/*! ... */` comments, tokens the shims inserted).
+        let mut prev_end = Location { line: 0, column: 0 };
+        let mut bad = 0usize;
+        let mut after_period = false;
+        let close =
+            |o: Open, upto: Location, bad: usize, out: &mut Vec<(Location, Vec<String>)>| {
+                let mut o = o;
+                o.items.push(o.first.and_then(|a| lines.text(a, upto)));
+                let items: Option<Vec<String>> = o.items.into_iter().collect();
+                if let (Some(items), true) = (items, bad == o.bad_at_start) {
+                    if !items.iter().any(|t| t.contains("/*!")) {
+                        out.push((o.at, items));
+                    }
+                }
+            };
+        for t in tokens {
+            if matches!(t.token, Token::Whitespace(_)) {
                 continue;
             }
-            let mut items = Vec::new();
-            let mut first: Option<Location> = None;
-            let mut last: Option<Location> = None;
-            let mut depth = 0usize;
-            let mut leading = true;
-            let mut ok = true;
-            // Tokens from a `/*! ... */` comment all carry the comment's span: text in
-            // order only.
-            let mut prev_end = t.span.end;
-            for t in &tokens[i + 1..] {
-                match &t.token {
-                    Token::Whitespace(_) => continue,
-                    Token::Word(w)
-                        if leading
-                            && w.quote_style.is_none()
-                            && MODIFIERS.iter().any(|m| w.value.eq_ignore_ascii_case(m)) =>
-                    {
-                        continue
+            if t.span.start.line == 0 || t.span.start < prev_end {
+                bad += 1;
+            }
+            let period = matches!(t.token, Token::Period);
+            let word = match &t.token {
+                Token::Word(w) if w.quote_style.is_none() && !after_period => Some(w),
+                _ => None,
+            };
+            after_period = period;
+            match &t.token {
+                Token::SemiColon | Token::EOF => {
+                    while let Some(o) = open.pop() {
+                        close(o, prev_end, bad, &mut out);
                     }
-                    Token::Word(w)
-                        if depth == 0 && w.quote_style.is_none() && ENDS.contains(&w.keyword) =>
-                    {
-                        break
-                    }
-                    Token::SemiColon | Token::EOF => break,
-                    Token::RParen | Token::RBracket if depth == 0 => break,
-                    Token::Comma if depth == 0 => {
-                        items.push(first.zip(last).and_then(|(a, b)| lines.text(a, b)));
-                        (first, last) = (None, None);
-                        continue;
-                    }
-                    Token::LParen | Token::LBracket => depth += 1,
-                    Token::RParen | Token::RBracket => depth -= 1,
-                    _ => {}
-                }
-                leading = false;
-                if !real(t) || t.span.start < prev_end {
-                    ok = false;
+                    depth = 0;
                     continue;
                 }
-                prev_end = t.span.end;
-                first.get_or_insert(t.span.start);
-                last = Some(t.span.end);
+                Token::RParen | Token::RBracket => {
+                    // The lists inside this parenthesis end before it.
+                    while open.last().is_some_and(|o| o.depth >= depth && depth > 0) {
+                        if let Some(o) = open.pop() {
+                            close(o, prev_end, bad, &mut out);
+                        }
+                    }
+                    depth = depth.saturating_sub(1);
+                }
+                Token::Comma => {
+                    if let Some(o) = open.last_mut().filter(|o| o.depth == depth) {
+                        let item = o.first.take().and_then(|a| lines.text(a, prev_end));
+                        o.items.push(item);
+                        o.leading = false;
+                        prev_end = t.span.end;
+                        continue;
+                    }
+                }
+                _ => {}
             }
-            items.push(first.zip(last).and_then(|(a, b)| lines.text(a, b)));
-            if ok {
-                if let Some(items) = items.into_iter().collect::<Option<Vec<String>>>() {
-                    out.push((t.span.start, items));
+            if let Some(w) = word {
+                let top_here = open.last().is_some_and(|o| o.depth == depth);
+                if top_here && ENDS.contains(&w.keyword) {
+                    if let Some(o) = open.pop() {
+                        close(o, prev_end, bad, &mut out);
+                    }
+                } else if top_here
+                    && open.last().is_some_and(|o| o.leading && o.first.is_none())
+                    && MODIFIERS.iter().any(|m| w.value.eq_ignore_ascii_case(m))
+                {
+                    prev_end = t.span.end;
+                    continue;
                 }
             }
+            // The token belongs to the innermost open list's current item.
+            if let Some(o) = open.last_mut() {
+                o.leading = false;
+                o.first.get_or_insert(t.span.start);
+            }
+            if matches!(t.token, Token::LParen | Token::LBracket) {
+                depth += 1;
+            }
+            if word.is_some_and(|w| w.keyword == Keyword::SELECT) {
+                open.push(Open {
+                    at: t.span.start,
+                    depth,
+                    items: Vec::new(),
+                    first: None,
+                    leading: true,
+                    bad_at_start: bad,
+                });
+            }
+            prev_end = t.span.end;
+        }
+        while let Some(o) = open.pop() {
+            close(o, prev_end, bad, &mut out);
         }
         ItemTexts(out)
     }
@@ -194,17 +249,34 @@ fn unsupported_statement(tokens: &[sqlparser::tokenizer::TokenWithSpan]) -> Opti
     partitioned.then_some("partitioned tables (PARTITION BY)")
 }
 
-/// Byte offsets of a text's lines, to turn a token's (line, column) into a slice.
+/// A text's lines and characters, to turn a token's (line, column) into a byte offset.
 struct LineStarts<'a> {
     sql: &'a str,
+    /// Per line, the index of its first character.
     starts: Vec<usize>,
+    /// The byte offset of every character, then the text's length (empty for ASCII text,
+    /// where a character's index is its byte offset).
+    chars: Vec<usize>,
 }
 
 impl<'a> LineStarts<'a> {
     fn new(sql: &'a str) -> Self {
+        let chars: Vec<usize> = if sql.is_ascii() {
+            Vec::new()
+        } else {
+            sql.char_indices()
+                .map(|(i, _)| i)
+                .chain(std::iter::once(sql.len()))
+                .collect()
+        };
         let mut starts = vec![0];
-        starts.extend(sql.match_indices('\n').map(|(i, _)| i + 1));
-        LineStarts { sql, starts }
+        starts.extend(
+            sql.chars()
+                .enumerate()
+                .filter(|(_, c)| *c == '\n')
+                .map(|(i, _)| i + 1),
+        );
+        LineStarts { sql, starts, chars }
     }
 
     /// The byte offset of 1-based (line, column), columns counted in characters.
@@ -212,13 +284,11 @@ impl<'a> LineStarts<'a> {
         let start = *self
             .starts
             .get(usize::try_from(at.line).ok()?.checked_sub(1)?)?;
-        let col = usize::try_from(at.column).ok()?.checked_sub(1)?;
-        let rest = self.sql.get(start..)?;
-        match rest.char_indices().nth(col) {
-            Some((i, _)) => Some(start + i),
-            None if rest.chars().count() == col => Some(self.sql.len()),
-            None => None,
+        let index = start + usize::try_from(at.column).ok()?.checked_sub(1)?;
+        if self.chars.is_empty() {
+            return Some(index).filter(|&o| o <= self.sql.len());
         }
+        self.chars.get(index).copied()
     }
 
     /// The text from `from` up to (not including) `to`, cut to MariaDB's name length.
@@ -1866,5 +1936,53 @@ mod tests {
         assert_eq!(p("EXECUTE"), Err(1064));
         assert_eq!(p("DEALLOCATE PREPARE"), Err(1064));
         assert_eq!(p("PREPARE s FROM 'x' 'y'"), Err(1064));
+    }
+
+    /// Each select list's items as written, nested ones too, with multi-byte text on
+    /// several lines; `x.limit` is a column, not the end of the list.
+    #[test]
+    fn item_texts_are_each_select_lists_items_as_written() {
+        let texts = |sql: &str| -> Vec<Vec<String>> {
+            parse(sql)
+                .expect("parses")
+                .item_texts
+                .0
+                .into_iter()
+                .map(|(_, items)| items)
+                .collect()
+        };
+        let mut got = texts("SELECT a+1,  (SELECT b  *2 FROM t), f(x, y) FROM u");
+        got.sort();
+        assert_eq!(
+            got,
+            [
+                vec![
+                    "a+1".to_string(),
+                    "(SELECT b  *2 FROM t)".into(),
+                    "f(x, y)".into()
+                ],
+                vec!["b  *2".to_string()],
+            ]
+        );
+        assert_eq!(
+            texts("SELECT DISTINCT 'é'||x,\n  CONCAT('ü',\n y) FROM t"),
+            [vec!["'é'||x".to_string(), "CONCAT('ü',\n y)".into()]]
+        );
+        assert_eq!(
+            texts("SELECT x.limit + 1 FROM (SELECT 1 AS `limit`) x"),
+            [
+                vec!["x.limit + 1".to_string()],
+                vec!["1 AS `limit`".to_string()]
+            ]
+        );
+        assert_eq!(
+            texts("SELECT 1+1 UNION SELECT 2 * 2"),
+            [vec!["1+1".to_string()], vec!["2 * 2".to_string()]]
+        );
+        // A `/*! ... */` comment gives its tokens no place of their own: no texts.
+        assert!(texts("SELECT a+1 /*!, b+2 */ FROM t").is_empty());
+        // Nested select lists: one each.
+        let deep = format!("SELECT {}1{}", "(SELECT ".repeat(20), ")".repeat(20));
+        assert_eq!(texts(&deep).len(), 21);
     }
 }
