@@ -243,6 +243,9 @@ fn get_type(r: &mut R) -> Result<ColumnType> {
         19 => ColumnType::Year,
         22 => {
             let n = r.u16()?;
+            if !(1..=64).contains(&n) {
+                return Err(Error::Corrupt(format!("SET of {n} members in catalog")));
+            }
             ColumnType::Set((0..n).map(|_| r.str()).collect::<Result<Vec<_>>>()?)
         }
         21 => ColumnType::Bit(match r.u8()? {

@@ -1,6 +1,8 @@
 //! Memcomparable key encoding: encoded keys compare with `memcmp` exactly as the values
-//! compare with `Value::key_cmp` (within one column type). Used for primary and secondary
-//! index keys. Layout per value is in `docs/format.md` ("Key encoding").
+//! compare with `Value::key_cmp` (within one column type), except that a case-insensitive
+//! column's text is keyed by its weights and a TIME column's text by its microseconds
+//! (`encode_column_value`). Used for primary and secondary index keys. Layout per value is in
+//! `docs/format.md` ("Key encoding").
 
 use crate::collation::Collation;
 use crate::types::{ColumnDef, ColumnType, TableDef, Value};

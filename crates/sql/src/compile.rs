@@ -556,20 +556,29 @@ pub fn literal(v: &ast::Value) -> Result<Value, SqlError> {
             }
             Value::Bytes(out)
         }
+        // b'...': a number (64 bits at most: a BIT(64) value keeps all of them); a longer
+        // one is its bytes, big-endian, as MariaDB reads a bit string.
         ast::Value::SingleQuotedByteStringLiteral(bits) => {
-            let mut n: i64 = 0;
-            for c in bits.chars() {
-                match c {
-                    '0' | '1' => {
-                        n = n
-                            .checked_mul(2)
-                            .and_then(|x| x.checked_add(i64::from(c == '1')))
-                            .unwrap_or(i64::MAX)
-                    }
-                    _ => return Err(SqlError::syntax(format!("bad bit literal b'{bits}'"))),
-                }
+            if bits.chars().any(|c| c != '0' && c != '1') {
+                return Err(SqlError::syntax(format!("bad bit literal b'{bits}'")));
             }
-            Value::Int(n)
+            let digits = bits.trim_start_matches('0');
+            if digits.len() <= 64 {
+                Value::from_u64(
+                    digits
+                        .bytes()
+                        .fold(0u64, |n, c| n << 1 | u64::from(c - b'0')),
+                )
+            } else {
+                let mut out = vec![0u8; digits.len().div_ceil(8)];
+                for (i, c) in digits.bytes().rev().enumerate() {
+                    if c == b'1' {
+                        let at = out.len() - 1 - i / 8;
+                        out[at] |= 1 << (i % 8);
+                    }
+                }
+                Value::Bytes(out)
+            }
         }
         ast::Value::Boolean(b) => Value::Int(i64::from(*b)),
         ast::Value::Null => Value::Null,
@@ -801,6 +810,11 @@ impl<'a> Compiler<'a> {
         let scope = self.scope;
         let fsp = {
             let Some(src) = self.source_of(&e) else {
+                // MIN / MAX of a TIME: at its argument's precision.
+                if self.is_time(&e) {
+                    let fsp = self.min_max_time_arg(&e).map_or(7, |x| self.time_fsp(x));
+                    return Expr::Cast(Box::new(e), CastTo::TimeNumber(fsp));
+                }
                 return e;
             };
             if let Some(members) = self.members_of(src) {
@@ -841,6 +855,22 @@ impl<'a> Compiler<'a> {
         }
     }
 
+    /// The argument (over the FROM row) of the MIN / MAX of a TIME that `e` reads from the
+    /// aggregate row (`CastTo::Unkeyed` of `CastTo::TimeKeyed`).
+    fn min_max_time_arg<'e>(&'e self, e: &'e Expr) -> Option<&'e Expr> {
+        let Expr::Cast(inner, CastTo::Unkeyed) = e else {
+            return None;
+        };
+        let (Expr::Col(k), Some(agg)) = (&**inner, self.agg.as_deref()) else {
+            return None;
+        };
+        let spec = agg.specs.get(k.checked_sub(agg.group_exprs.len())?)?;
+        match &spec.arg {
+            Some(Expr::Cast(x, CastTo::TimeKeyed)) => Some(x),
+            _ => None,
+        }
+    }
+
     /// True when `e` holds TIME values (a TIME column, `CAST(x AS TIME)`, TIMEDIFF, ...).
     fn is_time(&self, e: &Expr) -> bool {
         let scope = self.scope;
@@ -852,17 +882,19 @@ impl<'a> Compiler<'a> {
         }
     }
 
-    /// Fraction digits of TIME expression `src` (over the FROM row): a column's, a CAST's;
-    /// 6 for other TIME results (their text carries what they have).
+    /// Fraction digits of TIME expression `src` (over the FROM row): a base table column's,
+    /// a CAST's; 7 (as many as each value has) for others (a derived table's column, TIMEDIFF).
     fn time_fsp(&self, src: &Expr) -> u8 {
         match src {
+            // (A derived table's column: its declared digits when it has some.)
             Expr::Col(i) => self
                 .scope
                 .cols
                 .get(*i)
-                .map_or(0, |c| c.meta.decimals.min(6)),
-            Expr::Cast(_, CastTo::Time(n)) => (*n).min(6),
-            _ => 6,
+                .filter(|c| c.base || c.meta.decimals > 0)
+                .map_or(7, |c| c.meta.decimals.min(6)),
+            Expr::Cast(_, CastTo::Time(n)) if *n <= 6 => *n,
+            _ => 7,
         }
     }
 
@@ -1358,23 +1390,23 @@ impl<'a> Compiler<'a> {
             }
             None => None,
         };
-        // MIN / MAX of a TIME: of its microseconds, shown as a TIME again.
+        // MIN / MAX of a TIME: by its microseconds (byte-wise, `CastTo::TimeKeyed`), the value
+        // kept as it was.
         if let (AggFunc::Min | AggFunc::Max, Some(x)) = (func, &arg) {
-            let fsp = self.without_agg(|c| Ok(c.is_time(x).then(|| c.time_fsp(x))))?;
-            if let Some(fsp) = fsp {
-                let micros = Expr::Cast(Box::new(x.clone()), CastTo::TimeMicros);
+            if self.without_agg(|c| Ok(c.is_time(x)))? {
+                let keyed = Expr::Cast(Box::new(x.clone()), CastTo::TimeKeyed);
                 let spec = AggSpec {
                     func,
-                    arg: Some(micros),
+                    arg: Some(keyed),
                     distinct,
-                    arg_type: SqlType::Int,
-                    binary: false,
+                    arg_type: SqlType::Text,
+                    binary: true,
                     order: Vec::new(),
                     separator: Vec::new(),
                     limit: None,
                 };
                 let r = self.register_agg(spec, text)?;
-                return Ok(Expr::Cast(Box::new(r), CastTo::TimeOfMicros(fsp)));
+                return Ok(Expr::Cast(Box::new(r), CastTo::Unkeyed));
             }
         }
         let scope = self.scope;

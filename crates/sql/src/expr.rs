@@ -307,9 +307,13 @@ pub enum CastTo {
     /// Internal: a TIME value's signed microseconds (an integer), so that comparisons,
     /// ORDER BY, GROUP BY and MIN / MAX order times as times (`crate::time`).
     TimeMicros,
-    /// Internal: microseconds (from `TimeMicros`) back to TIME text with n fraction digits.
-    TimeOfMicros(u8),
-    /// Internal: a TIME(n) value in a numeric context, `[-]HHMMSS[.n digits]`.
+    /// Internal: a TIME value behind its microseconds as 8 order-preserving bytes, so that
+    /// MIN / MAX compare times byte by byte and keep the value as it was (`Unkeyed`).
+    TimeKeyed,
+    /// Internal: a `TimeKeyed` value without its 8 key bytes.
+    Unkeyed,
+    /// Internal: a TIME(n) value in a numeric context, `[-]HHMMSS[.n digits]` (n = 7: as many
+    /// digits as the value has).
     TimeNumber(u8),
     /// Internal: text compared with a BIT column, read as one big-endian number of its
     /// bytes (`'A'` is 65), as MariaDB compares them.
@@ -1282,8 +1286,9 @@ impl Expr {
                 | CastTo::TimeNumber(0)
                 | CastTo::TimeMicros
                 | CastTo::BitNumber => SqlType::Int,
-                CastTo::TemporalNumber(n) | CastTo::TimeNumber(n) => SqlType::Decimal(*n),
-                CastTo::Time(_) | CastTo::TimeOfMicros(_) => SqlType::Time,
+                CastTo::TemporalNumber(n) | CastTo::TimeNumber(n) => SqlType::Decimal((*n).min(6)),
+                CastTo::Time(_) | CastTo::Unkeyed => SqlType::Time,
+                CastTo::TimeKeyed => SqlType::Text,
             },
         }
     }
@@ -1668,12 +1673,18 @@ pub fn cast(v: &Value, to: CastTo) -> Value {
         }
         // A value that is no time reads as 00:00:00 (MariaDB's with its warning 1292).
         CastTo::TimeMicros => Value::Int(crate::time::parse(v).map_or(0, |t| t.micros)),
-        CastTo::TimeOfMicros(fsp) => match v {
-            Value::Int(m) => Value::Bytes(crate::time::text(*m, fsp).into_bytes()),
+        CastTo::TimeKeyed => {
+            let micros = crate::time::parse(v).map_or(0, |t| t.micros);
+            let mut out = ((micros as u64) ^ (1 << 63)).to_be_bytes().to_vec();
+            out.extend_from_slice(&to_text(v).unwrap_or_default());
+            Value::Bytes(out)
+        }
+        CastTo::Unkeyed => match v {
+            Value::Bytes(b) => Value::Bytes(b.get(8..).unwrap_or_default().to_vec()),
             other => other.clone(),
         },
         CastTo::TimeNumber(fsp) => match crate::time::parse(v) {
-            Some(t) => crate::time::number(t.micros, fsp),
+            Some(t) => crate::time::number(t.micros, if fsp > 6 { t.digits } else { fsp }),
             None => v.clone(),
         },
         CastTo::DecimalOrder => Value::Bytes(match Dec::of(v) {

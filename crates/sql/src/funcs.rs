@@ -1018,9 +1018,11 @@ pub fn eval(f: MiscFunc, a: &[Value]) -> Result<Value, SqlError> {
         M::TimeDiff => {
             let (a, b) = (at(0), at(1));
             let diff = match (datetime_micros(a), datetime_micros(b)) {
-                (Some(x), Some(y)) => Some((x.0 - y.0, x.1.max(y.1))),
+                (Some(x), Some(y)) => Some((x.0.saturating_sub(y.0), x.1.max(y.1))),
                 (None, None) => match (crate::time::parse(a), crate::time::parse(b)) {
-                    (Some(x), Some(y)) => Some((x.micros - y.micros, x.digits.max(y.digits))),
+                    (Some(x), Some(y)) => {
+                        Some((x.micros.saturating_sub(y.micros), x.digits.max(y.digits)))
+                    }
                     _ => None,
                 },
                 _ => None,
@@ -1038,7 +1040,11 @@ pub fn eval(f: MiscFunc, a: &[Value]) -> Result<Value, SqlError> {
             };
             match datetime_micros(at(0)) {
                 Some((base, digits)) => {
-                    let us = base + sign * t.micros;
+                    // (Years 0 to 9999 lie within ±2^58 microseconds of 1970.)
+                    let us = base.saturating_add(sign * t.micros);
+                    if us.unsigned_abs() > 1 << 58 {
+                        return Ok(Value::Null);
+                    }
                     let (y, mo, d, h, mi, s) = coerce::civil_from_unix(us.div_euclid(1_000_000));
                     if !(0..=9999).contains(&y) {
                         return Ok(Value::Null);
@@ -1054,7 +1060,7 @@ pub fn eval(f: MiscFunc, a: &[Value]) -> Result<Value, SqlError> {
                 None => match crate::time::parse(at(0)) {
                     Some(x) => {
                         let digits = x.digits.max(t.digits);
-                        let m = clip_time(x.micros + sign * t.micros, digits);
+                        let m = clip_time(x.micros.saturating_add(sign * t.micros), digits);
                         text(crate::time::text(m, digits))
                     }
                     None => Value::Null,

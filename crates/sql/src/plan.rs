@@ -2825,14 +2825,22 @@ fn union_order_and_limit(p: &mut SelectPlan, q: &ast::Query, cx: &PlanCx) -> Res
     let order_by = order_by_list(q)?;
     for o in &order_by {
         let desc = is_desc(o)?;
-        let pos = match &o.expr {
+        let c = Compiler::new(&scope, cx.placeholders);
+        let x = match &o.expr {
             ast::Expr::Value(v) if matches!(v.value, ast::Value::Number(..)) => {
-                position_of(&v.value, p.n_out, "ORDER BY")?
+                Expr::Col(position_of(&v.value, p.n_out, "ORDER BY")?)
             }
             e => {
                 let mut c = Compiler::new(&scope, cx.placeholders);
                 c.clause = "ORDER BY";
-                p.project.push(c.compile(e)?);
+                c.compile(e)?
+            }
+        };
+        // A TIME orders by its microseconds (`Compiler::order_key`).
+        let pos = match (c.order_key(&x), x) {
+            (None, Expr::Col(i)) if i < p.n_out => i,
+            (key, x) => {
+                p.project.push(key.unwrap_or(x));
                 p.project.len() - 1
             }
         };
@@ -3204,7 +3212,19 @@ fn select_body(q: &ast::Query, cx: &PlanCx) -> Result<SelectPlan, SqlError> {
         let desc = is_desc(o)?;
         let pos = match &o.expr {
             ast::Expr::Value(v) if matches!(v.value, ast::Value::Number(..)) => {
-                position_of(&v.value, n_out, "ORDER BY")?
+                let at = position_of(&v.value, n_out, "ORDER BY")?;
+                // An ENUM, SET or TIME item orders by its number (`Compiler::order_key`).
+                let mut c = Compiler::new(&scope, cx.placeholders);
+                if is_agg {
+                    c.agg = Some(&mut builder);
+                }
+                match project.get(at).and_then(|x| c.order_key(x)) {
+                    Some(key) => {
+                        project.push(key);
+                        project.len() - 1
+                    }
+                    None => at,
+                }
             }
             e => {
                 let mut c = Compiler::new(&scope, cx.placeholders);
@@ -3421,6 +3441,11 @@ fn select_body(q: &ast::Query, cx: &PlanCx) -> Result<SelectPlan, SqlError> {
                 }
                 let mut col = computed_column(name.clone(), t);
                 col.binary = matches!(e, Expr::Cast(_, crate::expr::CastTo::Binary));
+                // CAST(x AS TIME(n)): n fraction digits.
+                if let Expr::Cast(_, crate::expr::CastTo::Time(n @ 1..=6)) = e {
+                    col.decimals = *n;
+                    col.length = crate::coerce::time_width(*n);
+                }
                 // A constant other than NULL is never NULL, nor are operators over such
                 // values and NOT NULL columns (without aggregation; clients size by it).
                 col.not_null = match e {

@@ -137,8 +137,8 @@ fn datetime_time_part(t: &str) -> Option<&str> {
 /// Canonical text of `micros` with `fsp` fraction digits (cut): `[-]HH:MM:SS[.f]`.
 pub fn text(micros: i64, fsp: u8) -> String {
     let fsp = fsp.min(6);
-    let unit = 10i64.pow(6 - u32::from(fsp));
-    let abs = micros.unsigned_abs() as i64 / unit * unit;
+    let unit = 10u64.pow(6 - u32::from(fsp));
+    let abs = micros.unsigned_abs() / unit * unit;
     let secs = abs / 1_000_000;
     let mut out = String::with_capacity(16);
     if micros < 0 && abs != 0 {
@@ -154,10 +154,9 @@ pub fn text(micros: i64, fsp: u8) -> String {
     out
 }
 
-/// `micros` within the TIME range, and whether it was (None: it was not; the nearest end
-/// is returned in the error).
+/// `micros` when it lies within the TIME range; Err with the nearest end when it does not.
 pub fn in_range(micros: i64) -> Result<i64, i64> {
-    if micros.abs() <= MAX_MICROS {
+    if micros.unsigned_abs() <= MAX_MICROS as u64 {
         Ok(micros)
     } else {
         Err(micros.clamp(-MAX_MICROS, MAX_MICROS))
@@ -167,9 +166,10 @@ pub fn in_range(micros: i64) -> Result<i64, i64> {
 /// A TIME read as a number (`t + 0`): `[-]HHMMSS`, with `fsp` digits after the point (a
 /// DECIMAL's text) when fsp > 0.
 pub fn number(micros: i64, fsp: u8) -> Value {
-    let abs = micros.unsigned_abs() as i64;
+    let abs = micros.unsigned_abs();
     let secs = abs / 1_000_000;
-    let n = secs / 3600 * 10_000 + secs / 60 % 60 * 100 + secs % 60;
+    // (Within the TIME range: at most 8 385 959.)
+    let n = (secs / 3600 * 10_000 + secs / 60 % 60 * 100 + secs % 60) as i64;
     let n = if micros < 0 { -n } else { n };
     if fsp == 0 {
         return Value::Int(n);
