@@ -32,13 +32,10 @@ pub struct ScopeCol {
     /// A base table's column: its values are stored in its type's form (a DATETIME(n)'s all
     /// with n fraction digits), which a derived table's or a UNION's column need not be.
     pub base: bool,
-    /// A base table's ENUM or SET column: its members (numeric contexts and ORDER BY read
-    /// the ENUM member's number, the SET's bit mask).
-    pub members: Option<Members>,
 }
 
 /// The members of an ENUM or SET column.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct Members {
     pub names: std::sync::Arc<[String]>,
     /// A SET (its number is a bit mask), not an ENUM.
@@ -923,7 +920,7 @@ impl<'a> Compiler<'a> {
     /// row).
     fn members_of(&self, src: &Expr) -> Option<&Members> {
         let Expr::Col(i) = src else { return None };
-        self.scope.cols.get(*i)?.members.as_ref()
+        self.scope.cols.get(*i)?.meta.members.as_ref()
     }
 
     /// The number of ENUM column `e`'s member (1 for the first; 0 for the empty error value;

@@ -2491,6 +2491,13 @@ fn column_meta(def: &ColumnDef, table: &str, db: &str, primary: bool) -> Column 
                     | ColumnType::Enum(_)
                     | ColumnType::Set(_)
             ),
+        members: match &def.ty {
+            ColumnType::Enum(m) | ColumnType::Set(m) => Some(crate::compile::Members {
+                names: m.as_slice().into(),
+                set: matches!(def.ty, ColumnType::Set(_)),
+            }),
+            _ => None,
+        },
     }
 }
 
@@ -2575,13 +2582,6 @@ pub(crate) fn def_scope(def: &TableDef, db: &str, alias: Option<&str>) -> Scope 
             .map(|(i, c)| ScopeCol {
                 merged_away: false,
                 base: true,
-                members: match &c.ty {
-                    ColumnType::Enum(m) | ColumnType::Set(m) => Some(crate::compile::Members {
-                        names: m.as_slice().into(),
-                        set: matches!(c.ty, ColumnType::Set(_)),
-                    }),
-                    _ => None,
-                },
                 name: c.name.clone(),
                 qualifiers: quals.clone(),
                 ty: sql_type_of(&c.ty),
@@ -2814,11 +2814,14 @@ fn union_order_and_limit(p: &mut SelectPlan, q: &ast::Query, cx: &PlanCx) -> Res
             .map(|c| ScopeCol {
                 merged_away: false,
                 base: false,
-                members: None,
                 name: c.name.clone(),
                 qualifiers: Vec::new(),
                 ty: kind_type(c),
-                meta: c.clone(),
+                // (A UNION's column is no ENUM: its rows come from several.)
+                meta: Column {
+                    members: None,
+                    ..c.clone()
+                },
             })
             .collect(),
     };
@@ -3819,7 +3822,6 @@ fn derived_source(
             .map(|c| ScopeCol {
                 merged_away: false,
                 base: false,
-                members: None,
                 name: c.name.clone(),
                 qualifiers: vec![a.clone()],
                 ty: kind_type(c),

@@ -51,6 +51,9 @@ pub struct Column {
     /// Strings of this column compare byte by byte (a BLOB or a `*_bin` text column); false
     /// for the default case-insensitive collation and for non-strings.
     pub binary: bool,
+    /// An ENUM's or SET's members (a base table's column, also read through a derived table
+    /// or a view): numeric contexts and ORDER BY read its number. Never sent to clients.
+    pub members: Option<crate::compile::Members>,
 }
 
 impl Column {
@@ -69,6 +72,7 @@ impl Column {
             primary_key: false,
             is_text: true,
             binary: false,
+            members: None,
         }
     }
     /// A computed BIGINT column (COUNT(*), numeric expressions).

@@ -59,7 +59,6 @@ pub fn filter_rows(
                     .map(|c| ScopeCol {
                         merged_away: false,
                         base: false,
-                        members: None,
                         name: c.name.clone(),
                         qualifiers: Vec::new(),
                         ty: SqlType::Text,
