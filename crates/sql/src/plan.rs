@@ -2728,6 +2728,10 @@ fn set_operation(
                     c.not_null = a.not_null && b.not_null;
                     c.length = a.length.max(b.length);
                     c.table = String::new();
+                    // (An ENUM / SET only when both sides have the same members.)
+                    if a.members != b.members {
+                        c.members = None;
+                    }
                     columns.push(c);
                     conform.push(None);
                 } else if b.kind == ColumnKind::Null || a.kind == ColumnKind::Null {
@@ -2740,6 +2744,10 @@ fn set_operation(
                     c.name = a.name.clone();
                     c.not_null = false;
                     c.table = String::new();
+                    // (An ENUM / SET only when both sides have the same members.)
+                    if a.members != b.members {
+                        c.members = None;
+                    }
                     conform.push(None);
                     columns.push(c);
                 } else if numeric(ta) && numeric(tb) {
