@@ -17,31 +17,10 @@
 
 mod common;
 
-use std::time::Duration;
-
-use common::{run_program, TestServer, MARIADB};
+use common::{TestServer, MARIADB};
 
 fn mariadb(server: &TestServer, args: &[&str], sql: &str) -> (bool, String, String) {
     common::mariadb_batch(server, args, sql)
-}
-
-/// Dumps database `db` from `server` with the real `mariadb-dump` into `file` (in the
-/// server's folder); returns the dump's path.
-fn dump_from_tierdb(server: &TestServer, db: &str, file: &str) -> std::path::PathBuf {
-    let dump_path = server.dir.path().join(file);
-    let (ok, out, err) = run_program(
-        "/usr/bin/mariadb-dump",
-        &[
-            "-h127.0.0.1".to_string(),
-            format!("-P{}", server.port),
-            "-uroot".into(),
-            format!("--result-file={}", dump_path.display()),
-            db.into(),
-        ],
-        Duration::from_secs(60),
-    );
-    assert!(ok, "mariadb-dump failed: {err}\n{out}");
-    dump_path
 }
 
 const QUERIES: &str =
@@ -106,7 +85,7 @@ fn a_mariadb_dump_loads_and_reads_back_as_in_mariadb() {
     assert!(ok, "{err}");
 
     // Dump from tierdb with the real mariadb-dump.
-    let dump_path = dump_from_tierdb(&server, "shop", "from_tierdb.sql");
+    let dump_path = common::dump_from_tierdb(&server, "shop", "from_tierdb.sql");
     let ours = std::fs::read_to_string(&dump_path).expect("dump file");
     let theirs = std::fs::read_to_string(&fixture).expect("fixture");
     // Table definitions and data lines as MariaDB's own dump had them.
@@ -157,7 +136,7 @@ fn a_dump_with_raw_binary_literals_keeps_every_byte() {
     assert_eq!(out, BINARY_PRINTED);
 
     // tierdb's own dump of it (raw bytes again) loads into another database unchanged.
-    let dump_path = dump_from_tierdb(&server, "rawb", "binary_from_tierdb.sql");
+    let dump_path = common::dump_from_tierdb(&server, "rawb", "binary_from_tierdb.sql");
     let (ok, _, err) = mariadb(&server, &[], "CREATE DATABASE rawb2");
     assert!(ok, "{err}");
     let (ok, out, err) = mariadb(
@@ -202,7 +181,7 @@ fn a_dump_with_time_year_bit_and_enum_columns_round_trips() {
     assert!(ok, "{err}");
     assert_eq!(out, printed);
 
-    let dump_path = dump_from_tierdb(&server, "kinds", "kinds_from_tierdb.sql");
+    let dump_path = common::dump_from_tierdb(&server, "kinds", "kinds_from_tierdb.sql");
     let body = |d: &[u8]| -> Vec<String> {
         String::from_utf8_lossy(d)
             .lines()

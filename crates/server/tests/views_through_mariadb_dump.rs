@@ -10,9 +10,7 @@
 
 mod common;
 
-use std::time::Duration;
-
-use common::{run_program, TestServer, MARIADB};
+use common::{TestServer, MARIADB};
 
 const QUERIES: &str = "SELECT * FROM shopv.big_orders ORDER BY id; \
      SELECT * FROM shopv.customer_totals ORDER BY customer; \
@@ -98,19 +96,7 @@ fn a_mariadb_dump_with_views_loads_reads_back_and_dumps_again() {
     );
 
     // Dump from tierdb with the real mariadb-dump and load it into another database.
-    let dump_path = server.dir.path().join("views_from_tierdb.sql");
-    let (ok, out, err) = run_program(
-        "/usr/bin/mariadb-dump",
-        &[
-            "-h127.0.0.1".to_string(),
-            format!("-P{}", server.port),
-            "-uroot".into(),
-            format!("--result-file={}", dump_path.display()),
-            "shopv".into(),
-        ],
-        Duration::from_secs(60),
-    );
-    assert!(ok, "mariadb-dump failed: {err}\n{out}");
+    let dump_path = common::dump_from_tierdb(&server, "shopv", "views_from_tierdb.sql");
     let ours = std::fs::read_to_string(&dump_path).expect("dump file");
     assert!(
         ours.contains("/*!50013 DEFINER=`root`@`localhost` SQL SECURITY INVOKER */"),

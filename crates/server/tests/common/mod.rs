@@ -282,3 +282,22 @@ pub mod raw {
         first
     }
 }
+
+/// Dumps database `db` from `server` with the real `mariadb-dump` into `file` (in the
+/// server's folder); returns the dump's path.
+pub fn dump_from_tierdb(server: &TestServer, db: &str, file: &str) -> std::path::PathBuf {
+    let dump_path = server.dir.path().join(file);
+    let (ok, out, err) = run_program(
+        "/usr/bin/mariadb-dump",
+        &[
+            "-h127.0.0.1".to_string(),
+            format!("-P{}", server.port),
+            "-uroot".into(),
+            format!("--result-file={}", dump_path.display()),
+            db.into(),
+        ],
+        Duration::from_secs(60),
+    );
+    assert!(ok, "mariadb-dump failed: {err}\n{out}");
+    dump_path
+}
