@@ -55,7 +55,7 @@ fn env() -> &'static Env {
         cfg.flush_log_at_trx_commit = 0;
         cfg.lock_wait_timeout = Duration::from_millis(200);
         let engine = Engine::open(cfg).expect("engine");
-        let shared = Shared::new(engine, ServerInfo::default());
+        let shared = Shared::new(engine, ServerInfo::default()).expect("shared");
         Env { shared }
     })
 }

@@ -414,6 +414,51 @@ pub fn decode_view(first: &[u8], rest: &[&[u8]]) -> Result<ViewDef> {
     Ok(v)
 }
 
+/// Account entries (the SQL layer's accounts and grants, opaque here): key
+/// `enc([bytes 02, part, ...])` — no database name starts with byte 02 —, value `"A"` + the
+/// layer's bytes. Parts and value are limited so that an entry fits a B+tree cell.
+pub fn account_entry(
+    parts: &[Vec<u8>],
+    value: Option<&[u8]>,
+) -> Result<(Vec<u8>, Option<Vec<u8>>)> {
+    let size: usize =
+        parts.iter().map(|p| p.len() + 2).sum::<usize>() + value.map_or(0, <[u8]>::len);
+    if parts.is_empty() || size > ACCOUNT_ENTRY_MAX {
+        return Err(Error::Internal(format!(
+            "account entry of {size} bytes (at most {ACCOUNT_ENTRY_MAX})"
+        )));
+    }
+    let mut key = vec![Value::Bytes(vec![2])];
+    key.extend(parts.iter().map(|p| Value::Bytes(p.clone())));
+    let value = value.map(|v| {
+        let mut out = vec![b'A'];
+        out.extend_from_slice(v);
+        out
+    });
+    Ok((encode_key(&key), value))
+}
+
+/// Bytes of an account entry's key parts and value together, at most.
+pub const ACCOUNT_ENTRY_MAX: usize = 2000;
+
+/// The key parts (after the leading 02) and value (after `"A"`) of an account entry whose
+/// decoded key is `parts`.
+pub fn decode_account(parts: &[Value], value: &[u8]) -> Result<(Vec<Vec<u8>>, Vec<u8>)> {
+    let bad = || Error::Corrupt("account entry key".into());
+    let (first, rest) = parts.split_first().ok_or_else(bad)?;
+    if *first != Value::Bytes(vec![2]) || rest.is_empty() {
+        return Err(bad());
+    }
+    let key = rest
+        .iter()
+        .map(|p| match p {
+            Value::Bytes(b) => Ok(b.clone()),
+            _ => Err(bad()),
+        })
+        .collect::<Result<Vec<_>>>()?;
+    Ok((key, value[1..].to_vec()))
+}
+
 pub fn encode_db() -> Vec<u8> {
     vec![b'D']
 }

@@ -87,6 +87,9 @@ pub(crate) struct Inner {
     pub catalog: RwLock<BTreeMap<String, BTreeMap<String, Arc<Table>>>>,
     /// db → view → definition. Views and tables share one namespace per database.
     pub views: RwLock<BTreeMap<String, BTreeMap<String, Arc<ViewDef>>>>,
+    /// The SQL layer's account entries (catalog namespace 02): key parts → value, both
+    /// opaque here (see `Engine::account_entries`).
+    pub accounts: RwLock<AccountEntries>,
     /// Some table has (or had, since start-up) a FOREIGN KEY: until then `referencing` answers
     /// without looking at the catalog, so tables without any cost nothing.
     pub any_foreign_keys: AtomicBool,
@@ -150,6 +153,9 @@ impl From<tierdb_buffer::BufferError> for Error {
 /// Catalog entries to change in one mtr: key → new value (None: delete). A key set after
 /// it was unset (a view replaced or renamed onto a name) keeps only the last change.
 type CatalogChanges = BTreeMap<Vec<u8>, Option<Vec<u8>>>;
+
+/// Account entries by key parts (see `Engine::account_entries`).
+pub(crate) type AccountEntries = BTreeMap<Vec<Vec<u8>>, Vec<u8>>;
 
 /// Deletes every entry of view `v` of `db` (its pieces too).
 fn unset_view(changes: &mut CatalogChanges, db: &str, v: &ViewDef) {
@@ -387,6 +393,7 @@ impl Inner {
             catalog_tree,
             catalog: RwLock::new(BTreeMap::new()),
             views: RwLock::new(BTreeMap::new()),
+            accounts: RwLock::new(BTreeMap::new()),
             any_foreign_keys: AtomicBool::new(false),
             ddl: Mutex::new(()),
             locks: LockManager::new(),
@@ -455,6 +462,7 @@ impl Inner {
         let mut dbs: BTreeMap<String, BTreeMap<String, Arc<Table>>> = BTreeMap::new();
         let mut dropped: Vec<PageId> = Vec::new();
         let mut views: BTreeMap<String, BTreeMap<String, Arc<ViewDef>>> = BTreeMap::new();
+        let mut accounts = AccountEntries::new();
         let mut entries: Vec<(Vec<u8>, Vec<u8>)> = Vec::new();
         self.catalog_tree
             .scan(&self.store, std::ops::Bound::Unbounded, |k, v| {
@@ -502,6 +510,10 @@ impl Inner {
                     views.entry(db).or_default().insert(view, Arc::new(def));
                 }
                 Some(b'P') => {}
+                Some(b'A') => {
+                    let (key, value) = catalog::decode_account(&parts, v)?;
+                    accounts.insert(key, value);
+                }
                 _ => return Err(Error::Corrupt("catalog entry kind".into())),
             }
         }
@@ -539,6 +551,7 @@ impl Inner {
             .collect();
         *self.catalog.write() = dbs;
         *self.views.write() = views;
+        *self.accounts.write() = accounts;
         for t in &leftovers {
             self.drop_table_entry(&t.db, t)?;
             self.catalog
@@ -709,6 +722,26 @@ impl Inner {
             .entry(db.to_string())
             .or_default()
             .insert(def.name.clone(), Arc::new(def));
+        Ok(())
+    }
+
+    /// Changes account entries in one catalog write (all or none after a crash), then in
+    /// memory.
+    pub fn change_accounts(&self, changes: Vec<(Vec<Vec<u8>>, Option<Vec<u8>>)>) -> Result<()> {
+        let _g = self.ddl.lock();
+        let mut catalog_changes = CatalogChanges::new();
+        for (key, value) in &changes {
+            let (k, v) = catalog::account_entry(key, value.as_deref())?;
+            catalog_changes.insert(k, v);
+        }
+        self.catalog_apply(catalog_changes)?;
+        let mut mem = self.accounts.write();
+        for (key, value) in changes {
+            match value {
+                Some(v) => mem.insert(key, v),
+                None => mem.remove(&key),
+            };
+        }
         Ok(())
     }
 

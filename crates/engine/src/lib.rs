@@ -266,6 +266,18 @@ impl Engine {
     pub fn rename_views(&self, pairs: &[(String, String, String)]) -> Result<()> {
         self.inner.rename_views(pairs)
     }
+    /// The account entries the SQL layer stored (`change_accounts`), in key order: key parts
+    /// and value, both opaque to the engine.
+    pub fn account_entries(&self) -> Vec<(Vec<Vec<u8>>, Vec<u8>)> {
+        let m = self.inner.accounts.read();
+        m.iter().map(|(k, v)| (k.clone(), v.clone())).collect()
+    }
+    /// Sets (Some) or deletes (None) account entries in one durable catalog write: all or
+    /// none after a crash. Invalid for an empty key or an entry over
+    /// `catalog::ACCOUNT_ENTRY_MAX` bytes.
+    pub fn change_accounts(&self, changes: Vec<(Vec<Vec<u8>>, Option<Vec<u8>>)>) -> Result<()> {
+        self.inner.change_accounts(changes)
+    }
     /// The view `db`.`name`, if there is one (names compare like table names).
     pub fn view(&self, db: &str, name: &str) -> Option<Arc<ViewDef>> {
         self.inner.view(db, name)

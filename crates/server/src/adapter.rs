@@ -1,14 +1,16 @@
 //! The glue between the protocol seam and the SQL layer: `Backend` for `tierdb_sql::Session`
 //! and `Service` for the server (accounts from the config, sessions from `tierdb_sql::Shared`).
 //!
-//! Owns: the account table (who may log in, with which credential, from where), the
-//! COM_STATISTICS line, and re-creating a session for COM_RESET_CONNECTION.
+//! Owns: handing the config file's accounts to the SQL layer's account list, the login
+//! (which account a client gets, with which credential), the COM_STATISTICS line, and
+//! re-creating a session for COM_RESET_CONNECTION.
 //! Must never: encode protocol bytes; hold a lock across a call into the SQL layer.
 //!
-//! Accounts: a user listed in the config with a password logs in from anywhere the server
-//! listens; an account with an empty password logs in only from a loopback address.
+//! Accounts (`tierdb_sql::accounts`): a user listed in the config with a password is
+//! `user@%` and logs in from anywhere the server listens; one with an empty password is
+//! `user@localhost` and logs in only from a loopback address. Both hold every privilege.
+//! Accounts made with CREATE USER / GRANT are stored in the catalog and checked per statement.
 
-use std::collections::HashMap;
 use std::net::IpAddr;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -25,8 +27,6 @@ use crate::protocol::constants::status;
 /// The server as the protocol sees it.
 pub struct TierService {
     shared: Arc<Shared>,
-    /// user name → SHA1(SHA1(password)), None for no password.
-    users: HashMap<String, Option<[u8; 20]>>,
     listener: Arc<ListenerState>,
     questions: Arc<AtomicU64>,
     max_packet_bytes: u64,
@@ -38,13 +38,13 @@ impl TierService {
         cfg: &Config,
         listener: Arc<ListenerState>,
     ) -> Result<TierService, String> {
-        let mut users = HashMap::new();
+        let mut users = Vec::new();
         for u in &cfg.users {
-            users.insert(u.name.clone(), u.native_hash()?);
+            users.push((u.name.clone(), u.native_hash()?));
         }
+        shared.accounts.set_config_accounts(&users);
         Ok(TierService {
             shared,
-            users,
             listener,
             questions: Arc::new(AtomicU64::new(0)),
             max_packet_bytes: cfg.max_allowed_packet.bytes(),
@@ -56,11 +56,11 @@ impl Service for TierService {
     type Backend = SqlBackend;
 
     fn credential(&self, user: &str, peer: IpAddr) -> Option<Credential> {
-        match self.users.get(user)? {
-            Some(hash) => Some(Credential::NativeHash(*hash)),
-            None if peer.is_loopback() => Some(Credential::NoPassword),
-            None => None,
-        }
+        let account = self.shared.accounts.login(user, peer)?;
+        Some(match account.auth {
+            Some(hash) => Credential::NativeHash(hash),
+            None => Credential::NoPassword,
+        })
     }
 
     fn open(
@@ -68,12 +68,22 @@ impl Service for TierService {
         conn_id: u32,
         user: &str,
         host: &str,
+        peer: IpAddr,
         db: Option<&str>,
     ) -> Result<SqlBackend, SqlError> {
-        // Session::new registers the connection (SHOW PROCESSLIST); Session::end unregisters.
-        let session = Session::new(self.shared.clone(), conn_id, user, host, db)?;
+        let account = self.shared.accounts.login(user, peer).ok_or_else(|| {
+            SqlError::new(
+                1045,
+                "28000",
+                format!("Access denied for user '{user}'@'{host}'"),
+            )
+        })?;
+        // Session::login registers the connection (SHOW PROCESSLIST); Session::end
+        // unregisters.
+        let session = Session::login(self.shared.clone(), conn_id, &account, user, host, db)?;
         Ok(SqlBackend {
             session,
+            account,
             shared: self.shared.clone(),
             conn_id,
             user: user.to_string(),
@@ -112,6 +122,8 @@ impl Service for TierService {
 /// One connection's SQL session.
 pub struct SqlBackend {
     session: Session,
+    /// The account the client logged in as (kept for COM_RESET_CONNECTION).
+    account: Arc<tierdb_sql::accounts::Account>,
     shared: Arc<Shared>,
     conn_id: u32,
     user: String,
@@ -154,17 +166,19 @@ impl Backend for SqlBackend {
         // first (it unregisters the connection id the new one registers again).
         let db = self.session.current_db().map(str::to_string);
         self.session.end();
-        let fresh = Session::new(
+        let fresh = Session::login(
             self.shared.clone(),
             self.conn_id,
+            &self.account,
             &self.user,
             &self.host,
             db.as_deref(),
         )
         .or_else(|_| {
-            Session::new(
+            Session::login(
                 self.shared.clone(),
                 self.conn_id,
+                &self.account,
                 &self.user,
                 &self.host,
                 None,

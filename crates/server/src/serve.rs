@@ -95,7 +95,8 @@ pub fn run(cfg: Config) -> anyhow::Result<()> {
     }
     let engine = tierdb_engine::Engine::open(cfg.engine_config())
         .context("cannot open the storage engine")?;
-    let shared = tierdb_sql::Shared::new(engine.clone(), crate::adapter::server_info(&cfg));
+    let shared = tierdb_sql::Shared::new(engine.clone(), crate::adapter::server_info(&cfg))
+        .map_err(anyhow::Error::msg)?;
     // KILL CONNECTION ends the socket of the connection it names.
     let sockets = state.clone();
     shared.set_connection_closer(Box::new(move |id| sockets.close_connection(id)));

@@ -638,7 +638,7 @@ fn source_rows(
             }
         }
         Source::Virtual(info) => {
-            for row in crate::infoschema::rows(info)? {
+            for row in crate::infoschema::visible_rows(info, cx.env.account())? {
                 if !f(row)? {
                     break;
                 }

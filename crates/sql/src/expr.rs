@@ -85,6 +85,8 @@ pub enum Func {
     UnixTimestamp,
     Database,
     User,
+    /// CURRENT_USER(): the account (`user@host pattern`) the session's privileges are from.
+    CurrentUser,
     Version,
     ConnectionId,
     LastInsertId,
@@ -448,6 +450,15 @@ pub trait SubqueryRunner {
 pub trait Env {
     fn current_db(&self) -> Option<&str>;
     fn user(&self) -> String;
+    /// CURRENT_USER(): the account the privileges are from (USER() unless it differs).
+    fn current_user(&self) -> String {
+        self.user()
+    }
+    /// The account whose privileges limit what the statement may see (INFORMATION_SCHEMA
+    /// rows); None: no limit.
+    fn account(&self) -> Option<&crate::accounts::Account> {
+        None
+    }
     fn connection_id(&self) -> u32;
     fn last_insert_id(&self) -> u64;
     fn version(&self) -> String;
@@ -1178,6 +1189,7 @@ impl Expr {
                 | Func::Lower
                 | Func::Database
                 | Func::User
+                | Func::CurrentUser
                 | Func::Version => SqlType::Text,
                 Func::Substring
                 | Func::Trim
@@ -2941,6 +2953,7 @@ fn eval_func(f: Func, args: &[Expr], row: &[Value], cx: &EvalCx) -> Result<Value
             None => Value::Null,
         },
         Func::User => Value::Bytes(cx.env.user().into_bytes()),
+        Func::CurrentUser => Value::Bytes(cx.env.current_user().into_bytes()),
         Func::Version => Value::Bytes(cx.env.version().into_bytes()),
         Func::ConnectionId => Value::Int(i64::from(cx.env.connection_id())),
         Func::LastInsertId => Value::Int(cx.env.last_insert_id() as i64),

@@ -343,6 +343,44 @@ fn sizes(t: &ColumnType) -> (Value, Value, Value, Value) {
     }
 }
 
+/// The rows of `t` that `who` may see (None: all of them): a row about a table shows when
+/// the account holds some privilege on it, a row about a database when it holds some
+/// privilege in it; INFORMATION_SCHEMA's own rows always show (as MariaDB filters them).
+pub fn visible_rows(
+    t: &InfoTable,
+    who: Option<&crate::accounts::Account>,
+) -> Result<Vec<Row>, SqlError> {
+    let mut out = rows(t)?;
+    let Some(a) = who else {
+        return Ok(out);
+    };
+    let at = |names: &[&str]| {
+        t.def
+            .columns
+            .iter()
+            .position(|c| names.iter().any(|n| c.name == *n))
+    };
+    let Some(schema) = at(&["TABLE_SCHEMA", "SCHEMA_NAME", "CONSTRAINT_SCHEMA"]) else {
+        return Ok(out);
+    };
+    let table = at(&["TABLE_NAME"]);
+    let text = |v: &Value| match v {
+        Value::Bytes(b) => String::from_utf8_lossy(b).into_owned(),
+        _ => String::new(),
+    };
+    out.retain(|row| {
+        let db = text(&row[schema]);
+        if is_schema(&db) {
+            return true;
+        }
+        match table {
+            Some(i) => a.any_on_table(&db, &text(&row[i])),
+            None => a.any_in_db(&db),
+        }
+    });
+    Ok(out)
+}
+
 /// The rows of `t`, generated now from the catalog.
 pub fn rows(t: &InfoTable) -> Result<Vec<Row>, SqlError> {
     let e = &t.engine;

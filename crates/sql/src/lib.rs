@@ -14,8 +14,11 @@
 //! Must never: reach storage except through `tierdb_engine`, or panic on client input.
 
 pub mod access;
+pub mod account_sql;
+pub mod accounts;
 pub mod alter;
 pub mod alter_if;
+pub mod authorize;
 pub mod check;
 pub mod coerce;
 pub mod compile;

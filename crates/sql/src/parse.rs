@@ -555,60 +555,6 @@ fn show_warnings_limit(tokens: &[sqlparser::tokenizer::TokenWithSpan]) -> Option
     Some(Statement::ShowVariable { variable })
 }
 
-/// `SHOW GRANTS [FOR CURRENT_USER[()] | FOR user[@host]]`, which sqlparser does not parse:
-/// handed on as the words `GRANTS` or `GRANTS FOR user host` of a `SHOW`.
-fn show_grants(tokens: &[sqlparser::tokenizer::TokenWithSpan]) -> Option<Statement> {
-    let toks = significant(tokens);
-    let kw = |i: usize, k: &str| is_keyword(toks.get(i).copied(), k);
-    if !(kw(0, "SHOW") && kw(1, "GRANTS")) {
-        return None;
-    }
-    let mut variable: Vec<sqlparser::ast::Ident> = vec!["GRANTS".into()];
-    let text = |t: &Token| match t {
-        Token::Word(w) => Some(w.value.clone()),
-        Token::SingleQuotedString(x) | Token::DoubleQuotedString(x) => Some(x.clone()),
-        _ => None,
-    };
-    match toks.len() {
-        2 => {}
-        3 if kw(2, "FOR") => return None,
-        _ if kw(2, "FOR") && kw(3, "CURRENT_USER") => {
-            let rest = &toks[4..];
-            if !(rest.is_empty() || matches!(rest, [Token::LParen, Token::RParen])) {
-                return None;
-            }
-        }
-        _ if kw(2, "FOR") => {
-            let mut user = text(toks.get(3)?)?;
-            // `'u'@'h'` comes as a name and `@'h'` (one word or the sign and a string);
-            // `u@'h'` as the word `u@` and a string (`@` is a name character in MySQL).
-            let host = match &toks[4..] {
-                [] => match user.split_once('@') {
-                    Some((u, h)) => {
-                        let h = h.to_string();
-                        user = u.to_string();
-                        h
-                    }
-                    None => "%".to_string(),
-                },
-                [h] if user.ends_with('@') && matches!(toks[3], Token::Word(_)) => {
-                    user.pop();
-                    text(h)?
-                }
-                [Token::AtSign, h] => text(h)?,
-                [Token::Word(w)] if w.value.starts_with('@') => {
-                    w.value[1..].trim_matches(['\'', '`', '"']).to_string()
-                }
-                _ => return None,
-            };
-            variable.extend(["FOR".into(), sqlparser::ast::Ident::new(user)]);
-            variable.push(sqlparser::ast::Ident::new(host));
-        }
-        _ => return None,
-    }
-    Some(Statement::ShowVariable { variable })
-}
-
 /// MariaDB binds `LIKE` and `REGEXP` tighter than comparisons and `||` (`a REGEXP b = 1` is
 /// `(a REGEXP b) = 1`, `1 = a LIKE b` is `1 = (a LIKE b)`); sqlparser binds them looser.
 /// Rotates every such unparenthesized pair back (explicit parentheses are kept, as
@@ -719,6 +665,40 @@ fn bind_predicates_tighter(stmt: &mut Statement) {
             if matches!(e, A::RLike { .. } | A::Like { .. }) {
                 let taken = std::mem::replace(e, A::Value(sqlparser::ast::Value::Null.into()));
                 *e = fix(taken);
+            }
+            std::ops::ControlFlow::Continue(())
+        }
+    }
+    let _ = sqlparser::ast::VisitMut::visit(stmt, &mut Fix);
+}
+
+/// `CURRENT_USER` without parentheses is the function (a keyword in MariaDB; sqlparser reads
+/// a name). A backquoted `current_user` stays a name.
+fn bare_current_user(stmt: &mut Statement) {
+    use sqlparser::ast::Expr as A;
+    struct Fix;
+    impl sqlparser::ast::VisitorMut for Fix {
+        type Break = ();
+        fn post_visit_expr(&mut self, e: &mut A) -> std::ops::ControlFlow<()> {
+            if let A::Identifier(id) = e {
+                if id.quote_style.is_none() && id.value.eq_ignore_ascii_case("CURRENT_USER") {
+                    *e = A::Function(sqlparser::ast::Function {
+                        name: sqlparser::ast::ObjectName::from(vec![id.clone()]),
+                        uses_odbc_syntax: false,
+                        parameters: sqlparser::ast::FunctionArguments::None,
+                        args: sqlparser::ast::FunctionArguments::List(
+                            sqlparser::ast::FunctionArgumentList {
+                                duplicate_treatment: None,
+                                args: Vec::new(),
+                                clauses: Vec::new(),
+                            },
+                        ),
+                        filter: None,
+                        null_treatment: None,
+                        over: None,
+                        within_group: Vec::new(),
+                    });
+                }
             }
             std::ops::ControlFlow::Continue(())
         }
@@ -1547,10 +1527,7 @@ pub fn parse(sql: &str) -> Result<Parsed, SqlError> {
     mariadb_comments(&dialect, &mut tokens)?;
     let snapshot = consistent_snapshot(&mut tokens);
     let tx_scope = set_transaction_scope(&tokens);
-    if let Some(stmt) = show_create_database(&tokens)
-        .or_else(|| show_grants(&tokens))
-        .or_else(|| show_warnings_limit(&tokens))
-    {
+    if let Some(stmt) = show_create_database(&tokens).or_else(|| show_warnings_limit(&tokens)) {
         return Ok(Parsed {
             stmt,
             placeholders: Vec::new(),
@@ -1686,6 +1663,7 @@ pub fn parse(sql: &str) -> Result<Parsed, SqlError> {
     let not_a_select = || syntax("LOCK IN SHARE MODE belongs to a SELECT");
     for st in &mut stmts {
         bind_predicates_tighter(st);
+        bare_current_user(st);
     }
     let mut stmt = stmts.pop().ok_or_else(|| {
         if share_mode {

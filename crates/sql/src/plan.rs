@@ -899,10 +899,6 @@ pub enum Utility {
         errors: bool,
     },
     ShowEngines,
-    /// `SHOW GRANTS [FOR user@host]` (None: the current account).
-    ShowGrants {
-        account: Option<(String, String)>,
-    },
     /// `SHOW CHARACTER SET` / `SHOW CHARSET [LIKE | WHERE]`.
     ShowCharset {
         filter: ShowFilter,
@@ -2201,10 +2197,6 @@ fn show_words(words: &[ast::Ident], cx: &PlanCx) -> Result<Plan, SqlError> {
         ["COUNT", "WARNINGS"] => Utility::ShowWarningCount { errors: false },
         ["COUNT", "ERRORS"] => Utility::ShowWarningCount { errors: true },
         ["ENGINES"] | ["STORAGE", "ENGINES"] => Utility::ShowEngines,
-        ["GRANTS"] => Utility::ShowGrants { account: None },
-        ["GRANTS", "FOR", _, _] => Utility::ShowGrants {
-            account: Some((raw[2].to_string(), raw[3].to_string())),
-        },
         ["INDEX" | "INDEXES" | "KEYS", "FROM" | "IN", ..] => {
             let (db, table) = name_at(2)?;
             let table = cx.temp_key(&db, &table).unwrap_or(table);

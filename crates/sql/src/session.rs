@@ -58,6 +58,13 @@ pub(crate) struct SessionState {
     /// `warnings` were started afresh by the running statement (`Core::run`); a statement
     /// that fails before that replaces them with its error alone (`note_error`).
     warnings_fresh: bool,
+    /// The account the session logged in as (user, host pattern); None: a trusted embedded
+    /// session, which holds every privilege.
+    account: Option<(String, String)>,
+    /// The account's privileges as of `grants_version` of `Shared::accounts`; None when no
+    /// check can fail (trusted session or superuser). Refreshed when each statement starts.
+    grants: Option<Arc<crate::accounts::Account>>,
+    grants_version: u64,
 }
 
 impl SessionState {
@@ -147,6 +154,15 @@ impl Env for SessionState {
     }
     fn user(&self) -> String {
         format!("{}@{}", self.user, self.host)
+    }
+    fn current_user(&self) -> String {
+        match &self.account {
+            Some((u, h)) => format!("{u}@{h}"),
+            None => self.user(),
+        }
+    }
+    fn account(&self) -> Option<&crate::accounts::Account> {
+        self.grants.as_deref()
     }
     fn connection_id(&self) -> u32 {
         self.conn_id
@@ -381,6 +397,9 @@ impl Session {
                     next_isolation: None,
                     temps: Default::default(),
                     warnings_fresh: false,
+                    account: None,
+                    grants: None,
+                    grants_version: 0,
                 },
                 txn: None,
                 savepoints: Vec::new(),
@@ -394,6 +413,84 @@ impl Session {
             next_stmt_id: 1,
             named: HashMap::new(),
             ended: false,
+        })
+    }
+
+    /// A session of a client that logged in as `account` (from `Shared::accounts`): its
+    /// statements are checked against the account's privileges. `user` / `host`: the client
+    /// as USER() shows it. 1044 when `db` is a database the account may not use.
+    pub fn login(
+        shared: Arc<Shared>,
+        conn_id: u32,
+        account: &crate::accounts::Account,
+        user: &str,
+        host: &str,
+        db: Option<&str>,
+    ) -> Result<Session, SqlError> {
+        if let Some(d) = db {
+            let a = shared.accounts.get(&account.user, &account.host);
+            let a = a.as_deref().unwrap_or(account);
+            if !crate::infoschema::is_schema(d) {
+                crate::accounts::check(a, &[crate::accounts::Need::AnyInDb(d.to_string())])?;
+            }
+        }
+        let mut s = Session::new(shared, conn_id, user, host, db)?;
+        s.core.st.account = Some((account.user.clone(), account.host.clone()));
+        s.core.refresh_grants();
+        Ok(s)
+    }
+
+    /// CREATE / ALTER / DROP / RENAME USER, SET PASSWORD, GRANT, REVOKE, SHOW GRANTS, SHOW
+    /// CREATE USER (`crate::account_sql`). The changing ones end the open transaction first,
+    /// as MariaDB's do.
+    fn account_statement(
+        &mut self,
+        stmt: crate::account_sql::AccountStmt,
+    ) -> Result<QueryResult, SqlError> {
+        use crate::account_sql::AccountStmt;
+        let shows = matches!(
+            stmt,
+            AccountStmt::ShowGrants(_) | AccountStmt::ShowCreateUser(_)
+        );
+        if !shows {
+            self.core.commit_open()?;
+        }
+        let me =
+            match self.core.st.account.clone() {
+                None => None,
+                Some((u, h)) => {
+                    self.core.refresh_grants();
+                    Some(
+                        self.core.st.shared.accounts.get(&u, &h).unwrap_or_else(|| {
+                            Arc::new(crate::accounts::Account::new(&u, &h, None))
+                        }),
+                    )
+                }
+            };
+        let current = match &self.core.st.account {
+            Some(id) => id.clone(),
+            None => (self.core.st.user.clone(), self.core.st.host.clone()),
+        };
+        let shared = self.core.st.shared.clone();
+        let runner = crate::account_sql::Runner {
+            shared: &shared,
+            me,
+            current,
+            db: self.core.st.db.as_deref(),
+        };
+        let (res, notes) = runner.run(stmt)?;
+        self.core.st.clear_warnings();
+        self.core.st.warnings_fresh = true;
+        self.core.st.row_count = if shows { -1 } else { 0 };
+        Ok(match res {
+            QueryResult::Ok { .. } if !notes.is_empty() => {
+                let mut last = QueryResult::ok();
+                for n in notes {
+                    last = self.core.ok_with(n);
+                }
+                last
+            }
+            other => other,
         })
     }
 
@@ -438,6 +535,18 @@ impl Session {
             .unwrap_or(-1);
         let own = i64::from(self.core.st.conn_id) == id;
         let shared = self.core.st.shared.clone();
+        // Another user's connection needs SUPER or CONNECTION ADMIN (1095, as MariaDB).
+        if let (Some(a), Ok(i)) = (self.core.refresh_grants(), u32::try_from(id)) {
+            let others = shared.conn(i).is_some_and(|c| c.user != self.core.st.user);
+            let may = a.global & (crate::accounts::SUPER | crate::accounts::CONNECTION_ADMIN) != 0;
+            if others && !may {
+                return Err(SqlError::new(
+                    1095,
+                    "HY000",
+                    format!("You are not owner of thread {id}"),
+                ));
+            }
+        }
         if !u32::try_from(id).is_ok_and(|i| shared.kill(i, connection)) {
             // The id as a number (NULL and text that is none are 0, as MariaDB shows them).
             let shown = target.as_ref().and_then(crate::coerce::to_i64).unwrap_or(0);
@@ -506,6 +615,8 @@ impl Session {
                 let cx = PlanCx::new(&self.core.st.shared.engine, self.core.st.db.as_deref(), &[])
                     .with_temps(&self.core.st.temps);
                 let plan = plan::maintenance(&m, &cx)?;
+                self.core.refresh_grants();
+                self.core.authorize_plan(&plan)?;
                 self.core.st.shared.counters.inc(counter_for(&plan));
                 return self.core.run(&plan, &[]);
             }
@@ -528,6 +639,11 @@ impl Session {
                 other => Ok(other),
             };
         }
+        if crate::account_sql::may_be_account_statement(sql) {
+            if let Some(stmt) = crate::account_sql::parse(sql)? {
+                return self.account_statement(stmt);
+            }
+        }
         let Parsed {
             stmt,
             placeholders,
@@ -538,6 +654,10 @@ impl Session {
                 "'?' parameter markers are only allowed in prepared statements",
             ));
         }
+        if self.core.refresh_grants().is_some() {
+            let db = self.core.st.db.clone();
+            self.core.authorize(&stmt, db.as_deref())?;
+        }
         let plan_now = |core: &Core| {
             let cx = PlanCx::new(&core.st.shared.engine, core.st.db.as_deref(), &[])
                 .with_temps(&core.st.temps)
@@ -545,6 +665,7 @@ impl Session {
             plan::build(&stmt, &cx)
         };
         let plan = plan_now(&self.core)?;
+        self.core.authorize_plan(&plan)?;
         self.core.st.shared.counters.inc(counter_for(&plan));
         let had_txn = self.core.txn.is_some();
         match self.core.run(&plan, &[]) {
@@ -646,11 +767,24 @@ impl Session {
 
     fn prepare_inner(&mut self, sql: &str) -> Result<PreparedInfo, SqlError> {
         let shared = self.core.st.shared.clone();
+        if crate::account_sql::may_be_account_statement(sql)
+            && crate::account_sql::parse(sql)?.is_some()
+        {
+            return Err(SqlError::new(
+                1295,
+                "HY000",
+                "This command is not supported in the prepared statement protocol yet",
+            ));
+        }
         let Parsed {
             stmt,
             placeholders,
             item_texts,
         } = parse(sql)?;
+        if self.core.refresh_grants().is_some() {
+            let db = self.core.st.db.clone();
+            self.core.authorize(&stmt, db.as_deref())?;
+        }
         let version = shared.catalog_version();
         let plan = {
             let cx = PlanCx::new(&shared.engine, self.core.st.db.as_deref(), &placeholders)
@@ -728,6 +862,12 @@ impl Session {
             c.busy.store(true, Ordering::Relaxed);
             c.since_ms.store(shared.now_ms(), Ordering::Relaxed);
         }
+        if self.core.refresh_grants().is_some() {
+            if let Err(e) = self.core.authorize(&p.stmt, p.db.as_deref()) {
+                self.core.end_busy();
+                return Err(e);
+            }
+        }
         let mut replanned = false;
         let r = loop {
             let version = shared.catalog_version();
@@ -751,6 +891,9 @@ impl Session {
                     "prepared statement without a plan",
                 ));
             };
+            if let Err(e) = self.core.authorize_plan(plan) {
+                break Err(e);
+            }
             if !replanned {
                 shared.counters.inc(counter_for(plan));
             }
@@ -789,6 +932,17 @@ impl Session {
     /// COM_FIELD_LIST.
     pub fn field_list(&mut self, table: &str) -> Result<Vec<Column>, SqlError> {
         let db = self.core.st.db.clone().ok_or_else(no_db)?;
+        if let Some(a) = self.core.refresh_grants() {
+            if self.core.st.temps.key(&db, table).is_none() {
+                crate::accounts::check(
+                    &a,
+                    &[crate::accounts::Need::AnyOnTable {
+                        db: db.clone(),
+                        name: table.to_string(),
+                    }],
+                )?;
+            }
+        }
         let name = self.core.st.temps.key(&db, table).unwrap_or(table);
         let t = self.core.st.shared.engine.table(&db, name)?;
         Ok(show::field_list(&t))
@@ -849,6 +1003,24 @@ impl Drop for Session {
 }
 
 /// Errors after which MySQL rolls back the whole transaction, not just the statement.
+/// `res` with only the rows `keep` takes.
+fn keep_rows(res: QueryResult, keep: impl Fn(&[Value]) -> bool) -> QueryResult {
+    match res {
+        QueryResult::Rows { columns, mut rows } => {
+            rows.retain(|r| keep(r));
+            QueryResult::Rows { columns, rows }
+        }
+        other => other,
+    }
+}
+
+fn text_of(v: &Value) -> String {
+    match v {
+        Value::Bytes(b) => String::from_utf8_lossy(b).into_owned(),
+        other => other.to_string(),
+    }
+}
+
 fn is_txn_abort(e: &SqlError) -> bool {
     e.code == 1213
 }
@@ -870,9 +1042,52 @@ impl Core {
         }
     }
 
+    /// The session's privileges, re-read when accounts changed; None when no check can fail
+    /// (a trusted session, or an account holding every global privilege).
+    fn refresh_grants(&mut self) -> Option<Arc<crate::accounts::Account>> {
+        let (u, h) = self.st.account.as_ref()?;
+        let accounts = &self.st.shared.accounts;
+        let version = accounts.version();
+        if version != self.st.grants_version {
+            // A dropped account keeps its sessions, with no privilege left (as MariaDB).
+            let a = accounts
+                .get(u, h)
+                .unwrap_or_else(|| Arc::new(crate::accounts::Account::new(u, h, None)));
+            self.st.grants = (!a.is_superuser()).then_some(a);
+            self.st.grants_version = version;
+        }
+        self.st.grants.clone()
+    }
+
+    /// Checks what `stmt` needs as written (before planning), names resolving in `db`.
+    fn authorize(&mut self, stmt: &Statement, db: Option<&str>) -> Result<(), SqlError> {
+        let Some(a) = self.refresh_grants() else {
+            return Ok(());
+        };
+        let names = crate::authorize::Names {
+            engine: &self.st.shared.engine,
+            db,
+            temps: &self.st.temps,
+        };
+        crate::accounts::check(&a, &crate::authorize::statement_needs(stmt, &names))
+    }
+
+    /// Checks what a planned statement needs beyond `authorize` (utility statements).
+    fn authorize_plan(&self, plan: &Plan) -> Result<(), SqlError> {
+        match &self.st.grants {
+            Some(a) => crate::accounts::check(a, &crate::authorize::plan_needs(plan)),
+            None => Ok(()),
+        }
+    }
+
     fn init_db(&mut self, db: &str) -> Result<(), SqlError> {
         // COM_INIT_DB changes no row: ROW_COUNT() after it is 0 (as MariaDB).
         self.st.row_count = 0;
+        if let Some(a) = self.refresh_grants() {
+            if !crate::infoschema::is_schema(db) {
+                crate::accounts::check(&a, &[crate::accounts::Need::AnyInDb(db.to_string())])?;
+            }
+        }
         let db = if crate::infoschema::is_schema(db) {
             crate::infoschema::SCHEMA
         } else {
@@ -1233,13 +1448,28 @@ impl Core {
                 }
                 Ok(QueryResult::ok())
             }
-            Utility::ShowDatabases(f) => show::databases(engine, f, &self.st),
+            Utility::ShowDatabases(f) => {
+                let res = show::databases(engine, f, &self.st)?;
+                Ok(match &self.st.grants {
+                    Some(a) if a.global & crate::accounts::SHOW_DATABASES == 0 => {
+                        keep_rows(res, |r| {
+                            let db = text_of(&r[0]);
+                            crate::infoschema::is_schema(&db) || a.any_in_db(&db)
+                        })
+                    }
+                    _ => res,
+                })
+            }
             Utility::ShowTables { db, full, filter } => {
                 let db = match db {
                     Some(d) => d.clone(),
                     None => self.st.db.clone().ok_or_else(no_db)?,
                 };
-                show::tables(engine, &db, *full, filter, &self.st)
+                let res = show::tables(engine, &db, *full, filter, &self.st)?;
+                Ok(match &self.st.grants {
+                    Some(a) => keep_rows(res, |r| a.any_on_table(&db, &text_of(&r[0]))),
+                    None => res,
+                })
             }
             Utility::ShowColumns {
                 db,
@@ -1279,12 +1509,16 @@ impl Core {
                 show::variables(&shared, *global, &|n| st.session_value(n), filter, st)
             }
             Utility::ShowStatus { filter, .. } => show::status(&shared, filter, &self.st),
-            Utility::ShowProcessList { full } => Ok(show::processlist(
-                &shared,
-                self.st.conn_id,
-                &self.current_sql,
-                *full,
-            )),
+            Utility::ShowProcessList { full } => {
+                let res = show::processlist(&shared, self.st.conn_id, &self.current_sql, *full);
+                // Without PROCESS an account sees its own user's connections only.
+                Ok(match &self.st.grants {
+                    Some(a) if a.global & crate::accounts::PROCESS == 0 => {
+                        keep_rows(res, |r| text_of(&r[1]) == self.st.user)
+                    }
+                    _ => res,
+                })
+            }
             Utility::ShowWarnings { limit } => Ok(show::warnings(self.st.warnings.iter(), *limit)),
             Utility::ShowErrors { limit } => {
                 let errors = self.st.warnings.iter().filter(|w| w.level == "Error");
@@ -1303,9 +1537,6 @@ impl Core {
                 })
             }
             Utility::ShowEngines => Ok(show::engines()),
-            Utility::ShowGrants { account } => {
-                show::grants(&self.st.user, &self.st.host, account.as_ref())
-            }
             Utility::ShowCharset { filter } => show::charsets(filter, &self.st),
             Utility::ShowCollation { filter } => show::collations(filter, &self.st),
             Utility::ShowTableStatus { db, filter } => {
@@ -1313,7 +1544,11 @@ impl Core {
                     Some(d) => d.clone(),
                     None => self.st.db.clone().ok_or_else(no_db)?,
                 };
-                show::table_status(engine, &db, filter, &self.st)
+                let res = show::table_status(engine, &db, filter, &self.st)?;
+                Ok(match &self.st.grants {
+                    Some(a) => keep_rows(res, |r| a.any_on_table(&db, &text_of(&r[0]))),
+                    None => res,
+                })
             }
             Utility::Analyze { tables } => Ok(show::analyze(engine, tables, &self.st.temps)),
             Utility::Optimize { tables } => Ok(crate::maintain::optimize(engine, tables)),
@@ -1822,12 +2057,18 @@ impl Core {
                     };
                 }
                 if def.definer.is_empty() {
-                    // As MariaDB names a loopback client's account.
-                    let host = match self.st.host.as_str() {
-                        "127.0.0.1" | "::1" => "localhost",
-                        h => h,
+                    // CURRENT_USER: the account; an embedded session is named as MariaDB
+                    // names a loopback client's account.
+                    def.definer = match &self.st.account {
+                        Some((u, h)) => format!("{u}@{h}"),
+                        None => {
+                            let host = match self.st.host.as_str() {
+                                "127.0.0.1" | "::1" => "localhost",
+                                h => h,
+                            };
+                            format!("{}@{host}", self.st.user)
+                        }
                     };
-                    def.definer = format!("{}@{host}", self.st.user);
                 }
                 let text = |v: Result<Value, SqlError>, dflt: &str| match v {
                     Ok(Value::Bytes(b)) => String::from_utf8_lossy(&b).into_owned(),

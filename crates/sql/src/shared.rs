@@ -67,10 +67,17 @@ pub struct Shared {
     pub(crate) user_locks: crate::user_locks::UserLocks,
     /// How KILL CONNECTION ends another connection's socket (set by the server).
     closer: RwLock<Option<ConnectionCloser>>,
+    /// Who may log in and what each account may do.
+    pub accounts: crate::accounts::Accounts,
+    /// Held by a statement that changes accounts (one at a time, so each sees the last).
+    pub(crate) account_ddl: Mutex<()>,
 }
 
 impl Shared {
-    pub fn new(engine: Arc<Engine>, settings: ServerInfo) -> Arc<Shared> {
+    /// The SQL layer over `engine`; Err when the stored accounts cannot be read.
+    pub fn new(engine: Arc<Engine>, settings: ServerInfo) -> Result<Arc<Shared>, String> {
+        let accounts = crate::accounts::Accounts::load(&engine)
+            .map_err(|e| format!("cannot read the stored accounts: {e}"))?;
         let globals = variables::defaults(
             &settings.version,
             &settings.version_comment,
@@ -78,7 +85,9 @@ impl Shared {
             &settings.hostname,
             &settings.datadir,
         );
-        Arc::new(Shared {
+        Ok(Arc::new(Shared {
+            accounts,
+            account_ddl: Mutex::new(()),
             engine,
             info: settings,
             globals: RwLock::new(globals),
@@ -88,7 +97,7 @@ impl Shared {
             catalog_version: AtomicU64::new(1),
             user_locks: Default::default(),
             closer: RwLock::new(None),
-        })
+        }))
     }
 
     /// How KILL CONNECTION ends a connection's socket (the server knows the sockets).

@@ -512,34 +512,6 @@ pub fn engines() -> QueryResult {
     }
 }
 
-/// SHOW GRANTS: every tierdb account may do everything (there are no privileges to grant
-/// yet), said as MariaDB says it of an all-powerful account. Another account than the
-/// session's is 1141, as MariaDB answers for an account it does not know.
-pub fn grants(
-    user: &str,
-    host: &str,
-    account: Option<&(String, String)>,
-) -> Result<QueryResult, SqlError> {
-    if let Some((u, h)) = account {
-        if u != user || (h != host && h != "%") {
-            return Err(SqlError::new(
-                1141,
-                "42000",
-                format!("There is no such grant defined for user '{u}' on host '{h}'"),
-            ));
-        }
-    }
-    let q = |x: &str| x.replace('`', "``");
-    Ok(QueryResult::Rows {
-        columns: text_cols(&[&format!("Grants for {user}@{host}")]),
-        rows: vec![vec![s(format!(
-            "GRANT ALL PRIVILEGES ON *.* TO `{}`@`{}` WITH GRANT OPTION",
-            q(user),
-            q(host)
-        ))]],
-    })
-}
-
 /// The character sets tierdb accepts in DDL (`ddl::charset_named`), as MariaDB 10.11 lists
 /// them: name, description, default collation, bytes per character at most.
 const CHARSETS: [(&str, &str, &str, i64); 5] = [

@@ -59,13 +59,14 @@ pub trait Service: Send + Sync {
     /// The credential of `user` when connecting from `peer`; `None` refuses the login
     /// (error 1045 either way, so clients cannot probe for user names).
     fn credential(&self, user: &str, peer: IpAddr) -> Option<Credential>;
-    /// Opens a session for an authenticated user. `db`: the database named at connect
-    /// (unknown: error 1049).
+    /// Opens a session for an authenticated user, who connected from `peer` (shown as
+    /// `host`). `db`: the database named at connect (unknown: error 1049).
     fn open(
         &self,
         conn_id: u32,
         user: &str,
         host: &str,
+        peer: IpAddr,
         db: Option<&str>,
     ) -> Result<Self::Backend, SqlError>;
     /// The connection `conn_id` ended (its backend's `end` has run).

@@ -293,11 +293,14 @@ impl<S: Service, R: Read, W: Write> Connection<'_, S, R, W> {
         }
         self.stmts.clear();
         self.end_backend();
-        let host = self.peer.to_string();
-        match self
-            .service
-            .open(self.conn_id, &cu.user, &host, cu.database.as_deref())
-        {
+        let host = self.host();
+        match self.service.open(
+            self.conn_id,
+            &cu.user,
+            &host,
+            self.peer,
+            cu.database.as_deref(),
+        ) {
             Ok(b) => {
                 self.backend = Some(b);
                 self.user = cu.user;

@@ -121,8 +121,18 @@ impl<S: Service, R: Read, W: Write> Connection<'_, S, R, W> {
         ConnEnd::Refused(e.message)
     }
 
-    fn host(&self) -> String {
-        self.peer.to_string()
+    /// The client's host as MariaDB names it: `localhost` for a loopback address (the name
+    /// it resolves to), else the address.
+    pub(crate) fn host(&self) -> String {
+        let ip = match self.peer {
+            std::net::IpAddr::V6(v6) => v6.to_ipv4_mapped().map_or(self.peer, std::net::IpAddr::V4),
+            v4 => v4,
+        };
+        if ip.is_loopback() {
+            "localhost".to_string()
+        } else {
+            ip.to_string()
+        }
     }
 
     fn access_denied(&self, user: &str, token: &[u8]) -> SqlError {
@@ -210,10 +220,13 @@ impl<S: Service, R: Read, W: Write> Connection<'_, S, R, W> {
             return Err(self.refuse(e));
         }
         let host = self.host();
-        match self
-            .service
-            .open(conn_id, &resp.user, &host, resp.database.as_deref())
-        {
+        match self.service.open(
+            conn_id,
+            &resp.user,
+            &host,
+            self.peer,
+            resp.database.as_deref(),
+        ) {
             Ok(b) => self.backend = Some(b),
             Err(e) => return Err(self.refuse(e)),
         }

@@ -48,6 +48,7 @@ impl Service for EchoService {
         _conn_id: u32,
         _user: &str,
         _host: &str,
+        _peer: IpAddr,
         db: Option<&str>,
     ) -> Result<EchoBackend, SqlError> {
         let mut b = EchoBackend::default();

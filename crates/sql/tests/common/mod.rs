@@ -13,13 +13,13 @@ pub struct Env {
 /// An engine (and its Shared) over `dir`, which may hold one from an earlier open.
 pub fn open_shared(dir: &std::path::Path) -> Arc<Shared> {
     let engine = Engine::open(EngineConfig::under(dir)).expect("engine");
-    Shared::new(engine, ServerInfo::default())
+    Shared::new(engine, ServerInfo::default()).unwrap()
 }
 
 pub fn env() -> Env {
     let dir = tempfile::tempdir().expect("tempdir");
     let engine = Engine::open(EngineConfig::under(dir.path())).expect("engine");
-    let shared = Shared::new(engine, ServerInfo::default());
+    let shared = Shared::new(engine, ServerInfo::default()).unwrap();
     let mut s = Session::new(shared.clone(), 999, "root", "localhost", None).expect("session");
     s.query("CREATE DATABASE sbtest").expect("create db");
     s.end();
