@@ -471,6 +471,7 @@ fn password(p: &str) -> Auth {
 /// Whether `sql` may be an account statement (a cheap look at its first words, so other
 /// statements pay nothing).
 pub fn may_be_account_statement(sql: &str) -> bool {
+    let sql = code_start(sql);
     let mut words = sql
         .split(|c: char| c.is_ascii_whitespace() || c == '(')
         .filter(|w| !w.is_empty());
@@ -506,9 +507,37 @@ pub fn may_be_account_statement(sql: &str) -> bool {
     }
 }
 
+/// `sql` from its first word of code: leading blanks and comments skipped, the opening of a
+/// `/*!NNNNN` / `/*M!NNNNNN` comment too (its text is code).
+fn code_start(mut sql: &str) -> &str {
+    loop {
+        sql = sql.trim_start();
+        let b = sql.as_bytes();
+        if sql.starts_with("/*!") || sql.starts_with("/*M!") {
+            let skip = if b[2] == b'M' { 4 } else { 3 };
+            sql = sql[skip..].trim_start_matches(|c: char| c.is_ascii_digit());
+        } else if sql.starts_with("/*") {
+            match sql.find("*/") {
+                Some(end) => sql = &sql[end + 2..],
+                None => return sql,
+            }
+        } else if sql.starts_with('#') || sql.starts_with("-- ") {
+            match sql.find('\n') {
+                Some(end) => sql = &sql[end + 1..],
+                None => return "",
+            }
+        } else {
+            return sql;
+        }
+    }
+}
+
 /// Reads an account statement; None when `sql` is not one (SET DEFAULT ROLE and roles are
 /// 1235).
 pub fn parse(sql: &str) -> Result<Option<AccountStmt>, SqlError> {
+    if !may_be_account_statement(sql) {
+        return Ok(None);
+    }
     let toks = lex(sql)?;
     let mut p = P { toks, at: 0 };
     let stmt = if p.kw("CREATE") {
@@ -1189,6 +1218,8 @@ mod tests {
             "SHOW GRANTS",
             "show create user a",
             "RENAME USER a TO b",
+            "/*M!100005 SET DEFAULT ROLE NONE FOR a */",
+            "-- note\n/* c */ GRANT SELECT ON *.* TO a",
         ] {
             assert!(may_be_account_statement(s), "{s}");
         }
