@@ -17,6 +17,8 @@ pub struct TestServer {
     pub port: u16,
     pub dir: tempfile::TempDir,
     child: Option<Child>,
+    /// The extra `serve` arguments it was started with (a restart uses them again).
+    extra: Vec<String>,
 }
 
 pub fn free_port() -> u16 {
@@ -34,56 +36,30 @@ impl TestServer {
     /// Starts the server with extra `serve` arguments.
     pub fn start_with(extra: &[&str]) -> TestServer {
         let dir = tempfile::tempdir().expect("tempdir");
-        for attempt in 0..5 {
-            let port = free_port();
-            let log = std::fs::File::create(dir.path().join("server.log")).expect("log file");
-            let mut cmd = Command::new(BIN);
-            cmd.arg("serve")
-                .arg("--port")
-                .arg(port.to_string())
-                .arg("--data-dir")
-                .arg(dir.path().join("data"))
-                .arg("--redo-dir")
-                .arg(dir.path().join("redo"))
-                .args(extra)
-                .env("RUST_LOG", "info")
-                .stdin(Stdio::null())
-                .stdout(Stdio::null())
-                .stderr(log);
-            let mut child = cmd.spawn().expect("cannot start tierdb");
-            let deadline = Instant::now() + Duration::from_secs(30);
-            loop {
-                if let Ok(Some(status)) = child.try_wait() {
-                    let log =
-                        std::fs::read_to_string(dir.path().join("server.log")).unwrap_or_default();
-                    if log.contains("cannot listen") && attempt < 4 {
-                        break; // port taken between probe and bind: try another
-                    }
-                    panic!("tierdb exited early ({status}):\n{log}");
-                }
-                if let Ok(mut s) = TcpStream::connect(("127.0.0.1", port)) {
-                    // Wait for the greeting, proving the accept loop runs.
-                    let _ = s.set_read_timeout(Some(Duration::from_secs(5)));
-                    let mut b = [0u8; 5];
-                    if s.read_exact(&mut b).is_ok() && b[4] == 10 {
-                        return TestServer {
-                            port,
-                            dir,
-                            child: Some(child),
-                        };
-                    }
-                }
-                if Instant::now() > deadline {
-                    let _ = child.kill();
-                    panic!(
-                        "tierdb did not accept connections within 30 s:\n{}",
-                        std::fs::read_to_string(dir.path().join("server.log")).unwrap_or_default()
-                    );
-                }
-                std::thread::sleep(Duration::from_millis(50));
+        let extra: Vec<String> = extra.iter().map(|s| s.to_string()).collect();
+        let (port, child) = launch(dir.path(), &extra);
+        TestServer {
+            port,
+            dir,
+            child: Some(child),
+            extra,
+        }
+    }
+
+    /// Stops the server (SIGTERM, or SIGKILL when `crash`) and starts it again on the same
+    /// folders and arguments (on a new port).
+    pub fn restart(&mut self, crash: bool) {
+        if let Some(mut child) = self.child.take() {
+            if crash {
+                let _ = child.kill();
+                let _ = child.wait();
+            } else {
+                stop_child(child, Duration::from_secs(30)).expect("clean stop");
             }
         }
-        panic!("could not find a free port for tierdb");
+        let (port, child) = launch(self.dir.path(), &self.extra);
+        self.port = port;
+        self.child = Some(child);
     }
 
     pub fn url(&self, db: Option<&str>) -> String {
@@ -118,6 +94,59 @@ impl Drop for TestServer {
             eprintln!("--- tierdb server log ---\n{}", self.log());
         }
     }
+}
+
+/// Starts `tierdb serve` over `dir` on a free port and waits for its greeting.
+fn launch(dir: &Path, extra: &[String]) -> (u16, Child) {
+    for attempt in 0..5 {
+        let port = free_port();
+        let log = std::fs::File::options()
+            .create(true)
+            .append(true)
+            .open(dir.join("server.log"))
+            .expect("log file");
+        let mut cmd = Command::new(BIN);
+        cmd.arg("serve")
+            .arg("--port")
+            .arg(port.to_string())
+            .arg("--data-dir")
+            .arg(dir.join("data"))
+            .arg("--redo-dir")
+            .arg(dir.join("redo"))
+            .args(extra)
+            .env("RUST_LOG", "info")
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(log);
+        let mut child = cmd.spawn().expect("cannot start tierdb");
+        let deadline = Instant::now() + Duration::from_secs(30);
+        loop {
+            if let Ok(Some(status)) = child.try_wait() {
+                let log = std::fs::read_to_string(dir.join("server.log")).unwrap_or_default();
+                if log.contains("cannot listen") && attempt < 4 {
+                    break; // port taken between probe and bind: try another
+                }
+                panic!("tierdb exited early ({status}):\n{log}");
+            }
+            if let Ok(mut s) = TcpStream::connect(("127.0.0.1", port)) {
+                // Wait for the greeting, proving the accept loop runs.
+                let _ = s.set_read_timeout(Some(Duration::from_secs(5)));
+                let mut b = [0u8; 5];
+                if s.read_exact(&mut b).is_ok() && b[4] == 10 {
+                    return (port, child);
+                }
+            }
+            if Instant::now() > deadline {
+                let _ = child.kill();
+                panic!(
+                    "tierdb did not accept connections within 30 s:\n{}",
+                    std::fs::read_to_string(dir.join("server.log")).unwrap_or_default()
+                );
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+    panic!("could not find a free port for tierdb");
 }
 
 /// SIGTERM to a server process, then waits up to `timeout` for its exit status (killing it
