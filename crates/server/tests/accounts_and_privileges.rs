@@ -154,7 +154,10 @@ fn an_application_account_gets_only_what_it_was_granted() {
         )
     );
     assert_eq!(denied(&mut app, "DROP DATABASE hr").0, 1044);
-    assert_eq!(denied(&mut app, "CREATE TEMPORARY TABLE tt (a INT)").0, 1044);
+    assert_eq!(
+        denied(&mut app, "CREATE TEMPORARY TABLE tt (a INT)").0,
+        1044
+    );
 
     // Databases: USE needs some privilege there; SHOW and INFORMATION_SCHEMA list only
     // what the account may use.
@@ -163,7 +166,11 @@ fn an_application_account_gets_only_what_it_was_granted() {
     let dbs: Vec<String> = app.query("SHOW DATABASES").unwrap();
     assert_eq!(
         set(dbs),
-        set(vec!["hr".into(), "information_schema".into(), "shop".into()])
+        set(vec![
+            "hr".into(),
+            "information_schema".into(),
+            "shop".into()
+        ])
     );
     let tables: Vec<String> = app.query("SHOW TABLES FROM hr").unwrap();
     assert_eq!(tables, vec!["directory".to_string()]);
@@ -362,8 +369,10 @@ fn grants_revokes_and_account_changes_take_effect_at_once() {
     );
 
     // The most specific host wins: from loopback `dup@localhost`, not `dup@%`.
-    root.query_drop("CREATE USER dup@'%' IDENTIFIED BY 'anywhere', dup@localhost IDENTIFIED BY 'here'")
-        .unwrap();
+    root.query_drop(
+        "CREATE USER dup@'%' IDENTIFIED BY 'anywhere', dup@localhost IDENTIFIED BY 'here'",
+    )
+    .unwrap();
     let mut dup = connect(server.port, "dup", "here", None).unwrap();
     let me: Option<String> = dup.query_first("SELECT CURRENT_USER()").unwrap();
     assert_eq!(me.as_deref(), Some("dup@localhost"));
@@ -415,7 +424,8 @@ fn accounts_survive_restarts_and_config_accounts_stay_read_only() {
     // Clean restart: the account and its grants are back.
     server.restart(false);
     let mut keep = connect(server.port, "keep", "k", Some("shop")).unwrap();
-    keep.query_drop("INSERT INTO orders VALUES (9, 90)").unwrap();
+    keep.query_drop("INSERT INTO orders VALUES (9, 90)")
+        .unwrap();
     keep.query_drop("UPDATE orders SET qty = 91 WHERE id = 9")
         .unwrap();
     assert_eq!(denied(&mut keep, "DELETE FROM orders").0, 1142);
@@ -431,7 +441,10 @@ fn accounts_survive_restarts_and_config_accounts_stay_read_only() {
     drop((keep, admin));
     server.restart(true);
     let mut keep = connect(server.port, "keep", "k", Some("shop")).unwrap();
-    assert_eq!(denied(&mut keep, "INSERT INTO orders VALUES (10, 1)").0, 1142);
+    assert_eq!(
+        denied(&mut keep, "INSERT INTO orders VALUES (10, 1)").0,
+        1142
+    );
     let n: Option<i64> = keep.query_first("SELECT COUNT(*) FROM orders").unwrap();
     assert_eq!(n, Some(3));
     connect(server.port, "late", "", None).unwrap();

@@ -166,6 +166,11 @@ fn bit_columns_print_what_mariadb_printed() {
 }
 
 #[test]
+fn accounts_and_grants_print_what_mariadb_printed() {
+    prints_what_mariadb_printed("accounts_and_grants");
+}
+
+#[test]
 fn set_columns_print_what_mariadb_printed() {
     prints_what_mariadb_printed("set_columns");
 }

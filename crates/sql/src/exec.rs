@@ -638,7 +638,7 @@ fn source_rows(
             }
         }
         Source::Virtual(info) => {
-            for row in crate::infoschema::visible_rows(info, cx.env.account())? {
+            for row in crate::infoschema::visible_rows(info, cx.env.account(), cx.env.accounts())? {
                 if !f(row)? {
                     break;
                 }

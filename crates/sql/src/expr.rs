@@ -459,6 +459,10 @@ pub trait Env {
     fn account(&self) -> Option<&crate::accounts::Account> {
         None
     }
+    /// Every account (INFORMATION_SCHEMA's privilege tables); None without a server.
+    fn accounts(&self) -> Option<&crate::accounts::Accounts> {
+        None
+    }
     fn connection_id(&self) -> u32;
     fn last_insert_id(&self) -> u64;
     fn version(&self) -> String;

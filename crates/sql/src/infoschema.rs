@@ -29,10 +29,13 @@ pub const TABLES: &[&str] = &[
     "REFERENTIAL_CONSTRAINTS",
     "ROUTINES",
     "SCHEMATA",
+    "SCHEMA_PRIVILEGES",
     "STATISTICS",
     "TABLES",
     "TABLE_CONSTRAINTS",
+    "TABLE_PRIVILEGES",
     "TRIGGERS",
+    "USER_PRIVILEGES",
     "VIEWS",
 ];
 
@@ -202,6 +205,27 @@ pub fn table(engine: &Arc<Engine>, name: &str) -> Result<InfoTable, SqlError> {
             text("COLLATION_CONNECTION"),
             text("ALGORITHM"),
         ],
+        "USER_PRIVILEGES" => vec![
+            text("GRANTEE"),
+            text("TABLE_CATALOG"),
+            text("PRIVILEGE_TYPE"),
+            text("IS_GRANTABLE"),
+        ],
+        "SCHEMA_PRIVILEGES" => vec![
+            text("GRANTEE"),
+            text("TABLE_CATALOG"),
+            text("TABLE_SCHEMA"),
+            text("PRIVILEGE_TYPE"),
+            text("IS_GRANTABLE"),
+        ],
+        "TABLE_PRIVILEGES" => vec![
+            text("GRANTEE"),
+            text("TABLE_CATALOG"),
+            text("TABLE_SCHEMA"),
+            text("TABLE_NAME"),
+            text("PRIVILEGE_TYPE"),
+            text("IS_GRANTABLE"),
+        ],
         "ROUTINES" => vec![
             text("SPECIFIC_NAME"),
             text("ROUTINE_CATALOG"),
@@ -346,11 +370,25 @@ fn sizes(t: &ColumnType) -> (Value, Value, Value, Value) {
 /// The rows of `t` that `who` may see (None: all of them): a row about a table shows when
 /// the account holds some privilege on it, a row about a database when it holds some
 /// privilege in it; INFORMATION_SCHEMA's own rows always show (as MariaDB filters them).
+///
+/// The privilege tables list every account's grants (`accounts`), or, for an account
+/// without every privilege, its own.
 pub fn visible_rows(
     t: &InfoTable,
     who: Option<&crate::accounts::Account>,
+    accounts: Option<&crate::accounts::Accounts>,
 ) -> Result<Vec<Row>, SqlError> {
-    let mut out = rows(t)?;
+    let mut out = match t.def.name.as_str() {
+        "USER_PRIVILEGES" | "SCHEMA_PRIVILEGES" | "TABLE_PRIVILEGES" => {
+            let list = match (accounts, who) {
+                (None, _) => Vec::new(),
+                (Some(all), None) => all.all(),
+                (Some(all), Some(a)) => all.get(&a.user, &a.host).into_iter().collect(),
+            };
+            privilege_rows(&t.def.name, &list)
+        }
+        _ => rows(t)?,
+    };
     let Some(a) = who else {
         return Ok(out);
     };
@@ -379,6 +417,62 @@ pub fn visible_rows(
         }
     });
     Ok(out)
+}
+
+/// USER_ / SCHEMA_ / TABLE_PRIVILEGES rows of `accounts`: one per privilege held (USAGE for
+/// an account without global privileges), as MariaDB lists them.
+fn privilege_rows(table: &str, accounts: &[Arc<crate::accounts::Account>]) -> Vec<Row> {
+    use crate::accounts::{names, GRANT_OPTION};
+    let mut out = Vec::new();
+    let grantable = |bits: u64| {
+        s(if bits & GRANT_OPTION != 0 {
+            "YES"
+        } else {
+            "NO"
+        })
+    };
+    for a in accounts {
+        let grantee = s(a.quoted());
+        match table {
+            "USER_PRIVILEGES" => {
+                let mut privs = names(a.global);
+                if privs.is_empty() {
+                    privs.push("USAGE");
+                }
+                for p in privs {
+                    out.push(vec![grantee.clone(), s("def"), s(p), grantable(a.global)]);
+                }
+            }
+            "SCHEMA_PRIVILEGES" => {
+                for (db, bits) in &a.dbs {
+                    for p in names(*bits) {
+                        out.push(vec![
+                            grantee.clone(),
+                            s("def"),
+                            s(db),
+                            s(p),
+                            grantable(*bits),
+                        ]);
+                    }
+                }
+            }
+            _ => {
+                for ((db, t), bits) in &a.tables {
+                    for p in names(*bits) {
+                        out.push(vec![
+                            grantee.clone(),
+                            s("def"),
+                            s(db),
+                            s(t),
+                            s(p),
+                            grantable(*bits),
+                        ]);
+                    }
+                }
+            }
+        }
+    }
+    out
 }
 
 /// The rows of `t`, generated now from the catalog.

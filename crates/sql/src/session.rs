@@ -164,6 +164,9 @@ impl Env for SessionState {
     fn account(&self) -> Option<&crate::accounts::Account> {
         self.grants.as_deref()
     }
+    fn accounts(&self) -> Option<&crate::accounts::Accounts> {
+        Some(&self.shared.accounts)
+    }
     fn connection_id(&self) -> u32 {
         self.conn_id
     }
