@@ -727,7 +727,7 @@ impl Inner {
 
     /// Changes account entries in one catalog write (all or none after a crash), then in
     /// memory.
-    pub fn change_accounts(&self, changes: Vec<(Vec<Vec<u8>>, Option<Vec<u8>>)>) -> Result<()> {
+    pub fn change_accounts(&self, changes: Vec<crate::AccountChange>) -> Result<()> {
         let _g = self.ddl.lock();
         let mut catalog_changes = CatalogChanges::new();
         for (key, value) in &changes {

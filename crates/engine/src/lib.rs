@@ -42,6 +42,9 @@ use tierdb_btree::BTree;
 pub use tierdb_bpe::{AdmissionPolicy as BpeAdmission, BpeConfig};
 pub use tierdb_io::ThrottleConfig;
 
+/// One change of an account entry: its key parts and new value (None: delete).
+pub type AccountChange = (Vec<Vec<u8>>, Option<Vec<u8>>);
+
 /// Engine settings (the `[engine]` part of tierdb.toml; defaults documented in README).
 #[derive(Clone)]
 pub struct EngineConfig {
@@ -275,7 +278,7 @@ impl Engine {
     /// Sets (Some) or deletes (None) account entries in one durable catalog write: all or
     /// none after a crash. Invalid for an empty key or an entry over
     /// `catalog::ACCOUNT_ENTRY_MAX` bytes.
-    pub fn change_accounts(&self, changes: Vec<(Vec<Vec<u8>>, Option<Vec<u8>>)>) -> Result<()> {
+    pub fn change_accounts(&self, changes: Vec<crate::AccountChange>) -> Result<()> {
         self.inner.change_accounts(changes)
     }
     /// The view `db`.`name`, if there is one (names compare like table names).

@@ -740,7 +740,7 @@ impl Runner<'_> {
         let ok = || QueryResult::ok();
         match &stmt {
             AccountStmt::ShowGrants(name) | AccountStmt::ShowCreateUser(name) => {
-                let (u, h) = self.resolve(&name);
+                let (u, h) = self.resolve(name);
                 if (u.clone(), h.clone()) != self.current {
                     self.check(&[Need::Db {
                         db: "mysql".into(),
@@ -755,7 +755,7 @@ impl Runner<'_> {
                 } else {
                     ("CREATE USER", vec![accounts::create_user_text(&a)])
                 };
-                let columns = vec![Column::text(&format!("{title} for {}@{}", a.user, a.host))];
+                let columns = vec![Column::text(format!("{title} for {}@{}", a.user, a.host))];
                 let rows = lines
                     .into_iter()
                     .map(|l| vec![Value::Bytes(l.into_bytes())])
@@ -1063,36 +1063,33 @@ impl Runner<'_> {
             return Ok(());
         }
         let need = bits | accounts::GRANT_OPTION;
-        match (level, db, table) {
-            (Level::Global, ..) => {
-                if me.global & need != need {
-                    return Err(accounts::global_denied(accounts::GRANT_OPTION));
-                }
-            }
-            (Level::Db, Some(d), _) => accounts::check(
-                me,
-                &[Need::Db {
-                    db: d.to_string(),
-                    privs: need,
-                }],
-            )?,
-            (_, Some(d), Some(t)) => {
-                if !accounts::check(
+        let denied = match (level, db, table) {
+            (Level::Global, ..) => me.global & need != need,
+            (Level::Db, Some(d), _) => {
+                return accounts::check(
                     me,
-                    &[Need::Table {
+                    &[Need::Db {
                         db: d.to_string(),
-                        name: t.to_string(),
                         privs: need,
                     }],
                 )
-                .is_ok()
-                {
-                    return Err(accounts::table_denied("GRANT", me, d, t));
-                }
             }
-            _ => {}
+            (_, Some(d), Some(t)) => accounts::check(
+                me,
+                &[Need::Table {
+                    db: d.to_string(),
+                    name: t.to_string(),
+                    privs: need,
+                }],
+            )
+            .is_err(),
+            _ => false,
+        };
+        match (denied, db, table) {
+            (false, ..) => Ok(()),
+            (true, Some(d), Some(t)) => Err(accounts::table_denied("GRANT", me, d, t)),
+            (true, ..) => Err(accounts::global_denied(accounts::GRANT_OPTION)),
         }
-        Ok(())
     }
 }
 

@@ -352,7 +352,7 @@ impl Accounts {
         changed: Vec<((String, String), Option<Account>)>,
     ) -> Result<(), SqlError> {
         let before = self.all();
-        let mut entries: Vec<(Vec<Vec<u8>>, Option<Vec<u8>>)> = Vec::new();
+        let mut entries: Vec<tierdb_engine::AccountChange> = Vec::new();
         for ((user, host), new) in &changed {
             if let Some(old) = before.iter().find(|a| a.user == *user && a.host == *host) {
                 for (k, _) in encode_account(old) {
@@ -463,15 +463,15 @@ fn decode_entries(entries: &[(Vec<Vec<u8>>, Vec<u8>)]) -> Result<Vec<Arc<Account
     for (k, v) in entries.iter().filter(|(k, _)| k[0] != KIND_USER) {
         match (k[0].as_slice(), k.as_slice()) {
             (KIND_DB, [_, u, h, db]) => {
-                let a = accounts
-                    .get_mut(&(text(u)?, text(h)?))
-                    .ok_or("database grant of a missing account")?;
+                let (u, h) = (text(u)?, text(h)?);
+                let missing = format!("database grant of a missing account '{u}'@'{h}'");
+                let a = accounts.get_mut(&(u, h)).ok_or(missing)?;
                 a.dbs.insert(text(db)?, privs(v)?);
             }
             (KIND_TABLE, [_, u, h, db, t]) => {
-                let a = accounts
-                    .get_mut(&(text(u)?, text(h)?))
-                    .ok_or("table grant of a missing account")?;
+                let (u, h) = (text(u)?, text(h)?);
+                let missing = format!("table grant of a missing account '{u}'@'{h}'");
+                let a = accounts.get_mut(&(u, h)).ok_or(missing)?;
                 a.tables.insert((text(db)?, text(t)?), privs(v)?);
             }
             _ => return Err("account entry kind".into()),
