@@ -9,14 +9,14 @@
 //! has no catch-all, so a new statement kind must say what it needs.
 //!
 //! Must never: check anything for the superuser path (the caller skips both passes when the
-//! account holds every global privilege), or count a WITH query's name or a session's
-//! TEMPORARY table as a table to check (MariaDB checks neither).
+//! account holds every global privilege), or count a WITH query's name (where it is in scope,
+//! as the planner resolves it) or a session's TEMPORARY table as a table to check (MariaDB
+//! checks neither).
 
 use crate::accounts::{self as a, Need};
 use crate::plan::{Plan, SetTarget, Utility};
 use crate::temp::TempTables;
 use sqlparser::ast::{self, Statement, Visit, Visitor};
-use std::collections::HashSet;
 use std::ops::ControlFlow;
 use tierdb_engine::Engine;
 
@@ -27,23 +27,85 @@ pub struct Names<'a> {
     pub temps: &'a TempTables,
 }
 
-/// The relations a part of a statement names, and the WITH names it defines.
+/// The tables a part of a statement names: every relation but those that name a WITH
+/// query in scope where they stand.
 #[derive(Default)]
 struct Relations {
     names: Vec<ast::ObjectName>,
-    ctes: HashSet<String>,
+    scopes: Vec<WithScope>,
+}
+
+/// One WITH clause being walked: its names, and how many of them the part being walked sees
+/// (a non-recursive WITH query sees the ones before it; its main query sees all).
+struct WithScope {
+    query: *const ast::Query,
+    names: Vec<String>,
+    bodies: Vec<*const ast::Query>,
+    recursive: bool,
+    visible: usize,
+}
+
+impl Relations {
+    fn is_with_name(&self, n: &ast::ObjectName) -> bool {
+        let [ast::ObjectNamePart::Identifier(id)] = n.0.as_slice() else {
+            return false;
+        };
+        self.scopes.iter().any(|s| {
+            let upto = if s.recursive {
+                s.names.len()
+            } else {
+                s.visible
+            };
+            s.names[..upto]
+                .iter()
+                .any(|w| w.eq_ignore_ascii_case(&id.value))
+        })
+    }
 }
 
 impl Visitor for Relations {
     type Break = ();
     fn pre_visit_relation(&mut self, relation: &ast::ObjectName) -> ControlFlow<()> {
-        self.names.push(relation.clone());
+        if !self.is_with_name(relation) {
+            self.names.push(relation.clone());
+        }
         ControlFlow::Continue(())
     }
     fn pre_visit_query(&mut self, q: &ast::Query) -> ControlFlow<()> {
+        let ptr = q as *const ast::Query;
+        if let Some(s) = self.scopes.last_mut() {
+            if let Some(i) = s.bodies.iter().position(|b| *b == ptr) {
+                s.visible = i;
+            }
+        }
         if let Some(w) = &q.with {
-            for c in &w.cte_tables {
-                self.ctes.insert(c.alias.name.value.to_ascii_lowercase());
+            let names: Vec<String> = w
+                .cte_tables
+                .iter()
+                .map(|c| c.alias.name.value.clone())
+                .collect();
+            self.scopes.push(WithScope {
+                query: ptr,
+                bodies: w
+                    .cte_tables
+                    .iter()
+                    .map(|c| c.query.as_ref() as *const ast::Query)
+                    .collect(),
+                visible: names.len(),
+                names,
+                recursive: w.recursive,
+            });
+        }
+        ControlFlow::Continue(())
+    }
+    fn post_visit_query(&mut self, q: &ast::Query) -> ControlFlow<()> {
+        let ptr = q as *const ast::Query;
+        if self.scopes.last().is_some_and(|s| s.query == ptr) {
+            self.scopes.pop();
+        }
+        if let Some(s) = self.scopes.last_mut() {
+            if s.bodies.contains(&ptr) {
+                s.visible = s.names.len();
             }
         }
         ControlFlow::Continue(())
@@ -57,15 +119,12 @@ fn relations<V: Visit>(node: &V, out: &mut Relations) {
 impl Names<'_> {
     /// (db, table) of a name as written; None for a name that needs no check (a WITH
     /// query's, a TEMPORARY table's, INFORMATION_SCHEMA's) or that the planner will refuse.
-    fn resolve(&self, n: &ast::ObjectName, ctes: &HashSet<String>) -> Option<(String, String)> {
+    fn resolve(&self, n: &ast::ObjectName) -> Option<(String, String)> {
         let parts = crate::compile::object_name_parts(n).ok()?;
         let (db, t) = match parts.as_slice() {
-            [t] => {
-                if ctes.contains(&t.to_ascii_lowercase()) {
-                    return None;
-                }
-                (self.db?.to_string(), t.clone())
-            }
+            // `FROM DUAL` names no table.
+            [t] if t.eq_ignore_ascii_case("DUAL") => return None,
+            [t] => (self.db?.to_string(), t.clone()),
             [d, t] => (d.clone(), t.clone()),
             _ => return None,
         };
@@ -82,25 +141,18 @@ impl Names<'_> {
         Some((db, t))
     }
 
-    fn push(&self, out: &mut Vec<Need>, n: &ast::ObjectName, ctes: &HashSet<String>, privs: u64) {
-        if let Some((db, name)) = self.resolve(n, ctes) {
+    fn push(&self, out: &mut Vec<Need>, n: &ast::ObjectName, privs: u64) {
+        if let Some((db, name)) = self.resolve(n) {
             out.push(Need::Table { db, name, privs });
         }
     }
 
     /// SELECT on every relation `r` names.
-    fn reads(&self, out: &mut Vec<Need>, r: &Relations, ctes: &HashSet<String>) {
+    fn reads(&self, out: &mut Vec<Need>, r: &Relations) {
         for n in &r.names {
-            self.push(out, n, ctes, a::SELECT);
+            self.push(out, n, a::SELECT);
         }
     }
-}
-
-/// The WITH names defined anywhere in `stmt`.
-fn all_ctes(stmt: &Statement) -> HashSet<String> {
-    let mut r = Relations::default();
-    relations(stmt, &mut r);
-    r.ctes
 }
 
 /// An expression reads a column.
@@ -150,13 +202,12 @@ fn factors(tables: &[ast::TableWithJoins]) -> Vec<&ast::TableFactor> {
 
 /// What `stmt` needs before it is planned (DML and the queries inside DDL).
 pub fn statement_needs(stmt: &Statement, names: &Names) -> Vec<Need> {
-    let ctes = all_ctes(stmt);
     let mut out = Vec::new();
     match stmt {
         Statement::Query(q) => {
             let mut r = Relations::default();
             relations(q.as_ref(), &mut r);
-            names.reads(&mut out, &r, &ctes);
+            names.reads(&mut out, &r);
         }
         Statement::Explain { statement, .. } => return statement_needs(statement, names),
         Statement::Insert(ins) => {
@@ -168,7 +219,7 @@ pub fn statement_needs(stmt: &Statement, names: &Names) -> Vec<Need> {
                 if matches!(ins.on, Some(ast::OnInsert::DuplicateKeyUpdate(_))) {
                     privs |= a::UPDATE;
                 }
-                names.push(&mut out, t, &ctes, privs);
+                names.push(&mut out, t, privs);
             }
             let mut r = Relations::default();
             if let Some(src) = &ins.source {
@@ -177,7 +228,7 @@ pub fn statement_needs(stmt: &Statement, names: &Names) -> Vec<Need> {
             if let Some(on) = &ins.on {
                 relations(on, &mut r);
             }
-            names.reads(&mut out, &r, &ctes);
+            names.reads(&mut out, &r);
         }
         Statement::Update(u) => {
             let mut all = vec![&u.table];
@@ -211,7 +262,7 @@ pub fn statement_needs(stmt: &Statement, names: &Names) -> Vec<Need> {
                             _ if single => true,
                             [q, _] => q.eq_ignore_ascii_case(&called),
                             [_, q, _] => q.eq_ignore_ascii_case(&called),
-                            [col] => names.resolve(name, &ctes).is_some_and(|(db, t)| {
+                            [col] => names.resolve(name).is_some_and(|(db, t)| {
                                 names.engine.table(&db, &t).is_ok_and(|tab| {
                                     tab.def
                                         .columns
@@ -240,7 +291,7 @@ pub fn statement_needs(stmt: &Statement, names: &Names) -> Vec<Need> {
                     if !targets.contains(&i) || reads_target {
                         privs |= a::SELECT;
                     }
-                    names.push(&mut out, name, &ctes, privs);
+                    names.push(&mut out, name, privs);
                 }
             }
             // Subqueries and derived tables anywhere else read.
@@ -259,7 +310,7 @@ pub fn statement_needs(stmt: &Statement, names: &Names) -> Vec<Need> {
             for j in all.iter().flat_map(|t| t.joins.iter()) {
                 relations(&j.join_operator, &mut r);
             }
-            names.reads(&mut out, &r, &ctes);
+            names.reads(&mut out, &r);
         }
         Statement::Delete(d) => {
             let from: Vec<ast::TableWithJoins> = match &d.from {
@@ -290,7 +341,7 @@ pub fn statement_needs(stmt: &Statement, names: &Names) -> Vec<Need> {
                 if !target || reads_target {
                     privs |= a::SELECT;
                 }
-                names.push(&mut out, name, &ctes, privs);
+                names.push(&mut out, name, privs);
             }
             let mut r = Relations::default();
             for f in &tables {
@@ -304,7 +355,7 @@ pub fn statement_needs(stmt: &Statement, names: &Names) -> Vec<Need> {
             for j in sources.iter().flat_map(|t| t.joins.iter()) {
                 relations(&j.join_operator, &mut r);
             }
-            names.reads(&mut out, &r, &ctes);
+            names.reads(&mut out, &r);
         }
         Statement::CreateTable(ct) => {
             let mut r = Relations::default();
@@ -316,16 +367,36 @@ pub fn statement_needs(stmt: &Statement, names: &Names) -> Vec<Need> {
                 | Some(ast::CreateTableLikeKind::Plain(l)) => r.names.push(l.name.clone()),
                 None => {}
             }
-            names.reads(&mut out, &r, &ctes);
+            names.reads(&mut out, &r);
         }
         Statement::CreateView(v) => {
             let mut r = Relations::default();
             relations(v.query.as_ref(), &mut r);
-            names.reads(&mut out, &r, &ctes);
+            names.reads(&mut out, &r);
         }
-        _ => {}
+        // Any other statement reads only through subqueries it holds (`SET @v = (SELECT
+        // ...)`, `SHOW ... WHERE x IN (SELECT ...)`): SELECT on what they name.
+        other => {
+            let mut r = Relations::default();
+            subquery_relations(other, &mut r);
+            names.reads(&mut out, &r);
+        }
     }
     out
+}
+
+/// The relations named inside the subqueries of `node` (not its own table names).
+fn subquery_relations<V: Visit>(node: &V, out: &mut Relations) {
+    struct Sub<'a>(&'a mut Relations);
+    impl Visitor for Sub<'_> {
+        type Break = ();
+        fn pre_visit_query(&mut self, q: &ast::Query) -> ControlFlow<()> {
+            // (A nested query is collected again when the walk reaches it: harmless.)
+            relations(q, self.0);
+            ControlFlow::Continue(())
+        }
+    }
+    let _ = node.visit(&mut Sub(out));
 }
 
 /// A TEMPORARY table's engine name (`docs/format.md`: a name no identifier can hold).
@@ -507,5 +578,104 @@ fn utility_needs(u: &Utility) -> Vec<Need> {
         }
         Utility::Flush => vec![Need::Global(a::RELOAD)],
         Utility::Noted { then, .. } => utility_needs(then),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// (db.table, privileges) of what `sql` needs, names resolving in `app`.
+    fn needs(sql: &str) -> Vec<(String, u64)> {
+        let dir = tempfile::tempdir().unwrap();
+        let engine = Engine::open(tierdb_engine::EngineConfig::under(dir.path())).unwrap();
+        let temps = TempTables::default();
+        let names = Names {
+            engine: &engine,
+            db: Some("app"),
+            temps: &temps,
+        };
+        let stmt = crate::parse::parse(sql).unwrap().stmt;
+        let mut out: Vec<(String, u64)> = statement_needs(&stmt, &names)
+            .into_iter()
+            .map(|n| match n {
+                Need::Table { db, name, privs } => (format!("{db}.{name}"), privs),
+                other => panic!("unexpected {other:?}"),
+            })
+            .collect();
+        out.sort();
+        out.dedup();
+        out
+    }
+
+    fn sel(t: &str) -> (String, u64) {
+        (t.to_string(), a::SELECT)
+    }
+
+    #[test]
+    fn a_with_name_is_a_table_only_where_it_is_out_of_scope() {
+        // In scope: not a table.
+        assert_eq!(needs("WITH s AS (SELECT 1 AS id) SELECT * FROM s"), vec![]);
+        // The same name outside the subquery that defines it is the table.
+        assert_eq!(
+            needs("SELECT * FROM s WHERE id IN (WITH s AS (SELECT 1 AS id) SELECT id FROM s)"),
+            vec![sel("app.s")]
+        );
+        // A non-recursive WITH query sees only the ones before it.
+        assert_eq!(
+            needs("WITH a AS (SELECT * FROM b), b AS (SELECT 1 AS x) SELECT * FROM a, b"),
+            vec![sel("app.b")]
+        );
+        assert_eq!(
+            needs("WITH RECURSIVE r AS (SELECT 1 AS n UNION ALL SELECT n + 1 FROM r WHERE n < 3) SELECT * FROM r"),
+            vec![]
+        );
+        // A qualified name is always a table.
+        assert_eq!(
+            needs("WITH s AS (SELECT 1) SELECT * FROM hr.s"),
+            vec![sel("hr.s")]
+        );
+    }
+
+    #[test]
+    fn writes_need_their_privilege_and_reads_select() {
+        assert_eq!(
+            needs("INSERT INTO t VALUES (1)"),
+            vec![("app.t".into(), a::INSERT)]
+        );
+        assert_eq!(
+            needs("REPLACE INTO t VALUES (1)"),
+            vec![("app.t".into(), a::INSERT | a::DELETE)]
+        );
+        assert_eq!(
+            needs("INSERT INTO t SELECT * FROM hr.s"),
+            vec![("app.t".into(), a::INSERT), sel("hr.s")]
+        );
+        assert_eq!(
+            needs("UPDATE t SET v = 1"),
+            vec![("app.t".into(), a::UPDATE)]
+        );
+        assert_eq!(
+            needs("UPDATE t SET v = v + 1"),
+            vec![("app.t".into(), a::UPDATE | a::SELECT)]
+        );
+        assert_eq!(
+            needs("UPDATE t JOIN u ON u.id = t.id SET t.v = u.v"),
+            vec![("app.t".into(), a::UPDATE | a::SELECT), sel("app.u")]
+        );
+        assert_eq!(needs("DELETE FROM t"), vec![("app.t".into(), a::DELETE)]);
+        assert_eq!(
+            needs("DELETE x FROM t AS x JOIN u ON u.id = x.id"),
+            vec![("app.t".into(), a::DELETE | a::SELECT), sel("app.u")]
+        );
+        // Statements that read only through subqueries.
+        assert_eq!(
+            needs("SET @v = (SELECT MAX(pay) FROM hr.s)"),
+            vec![sel("hr.s")]
+        );
+        assert_eq!(
+            needs("SELECT 1 FROM DUAL WHERE EXISTS (SELECT 1 FROM hr.s)"),
+            vec![sel("hr.s")]
+        );
     }
 }
