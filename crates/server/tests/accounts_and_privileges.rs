@@ -111,6 +111,9 @@ fn an_application_account_gets_only_what_it_was_granted() {
         "UPDATE orders SET qty = (SELECT MAX(pay) FROM hr.salaries)",
         "DELETE FROM orders WHERE id IN (SELECT id FROM hr.salaries)",
         "SELECT * FROM (SELECT * FROM hr.salaries) AS d",
+        "SET @pay = (SELECT MAX(pay) FROM hr.salaries)",
+        "DO (SELECT MAX(pay) FROM hr.salaries)",
+        "EXPLAIN SELECT * FROM hr.salaries",
     ] {
         let (code, msg) = denied(&mut app, sql);
         assert_eq!(code, 1142, "{sql}: {msg}");
@@ -163,6 +166,15 @@ fn an_application_account_gets_only_what_it_was_granted() {
     // what the account may use.
     app.query_drop("USE hr").unwrap();
     assert_eq!(denied(&mut app, "USE mysql").0, 1044);
+    // A WITH name hides the table only where it is in scope.
+    assert_eq!(
+        denied(
+            &mut app,
+            "SELECT * FROM salaries WHERE id IN (WITH salaries AS (SELECT 1 AS id) SELECT id FROM salaries)"
+        )
+        .0,
+        1142
+    );
     let dbs: Vec<String> = app.query("SHOW DATABASES").unwrap();
     assert_eq!(
         set(dbs),
