@@ -595,7 +595,7 @@ pub fn account_text(a: &Account) -> String {
     format!("{}@{}", backticked(&a.user), backticked(&a.host))
 }
 
-fn hash_text(h: &[u8; 20]) -> String {
+pub fn hash_text(h: &[u8; 20]) -> String {
     let hex: String = h.iter().map(|b| format!("{b:02X}")).collect();
     format!("*{hex}")
 }

@@ -53,12 +53,128 @@ pub fn read_only(user: &str) -> SqlError {
 pub struct InfoTable {
     pub def: TableDef,
     pub engine: Arc<Engine>,
+    /// The database it is read through: `information_schema`, or `mysql` for `mysql.user`.
+    pub schema: &'static str,
 }
 
 impl std::fmt::Debug for InfoTable {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{SCHEMA}.{}", self.def.name)
+        write!(f, "{}.{}", self.schema, self.def.name)
     }
+}
+
+/// The `mysql` database's one table tierdb shows: `mysql.user`, read-only, built from the
+/// accounts (names and order of MariaDB 10.11's columns).
+pub const MYSQL_USER_PRIVS: &[(&str, u64)] = &[
+    ("Select_priv", crate::accounts::SELECT),
+    ("Insert_priv", crate::accounts::INSERT),
+    ("Update_priv", crate::accounts::UPDATE),
+    ("Delete_priv", crate::accounts::DELETE),
+    ("Create_priv", crate::accounts::CREATE),
+    ("Drop_priv", crate::accounts::DROP),
+    ("Reload_priv", crate::accounts::RELOAD),
+    ("Shutdown_priv", crate::accounts::SHUTDOWN),
+    ("Process_priv", crate::accounts::PROCESS),
+    ("File_priv", crate::accounts::FILE),
+    ("Grant_priv", crate::accounts::GRANT_OPTION),
+    ("References_priv", crate::accounts::REFERENCES),
+    ("Index_priv", crate::accounts::INDEX),
+    ("Alter_priv", crate::accounts::ALTER),
+    ("Show_db_priv", crate::accounts::SHOW_DATABASES),
+    ("Super_priv", crate::accounts::SUPER),
+    ("Create_tmp_table_priv", crate::accounts::CREATE_TMP_TABLE),
+    ("Lock_tables_priv", crate::accounts::LOCK_TABLES),
+    ("Execute_priv", crate::accounts::EXECUTE),
+    ("Repl_slave_priv", 1 << 18),
+    ("Repl_client_priv", 1 << 19),
+    ("Create_view_priv", crate::accounts::CREATE_VIEW),
+    ("Show_view_priv", crate::accounts::SHOW_VIEW),
+    ("Create_routine_priv", 1 << 22),
+    ("Alter_routine_priv", 1 << 23),
+    ("Create_user_priv", crate::accounts::CREATE_USER),
+    ("Event_priv", 1 << 25),
+    ("Trigger_priv", 1 << 26),
+    ("Create_tablespace_priv", 1 << 27),
+    ("Delete_history_priv", 1 << 28),
+];
+
+/// `mysql.user`'s definition (`db` `mysql`, `name` `user`, exactly: names there compare
+/// byte by byte), else None.
+pub fn mysql_table(engine: &Arc<Engine>, db: &str, name: &str) -> Option<InfoTable> {
+    if db != "mysql" || name != "user" {
+        return None;
+    }
+    let mut columns = vec![text("Host"), text("User"), text("Password")];
+    columns.extend(MYSQL_USER_PRIVS.iter().map(|(n, _)| text(n)));
+    columns.extend(
+        ["ssl_type", "ssl_cipher", "x509_issuer", "x509_subject"]
+            .iter()
+            .map(|n| text(n)),
+    );
+    columns.extend(
+        [
+            "max_questions",
+            "max_updates",
+            "max_connections",
+            "max_user_connections",
+        ]
+        .iter()
+        .map(|n| int(n)),
+    );
+    columns.extend(
+        [
+            "plugin",
+            "authentication_string",
+            "password_expired",
+            "is_role",
+            "default_role",
+        ]
+        .iter()
+        .map(|n| text(n)),
+    );
+    columns.push(col(
+        "max_statement_time",
+        ColumnType::Decimal {
+            precision: 12,
+            scale: 6,
+            unsigned: false,
+        },
+    ));
+    Some(InfoTable {
+        def: TableDef {
+            name: "user".into(),
+            columns,
+            primary_key: vec![],
+            indexes: vec![],
+            foreign_keys: vec![],
+            checks: Vec::new(),
+        },
+        engine: engine.clone(),
+        schema: "mysql",
+    })
+}
+
+/// `mysql.user`'s rows: one per account.
+fn mysql_user_rows(accounts: &[Arc<crate::accounts::Account>]) -> Vec<Row> {
+    accounts
+        .iter()
+        .map(|a| {
+            let hash = a
+                .auth
+                .as_ref()
+                .map(crate::accounts::hash_text)
+                .unwrap_or_default();
+            let mut row = vec![s(&a.host), s(&a.user), s(&hash)];
+            for (_, bit) in MYSQL_USER_PRIVS {
+                row.push(s(if a.global & bit != 0 { "Y" } else { "N" }));
+            }
+            row.extend([s(""), s(""), s(""), s("")]);
+            row.extend([n(0), n(0), n(0), n(0)]);
+            row.extend([s("mysql_native_password"), s(&hash), s("N"), s("N"), s("")]);
+            row.push(s("0.000000"));
+            row
+        })
+        .collect()
 }
 
 fn col(name: &str, ty: ColumnType) -> ColumnDef {
@@ -297,6 +413,7 @@ pub fn table(engine: &Arc<Engine>, name: &str) -> Result<InfoTable, SqlError> {
             checks: Vec::new(),
         },
         engine: engine.clone(),
+        schema: SCHEMA,
     })
 }
 
@@ -379,6 +496,9 @@ pub fn visible_rows(
     accounts: Option<&crate::accounts::Accounts>,
 ) -> Result<Vec<Row>, SqlError> {
     let mut out = match t.def.name.as_str() {
+        "user" if t.schema == "mysql" => {
+            mysql_user_rows(&accounts.map(|a| a.all()).unwrap_or_default())
+        }
         "USER_PRIVILEGES" | "SCHEMA_PRIVILEGES" | "TABLE_PRIVILEGES" => {
             let list = match (accounts, who) {
                 (None, _) => Vec::new(),

@@ -411,7 +411,7 @@ impl PlanCx<'_> {
         }
         self.table(name)
     }
-    /// The INFORMATION_SCHEMA table `name` names, if it names one.
+    /// The INFORMATION_SCHEMA table (or `mysql.user`) `name` names, if it names one.
     fn info_table(
         &self,
         name: &ast::ObjectName,
@@ -427,7 +427,7 @@ impl PlanCx<'_> {
             _ => return Ok(None),
         };
         if !infoschema::is_schema(db) {
-            return Ok(None);
+            return Ok(infoschema::mysql_table(self.engine, db, t));
         }
         infoschema::table(self.engine, t).map(Some)
     }
@@ -2994,7 +2994,7 @@ fn select_body(q: &ast::Query, cx: &PlanCx) -> Result<SelectPlan, SqlError> {
                 } => {
                     if let Some(info) = cx.info_table(name)? {
                         let alias_name = alias.as_ref().map(|a| a.name.value.clone());
-                        let scope = def_scope(&info.def, infoschema::SCHEMA, alias_name.as_deref());
+                        let scope = def_scope(&info.def, info.schema, alias_name.as_deref());
                         (SourceKind::Virtual(Box::new(info)), scope)
                     } else {
                         let (t, hints, scope) = base_table(&twj.relation, cx, "SELECT")?;
