@@ -100,7 +100,7 @@ fn an_application_account_gets_only_what_it_was_granted() {
         denied(&mut app, "SELECT * FROM hr.phones"),
         (
             1142,
-            "SELECT command denied to user 'app'@'%' for table `hr`.`phones`".into()
+            "SELECT command denied to user 'app'@'localhost' for table `hr`.`phones`".into()
         )
     );
     for sql in [
@@ -130,7 +130,7 @@ fn an_application_account_gets_only_what_it_was_granted() {
         denied(&mut app, "UPDATE hr.directory SET phone = 'x'"),
         (
             1142,
-            "UPDATE command denied to user 'app'@'%' for table `hr`.`directory`".into()
+            "UPDATE command denied to user 'app'@'localhost' for table `hr`.`directory`".into()
         )
     );
 
@@ -145,7 +145,7 @@ fn an_application_account_gets_only_what_it_was_granted() {
         let (code, msg) = denied(&mut app, sql);
         assert_eq!(code, 1142, "{sql}");
         assert!(
-            msg.starts_with(&format!("{what} command denied to user 'app'@'%'")),
+            msg.starts_with(&format!("{what} command denied to user 'app'@'localhost'")),
             "{sql}: {msg}"
         );
     }
@@ -460,4 +460,140 @@ fn accounts_survive_restarts_and_config_accounts_stay_read_only() {
     let n: Option<i64> = keep.query_first("SELECT COUNT(*) FROM orders").unwrap();
     assert_eq!(n, Some(3));
     connect(server.port, "late", "", None).unwrap();
+}
+
+/// The ways around the checks a review tried; each is refused as MariaDB refuses it.
+#[test]
+fn escalations_through_views_grants_and_names_are_refused() {
+    let mut server = TestServer::start();
+    let mut root = connect(server.port, "root", "", None).unwrap();
+    setup(&mut root);
+    for q in [
+        "CREATE TABLE shop.`dual` (id INT PRIMARY KEY)",
+        "CREATE DATABASE shopx",
+        "CREATE TABLE shopx.t (id INT PRIMARY KEY)",
+        "INSERT INTO shopx.t VALUES (1)",
+        "CREATE USER dev IDENTIFIED BY 'd'",
+        "GRANT SELECT, INSERT, UPDATE, DELETE, CREATE, CREATE VIEW ON shop.* TO dev",
+        "GRANT SELECT ON hr.phones TO dev",
+        "CREATE USER lead IDENTIFIED BY 'l'",
+        "GRANT SELECT ON shop.orders TO lead WITH GRANT OPTION",
+        "GRANT ALL ON `shop\\_%`.* TO lead WITH GRANT OPTION",
+        "CREATE USER dba IDENTIFIED BY 'dba'",
+        "GRANT ALL ON *.* TO dba WITH GRANT OPTION",
+        "CREATE USER ops IDENTIFIED BY 'o'",
+        "GRANT PROCESS, RELOAD ON *.* TO ops",
+        "CREATE SQL SECURITY INVOKER VIEW shop.inv AS SELECT * FROM hr.salaries",
+        "GRANT SELECT ON shop.inv TO lead",
+    ] {
+        root.query_drop(q).unwrap_or_else(|e| panic!("{q}: {e}"));
+    }
+    let mut dev = connect(server.port, "dev", "d", Some("shop")).unwrap();
+    // A view does not lend its creator more than it had: writing a table it may only read
+    // through a view of its own is 1356, and so is reading once the right is revoked.
+    dev.query_drop("CREATE VIEW w AS SELECT * FROM hr.phones")
+        .unwrap();
+    assert_eq!(denied(&mut dev, "UPDATE w SET phone = 'x'").0, 1356);
+    assert_eq!(denied(&mut dev, "INSERT INTO w VALUES (9, 'x')").0, 1356);
+    assert_eq!(denied(&mut dev, "DELETE FROM w").0, 1356);
+    let n: Option<i64> = dev.query_first("SELECT COUNT(*) FROM w").unwrap();
+    assert_eq!(n, Some(1));
+    let stmt = dev.prep("SELECT COUNT(*) FROM w").unwrap();
+    root.query_drop("REVOKE SELECT ON hr.phones FROM dev")
+        .unwrap();
+    assert_eq!(denied(&mut dev, "SELECT COUNT(*) FROM w").0, 1356);
+    let e = dev.exec_first::<i64, _, _>(&stmt, ()).unwrap_err();
+    assert_eq!(
+        err_of(e).0,
+        1356,
+        "a prepared read through the view is refused too"
+    );
+    // Naming another account as the definer needs SUPER / SET USER.
+    for sql in [
+        "CREATE DEFINER = root@localhost VIEW w2 AS SELECT * FROM orders",
+        "CREATE DEFINER = `root`@`localhost` VIEW w2 AS SELECT * FROM orders",
+    ] {
+        assert_eq!(denied(&mut dev, sql).0, 1227, "{sql}");
+    }
+    // A foreign key needs REFERENCES on its parent (it would reveal the parent's keys).
+    let (code, msg) = denied(
+        &mut dev,
+        "CREATE TABLE child (pid INT, FOREIGN KEY (pid) REFERENCES hr.salaries (id))",
+    );
+    assert_eq!(code, 1142, "{msg}");
+    assert!(msg.starts_with("REFERENCES command denied"), "{msg}");
+    // DELETE ... USING deletes from the FROM tables: DELETE on them.
+    assert_eq!(
+        denied(
+            &mut dev,
+            "DELETE FROM hr.phones USING hr.phones, orders WHERE hr.phones.id = orders.id"
+        )
+        .0,
+        1142
+    );
+    // A table named `dual` is a table.
+    let mut lead = connect(server.port, "lead", "l", None).unwrap();
+    assert_eq!(denied(&mut lead, "SELECT * FROM shop.`dual`").0, 1142);
+    lead.query_drop("USE shop").unwrap();
+    assert_eq!(denied(&mut lead, "SELECT * FROM `dual`").0, 1142);
+    lead.query_drop("SELECT 1 FROM DUAL").unwrap();
+    // An INVOKER view runs with the reader's rights.
+    assert_eq!(denied(&mut lead, "SELECT * FROM shop.inv").0, 1356);
+    // A WITH RECURSIVE name seen before its definition is the table.
+    assert_eq!(
+        denied(
+            &mut lead,
+            "WITH RECURSIVE a AS (SELECT * FROM hr.salaries), salaries AS (SELECT 1 AS id, 2 AS pay) SELECT * FROM a"
+        )
+        .0,
+        1142
+    );
+    // GRANT OPTION on one table does not set other accounts' passwords.
+    assert_eq!(
+        denied(
+            &mut lead,
+            "GRANT SELECT ON shop.orders TO dba IDENTIFIED BY 'pwned'"
+        )
+        .0,
+        1044
+    );
+    connect(server.port, "dba", "dba", None).unwrap();
+    // A grant on the pattern `shop\_%` does not reach the wider `shop_%` (which matches
+    // shopx too).
+    assert_eq!(
+        denied(&mut lead, "GRANT SELECT ON `shop_%`.* TO lead").0,
+        1044
+    );
+    lead.query_drop("GRANT SELECT ON `shop\\_%`.* TO dev")
+        .unwrap();
+    // Server privileges give no view of the databases.
+    let mut ops = connect(server.port, "ops", "o", None).unwrap();
+    let dbs: Vec<String> = ops.query("SHOW DATABASES").unwrap();
+    assert_eq!(dbs, vec!["information_schema".to_string()]);
+    assert_eq!(denied(&mut ops, "USE hr").0, 1044);
+    assert_eq!(denied(&mut ops, "SHOW CREATE TABLE hr.salaries").0, 1142);
+    // Names it may not see do not reach a SHOW's WHERE.
+    let mut probe = connect(server.port, "lead", "l", Some("shop")).unwrap();
+    probe
+        .query_drop("SHOW DATABASES WHERE IF(`Database` = 'hr', 'x' REGEXP '(', 0)")
+        .unwrap();
+    probe
+        .query_drop("SHOW TABLES WHERE IF(Tables_in_shop = 'dual', 'x' REGEXP '(', 0)")
+        .unwrap();
+    // An SQL account does not shadow a config account of the same rank, before or after a
+    // restart.
+    root.query_drop("CREATE USER root@'127.0.0.1' IDENTIFIED BY 'z'")
+        .unwrap();
+    drop((root, dev, lead, ops, probe));
+    let me: Option<String> = connect(server.port, "root", "", None)
+        .unwrap()
+        .query_first("SELECT CURRENT_USER()")
+        .unwrap();
+    assert_eq!(me.as_deref(), Some("root@localhost"));
+    server.restart(false);
+    let me: Option<String> = connect(server.port, "root", "", None)
+        .unwrap()
+        .query_first("SELECT CURRENT_USER()")
+        .unwrap();
+    assert_eq!(me.as_deref(), Some("root@localhost"));
 }

@@ -692,6 +692,8 @@ pub struct Runner<'a> {
     pub me: Option<Arc<Account>>,
     /// (user, host) CURRENT_USER stands for.
     pub current: (String, String),
+    /// The client's host (1142 texts name it).
+    pub client_host: &'a str,
     pub db: Option<&'a str>,
 }
 
@@ -720,7 +722,7 @@ impl Runner<'_> {
     fn check(&self, needs: &[Need]) -> Result<(), SqlError> {
         match &self.me {
             None => Ok(()),
-            Some(a) => accounts::check(a, needs),
+            Some(a) => accounts::check(a, self.client_host, needs),
         }
     }
     fn config_refusal(op: &str, a: &Account) -> SqlError {
@@ -748,7 +750,11 @@ impl Runner<'_> {
                     }])?;
                 }
                 let Some(a) = accts.get(&u, &h) else {
-                    return Err(no_grant(&u, &h));
+                    return Err(if matches!(stmt, AccountStmt::ShowGrants(_)) {
+                        no_grant(&u, &h)
+                    } else {
+                        no_account_row()
+                    });
                 };
                 let (title, lines) = if matches!(stmt, AccountStmt::ShowGrants(_)) {
                     ("Grants", accounts::grant_lines(&a))
@@ -873,6 +879,13 @@ impl Runner<'_> {
             }
             AccountStmt::SetPassword { name, auth } => {
                 op = "SET PASSWORD";
+                if self.me.is_some() && self.current.0.is_empty() {
+                    return Err(SqlError::new(
+                        1131,
+                        "42000",
+                        "You are using MariaDB as an anonymous user and anonymous users are not allowed to modify user settings",
+                    ));
+                }
                 let (u, h) = self.resolve(&name);
                 if (u.clone(), h.clone()) != self.current {
                     self.check(&[Need::Db {
@@ -925,9 +938,19 @@ impl Runner<'_> {
                         return Err(Self::config_refusal(op, &a));
                     }
                     if let Some(auth) = s.auth {
+                        // Setting another account's password needs what SET PASSWORD FOR
+                        // needs (MariaDB: 1044 on `mysql`).
+                        if (u.clone(), h.clone()) != self.current {
+                            self.check(&[Need::Db {
+                                db: "mysql".into(),
+                                privs: accounts::UPDATE,
+                            }])?;
+                        }
                         a.auth = auth.0;
                     }
+                    // USAGE below the global level grants nothing: no empty entry.
                     match (level, db.clone(), table.clone()) {
+                        _ if bits == 0 && level != Level::Global => {}
                         (Level::Global, ..) => a.global |= bits,
                         (Level::Db, Some(d), _) => *a.dbs.entry(d).or_default() |= bits,
                         (Level::Table, Some(d), Some(t)) => {
@@ -1014,14 +1037,8 @@ impl Runner<'_> {
                 unreachable!("run answers SHOW itself")
             }
         }
-        if !failed.is_empty() {
-            return Err(SqlError::new(
-                1396,
-                "HY000",
-                format!("Operation {op} failed for {}", failed.join(",")),
-            ));
-        }
-        // Of several changes to one account only the last counts.
+        // Of several changes to one account only the last counts. The accounts that could be
+        // changed are, also when others of the list failed (as MariaDB).
         let mut last: Vec<((String, String), Option<Account>)> = Vec::new();
         for (k, a) in changed {
             last.retain(|(x, _)| *x != k);
@@ -1029,6 +1046,13 @@ impl Runner<'_> {
         }
         if !last.is_empty() {
             accts.apply(engine, last)?;
+        }
+        if !failed.is_empty() {
+            return Err(SqlError::new(
+                1396,
+                "HY000",
+                format!("Operation {op} failed for {}", failed.join(",")),
+            ));
         }
         Ok(notes)
     }
@@ -1065,9 +1089,15 @@ impl Runner<'_> {
         let need = bits | accounts::GRANT_OPTION;
         let denied = match (level, db, table) {
             (Level::Global, ..) => me.global & need != need,
+            // A pattern is granted from the global level or the same pattern only (a grant on
+            // `app\_%` must not reach `app_%`, which matches more).
+            (Level::Db, Some(d), _) if is_pattern(d) => {
+                me.global & need != need && me.dbs.get(d).is_none_or(|p| p & need != need)
+            }
             (Level::Db, Some(d), _) => {
                 return accounts::check(
                     me,
+                    self.client_host,
                     &[Need::Db {
                         db: d.to_string(),
                         privs: need,
@@ -1076,6 +1106,7 @@ impl Runner<'_> {
             }
             (_, Some(d), Some(t)) => accounts::check(
                 me,
+                self.client_host,
                 &[Need::Table {
                     db: d.to_string(),
                     name: t.to_string(),
@@ -1087,10 +1118,26 @@ impl Runner<'_> {
         };
         match (denied, db, table) {
             (false, ..) => Ok(()),
-            (true, Some(d), Some(t)) => Err(accounts::table_denied("GRANT", me, d, t)),
+            (true, Some(d), Some(t)) => {
+                Err(accounts::table_denied("GRANT", me, self.client_host, d, t))
+            }
+            (true, Some(d), None) => Err(accounts::db_denied(me, d)),
             (true, ..) => Err(accounts::global_denied(accounts::GRANT_OPTION)),
         }
     }
+}
+
+/// A database name with an unescaped `%` or `_`: a pattern.
+fn is_pattern(db: &str) -> bool {
+    let mut escaped = false;
+    for c in db.chars() {
+        match c {
+            '\\' if !escaped => escaped = true,
+            '%' | '_' if !escaped => return true,
+            _ => escaped = false,
+        }
+    }
+    false
 }
 
 fn no_grant(u: &str, h: &str) -> SqlError {

@@ -46,6 +46,7 @@ pub const EXECUTE: u64 = 1 << 17;
 pub const CREATE_VIEW: u64 = 1 << 20;
 pub const SHOW_VIEW: u64 = 1 << 21;
 pub const CREATE_USER: u64 = 1 << 24;
+pub const SET_USER: u64 = 1 << 29;
 pub const CONNECTION_ADMIN: u64 = 1 << 31;
 pub const GRANT_OPTION: u64 = 1 << 63;
 
@@ -85,7 +86,7 @@ pub const PRIVILEGES: &[(u64, &str, u8)] = &[
     (1 << 26, "TRIGGER", G | D | T),
     (1 << 27, "CREATE TABLESPACE", G),
     (1 << 28, "DELETE HISTORY", G | D | T),
-    (1 << 29, "SET USER", G),
+    (SET_USER, "SET USER", G),
     (1 << 30, "FEDERATED ADMIN", G),
     (CONNECTION_ADMIN, "CONNECTION ADMIN", G),
     (1 << 32, "READ_ONLY ADMIN", G),
@@ -204,13 +205,25 @@ impl Account {
             .unwrap_or(0);
         self.on_db(db) | t
     }
-    /// Some privilege somewhere in `db` (a table's counts): what USE and SHOW need.
+    /// Some database-level privilege on `db` (globally or there), or some privilege on one of
+    /// its tables: what USE and SHOW DATABASES need (server-only privileges such as PROCESS
+    /// do not count).
     pub fn any_in_db(&self, db: &str) -> bool {
-        self.on_db(db) & !GRANT_OPTION != 0 || self.tables.keys().any(|(d, _)| d == db)
+        self.on_db(db) & all_at(Level::Db) != 0
+            || self
+                .tables
+                .iter()
+                .any(|((d, _), p)| d == db && p & all_at(Level::Table) != 0)
     }
-    /// Some privilege on table `db`.`table`: what SHOW COLUMNS / SHOW CREATE TABLE need.
+    /// Some table-level privilege on table `db`.`table`, at any level: what SHOW COLUMNS /
+    /// SHOW CREATE TABLE / SHOW TABLES need (CREATE TEMPORARY TABLES or LOCK TABLES on the
+    /// database do not count).
     pub fn any_on_table(&self, db: &str, table: &str) -> bool {
-        self.on_table(db, table) & !GRANT_OPTION != 0
+        self.on_table(db, table) & all_at(Level::Table) != 0
+    }
+    /// Holds all of `privs` on table `db`.`table`, from any level.
+    pub fn holds_on_table(&self, db: &str, table: &str, privs: u64) -> bool {
+        self.on_table(db, table) & privs == privs
     }
     /// Holds every global privilege: no check can fail.
     pub fn is_superuser(&self) -> bool {
@@ -254,15 +267,24 @@ pub fn host_matches(pattern: &str, peer: IpAddr) -> bool {
 }
 
 /// Sort key of an account for login: the most specific host first (no wildcard, then the
-/// later the first wildcard the better, `%` last), then named users before the anonymous one.
-fn login_order(a: &Account) -> (u8, usize, bool) {
+/// later the first wildcard the better, `%` last), then named users before the anonymous one;
+/// among equals the config file's accounts first (SQL cannot shadow them), then by host and
+/// user, so the choice is the same before and after a restart.
+fn login_order(a: &Account) -> (u8, usize, bool, bool, String, String) {
     let h = &a.host;
     let rank = match h.find(['%', '_']) {
         None => (0, 0),
         Some(_) if h == "%" => (2, 0),
         Some(p) => (1, usize::MAX - p),
     };
-    (rank.0, rank.1, a.user.is_empty())
+    (
+        rank.0,
+        rank.1,
+        a.user.is_empty(),
+        !a.from_config,
+        a.host.clone(),
+        a.user.clone(),
+    )
 }
 
 /// The account list every session reads.
@@ -289,7 +311,7 @@ impl Accounts {
     }
 
     fn install(&self, mut list: Vec<Arc<Account>>) {
-        list.sort_by_key(|a| login_order(a));
+        list.sort_by_cached_key(|a| login_order(a));
         *self.list.write() = list;
         self.version.fetch_add(1, Ordering::Release);
     }
@@ -502,14 +524,15 @@ pub enum Need {
     Global(u64),
 }
 
-/// 1142 for `what` on `db`.`table`.
-pub fn table_denied(what: &str, a: &Account, db: &str, table: &str) -> SqlError {
+/// 1142 for `what` on `db`.`table`, naming the client as MariaDB does (its host, not the
+/// account's pattern).
+pub fn table_denied(what: &str, a: &Account, client_host: &str, db: &str, table: &str) -> SqlError {
     SqlError::new(
         1142,
         "42000",
         format!(
-            "{what} command denied to user {} for table `{db}`.`{table}`",
-            a.quoted()
+            "{what} command denied to user '{}'@'{client_host}' for table `{db}`.`{table}`",
+            a.user
         ),
     )
 }
@@ -546,8 +569,9 @@ fn first_name(bits: u64) -> &'static str {
     names(bits).first().copied().unwrap_or("USAGE")
 }
 
-/// Checks `needs` in order for account `a`: the first one not met is the error.
-pub fn check(a: &Account, needs: &[Need]) -> Result<(), SqlError> {
+/// Checks `needs` in order for account `a` (a client at `client_host`): the first one not
+/// met is the error.
+pub fn check(a: &Account, client_host: &str, needs: &[Need]) -> Result<(), SqlError> {
     if a.is_superuser() {
         return Ok(());
     }
@@ -556,7 +580,7 @@ pub fn check(a: &Account, needs: &[Need]) -> Result<(), SqlError> {
             Need::Table { db, name, privs } => {
                 let missing = privs & !a.on_table(db, name);
                 if missing != 0 {
-                    return Err(table_denied(first_name(missing), a, db, name));
+                    return Err(table_denied(first_name(missing), a, client_host, db, name));
                 }
             }
             Need::Db { db, privs } => {
@@ -571,7 +595,7 @@ pub fn check(a: &Account, needs: &[Need]) -> Result<(), SqlError> {
             }
             Need::AnyOnTable { db, name } => {
                 if !a.any_on_table(db, name) {
-                    return Err(table_denied("SELECT", a, db, name));
+                    return Err(table_denied("SELECT", a, client_host, db, name));
                 }
             }
             Need::Global(privs) => {
@@ -765,27 +789,27 @@ mod tests {
             name: t.into(),
             privs,
         };
-        assert!(check(&a, &[need("app", "t", SELECT | INSERT)]).is_ok());
-        let e = check(&a, &[need("app", "u", SELECT)]).unwrap_err();
+        assert!(check(&a, "localhost", &[need("app", "t", SELECT | INSERT)]).is_ok());
+        let e = check(&a, "localhost", &[need("app", "u", SELECT)]).unwrap_err();
         assert_eq!(e.code, 1142);
         assert_eq!(
             e.message,
             "SELECT command denied to user 'bob'@'localhost' for table `app`.`u`"
         );
-        let e = check(&a, &[need("app", "t", INSERT | DELETE)]).unwrap_err();
+        let e = check(&a, "localhost", &[need("app", "t", INSERT | DELETE)]).unwrap_err();
         assert!(
             e.message.starts_with("DELETE command denied"),
             "{}",
             e.message
         );
-        assert!(check(&a, &[Need::AnyInDb("app".into())]).is_ok());
+        assert!(check(&a, "localhost", &[Need::AnyInDb("app".into())]).is_ok());
         assert_eq!(
-            check(&a, &[Need::AnyInDb("mysql".into())])
+            check(&a, "localhost", &[Need::AnyInDb("mysql".into())])
                 .unwrap_err()
                 .code,
             1044
         );
-        let e = check(&a, &[Need::Global(CREATE_USER)]).unwrap_err();
+        let e = check(&a, "localhost", &[Need::Global(CREATE_USER)]).unwrap_err();
         assert_eq!(
             e.message,
             "Access denied; you need (at least one of) the CREATE USER privilege(s) for this operation"

@@ -35,14 +35,17 @@ struct Relations {
     scopes: Vec<WithScope>,
 }
 
-/// One WITH clause being walked: its names, and how many of them the part being walked sees
-/// (a non-recursive WITH query sees the ones before it; its main query sees all).
+/// One WITH clause being walked: its names, and which of them the part being walked sees,
+/// as the planner resolves them (`PlanCx::cte`): a WITH query sees the ones before it (and,
+/// under RECURSIVE, itself); the main query sees all.
 struct WithScope {
     query: *const ast::Query,
     names: Vec<String>,
     bodies: Vec<*const ast::Query>,
     recursive: bool,
     visible: usize,
+    /// The WITH query being walked, under RECURSIVE: it sees its own name.
+    own: Option<usize>,
 }
 
 impl Relations {
@@ -51,14 +54,9 @@ impl Relations {
             return false;
         };
         self.scopes.iter().any(|s| {
-            let upto = if s.recursive {
-                s.names.len()
-            } else {
-                s.visible
-            };
-            s.names[..upto]
-                .iter()
-                .any(|w| w.eq_ignore_ascii_case(&id.value))
+            s.names.iter().enumerate().any(|(i, w)| {
+                (i < s.visible || s.own == Some(i)) && w.eq_ignore_ascii_case(&id.value)
+            })
         })
     }
 }
@@ -76,6 +74,7 @@ impl Visitor for Relations {
         if let Some(s) = self.scopes.last_mut() {
             if let Some(i) = s.bodies.iter().position(|b| *b == ptr) {
                 s.visible = i;
+                s.own = s.recursive.then_some(i);
             }
         }
         if let Some(w) = &q.with {
@@ -92,6 +91,7 @@ impl Visitor for Relations {
                     .map(|c| c.query.as_ref() as *const ast::Query)
                     .collect(),
                 visible: names.len(),
+                own: None,
                 names,
                 recursive: w.recursive,
             });
@@ -106,6 +106,7 @@ impl Visitor for Relations {
         if let Some(s) = self.scopes.last_mut() {
             if s.bodies.contains(&ptr) {
                 s.visible = s.names.len();
+                s.own = None;
             }
         }
         ControlFlow::Continue(())
@@ -120,10 +121,14 @@ impl Names<'_> {
     /// (db, table) of a name as written; None for a name that needs no check (a WITH
     /// query's, a TEMPORARY table's, INFORMATION_SCHEMA's) or that the planner will refuse.
     fn resolve(&self, n: &ast::ObjectName) -> Option<(String, String)> {
+        // `FROM DUAL` (unquoted, as the planner reads it) names no table.
+        if let [ast::ObjectNamePart::Identifier(id)] = n.0.as_slice() {
+            if id.quote_style.is_none() && id.value.eq_ignore_ascii_case("DUAL") {
+                return None;
+            }
+        }
         let parts = crate::compile::object_name_parts(n).ok()?;
         let (db, t) = match parts.as_slice() {
-            // `FROM DUAL` names no table.
-            [t] if t.eq_ignore_ascii_case("DUAL") => return None,
             [t] => (self.db?.to_string(), t.clone()),
             [d, t] => (d.clone(), t.clone()),
             _ => return None,
@@ -321,13 +326,20 @@ pub fn statement_needs(stmt: &Statement, names: &Names) -> Vec<Need> {
                 sources.extend(u.iter().cloned());
             }
             let tables = factors(&sources);
-            let single = d.tables.is_empty() && tables.len() == 1;
+            // `DELETE FROM a, b USING ...`: the FROM list (the first factors) is the targets.
+            let from_targets = if d.using.is_some() {
+                factors(&from).len()
+            } else {
+                0
+            };
+            let single = d.tables.is_empty() && d.using.is_none() && tables.len() == 1;
             let reads_target = !single || d.selection.is_some() || !d.order_by.is_empty();
-            for f in &tables {
+            for (i, f) in tables.iter().enumerate() {
                 let Some((name, called)) = factor_name(f) else {
                     continue;
                 };
                 let target = single
+                    || i < from_targets
                     || d.tables.iter().any(|t| {
                         crate::compile::object_name_parts(t)
                             .ok()
@@ -414,9 +426,9 @@ fn table(db: &str, name: &str, privs: u64) -> Need {
 
 /// What a planned statement needs beyond `statement_needs` (utility statements; DML needs
 /// nothing more).
-pub fn plan_needs(plan: &Plan) -> Vec<Need> {
+pub fn plan_needs(plan: &Plan, engine: &Engine) -> Vec<Need> {
     match plan {
-        Plan::Utility(u) => utility_needs(u),
+        Plan::Utility(u) => utility_needs(u, engine),
         Plan::Select(_)
         | Plan::Insert(_)
         | Plan::Update(_)
@@ -425,7 +437,16 @@ pub fn plan_needs(plan: &Plan) -> Vec<Need> {
     }
 }
 
-fn utility_needs(u: &Utility) -> Vec<Need> {
+/// REFERENCES on the parent of every foreign key in `def` that `old` does not have.
+fn references(def: &tierdb_engine::TableDef, old: Option<&tierdb_engine::TableDef>) -> Vec<Need> {
+    def.foreign_keys
+        .iter()
+        .filter(|fk| old.is_none_or(|o| !o.foreign_keys.iter().any(|x| x.name == fk.name)))
+        .map(|fk| table(&fk.parent_db, &fk.parent_table, a::REFERENCES))
+        .collect()
+}
+
+fn utility_needs(u: &Utility, engine: &Engine) -> Vec<Need> {
     let per_table = |tables: &[(String, String)], privs: u64| -> Vec<Need> {
         tables
             .iter()
@@ -479,10 +500,15 @@ fn utility_needs(u: &Utility) -> Vec<Need> {
             if is_temp_key(t) {
                 Vec::new()
             } else {
-                vec![Need::AnyOnTable {
+                let mut v = vec![Need::AnyOnTable {
                     db: db.clone(),
                     name: t.clone(),
-                }]
+                }];
+                // A view's definition is shown only with SHOW VIEW (as SHOW CREATE VIEW).
+                if matches!(u, Utility::ShowCreateTable { .. }) && engine.view(db, t).is_some() {
+                    v.push(table(db, t, a::SHOW_VIEW));
+                }
+                v
             }
         }
         Utility::ShowCreateView { db, view } => vec![table(db, view, a::SELECT | a::SHOW_VIEW)],
@@ -501,14 +527,16 @@ fn utility_needs(u: &Utility) -> Vec<Need> {
         | Utility::CreateTableAs {
             db, def, temporary, ..
         } => {
-            if *temporary {
+            let mut v = if *temporary {
                 vec![Need::Db {
                     db: db.clone(),
                     privs: a::CREATE_TMP_TABLE,
                 }]
             } else {
                 vec![table(db, &def.name, a::CREATE)]
-            }
+            };
+            v.extend(references(def, None));
+            v
         }
         Utility::DropTable {
             tables, temporary, ..
@@ -531,6 +559,9 @@ fn utility_needs(u: &Utility) -> Vec<Need> {
             let one = [(db.clone(), t.clone())];
             let mut v = per_table(&one, a::ALTER);
             v.extend(per_table(&one, a::INSERT | a::CREATE));
+            if let Utility::RebuildTable { rebuild, .. } = u {
+                v.extend(references(&rebuild.def, Some(&rebuild.from)));
+            }
             v
         }
         Utility::RenameTables { pairs, .. } => {
@@ -577,7 +608,7 @@ fn utility_needs(u: &Utility) -> Vec<Need> {
             per_table(&pairs, a::SELECT | a::INSERT)
         }
         Utility::Flush => vec![Need::Global(a::RELOAD)],
-        Utility::Noted { then, .. } => utility_needs(then),
+        Utility::Noted { then, .. } => utility_needs(then, engine),
     }
 }
 
@@ -630,6 +661,11 @@ mod tests {
             needs("WITH RECURSIVE r AS (SELECT 1 AS n UNION ALL SELECT n + 1 FROM r WHERE n < 3) SELECT * FROM r"),
             vec![]
         );
+        // Under RECURSIVE a WITH query sees itself and the ones before it, not later ones.
+        assert_eq!(
+            needs("WITH RECURSIVE a AS (SELECT * FROM s), s AS (SELECT 1 AS id) SELECT * FROM a"),
+            vec![sel("app.s")]
+        );
         // A qualified name is always a table.
         assert_eq!(
             needs("WITH s AS (SELECT 1) SELECT * FROM hr.s"),
@@ -668,6 +704,16 @@ mod tests {
             needs("DELETE x FROM t AS x JOIN u ON u.id = x.id"),
             vec![("app.t".into(), a::DELETE | a::SELECT), sel("app.u")]
         );
+        assert_eq!(
+            needs("DELETE FROM t USING t, u WHERE t.id = u.id"),
+            vec![
+                sel("app.t"),
+                ("app.t".into(), a::DELETE | a::SELECT),
+                sel("app.u")
+            ]
+        );
+        assert_eq!(needs("SELECT * FROM `dual`"), vec![sel("app.dual")]);
+        assert_eq!(needs("SELECT 1 FROM DUAL"), vec![]);
         // Statements that read only through subqueries.
         assert_eq!(
             needs("SET @v = (SELECT MAX(pay) FROM hr.s)"),

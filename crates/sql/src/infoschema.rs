@@ -536,6 +536,15 @@ pub fn visible_rows(
             None => a.any_in_db(&db),
         }
     });
+    // A view's definition shows only with SHOW VIEW on it (as MariaDB leaves it empty).
+    if let (Some(t_at), Some(def_at)) = (table, at(&["VIEW_DEFINITION"])) {
+        for row in &mut out {
+            let (db, v) = (text(&row[schema]), text(&row[t_at]));
+            if !a.holds_on_table(&db, &v, crate::accounts::SHOW_VIEW) {
+                row[def_at] = s("");
+            }
+        }
+    }
     Ok(out)
 }
 

@@ -53,6 +53,19 @@ pub struct PlanCx<'a> {
     /// How many stored view queries are being planned (their text is not the statement's:
     /// `item_texts` does not apply inside them).
     pub expanding: std::cell::Cell<usize>,
+    /// Whose rights a view's tables are checked against (None: an embedded session, no
+    /// checks).
+    pub rights: Option<ViewRights<'a>>,
+}
+
+/// What view expansion needs to check a view's tables: the account list (DEFINER views
+/// run with their definer's privileges) and the session's account (INVOKER views).
+#[derive(Clone)]
+pub struct ViewRights<'a> {
+    pub accounts: &'a crate::accounts::Accounts,
+    /// The session's account; None when it holds every privilege.
+    pub invoker: Option<Arc<crate::accounts::Account>>,
+    pub client_host: &'a str,
 }
 
 static NO_ITEM_TEXTS: crate::parse::ItemTexts = crate::parse::ItemTexts::EMPTY;
@@ -101,6 +114,7 @@ impl<'a> PlanCx<'a> {
             hidden_temp: Default::default(),
             item_texts: &NO_ITEM_TEXTS,
             expanding: Default::default(),
+            rights: None,
         }
     }
 
@@ -108,6 +122,50 @@ impl<'a> PlanCx<'a> {
     pub fn with_item_texts(mut self, texts: &'a crate::parse::ItemTexts) -> Self {
         self.item_texts = texts;
         self
+    }
+
+    /// This context checking views' tables against `rights`.
+    pub fn with_rights(mut self, rights: Option<ViewRights<'a>>) -> Self {
+        self.rights = rights;
+        self
+    }
+
+    /// Checks that view `db`.`view` (`def`) may do `needs`: its definer may (DEFINER
+    /// security, the default), or the session's account may (INVOKER). 1356 when not, as
+    /// MariaDB; 1449 when the definer is no account.
+    pub(crate) fn view_rights(
+        &self,
+        db: &str,
+        view: &str,
+        def: &tierdb_engine::ViewDef,
+        needs: impl FnOnce() -> Vec<crate::accounts::Need>,
+    ) -> Result<(), SqlError> {
+        let Some(r) = &self.rights else {
+            return Ok(());
+        };
+        let who = if def.security.eq_ignore_ascii_case("INVOKER") {
+            match &r.invoker {
+                Some(a) => a.clone(),
+                None => return Ok(()),
+            }
+        } else {
+            let (u, h) = def.definer.rsplit_once('@').unwrap_or((&def.definer, "%"));
+            match r.accounts.get(u, h) {
+                Some(a) => a,
+                None => {
+                    return Err(SqlError::new(
+                        1449,
+                        "HY000",
+                        format!("The user specified as a definer ('{u}'@'{h}') does not exist"),
+                    ))
+                }
+            }
+        };
+        if who.is_superuser() {
+            return Ok(());
+        }
+        crate::accounts::check(&who, r.client_host, &needs())
+            .map_err(|_| crate::view::invalid(db, view))
     }
 
     /// This context with the session's TEMPORARY tables in scope.
@@ -172,6 +230,15 @@ impl<'a> PlanCx<'a> {
             ast::Statement::Query(q) => q,
             _ => return Err(crate::view::invalid(&db, &v)),
         };
+        self.view_rights(&db, &v, &def, || {
+            let none = crate::temp::TempTables::default();
+            let names = crate::authorize::Names {
+                engine: self.engine,
+                db: Some(&db),
+                temps: &none,
+            };
+            crate::authorize::statement_needs(&ast::Statement::Query(q.clone()), &names)
+        })?;
         self.views
             .borrow_mut()
             .push((db.clone(), v.clone(), Some(db.clone())));

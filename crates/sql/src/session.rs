@@ -222,6 +222,9 @@ struct Prepared {
     /// None after a failed re-plan (e.g. the table was dropped): planned again next time.
     plan: Option<Plan>,
     version: u64,
+    /// `Shared::accounts`' version when planned: views' rights were checked then, so an
+    /// account change plans it again.
+    grants_version: u64,
     db: Option<String>,
 }
 
@@ -434,7 +437,7 @@ impl Session {
             let a = shared.accounts.get(&account.user, &account.host);
             let a = a.as_deref().unwrap_or(account);
             if !crate::infoschema::is_schema(d) {
-                crate::accounts::check(a, &[crate::accounts::Need::AnyInDb(d.to_string())])?;
+                crate::accounts::check(a, host, &[crate::accounts::Need::AnyInDb(d.to_string())])?;
             }
         }
         let mut s = Session::new(shared, conn_id, user, host, db)?;
@@ -479,6 +482,7 @@ impl Session {
             shared: &shared,
             me,
             current,
+            client_host: &self.core.st.host,
             db: self.core.st.db.as_deref(),
         };
         let (res, notes) = runner.run(stmt)?;
@@ -664,7 +668,8 @@ impl Session {
         let plan_now = |core: &Core| {
             let cx = PlanCx::new(&core.st.shared.engine, core.st.db.as_deref(), &[])
                 .with_temps(&core.st.temps)
-                .with_item_texts(&item_texts);
+                .with_item_texts(&item_texts)
+                .with_rights(core.view_rights());
             plan::build(&stmt, &cx)
         };
         let plan = plan_now(&self.core)?;
@@ -789,10 +794,12 @@ impl Session {
             self.core.authorize(&stmt, db.as_deref())?;
         }
         let version = shared.catalog_version();
+        let grants_version = shared.accounts.version();
         let plan = {
             let cx = PlanCx::new(&shared.engine, self.core.st.db.as_deref(), &placeholders)
                 .with_temps(&self.core.st.temps)
-                .with_item_texts(&item_texts);
+                .with_item_texts(&item_texts)
+                .with_rights(self.core.view_rights());
             plan::build(&stmt, &cx)?
         };
         if placeholders.len() > usize::from(u16::MAX) {
@@ -817,6 +824,7 @@ impl Session {
                 item_texts,
                 plan: Some(plan),
                 version,
+                grants_version,
                 db: self.core.st.db.clone(),
             },
         );
@@ -874,17 +882,21 @@ impl Session {
         let mut replanned = false;
         let r = loop {
             let version = shared.catalog_version();
-            if version != p.version || p.plan.is_none() {
+            let grants_version = shared.accounts.version();
+            let rights_moved = self.core.st.account.is_some() && grants_version != p.grants_version;
+            if version != p.version || p.plan.is_none() || rights_moved {
                 // The old plan goes first: its table handles keep a dropped table's pages
                 // from being freed, also when the table is gone and re-planning fails.
                 p.plan = None;
                 let cx = PlanCx::new(&shared.engine, p.db.as_deref(), &p.placeholders)
                     .with_temps(&self.core.st.temps)
-                    .with_item_texts(&p.item_texts);
+                    .with_item_texts(&p.item_texts)
+                    .with_rights(self.core.view_rights());
                 match plan::build(&p.stmt, &cx) {
                     Ok(plan) => p.plan = Some(plan),
                     Err(e) => break Err(e),
                 }
+                p.grants_version = grants_version;
                 p.version = version;
             }
             let Some(plan) = p.plan.as_ref() else {
@@ -939,6 +951,7 @@ impl Session {
             if self.core.st.temps.key(&db, table).is_none() {
                 crate::accounts::check(
                     &a,
+                    &self.core.st.host,
                     &[crate::accounts::Need::AnyOnTable {
                         db: db.clone(),
                         name: table.to_string(),
@@ -1062,6 +1075,16 @@ impl Core {
         self.st.grants.clone()
     }
 
+    /// Whose rights views are checked against while planning (None: an embedded session).
+    fn view_rights(&self) -> Option<crate::plan::ViewRights<'_>> {
+        self.st.account.as_ref()?;
+        Some(crate::plan::ViewRights {
+            accounts: &self.st.shared.accounts,
+            invoker: self.st.grants.clone(),
+            client_host: &self.st.host,
+        })
+    }
+
     /// Checks what `stmt` needs as written (before planning), names resolving in `db`.
     fn authorize(&mut self, stmt: &Statement, db: Option<&str>) -> Result<(), SqlError> {
         let Some(a) = self.refresh_grants() else {
@@ -1072,13 +1095,21 @@ impl Core {
             db,
             temps: &self.st.temps,
         };
-        crate::accounts::check(&a, &crate::authorize::statement_needs(stmt, &names))
+        crate::accounts::check(
+            &a,
+            &self.st.host,
+            &crate::authorize::statement_needs(stmt, &names),
+        )
     }
 
     /// Checks what a planned statement needs beyond `authorize` (utility statements).
     fn authorize_plan(&self, plan: &Plan) -> Result<(), SqlError> {
         match &self.st.grants {
-            Some(a) => crate::accounts::check(a, &crate::authorize::plan_needs(plan)),
+            Some(a) => crate::accounts::check(
+                a,
+                &self.st.host,
+                &crate::authorize::plan_needs(plan, &self.st.shared.engine),
+            ),
             None => Ok(()),
         }
     }
@@ -1088,7 +1119,11 @@ impl Core {
         self.st.row_count = 0;
         if let Some(a) = self.refresh_grants() {
             if !crate::infoschema::is_schema(db) {
-                crate::accounts::check(&a, &[crate::accounts::Need::AnyInDb(db.to_string())])?;
+                crate::accounts::check(
+                    &a,
+                    &self.st.host,
+                    &[crate::accounts::Need::AnyInDb(db.to_string())],
+                )?;
             }
         }
         let db = if crate::infoschema::is_schema(db) {
@@ -1451,28 +1486,14 @@ impl Core {
                 }
                 Ok(QueryResult::ok())
             }
-            Utility::ShowDatabases(f) => {
-                let res = show::databases(engine, f, &self.st)?;
-                Ok(match &self.st.grants {
-                    Some(a) if a.global & crate::accounts::SHOW_DATABASES == 0 => {
-                        keep_rows(res, |r| {
-                            let db = text_of(&r[0]);
-                            crate::infoschema::is_schema(&db) || a.any_in_db(&db)
-                        })
-                    }
-                    _ => res,
-                })
-            }
+            // (SHOW DATABASES / TABLES / TABLE STATUS list only what the account may use.)
+            Utility::ShowDatabases(f) => show::databases(engine, f, &self.st),
             Utility::ShowTables { db, full, filter } => {
                 let db = match db {
                     Some(d) => d.clone(),
                     None => self.st.db.clone().ok_or_else(no_db)?,
                 };
-                let res = show::tables(engine, &db, *full, filter, &self.st)?;
-                Ok(match &self.st.grants {
-                    Some(a) => keep_rows(res, |r| a.any_on_table(&db, &text_of(&r[0]))),
-                    None => res,
-                })
+                show::tables(engine, &db, *full, filter, &self.st)
             }
             Utility::ShowColumns {
                 db,
@@ -1547,11 +1568,7 @@ impl Core {
                     Some(d) => d.clone(),
                     None => self.st.db.clone().ok_or_else(no_db)?,
                 };
-                let res = show::table_status(engine, &db, filter, &self.st)?;
-                Ok(match &self.st.grants {
-                    Some(a) => keep_rows(res, |r| a.any_on_table(&db, &text_of(&r[0]))),
-                    None => res,
-                })
+                show::table_status(engine, &db, filter, &self.st)
             }
             Utility::Analyze { tables } => Ok(show::analyze(engine, tables, &self.st.temps)),
             Utility::Optimize { tables } => Ok(crate::maintain::optimize(engine, tables)),
@@ -2058,6 +2075,15 @@ impl Core {
                         (Some(o), true) => o.algorithm.clone(),
                         _ => "UNDEFINED".into(),
                     };
+                }
+                // Naming another account as the definer hands the view its rights: SUPER or
+                // SET USER (as MariaDB).
+                if let (Some(a), false) = (&self.st.grants, def.definer.is_empty()) {
+                    let me = format!("{}@{}", a.user, a.host);
+                    let may = crate::accounts::SUPER | crate::accounts::SET_USER;
+                    if def.definer != me && a.global & may == 0 {
+                        return Err(crate::accounts::global_denied(may));
+                    }
                 }
                 if def.definer.is_empty() {
                     // CURRENT_USER: the account; an embedded session is named as MariaDB

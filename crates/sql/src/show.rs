@@ -85,8 +85,13 @@ pub fn databases(
     env: &dyn Env,
 ) -> Result<QueryResult, SqlError> {
     let columns = text_cols(&["Database"]);
+    // Only what the account may use (before any WHERE sees the names).
+    let visible = |db: &str| match env.account() {
+        None => true,
+        Some(a) => a.global & crate::accounts::SHOW_DATABASES != 0 || a.any_in_db(db),
+    };
     let rows = std::iter::once(crate::infoschema::SCHEMA.to_string())
-        .chain(engine.databases())
+        .chain(engine.databases().into_iter().filter(|d| visible(d)))
         .map(|n| vec![s(n)])
         .collect();
     let rows = filter_rows(&columns, rows, filter, 0, env)?;
@@ -120,6 +125,10 @@ pub fn tables(
             .map(|t| (t, "BASE TABLE"))
             .collect();
         all.extend(engine.views(db).iter().map(|v| (v.name.clone(), "VIEW")));
+        // Only what the account may use (before any WHERE sees the names).
+        if let Some(a) = env.account() {
+            all.retain(|(t, _)| a.any_on_table(db, t));
+        }
         all.sort();
         all
     };
@@ -624,6 +633,10 @@ pub fn table_status(
     let mut names: Vec<(String, bool)> =
         engine.tables(db)?.into_iter().map(|t| (t, false)).collect();
     names.extend(engine.views(db).iter().map(|v| (v.name.clone(), true)));
+    // Only what the account may use (before any WHERE sees the names).
+    if let Some(a) = env.account() {
+        names.retain(|(t, _)| a.any_on_table(db, t));
+    }
     names.sort();
     for (t, view) in names {
         if view {

@@ -151,8 +151,14 @@ pub fn create(cv: &ast::CreateView, cx: &PlanCx) -> Result<Utility, SqlError> {
                 ast::GranteeName::UserHost { user, host } => {
                     Some(format!("{}@{}", user.value, host.value))
                 }
-                // DEFINER = CURRENT_USER and the like: the session's user.
-                ast::GranteeName::ObjectName(_) => None,
+                // `DEFINER = u@h` unquoted reads as one name; CURRENT_USER and the like are
+                // the session's account.
+                ast::GranteeName::ObjectName(n) => {
+                    let text = n.to_string();
+                    let (u, h) = text.rsplit_once('@')?;
+                    let unquote = |x: &str| x.trim_matches(['`', '\'', '"']).to_string();
+                    Some(format!("{}@{}", unquote(u), unquote(h)))
+                }
             }),
             p.security.as_ref().map(|s| s.to_string()),
         ),
@@ -546,6 +552,36 @@ fn target(cx: &PlanCx, db: &str, name: &str, what: &str, depth: usize) -> Result
     else {
         return Err(not_updatable(name, what));
     };
+    // The view's definer (or, for SQL SECURITY INVOKER, the session) writes its table: it
+    // must hold `what` there, and SELECT on what the view's query reads.
+    cx.view_rights(db, name, &def, || {
+        let none = crate::temp::TempTables::default();
+        let names = crate::authorize::Names {
+            engine: cx.engine,
+            db: Some(db),
+            temps: &none,
+        };
+        let mut needs =
+            crate::authorize::statement_needs(&ast::Statement::Query(q.clone()), &names);
+        let bits = match what {
+            "INSERT" => crate::accounts::INSERT,
+            "UPDATE" => crate::accounts::UPDATE,
+            _ => crate::accounts::DELETE,
+        };
+        if let Ok(parts) = crate::compile::object_name_parts(rel_name) {
+            let (d, t) = match parts.as_slice() {
+                [t] => (db.to_string(), t.clone()),
+                [d, t] => (d.clone(), t.clone()),
+                _ => return needs,
+            };
+            needs.push(crate::accounts::Need::Table {
+                db: d,
+                name: t,
+                privs: bits,
+            });
+        }
+        needs
+    })?;
     let mut columns = Vec::with_capacity(s.projection.len());
     for it in &s.projection {
         match it {
