@@ -80,7 +80,12 @@ impl Service for TierService {
         })?;
         // Session::login registers the connection (SHOW PROCESSLIST); Session::end
         // unregisters.
-        let session = Session::login(self.shared.clone(), conn_id, &account, user, host, db)?;
+        let session = Session::login(self.shared.clone(), conn_id, &account, user, host, db)
+            .inspect_err(|e| {
+                if e.code == 1044 {
+                    self.shared.count_access_denied();
+                }
+            })?;
         Ok(SqlBackend {
             session,
             account,
@@ -90,6 +95,10 @@ impl Service for TierService {
             host: host.to_string(),
             questions: self.questions.clone(),
         })
+    }
+
+    fn login_refused(&self) {
+        self.shared.count_access_denied();
     }
 
     fn close(&self, conn_id: u32) {

@@ -257,6 +257,28 @@ fn an_application_account_gets_only_what_it_was_granted() {
     // The session still serves after every refusal.
     let n: Option<i64> = app.query_first("SELECT COUNT(*) FROM shop.orders").unwrap();
     assert_eq!(n, Some(2));
+
+    // SHOW STATUS counts the account statements and the refusals.
+    assert_eq!(
+        err_of(connect(server.port, "app", "wrong", None).unwrap_err()).0,
+        1045
+    );
+    let status: Vec<(String, String)> = root
+        .query(
+            "SHOW GLOBAL STATUS WHERE Variable_name IN ('Com_create_user', 'Com_grant', 'Access_denied_errors')",
+        )
+        .unwrap();
+    let get = |n: &str| -> i64 {
+        status
+            .iter()
+            .find(|(k, _)| k == n)
+            .map(|(_, v)| v.parse().unwrap())
+            .unwrap_or_else(|| panic!("{n} missing: {status:?}"))
+    };
+    // (Refused ones count too, as in MariaDB: root's and app's.)
+    assert_eq!(get("Com_create_user"), 2);
+    assert_eq!(get("Com_grant"), 3);
+    assert!(get("Access_denied_errors") >= 30, "{status:?}");
 }
 
 /// `*` + hex of SHA1(SHA1(pw)), as MariaDB's PASSWORD() writes it.

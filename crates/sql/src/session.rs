@@ -458,6 +458,18 @@ impl Session {
             stmt,
             AccountStmt::ShowGrants(_) | AccountStmt::ShowCreateUser(_)
         );
+        self.core.st.shared.counters.inc(match &stmt {
+            AccountStmt::CreateUser { .. } => Counter::ComCreateUser,
+            AccountStmt::AlterUser { .. } => Counter::ComAlterUser,
+            AccountStmt::DropUser { .. } => Counter::ComDropUser,
+            AccountStmt::RenameUser { .. } => Counter::ComRenameUser,
+            AccountStmt::SetPassword { .. } => Counter::ComSet,
+            AccountStmt::Grant { .. } => Counter::ComGrant,
+            AccountStmt::Revoke { .. } => Counter::ComRevoke,
+            AccountStmt::RevokeAll { .. } => Counter::ComRevokeAll,
+            AccountStmt::ShowGrants(_) => Counter::ComShowGrants,
+            AccountStmt::ShowCreateUser(_) => Counter::ComShowCreateUser,
+        });
         if !shows {
             self.core.commit_open()?;
         }
@@ -592,6 +604,7 @@ impl Session {
             // Also a statement that failed before it ran (syntax, unknown table).
             self.core.st.row_count = -1;
             self.core.st.note_error(e);
+            count_denied(&shared, e);
         }
         self.core.end_busy();
         r
@@ -847,6 +860,7 @@ impl Session {
         if let Err(e) = &r {
             self.core.st.row_count = -1;
             self.core.st.note_error(e);
+            count_denied(&shared, e);
         }
         r
     }
@@ -941,7 +955,11 @@ impl Session {
 
     /// COM_INIT_DB / USE.
     pub fn init_db(&mut self, db: &str) -> Result<(), SqlError> {
-        self.core.init_db(db)
+        let r = self.core.init_db(db);
+        if let Err(e) = &r {
+            count_denied(&self.core.st.shared, e);
+        }
+        r
     }
 
     /// COM_FIELD_LIST.
@@ -1019,6 +1037,13 @@ impl Drop for Session {
 }
 
 /// Errors after which MySQL rolls back the whole transaction, not just the statement.
+/// Access_denied_errors: a statement refused for lack of a privilege.
+fn count_denied(shared: &Shared, e: &SqlError) {
+    if matches!(e.code, 1044 | 1045 | 1095 | 1142 | 1227 | 1356) {
+        shared.counters.inc(Counter::AccessDenied);
+    }
+}
+
 /// `res` with only the rows `keep` takes.
 fn keep_rows(res: QueryResult, keep: impl Fn(&[Value]) -> bool) -> QueryResult {
     match res {

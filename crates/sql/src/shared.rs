@@ -100,6 +100,11 @@ impl Shared {
         }))
     }
 
+    /// A login refused (Access_denied_errors).
+    pub fn count_access_denied(&self) {
+        self.counters.inc(crate::status::Counter::AccessDenied);
+    }
+
     /// How KILL CONNECTION ends a connection's socket (the server knows the sockets).
     pub fn set_connection_closer(&self, closer: ConnectionCloser) {
         *self.closer.write() = Some(closer);

@@ -69,6 +69,8 @@ pub trait Service: Send + Sync {
         peer: IpAddr,
         db: Option<&str>,
     ) -> Result<Self::Backend, SqlError>;
+    /// A login was refused (wrong password, unknown account, a database it may not use).
+    fn login_refused(&self) {}
     /// The connection `conn_id` ended (its backend's `end` has run).
     fn close(&self, conn_id: u32) {
         let _ = conn_id;

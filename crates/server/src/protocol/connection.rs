@@ -179,6 +179,7 @@ impl<S: Service, R: Read, W: Write> Connection<'_, S, R, W> {
         if ok {
             Ok(())
         } else {
+            self.service.login_refused();
             Err(self.access_denied(user, token))
         }
     }
