@@ -47,11 +47,19 @@ fn lex(sql: &str) -> Result<Vec<Tok>, SqlError> {
                 // `/*! ... */` and `/*M! ... */` hold code (after an optional version).
                 let code = matches!(b.get(i + 2), Some(b'!'))
                     || (b.get(i + 2) == Some(&b'M') && b.get(i + 3) == Some(&b'!'));
-                if code {
-                    i += if b[i + 2] == b'M' { 4 } else { 3 };
-                    while i < b.len() && b[i].is_ascii_digit() {
-                        i += 1;
-                    }
+                // (Only for server versions up to ours: `/*M!999999 ... */` is a comment.)
+                let mut j = i + if code && b[i + 2] == b'M' { 4 } else { 3 };
+                let digits_at = j;
+                while code && j < b.len() && b[j].is_ascii_digit() {
+                    j += 1;
+                }
+                let applies = !code
+                    || j == digits_at
+                    || sql[digits_at..j]
+                        .parse::<u64>()
+                        .is_ok_and(|v| v <= crate::parse::MARIADB_VERSION_ID);
+                if code && applies {
+                    i = j;
                 } else {
                     let end = sql[i + 2..]
                         .find("*/")
@@ -513,9 +521,22 @@ fn code_start(mut sql: &str) -> &str {
     loop {
         sql = sql.trim_start();
         let b = sql.as_bytes();
-        if sql.starts_with("/*!") || sql.starts_with("/*M!") {
-            let skip = if b[2] == b'M' { 4 } else { 3 };
-            sql = sql[skip..].trim_start_matches(|c: char| c.is_ascii_digit());
+        let versioned = sql.starts_with("/*!") || sql.starts_with("/*M!");
+        let skip = if versioned && b[2] == b'M' { 4 } else { 3 };
+        let digits = if versioned {
+            sql[skip..].len()
+                - sql[skip..]
+                    .trim_start_matches(|c: char| c.is_ascii_digit())
+                    .len()
+        } else {
+            0
+        };
+        let applies = digits == 0
+            || sql[skip..skip + digits]
+                .parse::<u64>()
+                .is_ok_and(|v| v <= crate::parse::MARIADB_VERSION_ID);
+        if versioned && applies {
+            sql = &sql[skip + digits..];
         } else if sql.starts_with("/*") {
             match sql.find("*/") {
                 Some(end) => sql = &sql[end + 2..],
@@ -1263,6 +1284,7 @@ mod tests {
             "show create user a",
             "RENAME USER a TO b",
             "/*M!100005 SET DEFAULT ROLE NONE FOR a */",
+            "/*!40101 GRANT SELECT ON *.* TO a */",
             "-- note\n/* c */ GRANT SELECT ON *.* TO a",
         ] {
             assert!(may_be_account_statement(s), "{s}");
@@ -1273,6 +1295,7 @@ mod tests {
             "SET autocommit = 1",
             "SHOW CREATE TABLE t",
             "DROP TABLE user",
+            "/*M!999999 CREATE USER a */ SELECT 1",
         ] {
             assert!(!may_be_account_statement(s), "{s}");
         }

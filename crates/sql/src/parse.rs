@@ -345,7 +345,7 @@ fn share_mode_run(tokens: &[sqlparser::tokenizer::TokenWithSpan]) -> Option<[usi
 }
 
 /// The MariaDB version tierdb speaks for (10.11), as in `/*M!NNNNNN ... */` comments.
-const MARIADB_VERSION_ID: u64 = 101_100;
+pub(crate) const MARIADB_VERSION_ID: u64 = 101_100;
 
 /// MariaDB's executable comments `/*M!NNNNNN text */` (and `/*M! text */`) run `text` when
 /// NNNNNN is not above our version, as MariaDB does (sqlparser handles MySQL's
