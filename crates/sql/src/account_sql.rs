@@ -28,21 +28,13 @@ fn lex(sql: &str) -> Result<Vec<Tok>, SqlError> {
     let mut out = Vec::new();
     let mut i = 0;
     while i < b.len() {
+        if let Some(end) = crate::parse::line_comment_end(b, i) {
+            i = end;
+            continue;
+        }
         let c = b[i];
         match c {
             b' ' | b'\t' | b'\r' | b'\n' | b';' => i += 1,
-            b'#' => {
-                while i < b.len() && b[i] != b'\n' {
-                    i += 1;
-                }
-            }
-            b'-' if b.get(i + 1) == Some(&b'-')
-                && b.get(i + 2).is_none_or(|c| c.is_ascii_whitespace()) =>
-            {
-                while i < b.len() && b[i] != b'\n' {
-                    i += 1;
-                }
-            }
             b'/' if b.get(i + 1) == Some(&b'*') => {
                 // `/*! ... */` and `/*M! ... */` hold code (after an optional version).
                 let code = matches!(b.get(i + 2), Some(b'!'))

@@ -287,35 +287,23 @@ pub fn statement_needs(stmt: &Statement, names: &Names) -> Vec<Need> {
                 || u.selection.is_some()
                 || !u.order_by.is_empty()
                 || u.assignments.iter().any(|asg| reads_columns(&asg.value));
-            for (i, f) in tables.iter().enumerate() {
-                if let Some((name, _)) = factor_name(f) {
-                    let mut privs = 0;
-                    if targets.contains(&i) {
-                        privs |= a::UPDATE;
-                    }
-                    if !targets.contains(&i) || reads_target {
-                        privs |= a::SELECT;
-                    }
-                    names.push(&mut out, name, privs);
-                }
-            }
-            // Subqueries and derived tables anywhere else read.
-            let mut r = Relations::default();
-            for f in &tables {
-                if !matches!(f, ast::TableFactor::Table { .. }) {
-                    relations(*f, &mut r);
-                }
-            }
-            for asg in &u.assignments {
-                relations(&asg.value, &mut r);
-            }
-            if let Some(w) = &u.selection {
-                relations(w, &mut r);
-            }
-            for j in all.iter().flat_map(|t| t.joins.iter()) {
-                relations(&j.join_operator, &mut r);
-            }
-            names.reads(&mut out, &r);
+            let exprs: Vec<&ast::Expr> = u
+                .assignments
+                .iter()
+                .map(|asg| &asg.value)
+                .chain(u.selection.as_ref())
+                .collect();
+            let joins = all.iter().flat_map(|t| t.joins.iter());
+            write_needs(
+                names,
+                &mut out,
+                &tables,
+                |i, _| targets.contains(&i),
+                a::UPDATE,
+                reads_target,
+                joins,
+                &exprs,
+            );
         }
         Statement::Delete(d) => {
             let from: Vec<ast::TableWithJoins> = match &d.from {
@@ -334,40 +322,28 @@ pub fn statement_needs(stmt: &Statement, names: &Names) -> Vec<Need> {
             };
             let single = d.tables.is_empty() && d.using.is_none() && tables.len() == 1;
             let reads_target = !single || d.selection.is_some() || !d.order_by.is_empty();
-            for (i, f) in tables.iter().enumerate() {
-                let Some((name, called)) = factor_name(f) else {
-                    continue;
-                };
-                let target = single
+            let is_target = |i: usize, called: &str| {
+                single
                     || i < from_targets
                     || d.tables.iter().any(|t| {
                         crate::compile::object_name_parts(t)
                             .ok()
                             .and_then(|p| p.last().cloned())
-                            .is_some_and(|l| l.eq_ignore_ascii_case(&called))
-                    });
-                let mut privs = 0;
-                if target {
-                    privs |= a::DELETE;
-                }
-                if !target || reads_target {
-                    privs |= a::SELECT;
-                }
-                names.push(&mut out, name, privs);
-            }
-            let mut r = Relations::default();
-            for f in &tables {
-                if !matches!(f, ast::TableFactor::Table { .. }) {
-                    relations(*f, &mut r);
-                }
-            }
-            if let Some(w) = &d.selection {
-                relations(w, &mut r);
-            }
-            for j in sources.iter().flat_map(|t| t.joins.iter()) {
-                relations(&j.join_operator, &mut r);
-            }
-            names.reads(&mut out, &r);
+                            .is_some_and(|l| l.eq_ignore_ascii_case(called))
+                    })
+            };
+            let exprs: Vec<&ast::Expr> = d.selection.iter().collect();
+            let joins = sources.iter().flat_map(|t| t.joins.iter());
+            write_needs(
+                names,
+                &mut out,
+                &tables,
+                is_target,
+                a::DELETE,
+                reads_target,
+                joins,
+                &exprs,
+            );
         }
         Statement::CreateTable(ct) => {
             let mut r = Relations::default();
@@ -395,6 +371,45 @@ pub fn statement_needs(stmt: &Statement, names: &Names) -> Vec<Need> {
         }
     }
     out
+}
+
+/// The needs of an UPDATE's or DELETE's tables: `write` on each target (`is_target(position,
+/// name it goes by)`), with SELECT too when `reads_target`; SELECT on the other tables; and
+/// SELECT on what derived tables, join conditions and `exprs` read.
+#[allow(clippy::too_many_arguments)]
+fn write_needs<'t>(
+    names: &Names,
+    out: &mut Vec<Need>,
+    tables: &[&ast::TableFactor],
+    is_target: impl Fn(usize, &str) -> bool,
+    write: u64,
+    reads_target: bool,
+    joins: impl Iterator<Item = &'t ast::Join>,
+    exprs: &[&ast::Expr],
+) {
+    let mut r = Relations::default();
+    for (i, f) in tables.iter().enumerate() {
+        let Some((name, called)) = factor_name(f) else {
+            relations(*f, &mut r);
+            continue;
+        };
+        let target = is_target(i, &called);
+        let mut privs = 0;
+        if target {
+            privs |= write;
+        }
+        if !target || reads_target {
+            privs |= a::SELECT;
+        }
+        names.push(out, name, privs);
+    }
+    for e in exprs {
+        relations(*e, &mut r);
+    }
+    for j in joins {
+        relations(&j.join_operator, &mut r);
+    }
+    names.reads(out, &r);
 }
 
 /// The relations named inside the subqueries of `node` (not its own table names).

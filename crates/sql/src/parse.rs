@@ -347,6 +347,21 @@ fn share_mode_run(tokens: &[sqlparser::tokenizer::TokenWithSpan]) -> Option<[usi
 /// The MariaDB version tierdb speaks for (10.11), as in `/*M!NNNNNN ... */` comments.
 pub(crate) const MARIADB_VERSION_ID: u64 = 101_100;
 
+/// Where the line comment starting at `b[i]` (`# ...` or `-- ...`) ends: the index of its
+/// newline (or the end); None when none starts there.
+pub(crate) fn line_comment_end(b: &[u8], i: usize) -> Option<usize> {
+    let starts = b.get(i) == Some(&b'#')
+        || (b.get(i) == Some(&b'-')
+            && b.get(i + 1) == Some(&b'-')
+            && b.get(i + 2).is_none_or(|c| c.is_ascii_whitespace()));
+    starts.then(|| {
+        b[i..]
+            .iter()
+            .position(|&c| c == b'\n')
+            .map_or(b.len(), |p| i + p)
+    })
+}
+
 /// MariaDB's executable comments `/*M!NNNNNN text */` (and `/*M! text */`) run `text` when
 /// NNNNNN is not above our version, as MariaDB does (sqlparser handles MySQL's
 /// `/*!NNNNN ... */` itself).
@@ -1778,6 +1793,10 @@ pub fn split_statements(sql: &str) -> Vec<&str> {
     // Whether the current piece has anything but spaces and comments.
     let mut content = false;
     while i < b.len() {
+        if let Some(end) = line_comment_end(b, i) {
+            i = end;
+            continue;
+        }
         match b[i] {
             q @ (b'\'' | b'"' | b'`') => {
                 content = true;
@@ -1797,18 +1816,6 @@ pub fn split_statements(sql: &str) -> Vec<&str> {
                     }
                 }
                 i += 1;
-            }
-            b'#' => {
-                while i < b.len() && b[i] != b'\n' {
-                    i += 1;
-                }
-            }
-            b'-' if b.get(i + 1) == Some(&b'-')
-                && b.get(i + 2).is_none_or(|c| c.is_ascii_whitespace()) =>
-            {
-                while i < b.len() && b[i] != b'\n' {
-                    i += 1;
-                }
             }
             b'/' if b.get(i + 1) == Some(&b'*') => {
                 // `/*! ... */` holds SQL MariaDB runs.
