@@ -198,11 +198,13 @@ impl Account {
     }
     /// Privileges that apply to table `db`.`table` (global and database ones included).
     fn on_table(&self, db: &str, table: &str) -> u64 {
+        // (A scan, not a lookup: no key to allocate on every check; accounts hold few
+        // table grants.)
         let t = self
             .tables
-            .get(&(db.to_string(), table.to_string()))
-            .copied()
-            .unwrap_or(0);
+            .iter()
+            .find(|((d, n), _)| d == db && n == table)
+            .map_or(0, |(_, p)| *p);
         self.on_db(db) | t
     }
     /// Some database-level privilege on `db` (globally or there), or some privilege on one of

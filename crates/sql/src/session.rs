@@ -225,6 +225,10 @@ struct Prepared {
     /// `Shared::accounts`' version when planned: views' rights were checked then, so an
     /// account change plans it again.
     grants_version: u64,
+    /// What the statement needs as written (`authorize::statement_needs`), kept while the
+    /// catalog version is this one and the session has no TEMPORARY table (which could hide
+    /// or uncover a table of the same name).
+    needs: Option<(u64, Vec<crate::accounts::Need>)>,
     db: Option<String>,
 }
 
@@ -838,6 +842,7 @@ impl Session {
                 plan: Some(plan),
                 version,
                 grants_version,
+                needs: None,
                 db: self.core.st.db.clone(),
             },
         );
@@ -887,10 +892,33 @@ impl Session {
             c.busy.store(true, Ordering::Relaxed);
             c.since_ms.store(shared.now_ms(), Ordering::Relaxed);
         }
-        if self.core.refresh_grants().is_some() {
-            if let Err(e) = self.core.authorize(&p.stmt, p.db.as_deref()) {
+        if let Some(a) = self.core.refresh_grants() {
+            let version = shared.catalog_version();
+            let cacheable = self.core.st.temps.is_empty();
+            let cached = p
+                .needs
+                .as_ref()
+                .filter(|(v, _)| cacheable && *v == version)
+                .map(|(_, n)| n);
+            let fresh;
+            let needs = match cached {
+                Some(n) => n,
+                None => {
+                    let names = crate::authorize::Names {
+                        engine: &shared.engine,
+                        db: p.db.as_deref(),
+                        temps: &self.core.st.temps,
+                    };
+                    fresh = crate::authorize::statement_needs(&p.stmt, &names);
+                    &fresh
+                }
+            };
+            if let Err(e) = crate::accounts::check(&a, &self.core.st.host, needs) {
                 self.core.end_busy();
                 return Err(e);
+            }
+            if cached.is_none() && cacheable {
+                p.needs = Some((version, needs.clone()));
             }
         }
         let mut replanned = false;

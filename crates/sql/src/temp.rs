@@ -17,6 +17,10 @@ pub struct TempTables {
 }
 
 impl TempTables {
+    /// The session has no TEMPORARY table.
+    pub fn is_empty(&self) -> bool {
+        self.by_name.is_empty()
+    }
     /// The key of this session's TEMPORARY table `db`.`name`, if it has one.
     pub fn key(&self, db: &str, name: &str) -> Option<&str> {
         if self.by_name.is_empty() {
