@@ -492,6 +492,7 @@ fn escalations_through_views_grants_and_names_are_refused() {
     setup(&mut root);
     for q in [
         "CREATE TABLE shop.`dual` (id INT PRIMARY KEY)",
+        "CREATE TABLE shop.secret2 (id INT PRIMARY KEY)",
         "CREATE DATABASE shopx",
         "CREATE TABLE shopx.t (id INT PRIMARY KEY)",
         "INSERT INTO shopx.t VALUES (1)",
@@ -506,6 +507,8 @@ fn escalations_through_views_grants_and_names_are_refused() {
         "CREATE USER ops IDENTIFIED BY 'o'",
         "GRANT PROCESS, RELOAD ON *.* TO ops",
         "CREATE SQL SECURITY INVOKER VIEW shop.inv AS SELECT * FROM hr.salaries",
+        "CREATE SQL SECURITY INVOKER VIEW shop.rooti AS SELECT id FROM hr.salaries",
+        "CREATE VIEW shop.rootchain AS SELECT id FROM shop.rooti",
         "GRANT SELECT ON shop.inv TO lead",
     ] {
         root.query_drop(q).unwrap_or_else(|e| panic!("{q}: {e}"));
@@ -537,6 +540,33 @@ fn escalations_through_views_grants_and_names_are_refused() {
     ] {
         assert_eq!(denied(&mut dev, sql).0, 1227, "{sql}");
     }
+    // REPLACE through a view needs DELETE too from the view's definer.
+    root.query_drop("GRANT SELECT, INSERT ON hr.phones TO dev")
+        .unwrap();
+    dev.query_drop("CREATE VIEW w3 AS SELECT * FROM hr.phones")
+        .unwrap();
+    dev.query_drop("INSERT INTO w3 VALUES (7, 'a')").unwrap();
+    assert_eq!(denied(&mut dev, "REPLACE INTO w3 VALUES (7, 'b')").0, 1356);
+    // EXPLAIN shows what a view reads: SHOW VIEW on it.
+    let (code, msg) = denied(&mut dev, "EXPLAIN SELECT * FROM w3");
+    assert_eq!(code, 1142, "{msg}");
+    assert!(msg.starts_with("SHOW VIEW command denied"), "{msg}");
+    root.query_drop("REVOKE SELECT, INSERT ON hr.phones FROM dev")
+        .unwrap();
+    // An INVOKER view inside root's DEFINER view runs as root.
+    let rows: Vec<i64> = dev.query("SELECT id FROM rootchain").unwrap();
+    assert_eq!(rows, vec![1]);
+    assert_eq!(denied(&mut dev, "SELECT id FROM rooti").0, 1356);
+    // DELETE ... USING names its targets by their aliases in USING.
+    assert_eq!(
+        denied(
+            &mut dev,
+            "DELETE FROM x USING hr.phones AS x WHERE x.id = 1"
+        )
+        .0,
+        1142
+    );
+    // A table called DUAL is checked where the planner reads it as a table.
     // A foreign key needs REFERENCES on its parent (it would reveal the parent's keys).
     let (code, msg) = denied(
         &mut dev,
@@ -559,8 +589,22 @@ fn escalations_through_views_grants_and_names_are_refused() {
     lead.query_drop("USE shop").unwrap();
     assert_eq!(denied(&mut lead, "SELECT * FROM `dual`").0, 1142);
     lead.query_drop("SELECT 1 FROM DUAL").unwrap();
+    // (Unquoted too, where the planner reads the table: with an alias, a join, a write.)
+    assert_eq!(denied(&mut lead, "SELECT * FROM dual AS x").0, 1142);
+    assert_eq!(denied(&mut lead, "SELECT * FROM orders, dual").0, 1142);
+    assert_eq!(denied(&mut lead, "DELETE FROM dual").0, 1142);
     // An INVOKER view runs with the reader's rights.
     assert_eq!(denied(&mut lead, "SELECT * FROM shop.inv").0, 1356);
+    // A self-reference inside a nested WITH does not make a WITH RECURSIVE query recursive:
+    // the name there is the table.
+    assert_eq!(
+        denied(
+            &mut lead,
+            "WITH RECURSIVE secret2 AS (WITH z AS (SELECT * FROM secret2) SELECT * FROM z) SELECT * FROM secret2"
+        )
+        .0,
+        1142
+    );
     // A WITH RECURSIVE name seen before its definition is the table.
     assert_eq!(
         denied(

@@ -932,7 +932,9 @@ impl Runner<'_> {
                     bits |= accounts::GRANT_OPTION;
                 }
                 if let (Level::Table, Some(db), Some(t)) = (level, &db, &table) {
-                    let exists = engine.table(db, t).is_ok() || engine.view(db, t).is_some();
+                    let exists = engine.table(db, t).is_ok()
+                        || engine.view(db, t).is_some()
+                        || crate::infoschema::mysql_table(&self.shared.engine, db, t).is_some();
                     if !exists {
                         return Err(SqlError::new(
                             1146,

@@ -42,7 +42,8 @@ struct WithScope {
     query: *const ast::Query,
     names: Vec<String>,
     bodies: Vec<*const ast::Query>,
-    recursive: bool,
+    /// Per WITH query: RECURSIVE and its body names itself.
+    recursive: Vec<bool>,
     visible: usize,
     /// The WITH query being walked, under RECURSIVE: it sees its own name.
     own: Option<usize>,
@@ -74,7 +75,7 @@ impl Visitor for Relations {
         if let Some(s) = self.scopes.last_mut() {
             if let Some(i) = s.bodies.iter().position(|b| *b == ptr) {
                 s.visible = i;
-                s.own = s.recursive.then_some(i);
+                s.own = s.recursive[i].then_some(i);
             }
         }
         if let Some(w) = &q.with {
@@ -82,6 +83,15 @@ impl Visitor for Relations {
                 .cte_tables
                 .iter()
                 .map(|c| c.alias.name.value.clone())
+                .collect();
+            // A WITH query is recursive only when its own body names it (the planner's test).
+            let recursive = w
+                .cte_tables
+                .iter()
+                .map(|c| {
+                    w.recursive
+                        && crate::plan::names_table(&c.query.body, &c.alias.name.value, false)
+                })
                 .collect();
             self.scopes.push(WithScope {
                 query: ptr,
@@ -93,7 +103,7 @@ impl Visitor for Relations {
                 visible: names.len(),
                 own: None,
                 names,
-                recursive: w.recursive,
+                recursive,
             });
         }
         ControlFlow::Continue(())
@@ -121,10 +131,17 @@ impl Names<'_> {
     /// (db, table) of a name as written; None for a name that needs no check (a WITH
     /// query's, a TEMPORARY table's, INFORMATION_SCHEMA's) or that the planner will refuse.
     fn resolve(&self, n: &ast::ObjectName) -> Option<(String, String)> {
-        // `FROM DUAL` (unquoted, as the planner reads it) names no table.
+        // `FROM DUAL` (unquoted) names no table — unless a table or view of that name
+        // exists, which the planner reads where DUAL is not alone in FROM: then it is checked
+        // wherever it stands (stricter than needed in `SELECT ... FROM DUAL` alone).
         if let [ast::ObjectNamePart::Identifier(id)] = n.0.as_slice() {
             if id.quote_style.is_none() && id.value.eq_ignore_ascii_case("DUAL") {
-                return None;
+                let db = self.db?;
+                let exists = self.engine.table(db, &id.value).is_ok()
+                    || self.engine.view(db, &id.value).is_some();
+                if !exists {
+                    return None;
+                }
             }
         }
         let parts = crate::compile::object_name_parts(n).ok()?;
@@ -214,7 +231,20 @@ pub fn statement_needs(stmt: &Statement, names: &Names) -> Vec<Need> {
             relations(q.as_ref(), &mut r);
             names.reads(&mut out, &r);
         }
-        Statement::Explain { statement, .. } => return statement_needs(statement, names),
+        Statement::Explain { statement, .. } => {
+            // EXPLAIN shows what a view reads: SHOW VIEW on each view it names.
+            let mut needs = statement_needs(statement, names);
+            let mut r = Relations::default();
+            relations(statement.as_ref(), &mut r);
+            for n in &r.names {
+                if let Some((db, t)) = names.resolve(n) {
+                    if names.engine.view(&db, &t).is_some() {
+                        needs.push(table(&db, &t, a::SHOW_VIEW));
+                    }
+                }
+            }
+            return needs;
+        }
         Statement::Insert(ins) => {
             if let ast::TableObject::TableName(t) = &ins.table {
                 let mut privs = a::INSERT;
@@ -309,27 +339,38 @@ pub fn statement_needs(stmt: &Statement, names: &Names) -> Vec<Need> {
             let from: Vec<ast::TableWithJoins> = match &d.from {
                 ast::FromTable::WithFromKeyword(f) | ast::FromTable::WithoutKeyword(f) => f.clone(),
             };
-            let mut sources = from.clone();
-            if let Some(u) = &d.using {
-                sources.extend(u.iter().cloned());
-            }
+            // The rows come from the USING list when there is one (the FROM list then names
+            // the targets among them, by alias), else from the FROM list.
+            let (sources, target_names): (Vec<ast::TableWithJoins>, Vec<ast::ObjectName>) =
+                match &d.using {
+                    Some(u) => (
+                        u.clone(),
+                        factors(&from)
+                            .iter()
+                            .filter_map(|f| match f {
+                                ast::TableFactor::Table { name, .. } => Some(name.clone()),
+                                _ => None,
+                            })
+                            .collect(),
+                    ),
+                    None => (from.clone(), d.tables.clone()),
+                };
             let tables = factors(&sources);
-            // `DELETE FROM a, b USING ...`: the FROM list (the first factors) is the targets.
-            let from_targets = if d.using.is_some() {
-                factors(&from).len()
-            } else {
-                0
-            };
-            let single = d.tables.is_empty() && d.using.is_none() && tables.len() == 1;
+            let single = target_names.is_empty() && tables.len() == 1;
             let reads_target = !single || d.selection.is_some() || !d.order_by.is_empty();
-            let is_target = |i: usize, called: &str| {
+            let is_target = |_: usize, called: &str| {
                 single
-                    || i < from_targets
-                    || d.tables.iter().any(|t| {
-                        crate::compile::object_name_parts(t)
-                            .ok()
-                            .and_then(|p| p.last().cloned())
-                            .is_some_and(|l| l.eq_ignore_ascii_case(called))
+                    || target_names.iter().any(|t| {
+                        // `t`, `db.t` or `t.*`: the name the target goes by.
+                        let parts: Vec<&str> =
+                            t.0.iter()
+                                .filter_map(|p| match p {
+                                    ast::ObjectNamePart::Identifier(id) => Some(id.value.as_str()),
+                                    _ => None,
+                                })
+                                .filter(|p| *p != "*")
+                                .collect();
+                        parts.last().is_some_and(|l| l.eq_ignore_ascii_case(called))
                     })
             };
             let exprs: Vec<&ast::Expr> = d.selection.iter().collect();
@@ -681,6 +722,14 @@ mod tests {
             needs("WITH RECURSIVE a AS (SELECT * FROM s), s AS (SELECT 1 AS id) SELECT * FROM a"),
             vec![sel("app.s")]
         );
+        // A self-reference inside a nested WITH does not make the outer query recursive (the
+        // planner reads the table there).
+        assert_eq!(
+            needs(
+                "WITH RECURSIVE s AS (WITH z AS (SELECT * FROM s) SELECT * FROM z) SELECT * FROM s"
+            ),
+            vec![sel("app.s")]
+        );
         // A qualified name is always a table.
         assert_eq!(
             needs("WITH s AS (SELECT 1) SELECT * FROM hr.s"),
@@ -721,11 +770,16 @@ mod tests {
         );
         assert_eq!(
             needs("DELETE FROM t USING t, u WHERE t.id = u.id"),
-            vec![
-                sel("app.t"),
-                ("app.t".into(), a::DELETE | a::SELECT),
-                sel("app.u")
-            ]
+            vec![("app.t".into(), a::DELETE | a::SELECT), sel("app.u")]
+        );
+        // The FROM list names the targets by their USING alias.
+        assert_eq!(
+            needs("DELETE FROM x USING hr.s AS x, u WHERE x.id = u.id"),
+            vec![sel("app.u"), ("hr.s".into(), a::DELETE | a::SELECT)]
+        );
+        assert_eq!(
+            needs("DELETE FROM s.* USING hr.s"),
+            vec![("hr.s".into(), a::DELETE | a::SELECT)]
         );
         assert_eq!(needs("SELECT * FROM `dual`"), vec![sel("app.dual")]);
         assert_eq!(needs("SELECT 1 FROM DUAL"), vec![]);

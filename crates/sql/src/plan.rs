@@ -56,6 +56,9 @@ pub struct PlanCx<'a> {
     /// Whose rights a view's tables are checked against (None: an embedded session, no
     /// checks).
     pub rights: Option<ViewRights<'a>>,
+    /// The accounts the views being expanded run as, innermost last (None: unrestricted):
+    /// an INVOKER view inside a DEFINER view runs as that definer.
+    pub run_as: std::cell::RefCell<Vec<Option<Arc<crate::accounts::Account>>>>,
 }
 
 /// What view expansion needs to check a view's tables: the account list (DEFINER views
@@ -115,6 +118,7 @@ impl<'a> PlanCx<'a> {
             item_texts: &NO_ITEM_TEXTS,
             expanding: Default::default(),
             rights: None,
+            run_as: Default::default(),
         }
     }
 
@@ -131,22 +135,28 @@ impl<'a> PlanCx<'a> {
     }
 
     /// Checks that view `db`.`view` (`def`) may do `needs`: its definer may (DEFINER
-    /// security, the default), or the session's account may (INVOKER). 1356 when not, as
-    /// MariaDB; 1449 when the definer is no account.
+    /// security, the default), or whoever it is read for may (INVOKER: the session, or the
+    /// definer of the view it is inside). 1356 when not, as MariaDB; 1449 when the definer is
+    /// no account. Returns the account the view runs as (None: unrestricted), for
+    /// `run_as` while it is expanded.
     pub(crate) fn view_rights(
         &self,
         db: &str,
         view: &str,
         def: &tierdb_engine::ViewDef,
         needs: impl FnOnce() -> Vec<crate::accounts::Need>,
-    ) -> Result<(), SqlError> {
+    ) -> Result<Option<Arc<crate::accounts::Account>>, SqlError> {
         let Some(r) = &self.rights else {
-            return Ok(());
+            return Ok(None);
         };
         let who = if def.security.eq_ignore_ascii_case("INVOKER") {
-            match &r.invoker {
-                Some(a) => a.clone(),
-                None => return Ok(()),
+            let context = match self.run_as.borrow().last() {
+                Some(outer) => outer.clone(),
+                None => r.invoker.clone(),
+            };
+            match context {
+                Some(a) => a,
+                None => return Ok(None),
             }
         } else {
             let (u, h) = def.definer.rsplit_once('@').unwrap_or((&def.definer, "%"));
@@ -162,10 +172,11 @@ impl<'a> PlanCx<'a> {
             }
         };
         if who.is_superuser() {
-            return Ok(());
+            return Ok(None);
         }
         crate::accounts::check(&who, r.client_host, &needs())
-            .map_err(|_| crate::view::invalid(db, view))
+            .map_err(|_| crate::view::invalid(db, view))?;
+        Ok(Some(who))
     }
 
     /// This context with the session's TEMPORARY tables in scope.
@@ -230,7 +241,7 @@ impl<'a> PlanCx<'a> {
             ast::Statement::Query(q) => q,
             _ => return Err(crate::view::invalid(&db, &v)),
         };
-        self.view_rights(&db, &v, &def, || {
+        let runs_as = self.view_rights(&db, &v, &def, || {
             let none = crate::temp::TempTables::default();
             let names = crate::authorize::Names {
                 engine: self.engine,
@@ -239,6 +250,7 @@ impl<'a> PlanCx<'a> {
             };
             crate::authorize::statement_needs(&ast::Statement::Query(q.clone()), &names)
         })?;
+        self.run_as.borrow_mut().push(runs_as);
         self.views
             .borrow_mut()
             .push((db.clone(), v.clone(), Some(db.clone())));
@@ -248,6 +260,7 @@ impl<'a> PlanCx<'a> {
         self.expanding.set(self.expanding.get() - 1);
         *self.ctes.borrow_mut() = ctes;
         self.views.borrow_mut().pop();
+        self.run_as.borrow_mut().pop();
         planned.map(Some).map_err(|e| match e.code {
             1046 | 1049 | 1054 | 1146 | 1052 | 1305 | 1356 | 1630 => crate::view::invalid(&db, &v),
             _ => e,
@@ -4103,7 +4116,7 @@ fn resolve_named_windows(q: &mut ast::Query) -> Result<(), SqlError> {
 
 /// True when `body` names table `name` (unqualified) anywhere (`only_nested`: only inside
 /// a subquery or derived table, not in its own FROM).
-fn names_table(body: &ast::SetExpr, name: &str, only_nested: bool) -> bool {
+pub(crate) fn names_table(body: &ast::SetExpr, name: &str, only_nested: bool) -> bool {
     struct Find<'n> {
         name: &'n str,
         depth: usize,

@@ -467,6 +467,7 @@ struct Target {
 const MAX_VIEW_DEPTH: usize = 64;
 
 fn not_updatable(v: &str, what: &str) -> SqlError {
+    let what = if what == "REPLACE" { "INSERT" } else { what };
     if what == "INSERT" {
         SqlError::new(
             1471,
@@ -554,7 +555,7 @@ fn target(cx: &PlanCx, db: &str, name: &str, what: &str, depth: usize) -> Result
     };
     // The view's definer (or, for SQL SECURITY INVOKER, the session) writes its table: it
     // must hold `what` there, and SELECT on what the view's query reads.
-    cx.view_rights(db, name, &def, || {
+    let runs_as = cx.view_rights(db, name, &def, || {
         let none = crate::temp::TempTables::default();
         let names = crate::authorize::Names {
             engine: cx.engine,
@@ -565,6 +566,7 @@ fn target(cx: &PlanCx, db: &str, name: &str, what: &str, depth: usize) -> Result
             crate::authorize::statement_needs(&ast::Statement::Query(q.clone()), &names);
         let bits = match what {
             "INSERT" => crate::accounts::INSERT,
+            "REPLACE" => crate::accounts::INSERT | crate::accounts::DELETE,
             "UPDATE" => crate::accounts::UPDATE,
             _ => crate::accounts::DELETE,
         };
@@ -603,7 +605,10 @@ fn target(cx: &PlanCx, db: &str, name: &str, what: &str, depth: usize) -> Result
     let mut filter = s.selection.clone();
     if cx.engine.view(&rdb, &rtable).is_some() {
         // A view over a view: its expressions name the inner view's columns; put those in.
-        let inner = target(cx, &rdb, &rtable, what, depth + 1)?;
+        cx.run_as.borrow_mut().push(runs_as);
+        let inner = target(cx, &rdb, &rtable, what, depth + 1);
+        cx.run_as.borrow_mut().pop();
+        let inner = inner?;
         let known = ViewRef {
             db: rdb.clone(),
             name: rtable.clone(),
@@ -853,7 +858,12 @@ pub fn write_through(
             let Some(v) = view_named(cx, name, None)? else {
                 return Ok(None);
             };
-            let t = target(cx, &v.db, &v.name, "INSERT", 0)?;
+            let what = if ins.replace_into {
+                "REPLACE"
+            } else {
+                "INSERT"
+            };
+            let t = target(cx, &v.db, &v.name, what, 0)?;
             if ins.on.is_some() {
                 return Err(SqlError::unsupported(format!(
                     "INSERT ... ON DUPLICATE KEY UPDATE through view '{}.{}'",
