@@ -971,7 +971,7 @@ impl Runner<'_> {
                         (Level::Table, Some(d), Some(t)) => {
                             *a.tables.entry((d, t)).or_default() |= bits
                         }
-                        _ => unreachable!("level_of gives a database for DB and TABLE"),
+                        _ => return Err(internal("grant level without a database")),
                     }
                     changed.push(((u, h), Some(a)));
                 }
@@ -1025,7 +1025,7 @@ impl Runner<'_> {
                                 a.tables.remove(&key);
                             }
                         }
-                        _ => unreachable!("level_of gives a database for DB and TABLE"),
+                        _ => return Err(internal("grant level without a database")),
                     }
                     changed.push(((u, h), Some(a)));
                 }
@@ -1049,7 +1049,7 @@ impl Runner<'_> {
                 }
             }
             AccountStmt::ShowGrants(_) | AccountStmt::ShowCreateUser(_) => {
-                unreachable!("run answers SHOW itself")
+                return Err(internal("SHOW reached the account changes"));
             }
         }
         // Of several changes to one account only the last counts. The accounts that could be
@@ -1153,6 +1153,10 @@ fn is_pattern(db: &str) -> bool {
         }
     }
     false
+}
+
+fn internal(what: &str) -> SqlError {
+    SqlError::new(1105, "HY000", format!("internal error: {what}"))
 }
 
 fn no_grant(u: &str, h: &str) -> SqlError {
