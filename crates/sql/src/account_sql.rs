@@ -922,12 +922,7 @@ impl Runner<'_> {
                 grant_option,
             } => {
                 op = "GRANT";
-                let (level, db, table) = self.level_of(&target)?;
-                let all = accounts::all_at(level);
-                let mut bits = privs.unwrap_or(all);
-                if bits & !(all | accounts::GRANT_OPTION) != 0 {
-                    return Err(wrong_level(level));
-                }
+                let (level, db, table, mut bits) = self.level_of(&target, privs)?;
                 if grant_option {
                     bits |= accounts::GRANT_OPTION;
                 }
@@ -982,13 +977,7 @@ impl Runner<'_> {
                 from,
             } => {
                 op = "REVOKE";
-                let (level, db, table) = self.level_of(&target)?;
-                let all = accounts::all_at(level);
-                // ALL [PRIVILEGES] leaves GRANT OPTION (REVOKE GRANT OPTION names it).
-                let bits = privs.unwrap_or(all);
-                if bits & !(all | accounts::GRANT_OPTION) != 0 {
-                    return Err(wrong_level(level));
-                }
+                let (level, db, table, bits) = self.level_of(&target, privs)?;
                 self.check_grantor(level, db.as_deref(), table.as_deref(), bits)?;
                 for n in from {
                     let (u, h) = self.resolve(&n);
@@ -1072,18 +1061,30 @@ impl Runner<'_> {
         Ok(notes)
     }
 
-    /// (level, database, table) of a GRANT / REVOKE target, `*` and bare names read in the
-    /// current database (1046 without one).
-    fn level_of(&self, t: &Target) -> Result<(Level, Option<String>, Option<String>), SqlError> {
+    /// (level, database, table, privileges) of a GRANT / REVOKE: `*` and bare names read in
+    /// the current database (1046 without one); ALL [PRIVILEGES] (None) is every privilege
+    /// of the level but GRANT OPTION, which REVOKE GRANT OPTION names; a privilege the level
+    /// does not have is 1221 / 1144.
+    fn level_of(
+        &self,
+        t: &Target,
+        privs: Option<u64>,
+    ) -> Result<(Level, Option<String>, Option<String>, u64), SqlError> {
         let db = |d: &Option<String>| match d {
             Some(d) => Ok(d.clone()),
             None => self.db.map(str::to_string).ok_or_else(crate::plan::no_db),
         };
-        Ok(match t {
+        let (level, db, table) = match t {
             Target::Global => (Level::Global, None, None),
             Target::Db(d) => (Level::Db, Some(db(d)?), None),
             Target::Table(d, name) => (Level::Table, Some(db(d)?), Some(name.clone())),
-        })
+        };
+        let all = accounts::all_at(level);
+        let bits = privs.unwrap_or(all);
+        if bits & !(all | accounts::GRANT_OPTION) != 0 {
+            return Err(wrong_level(level));
+        }
+        Ok((level, db, table, bits))
     }
 
     /// The grantor must hold GRANT OPTION and the privileges it grants or revokes, at the

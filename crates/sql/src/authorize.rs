@@ -222,6 +222,22 @@ fn factors(tables: &[ast::TableWithJoins]) -> Vec<&ast::TableFactor> {
         .collect()
 }
 
+/// What a stored view's query `q` needs of whoever the view runs as: names resolve in the
+/// view's database `db`, and no TEMPORARY table is seen (views never see them).
+pub fn view_query_needs(engine: &Engine, db: &str, q: &ast::Query) -> Vec<Need> {
+    let none = TempTables::default();
+    let names = Names {
+        engine,
+        db: Some(db),
+        temps: &none,
+    };
+    let mut out = Vec::new();
+    let mut r = Relations::default();
+    relations(q, &mut r);
+    names.reads(&mut out, &r);
+    out
+}
+
 /// What `stmt` needs before it is planned (DML and the queries inside DDL).
 pub fn statement_needs(stmt: &Statement, names: &Names) -> Vec<Need> {
     let mut out = Vec::new();

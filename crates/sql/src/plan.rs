@@ -242,13 +242,7 @@ impl<'a> PlanCx<'a> {
             _ => return Err(crate::view::invalid(&db, &v)),
         };
         let runs_as = self.view_rights(&db, &v, &def, || {
-            let none = crate::temp::TempTables::default();
-            let names = crate::authorize::Names {
-                engine: self.engine,
-                db: Some(&db),
-                temps: &none,
-            };
-            crate::authorize::statement_needs(&ast::Statement::Query(q.clone()), &names)
+            crate::authorize::view_query_needs(self.engine, &db, &q)
         })?;
         self.run_as.borrow_mut().push(runs_as);
         self.views

@@ -553,37 +553,6 @@ fn target(cx: &PlanCx, db: &str, name: &str, what: &str, depth: usize) -> Result
     else {
         return Err(not_updatable(name, what));
     };
-    // The view's definer (or, for SQL SECURITY INVOKER, the session) writes its table: it
-    // must hold `what` there, and SELECT on what the view's query reads.
-    let runs_as = cx.view_rights(db, name, &def, || {
-        let none = crate::temp::TempTables::default();
-        let names = crate::authorize::Names {
-            engine: cx.engine,
-            db: Some(db),
-            temps: &none,
-        };
-        let mut needs =
-            crate::authorize::statement_needs(&ast::Statement::Query(q.clone()), &names);
-        let bits = match what {
-            "INSERT" => crate::accounts::INSERT,
-            "REPLACE" => crate::accounts::INSERT | crate::accounts::DELETE,
-            "UPDATE" => crate::accounts::UPDATE,
-            _ => crate::accounts::DELETE,
-        };
-        if let Ok(parts) = crate::compile::object_name_parts(rel_name) {
-            let (d, t) = match parts.as_slice() {
-                [t] => (db.to_string(), t.clone()),
-                [d, t] => (d.clone(), t.clone()),
-                _ => return needs,
-            };
-            needs.push(crate::accounts::Need::Table {
-                db: d,
-                name: t,
-                privs: bits,
-            });
-        }
-        needs
-    })?;
     let mut columns = Vec::with_capacity(s.projection.len());
     for it in &s.projection {
         match it {
@@ -602,6 +571,23 @@ fn target(cx: &PlanCx, db: &str, name: &str, what: &str, depth: usize) -> Result
         [d, t] => (d.clone(), t.clone()),
         _ => return Err(invalid(db, name)),
     };
+    // The view's definer (or, for SQL SECURITY INVOKER, the session) writes its table: it
+    // must hold `what` there, and SELECT on what the view's query reads.
+    let runs_as = cx.view_rights(db, name, &def, || {
+        let mut needs = crate::authorize::view_query_needs(cx.engine, db, &q);
+        let privs = match what {
+            "INSERT" => crate::accounts::INSERT,
+            "REPLACE" => crate::accounts::INSERT | crate::accounts::DELETE,
+            "UPDATE" => crate::accounts::UPDATE,
+            _ => crate::accounts::DELETE,
+        };
+        needs.push(crate::accounts::Need::Table {
+            db: rdb.clone(),
+            name: rtable.clone(),
+            privs,
+        });
+        needs
+    })?;
     let mut filter = s.selection.clone();
     if cx.engine.view(&rdb, &rtable).is_some() {
         // A view over a view: its expressions name the inner view's columns; put those in.
