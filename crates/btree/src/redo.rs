@@ -53,7 +53,13 @@ pub enum Record {
         logical: Vec<u8>,
     },
     /// A transaction ended (committed or rolled back).
-    TxnEnd { txn: u64, committed: bool },
+    /// A transaction's end. `binlog` is empty, or (a commit only) the binary-log writes of
+    /// the transaction, opaque here (`tierdb-binlog` encodes and replays them).
+    TxnEnd {
+        txn: u64,
+        committed: bool,
+        binlog: Vec<u8>,
+    },
 }
 
 struct Rd<'a>(&'a [u8]);
@@ -233,9 +239,16 @@ pub fn finish_mtr(out: &mut Vec<u8>, logical: &[u8]) {
 }
 
 pub fn encode_txn_end(txn: u64, committed: bool) -> Vec<u8> {
-    let mut v = vec![KIND_TXN_END];
+    encode_txn_end_with(txn, committed, &[])
+}
+
+/// A transaction end carrying `binlog` (the commit's binary-log writes) after its fixed part.
+pub fn encode_txn_end_with(txn: u64, committed: bool, binlog: &[u8]) -> Vec<u8> {
+    let mut v = Vec::with_capacity(10 + binlog.len());
+    v.push(KIND_TXN_END);
     v.extend_from_slice(&txn.to_le_bytes());
     v.push(committed as u8);
+    v.extend_from_slice(binlog);
     v
 }
 
@@ -301,12 +314,13 @@ pub fn decode(payload: &[u8]) -> Result<Record, RedoError> {
         KIND_TXN_END => {
             let txn = r.u64()?;
             let c = r.u8()?;
-            if c > 1 || !r.0.is_empty() {
+            if c > 1 || (c == 0 && !r.0.is_empty()) {
                 return Err(RedoError("bad txn end"));
             }
             Ok(Record::TxnEnd {
                 txn,
                 committed: c == 1,
+                binlog: r.0.to_vec(),
             })
         }
         _ => Err(RedoError("unknown record kind")),

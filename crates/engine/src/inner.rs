@@ -307,6 +307,7 @@ impl Inner {
         let from = store.wal.checkpoint_lsn();
         let mut prev_end = from;
         let mut awaiting_image: HashMap<PageId, String> = HashMap::new();
+        let mut binlog_skipped = 0u64;
         for rec in store.wal.read_from(from)? {
             let (start, payload) = rec?;
             let end = Lsn(start.0 + tierdb_wal::RECORD_HEADER_BYTES as u64 + payload.len() as u64);
@@ -314,6 +315,10 @@ impl Inner {
             prev_end = end;
             n_records += 1;
             if payload.first() == Some(&KIND_CHECKPOINT) {
+                continue;
+            }
+            if payload.first() == Some(&crate::binlog::KIND_BINLOG) {
+                replay_binlog(&cfg, start, &payload[1..], &mut binlog_skipped)?;
                 continue;
             }
             match redo::decode(&payload)
@@ -337,11 +342,24 @@ impl Inner {
                         }
                     }
                 }
-                Record::TxnEnd { txn, .. } => {
+                Record::TxnEnd {
+                    txn,
+                    committed,
+                    binlog,
+                } => {
                     max_txn = max_txn.max(txn);
                     pending.remove(&txn);
+                    if committed && !binlog.is_empty() {
+                        replay_binlog(&cfg, start, &binlog, &mut binlog_skipped)?;
+                    }
                 }
             }
+        }
+        if binlog_skipped > 0 {
+            tracing::warn!(
+                records = binlog_skipped,
+                "the redo log holds binary-log events but no binary log is configured now; they are not written"
+            );
         }
         if let Some((id, e)) = awaiting_image.iter().next() {
             return Err(Error::Corrupt(format!(
@@ -440,6 +458,32 @@ impl Inner {
         inner.load_catalog()?;
         inner.checkpoint()?;
         Ok(inner)
+    }
+
+    /// Writes a binary-log entry that is no transaction's (a DDL statement's events) through
+    /// the sink: placed, appended as its own record, made durable as a commit is, written.
+    pub fn log_binlog_events(&self, events: Vec<u8>) -> Result<()> {
+        let Some(sink) = &self.cfg.binlog else {
+            return Ok(());
+        };
+        let wal = &self.store.wal;
+        let mut append = |bytes: &[u8]| -> Result<u64> {
+            let mut p = Vec::with_capacity(1 + bytes.len());
+            p.push(crate::binlog::KIND_BINLOG);
+            p.extend_from_slice(bytes);
+            Ok(wal.append(&p, |_, _| {})?.0)
+        };
+        let (ticket, end) = sink.place(events, &mut append)?;
+        match wal.commit(Lsn(end)) {
+            Ok(()) => {
+                sink.write(ticket);
+                Ok(())
+            }
+            Err(e) => {
+                sink.abandon(ticket);
+                Err(e.into())
+            }
+        }
     }
 
     /// Restores before-images in reverse order (idempotent).
@@ -1818,6 +1862,10 @@ impl Inner {
         }
         self.store.wal.flush_to(self.store.wal.end_lsn())?;
         if c > self.store.wal.checkpoint_lsn() {
+            // The binary log's bytes in the records about to be let go must be in its files.
+            if let Some(sink) = &self.cfg.binlog {
+                sink.before_checkpoint(c.0)?;
+            }
             // The BPE index is persisted first, tagged with the new redo start: after a crash
             // it is reused only together with a log that still holds every later change.
             if let Some(b) = &self.bpe {
@@ -2082,5 +2130,19 @@ mod tests {
             .expect("scan catalog");
         assert!(!found, "the void entry is still in the catalog");
         i.shutdown().expect("shutdown");
+    }
+}
+
+/// Recovery: hands a durable record's binary-log bytes to the sink (counted and skipped when
+/// no binary log is configured now).
+fn replay_binlog(cfg: &EngineConfig, at: Lsn, bytes: &[u8], skipped: &mut u64) -> Result<()> {
+    match &cfg.binlog {
+        Some(sink) => sink
+            .replay(bytes)
+            .map_err(|e| Error::Corrupt(format!("binary-log record at {at}: {e}"))),
+        None => {
+            *skipped += 1;
+            Ok(())
+        }
     }
 }

@@ -8,6 +8,7 @@
 //! pages, latches or devices to callers; return a row version written by another
 //! uncommitted transaction.
 
+pub mod binlog;
 mod catalog;
 pub mod error;
 mod gate;
@@ -22,6 +23,7 @@ mod txn;
 mod txns;
 pub mod types;
 
+pub use binlog::{BinlogSink, RowChange};
 pub use collation::Collation;
 pub use error::{Error, Result};
 pub use keys::time_micros;
@@ -75,6 +77,9 @@ pub struct EngineConfig {
     pub data_device_wrapper: Option<DeviceWrapper>,
     /// Test seam: opens redo segment files (e.g. wrapped in `tierdb_io::Faulty`).
     pub redo_opener: Option<tierdb_wal::DeviceOpener>,
+    /// The binary log: committed changes of non-TEMPORARY tables go to it, inside their
+    /// commit records (see `binlog`). None = no binary log (`log_bin = OFF`).
+    pub binlog: Option<Arc<dyn BinlogSink>>,
 }
 
 /// Wraps a device; used by tests to inject faults below the engine.
@@ -101,6 +106,7 @@ impl std::fmt::Debug for EngineConfig {
             .field("read_view_history_limit", &self.read_view_history_limit)
             .field("data_throttle", &self.data_throttle)
             .field("bpe", &self.bpe)
+            .field("binlog", &self.binlog.is_some())
             .finish()
     }
 }
@@ -120,6 +126,7 @@ impl EngineConfig {
             redo_opener: None,
             bpe: None,
             bpe_opener: None,
+            binlog: None,
         }
     }
 }
@@ -656,6 +663,15 @@ impl Engine {
         Ok(tierdb_btree::alloc::pages_allocated(&self.inner.store)?)
     }
     /// Writes a checkpoint (dirty pages stay in DRAM; the redo start moves forward).
+    /// Writes a DDL statement's binary-log events (built by the sink's owner) in binary-log
+    /// order, durable as a commit is. Nothing happens without a binary log.
+    pub fn log_binlog_events(&self, events: Vec<u8>) -> Result<()> {
+        self.inner.log_binlog_events(events)
+    }
+    /// A binary log is configured.
+    pub fn binlog_enabled(&self) -> bool {
+        self.inner.cfg.binlog.is_some()
+    }
     pub fn checkpoint(&self) -> Result<()> {
         self.inner.checkpoint().map(|_| ())
     }
@@ -802,8 +818,14 @@ impl Txn {
     }
     /// Inserts a row. An AUTO_INCREMENT column given as NULL (or 0) gets the next value,
     /// which is returned. Errors: DuplicateKey, NotNull, RowTooLarge, Deadlock, LockWaitTimeout.
-    pub fn insert(&mut self, t: &Table, row: Row) -> Result<Option<i64>> {
+    pub fn insert(&mut self, t: &Arc<Table>, row: Row) -> Result<Option<i64>> {
         self.st.insert(t, row)
+    }
+    /// Whether this transaction's changes go to the binary log from now on (true unless
+    /// `sql_log_bin = 0`; the SQL layer turns it off around a foreign key's cascades).
+    /// Returns the previous setting.
+    pub fn set_binlog(&mut self, on: bool) -> bool {
+        std::mem::replace(&mut self.st.binlog_off, !on) == false
     }
     /// Fills the AUTO_INCREMENT column of `row` now when it is NULL or 0 (returning the
     /// value), so a statement that may retry the insert (REPLACE, upserts) keeps one value.

@@ -14,7 +14,7 @@
 //!
 //! A value of an index column may go off the row too (an index built over a column after
 //! its values went, or a row of many indexed long values): index maintenance and uniqueness
-//! checks read those back (`TxnState::with_keyed_long_values`, `newest_row`).
+//! checks read those back (`TxnState::with_long_values`, `newest_row`).
 //!
 //! Must never: reuse an id while a row version may still name it (ids only grow: the
 //! table's counter starts past the tree's largest id at open); move a primary key column's

@@ -37,7 +37,9 @@ use crate::rowcodec::{
 };
 use crate::txns::{ActiveTxn, ReadAs, ReadView, Visible};
 use crate::types::{IndexDef, Row, TableDef, Value};
+use crate::binlog::RowChange;
 use crate::{Error, Result, Table};
+use tierdb_wal::Lsn;
 use std::collections::VecDeque;
 use std::ops::Bound;
 use std::sync::atomic::Ordering;
@@ -93,6 +95,11 @@ pub(crate) struct TxnState {
     logged: bool,
     /// The read view of a REPEATABLE READ transaction, opened by its first consistent read.
     view: Option<Arc<ReadView>>,
+    /// Row changes for the binary log (see `binlog`), in the order they were made.
+    binlog: Vec<RowChange>,
+    /// Changes are not captured for the binary log (`sql_log_bin = 0`, and the rows a
+    /// foreign key's cascade changes: a replica's engine cascades by itself).
+    pub binlog_off: bool,
     /// Plain reads go through `view` (else they read the last committed versions: the
     /// current reads of UPDATE, DELETE and locking SELECTs, and READ COMMITTED).
     consistent: bool,
@@ -104,6 +111,15 @@ pub(crate) struct TxnState {
 pub struct Savepoint {
     undo: usize,
     purge: usize,
+    binlog: usize,
+}
+
+/// Why a commit record could not be appended.
+enum CommitFailure {
+    /// Before anything was appended (the binary log could not encode or place the events).
+    Encode(Error),
+    /// The redo log failed (and is poisoned).
+    Log(Error),
 }
 
 pub(crate) fn index_key(def: &TableDef, idx: &IndexDef, row: &[Value]) -> Vec<u8> {
@@ -394,7 +410,14 @@ impl TxnState {
             logged: false,
             view: None,
             consistent: false,
+            binlog: Vec::new(),
+            binlog_off: false,
         }
+    }
+
+    /// True when the changes of table `t` go to the binary log.
+    fn capturing(&self, t: &Table) -> bool {
+        self.inner.cfg.binlog.is_some() && !self.binlog_off && !t.is_temporary()
     }
 
     /// Plain reads from now on see the database as of one moment (REPEATABLE READ): the
@@ -713,10 +736,12 @@ impl TxnState {
     /// `row` (a version this transaction just replaced, decoded with long values `ext` not
     /// read) with the long values of indexed columns read: an index built after a value went
     /// off the row may cover its column, and the old index entries are found by value.
-    fn with_keyed_long_values(&self, t: &Table, mut row: Row, ext: &[External]) -> Result<Row> {
+    /// `row` with its long values read back: those of indexed columns, or all of them
+    /// (`all`: the binary log wants whole before-images).
+    fn with_long_values(&self, t: &Table, mut row: Row, ext: &[External], all: bool) -> Result<Row> {
         let keyed: Vec<External> = ext
             .iter()
-            .filter(|e| t.def.indexes.iter().any(|i| i.columns.contains(&e.col)))
+            .filter(|e| all || t.def.indexes.iter().any(|i| i.columns.contains(&e.col)))
             .copied()
             .collect();
         if !keyed.is_empty() && !resolve_row(&self.inner, t, &mut row, &keyed, None)? {
@@ -951,9 +976,9 @@ impl TxnState {
             .fetch_add(1, Ordering::Relaxed);
     }
 
-    pub fn insert(&mut self, t: &Table, mut row: Row) -> Result<Option<i64>> {
+    pub fn insert(&mut self, t: &Arc<Table>, mut row: Row) -> Result<Option<i64>> {
         let current = self.enter(t)?;
-        let t = current.as_deref().unwrap_or(t);
+        let t = current.as_ref().unwrap_or(t);
         if row.len() != t.def.columns.len() {
             return Err(Error::Internal(format!(
                 "insert of {} values into {} columns",
@@ -1015,6 +1040,13 @@ impl TxnState {
         for (i, idx) in t.def.indexes.iter().enumerate() {
             let sk = index_key(&t.def, idx, &row);
             self.change(t.secondary[i], &sk, |_| Modify::Put(Vec::new()))?;
+        }
+        if self.capturing(t) {
+            self.binlog.push(RowChange {
+                table: t.clone(),
+                before: None,
+                after: Some(row),
+            });
         }
         self.inner
             .counters
@@ -1088,7 +1120,8 @@ impl TxnState {
         };
         let mut old_ext = Vec::new();
         let old_row = decode_row_ext(&old, None, &mut old_ext).ok_or_else(|| corrupt(t))?;
-        let old_row = self.with_keyed_long_values(t, complete_row(&t.def, old_row), &old_ext)?;
+        let capture = self.capturing(t);
+        let old_row = self.with_long_values(t, complete_row(&t.def, old_row), &old_ext, capture)?;
         self.purge_long_values(t, &old_ext, &reused);
         for (i, idx) in t.def.indexes.iter().enumerate() {
             if idx.columns.iter().any(|&c| old_row[c] != new_row[c]) {
@@ -1102,6 +1135,13 @@ impl TxnState {
                     pk: key.clone(),
                 });
             }
+        }
+        if capture {
+            self.binlog.push(RowChange {
+                table: t.clone(),
+                before: Some(old_row),
+                after: Some(new_row),
+            });
         }
         self.inner
             .counters
@@ -1136,7 +1176,8 @@ impl TxnState {
         };
         let mut old_ext = Vec::new();
         let old_row = decode_row_ext(&old, None, &mut old_ext).ok_or_else(|| corrupt(t))?;
-        let old_row = self.with_keyed_long_values(t, complete_row(&t.def, old_row), &old_ext)?;
+        let capture = self.capturing(t);
+        let old_row = self.with_long_values(t, complete_row(&t.def, old_row), &old_ext, capture)?;
         self.purge_long_values(t, &old_ext, &[]);
         self.purge.push(Purge::Row {
             tree: t.primary,
@@ -1149,6 +1190,13 @@ impl TxnState {
                 index: i,
                 skey: sk,
                 pk: key.clone(),
+            });
+        }
+        if capture {
+            self.binlog.push(RowChange {
+                table: t.clone(),
+                before: Some(old_row),
+                after: None,
             });
         }
         self.inner
@@ -1203,6 +1251,7 @@ impl TxnState {
         self.locks.clear();
         self.undo.clear();
         self.purge.clear();
+        self.binlog.clear();
         self.logged = false;
         self.consistent = false;
         if let Some(v) = self.view.take() {
@@ -1215,6 +1264,7 @@ impl TxnState {
         Savepoint {
             undo: self.undo.len(),
             purge: self.purge.len(),
+            binlog: self.binlog.len(),
         }
     }
 
@@ -1222,7 +1272,8 @@ impl TxnState {
     /// the transaction's state is unknown and the caller must roll it back entirely (which
     /// re-applies every undo entry, the restored ones included: restoring is idempotent).
     pub fn rollback_to(&mut self, sp: Savepoint) -> Result<()> {
-        if sp.undo > self.undo.len() || sp.purge > self.purge.len() {
+        if sp.undo > self.undo.len() || sp.purge > self.purge.len() || sp.binlog > self.binlog.len()
+        {
             return Err(Error::Internal(
                 "rollback to a savepoint this transaction no longer has".into(),
             ));
@@ -1233,6 +1284,7 @@ impl TxnState {
         self.inner.apply_undo(a.id, &self.undo[sp.undo..])?;
         self.undo.truncate(sp.undo);
         self.purge.truncate(sp.purge);
+        self.binlog.truncate(sp.binlog);
         Ok(())
     }
 
@@ -1247,17 +1299,27 @@ impl TxnState {
             self.finish(true);
             return Ok(());
         }
-        let payload = tierdb_btree::redo::encode_txn_end(a.id, true);
-        let end = match self.inner.store.wal.append(&payload, |_, _| {}) {
+        let (end, ticket) = match self.append_commit(a.id) {
             Ok(e) => e,
-            Err(e) => {
+            Err(CommitFailure::Encode(e)) => {
+                // Nothing was appended: the transaction rolls back like any other.
+                self.rollback()?;
+                return Err(e);
+            }
+            Err(CommitFailure::Log(e)) => {
                 // The log is poisoned: nothing more can be written, not even the rollback.
                 self.purge.clear();
                 self.finish(false);
-                return Err(e.into());
+                return Err(e);
             }
         };
         let durable = self.inner.store.wal.commit(end);
+        if let (Some(sink), Some(t)) = (&self.inner.cfg.binlog, ticket) {
+            match &durable {
+                Ok(()) => sink.write(t),
+                Err(_) => sink.abandon(t),
+            }
+        }
         // Purge while the row locks are still held, unless a read view that does not see
         // this transaction is open: then its delete-marks and old index entries stay until
         // such views are closed (`finish` defers them). Failures leave harmless garbage.
@@ -1277,6 +1339,41 @@ impl TxnState {
         self.inner.counters.commits.fetch_add(1, Ordering::Relaxed);
         self.finish(true);
         durable.map_err(Error::from)
+    }
+
+    /// Appends the commit record: a plain end, or one carrying the transaction's binary-log
+    /// events, placed by the sink. Returns its end and the sink's ticket.
+    fn append_commit(&mut self, id: u64) -> std::result::Result<(Lsn, Option<u64>), CommitFailure> {
+        let wal = &self.inner.store.wal;
+        let sink = match &self.inner.cfg.binlog {
+            Some(s) if !self.binlog.is_empty() => s.clone(),
+            _ => {
+                let payload = tierdb_btree::redo::encode_txn_end(id, true);
+                return match wal.append(&payload, |_, _| {}) {
+                    Ok(end) => Ok((end, None)),
+                    Err(e) => Err(CommitFailure::Log(e.into())),
+                };
+            }
+        };
+        let events = sink
+            .encode_transaction(&self.binlog)
+            .map_err(CommitFailure::Encode)?;
+        self.binlog.clear();
+        let mut failed = None;
+        let mut append = |bytes: &[u8]| -> Result<u64> {
+            let payload = tierdb_btree::redo::encode_txn_end_with(id, true, bytes);
+            wal.append(&payload, |_, _| {}).map(|l| l.0).map_err(|e| {
+                let e: Error = e.into();
+                failed = Some(e.to_string());
+                e
+            })
+        };
+        match sink.place(events, &mut append) {
+            Ok((ticket, end)) => Ok((Lsn(end), Some(ticket))),
+            // A failure of the log itself poisons it; any other failure came before the append.
+            Err(e) if failed.is_some() => Err(CommitFailure::Log(e)),
+            Err(e) => Err(CommitFailure::Encode(e)),
+        }
     }
 
     fn purge_one(&self, me: u64, p: Purge) -> Result<()> {

@@ -1,0 +1,59 @@
+//! The engine's side of the binary log: what a committing transaction hands to it and how
+//! its bytes ride in the redo log.
+//!
+//! Owns: [`RowChange`] (a row image a transaction changed, captured by `Txn::insert` /
+//! `update` / `delete` while a sink is configured, the table is not TEMPORARY and the
+//! transaction logs), the [`BinlogSink`] contract, and the redo record kind
+//! [`KIND_BINLOG`] for a binary-log write that is no transaction's (DDL statements).
+//!
+//! The binary log is made durable by the redo log, not by fsyncs of its own: a committing
+//! transaction's events go into its commit record (`redo::encode_txn_end_with`), placed in
+//! the binary log's order while the sink holds its order lock, so the two logs agree on
+//! order; after the record is durable the sink writes the bytes to its files. Recovery hands
+//! every such record after the checkpoint back to the sink (`replay`), and a checkpoint first
+//! lets the sink write and sync what the log is about to let go (`before_checkpoint`).
+//!
+//! Must never: capture a change of a TEMPORARY table, a change rolled back to a savepoint
+//! (the capture is cut with it), or let a commit be acknowledged whose binary-log bytes are
+//! not in the durable redo record.
+
+use std::sync::Arc;
+
+use crate::{Result, Row, Table};
+
+/// Redo record kind of a binary-log write outside a transaction (`[4][sink bytes]`).
+pub(crate) const KIND_BINLOG: u8 = 4;
+
+/// One changed row: `before` for an update or a delete, `after` for an insert or an update.
+/// Rows are complete (long values read back), with a table without a primary key's hidden row
+/// id as an extra last value.
+#[derive(Debug, Clone)]
+pub struct RowChange {
+    pub table: Arc<Table>,
+    pub before: Option<Row>,
+    pub after: Option<Row>,
+}
+
+/// Appends one redo record whose payload ends with the given sink bytes; returns its end.
+pub type AppendRecord<'a> = dyn FnMut(&[u8]) -> Result<u64> + 'a;
+
+/// Where the engine sends committed changes when a binary log is configured
+/// (`EngineConfig::binlog`). Implemented by `tierdb-binlog`.
+pub trait BinlogSink: Send + Sync {
+    /// Encodes a committing transaction's changes (called outside every lock).
+    fn encode_transaction(&self, changes: &[RowChange]) -> Result<Vec<u8>>;
+    /// Under the sink's order lock: gives `events` their place in the binary log and appends
+    /// the redo record carrying them through `append` (whose argument is the sink's bytes).
+    /// Returns a ticket for `write` and the record's end LSN.
+    fn place(&self, events: Vec<u8>, append: &mut AppendRecord<'_>) -> Result<(u64, u64)>;
+    /// After the record of `ticket` is durable: writes its bytes to the binary-log files.
+    /// A failure is the sink's to report; the record stays for recovery and checkpoints.
+    fn write(&self, ticket: u64);
+    /// A ticket whose record never became durable (the redo log failed): forget it.
+    fn abandon(&self, ticket: u64);
+    /// Recovery: the sink bytes of a durable record found after the checkpoint.
+    fn replay(&self, bytes: &[u8]) -> Result<()>;
+    /// Before the redo log lets go of everything before `lsn`: every placed write whose
+    /// record ends at or before it must be in the files and synced.
+    fn before_checkpoint(&self, lsn: u64) -> Result<()>;
+}
