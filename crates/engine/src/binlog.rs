@@ -32,6 +32,8 @@ pub struct RowChange {
     pub table: Arc<Table>,
     pub before: Option<Row>,
     pub after: Option<Row>,
+    /// Made with `foreign_key_checks = 0` (a replica must not check or cascade either).
+    pub no_fk_checks: bool,
 }
 
 /// Appends one redo record whose payload ends with the given sink bytes; returns its end.

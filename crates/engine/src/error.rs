@@ -43,6 +43,9 @@ pub enum Error {
         value: String,
         why: String,
     },
+    /// A transaction's binary-log events exceed what one commit record holds.
+    #[error("Multi-statement transaction required more than 'max_binlog_cache_size' bytes of storage; increase this mysqld variable and try again")]
+    BinlogCacheFull,
     #[error("This version of tierdb doesn't yet support '{0}'")]
     NotSupported(String),
     #[error("storage I/O error: {0}")]
@@ -68,6 +71,7 @@ impl Error {
             Error::Deadlock => (1213, "40001"),
             Error::TableDefinitionChanged => (1412, "HY000"),
             Error::LockWaitTimeout => (1205, "HY000"),
+            Error::BinlogCacheFull => (1197, "HY000"),
             Error::Interrupted => (1317, "70100"),
             Error::ReadViewTooOld => (1105, "HY000"),
             Error::NoDefault(_) => (1364, "HY000"),

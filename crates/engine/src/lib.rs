@@ -825,7 +825,12 @@ impl Txn {
     /// `sql_log_bin = 0`; the SQL layer turns it off around a foreign key's cascades).
     /// Returns the previous setting.
     pub fn set_binlog(&mut self, on: bool) -> bool {
-        std::mem::replace(&mut self.st.binlog_off, !on) == false
+        !std::mem::replace(&mut self.st.binlog_off, !on)
+    }
+    /// The next changes are made with `foreign_key_checks` `on` or off (the binary log
+    /// marks changes made without them, so a replica applies them the same way).
+    pub fn set_binlog_fk_checks(&mut self, on: bool) {
+        self.st.binlog_no_fk_checks = !on;
     }
     /// Fills the AUTO_INCREMENT column of `row` now when it is NULL or 0 (returning the
     /// value), so a statement that may retry the insert (REPLACE, upserts) keeps one value.

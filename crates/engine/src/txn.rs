@@ -27,6 +27,7 @@
 //! rollback record is appended (when the transaction logged anything); return a version
 //! written by another active transaction.
 
+use crate::binlog::RowChange;
 use crate::inner::Inner;
 use crate::keys::{
     decode_key, encode_column_value, encode_key, encode_key_of, lower_bound, upper_bound,
@@ -37,9 +38,7 @@ use crate::rowcodec::{
 };
 use crate::txns::{ActiveTxn, ReadAs, ReadView, Visible};
 use crate::types::{IndexDef, Row, TableDef, Value};
-use crate::binlog::RowChange;
 use crate::{Error, Result, Table};
-use tierdb_wal::Lsn;
 use std::collections::VecDeque;
 use std::ops::Bound;
 use std::sync::atomic::Ordering;
@@ -47,6 +46,7 @@ use std::sync::Arc;
 use std::time::Duration;
 use tierdb_btree::{BTree, Modify, Mtr};
 use tierdb_txn::{LockError, LockKey, LockMode};
+use tierdb_wal::Lsn;
 
 pub(crate) enum Purge {
     /// Remove the delete-marked primary entry.
@@ -100,6 +100,8 @@ pub(crate) struct TxnState {
     /// Changes are not captured for the binary log (`sql_log_bin = 0`, and the rows a
     /// foreign key's cascade changes: a replica's engine cascades by itself).
     pub binlog_off: bool,
+    /// The changes are made with `foreign_key_checks = 0` (marked so in the binary log).
+    pub binlog_no_fk_checks: bool,
     /// Plain reads go through `view` (else they read the last committed versions: the
     /// current reads of UPDATE, DELETE and locking SELECTs, and READ COMMITTED).
     consistent: bool,
@@ -412,6 +414,7 @@ impl TxnState {
             consistent: false,
             binlog: Vec::new(),
             binlog_off: false,
+            binlog_no_fk_checks: false,
         }
     }
 
@@ -738,7 +741,13 @@ impl TxnState {
     /// off the row may cover its column, and the old index entries are found by value.
     /// `row` with its long values read back: those of indexed columns, or all of them
     /// (`all`: the binary log wants whole before-images).
-    fn with_long_values(&self, t: &Table, mut row: Row, ext: &[External], all: bool) -> Result<Row> {
+    fn with_long_values(
+        &self,
+        t: &Table,
+        mut row: Row,
+        ext: &[External],
+        all: bool,
+    ) -> Result<Row> {
         let keyed: Vec<External> = ext
             .iter()
             .filter(|e| all || t.def.indexes.iter().any(|i| i.columns.contains(&e.col)))
@@ -1046,6 +1055,7 @@ impl TxnState {
                 table: t.clone(),
                 before: None,
                 after: Some(row),
+                no_fk_checks: self.binlog_no_fk_checks,
             });
         }
         self.inner
@@ -1141,6 +1151,7 @@ impl TxnState {
                 table: t.clone(),
                 before: Some(old_row),
                 after: Some(new_row),
+                no_fk_checks: self.binlog_no_fk_checks,
             });
         }
         self.inner
@@ -1197,6 +1208,7 @@ impl TxnState {
                 table: t.clone(),
                 before: Some(old_row),
                 after: None,
+                no_fk_checks: self.binlog_no_fk_checks,
             });
         }
         self.inner

@@ -39,7 +39,12 @@ fn open(dir: &std::path::Path) -> (Arc<Engine>, Arc<Table>) {
 }
 
 /// Inserts `kv_row(id, k(id), 0)` for each id, in one committed transaction.
-fn insert_rows(e: &Engine, t: &std::sync::Arc<Table>, ids: impl IntoIterator<Item = i64>, k: impl Fn(i64) -> i64) {
+fn insert_rows(
+    e: &Engine,
+    t: &std::sync::Arc<Table>,
+    ids: impl IntoIterator<Item = i64>,
+    k: impl Fn(i64) -> i64,
+) {
     let mut tx = e.begin();
     for id in ids {
         tx.insert(t, kv_row(id, k(id), 0)).expect("insert");

@@ -253,7 +253,12 @@ fn check_committed(
     ok("observer commit", tx.commit())
 }
 
-fn insert_one(tx: &mut Txn, t: &std::sync::Arc<Table>, m: &mut Model, row: Row) -> Result<(), TestCaseError> {
+fn insert_one(
+    tx: &mut Txn,
+    t: &std::sync::Arc<Table>,
+    m: &mut Model,
+    row: Row,
+) -> Result<(), TestCaseError> {
     let id = row[0].as_i64().unwrap_or(0);
     let r = tx.insert(t, row.clone());
     match m.view.entry(id) {

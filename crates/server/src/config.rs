@@ -255,6 +255,16 @@ settings! {
     bpe_read_iops: u32 = 0;
     /// In-process emulation: write IOPS cap of each BPE device (0 = none).
     bpe_write_iops: u32 = 0;
+    /// Binary log on or off: every committed change of a table (row-based, MariaDB's format, readable by mariadb-binlog) and each DDL statement, made durable by the redo log (no fsync of its own).
+    log_bin: bool [num_args = 0..=1, default_missing_value = "true", action = clap::ArgAction::Set] = false;
+    /// Folder of the binary log files (put it on the durable disk); empty = `binlog` next to data_dir.
+    log_bin_dir: PathBuf = PathBuf::new();
+    /// Binary log file names: <log_bin_basename>.000001, ... and <log_bin_basename>.index.
+    log_bin_basename: String = String::from("tierdb-bin");
+    /// A binary log file is closed and the next one started once a transaction would take it past this size (bytes or K/M/G, 4K..1G).
+    max_binlog_size: ByteSize = ByteSize(1 << 30);
+    /// This server's id, written into every binary log event (1..4294967295).
+    server_id: u32 = 1;
     /// Log filter (tracing env-filter syntax, e.g. "info" or "tierdb_server=debug"); the RUST_LOG environment variable overrides it.
     log: String = String::from("info");
 }
@@ -337,6 +347,24 @@ impl Config {
                 self.thread_stack_size
             ));
         }
+        if self.max_binlog_size.0 < 4096 || self.max_binlog_size.0 > 1 << 30 {
+            return bad(format!(
+                "max_binlog_size = {}: must be between 4K and 1G",
+                self.max_binlog_size
+            ));
+        }
+        if self.log_bin && self.server_id == 0 {
+            return bad("server_id = 0: a binary log needs a server id of at least 1".into());
+        }
+        if self.log_bin_basename.is_empty()
+            || self.log_bin_basename.contains('/')
+            || self.log_bin_basename.starts_with('.')
+        {
+            return bad(format!(
+                "log_bin_basename = {:?}: must be a plain file name",
+                self.log_bin_basename
+            ));
+        }
         if let Err(e) = self.bpe_admission.parse::<tierdb_engine::BpeAdmission>() {
             return bad(format!("bpe_admission: {e}"));
         }
@@ -369,6 +397,26 @@ impl Config {
             ..self.clone()
         };
         toml::to_string(&printable).unwrap_or_else(|e| format!("# cannot render config: {e}\n"))
+    }
+
+    /// The binary log's settings; None when `log_bin` is off.
+    pub fn binlog_config(&self) -> Option<tierdb_binlog::log::BinlogConfig> {
+        if !self.log_bin {
+            return None;
+        }
+        let dir = if self.log_bin_dir.as_os_str().is_empty() {
+            self.data_dir
+                .parent()
+                .unwrap_or(Path::new("."))
+                .join("binlog")
+        } else {
+            self.log_bin_dir.clone()
+        };
+        let mut c = tierdb_binlog::log::BinlogConfig::new(dir);
+        c.basename = self.log_bin_basename.clone();
+        c.server_id = self.server_id;
+        c.max_size = self.max_binlog_size.0;
+        Some(c)
     }
 
     /// The engine's part of the configuration.

@@ -93,10 +93,28 @@ pub fn run(cfg: Config) -> anyhow::Result<()> {
     for dir in [&cfg.data_dir, &cfg.redo_dir] {
         std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
     }
-    let engine = tierdb_engine::Engine::open(cfg.engine_config())
-        .context("cannot open the storage engine")?;
+    // The binary log is opened first: the engine's recovery brings its files up to date.
+    let binlog = match cfg.binlog_config() {
+        Some(b) => {
+            let dir = b.dir.clone();
+            Some(
+                tierdb_binlog::log::Binlog::open(b)
+                    .with_context(|| format!("cannot open the binary log in {}", dir.display()))?,
+            )
+        }
+        None => None,
+    };
+    let mut ecfg = cfg.engine_config();
+    ecfg.binlog = binlog
+        .clone()
+        .map(|b| b as Arc<dyn tierdb_engine::BinlogSink>);
+    let engine = tierdb_engine::Engine::open(ecfg).context("cannot open the storage engine")?;
     let shared = tierdb_sql::Shared::new(engine.clone(), crate::adapter::server_info(&cfg))
         .map_err(anyhow::Error::msg)?;
+    if let Some(b) = &binlog {
+        b.start().context("cannot start the binary log")?;
+        shared.set_binlog(b.clone());
+    }
     // KILL CONNECTION ends the socket of the connection it names.
     let sockets = state.clone();
     shared.set_connection_closer(Box::new(move |id| sockets.close_connection(id)));
@@ -128,6 +146,9 @@ pub fn run(cfg: Config) -> anyhow::Result<()> {
         );
     }
     engine.shutdown().context("engine shutdown failed")?;
+    if let Some(b) = &binlog {
+        b.close().context("binary log close failed")?;
+    }
     tracing::info!("shutdown complete");
     Ok(())
 }

@@ -47,6 +47,8 @@ pub const CREATE_VIEW: u64 = 1 << 20;
 pub const SHOW_VIEW: u64 = 1 << 21;
 pub const CREATE_USER: u64 = 1 << 24;
 pub const SET_USER: u64 = 1 << 29;
+pub const BINLOG_MONITOR: u64 = 1 << 19;
+pub const BINLOG_ADMIN: u64 = 1 << 35;
 pub const CONNECTION_ADMIN: u64 = 1 << 31;
 pub const GRANT_OPTION: u64 = 1 << 63;
 

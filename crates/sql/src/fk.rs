@@ -771,7 +771,11 @@ impl<'e> Fk<'e> {
                     (FkAction::Cascade, None) => {
                         busy.push((child.id(), pk.clone()));
                         self.parent_row_at(txn, &child, &row, None, depth + 1, busy, updating)?;
-                        txn.delete(&child, &pk)?;
+                        // A replica's engine cascades by itself: not in the binary log.
+                        let logging = txn.set_binlog(false);
+                        let r = txn.delete(&child, &pk);
+                        txn.set_binlog(logging);
+                        r?;
                         busy.pop();
                     }
                     (_, new) => {
@@ -797,7 +801,10 @@ impl<'e> Fk<'e> {
                             updating,
                         )?;
                         updating.pop();
-                        txn.update(&child, &pk, changed)?;
+                        let logging = txn.set_binlog(false);
+                        let r = txn.update(&child, &pk, changed);
+                        txn.set_binlog(logging);
+                        r?;
                         busy.pop();
                     }
                 }

@@ -19,6 +19,7 @@ pub mod accounts;
 pub mod alter;
 pub mod alter_if;
 pub mod authorize;
+pub mod binlog_sql;
 pub mod check;
 pub mod coerce;
 pub mod compile;

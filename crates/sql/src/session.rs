@@ -146,6 +146,10 @@ impl SessionState {
     pub(crate) fn fk_checks(&self) -> bool {
         !matches!(self.sysvar("foreign_key_checks", None), Ok(Value::Int(0)))
     }
+    /// `sql_log_bin` is on for this session (its changes go to the binary log).
+    pub(crate) fn log_bin_on(&self) -> bool {
+        !matches!(self.sysvar("sql_log_bin", None), Ok(Value::Int(0)))
+    }
 }
 
 impl Env for SessionState {
@@ -246,6 +250,9 @@ struct Core {
     conn: Option<Arc<ConnInfo>>,
     /// SQL text of the running statement (for SHOW PROCESSLIST of this connection).
     current_sql: String,
+    /// The text of the prepared statement being executed (for the binary log), taken by the
+    /// utility statement it runs.
+    prepared_text: Option<String>,
     /// Tables this session holds with `LOCK TABLES` (empty: no table lock; every table may
     /// be used). Released by `UNLOCK TABLES`, `BEGIN`, another `LOCK TABLES`, or the end.
     table_locks: Vec<LockedTable>,
@@ -416,6 +423,7 @@ impl Session {
                 txn_repeatable: None,
                 conn,
                 current_sql: String::new(),
+                prepared_text: None,
                 table_locks: Vec::new(),
                 dropped_temps: Vec::new(),
             },
@@ -663,6 +671,9 @@ impl Session {
                 other => Ok(other),
             };
         }
+        if let Some(stmt) = crate::binlog_sql::parse(sql)? {
+            return self.binlog_statement(stmt);
+        }
         if crate::account_sql::may_be_account_statement(sql) {
             if let Some(stmt) = crate::account_sql::parse(sql)? {
                 return self.account_statement(stmt);
@@ -774,6 +785,81 @@ impl Session {
                     .ok_or_else(|| unknown(&name, "DEALLOCATE PREPARE"))?;
                 self.stmts.remove(&id);
                 self.core.st.row_count = 0;
+                Ok(QueryResult::ok())
+            }
+        }
+    }
+
+    /// SHOW BINARY LOGS, SHOW MASTER STATUS, FLUSH BINARY LOGS, PURGE BINARY LOGS.
+    fn binlog_statement(
+        &mut self,
+        stmt: crate::binlog_sql::BinlogStmt,
+    ) -> Result<QueryResult, SqlError> {
+        use crate::accounts as a;
+        use crate::binlog_sql::{self as bs, BinlogStmt};
+        let shared = self.core.st.shared.clone();
+        let need = match &stmt {
+            BinlogStmt::ShowLogs | BinlogStmt::ShowStatus => a::BINLOG_MONITOR,
+            BinlogStmt::Flush => a::RELOAD,
+            BinlogStmt::PurgeTo(_) | BinlogStmt::PurgeBefore(_) => a::BINLOG_ADMIN,
+        };
+        if let Some(acc) = self.core.refresh_grants() {
+            a::check(&acc, &self.core.st.host, &[a::Need::Global(need)])?;
+        }
+        self.core.st.row_count = 0;
+        let b = shared.binlog().cloned();
+        match stmt {
+            BinlogStmt::ShowLogs => match b {
+                Some(b) => bs::show_logs(&b),
+                None => Err(bs::not_logging()),
+            },
+            BinlogStmt::ShowStatus => Ok(bs::show_status(b.as_deref())),
+            BinlogStmt::Flush => {
+                shared.counters.inc(Counter::ComFlush);
+                if let Some(b) = b {
+                    b.flush_logs(&shared.engine)?;
+                }
+                Ok(QueryResult::ok())
+            }
+            BinlogStmt::PurgeTo(name) => {
+                let Some(b) = b else {
+                    return Ok(QueryResult::ok());
+                };
+                match b.purge_to(&name)? {
+                    Some(_) => Ok(QueryResult::ok()),
+                    None => Err(SqlError::new(
+                        1373,
+                        "HY000",
+                        "Target log not found in binlog index",
+                    )),
+                }
+            }
+            BinlogStmt::PurgeBefore(expr) => {
+                // The moment, as the server's own SQL reads it (a literal or any expression).
+                let at = match self.query_inner(&format!("SELECT UNIX_TIMESTAMP({expr})"))? {
+                    QueryResult::Rows { rows, .. } => rows
+                        .into_iter()
+                        .next()
+                        .and_then(|r| r.into_iter().next())
+                        .unwrap_or(Value::Null),
+                    _ => Value::Null,
+                };
+                let secs = match at {
+                    Value::Int(i) => i as f64,
+                    Value::Double(d) => d,
+                    Value::Bytes(b) => String::from_utf8_lossy(&b).parse().unwrap_or(f64::NAN),
+                    _ => f64::NAN,
+                };
+                if !secs.is_finite() || secs < 0.0 {
+                    return Err(SqlError::new(
+                        1210,
+                        "HY000",
+                        format!("Incorrect arguments to PURGE LOGS BEFORE: '{expr}' is not a time"),
+                    ));
+                }
+                if let Some(b) = b {
+                    b.purge_before(secs as u64)?;
+                }
                 Ok(QueryResult::ok())
             }
         }
@@ -892,6 +978,13 @@ impl Session {
             c.busy.store(true, Ordering::Relaxed);
             c.since_ms.store(shared.now_ms(), Ordering::Relaxed);
         }
+        // A DDL statement run from here goes to the binary log as prepared (not `EXECUTE s`).
+        self.core.prepared_text = match &p.plan {
+            _ if shared.binlog().is_none() => None,
+            Some(Plan::Utility(u)) if !u.is_ddl() => None,
+            Some(Plan::Utility(_)) | None => Some(p.stmt.to_string()),
+            Some(_) => None,
+        };
         if let Some(a) = self.core.refresh_grants() {
             let version = shared.catalog_version();
             let cacheable = self.core.st.temps.is_empty();
@@ -1367,6 +1460,8 @@ impl Core {
             if !uses_no_table(plan) {
                 self.st.next_isolation = None;
             }
+            txn.set_binlog(self.st.log_bin_on());
+            txn.set_binlog_fk_checks(self.st.fk_checks());
             let cx = EvalCx::new(params, &self.st);
             let r = run_dml(plan, &mut txn, &cx);
             return match r {
@@ -1399,6 +1494,8 @@ impl Core {
         } else {
             txn.current_reads();
         }
+        txn.set_binlog(self.st.log_bin_on());
+        txn.set_binlog_fk_checks(self.st.fk_checks());
         let cx = EvalCx::new(params, &self.st);
         let sp = txn.savepoint();
         let r = run_dml(plan, txn, &cx);
@@ -1427,7 +1524,92 @@ impl Core {
         }
     }
 
+    /// Runs a utility statement; a DDL statement that changed a non-TEMPORARY object goes
+    /// to the binary log after it succeeded.
     fn utility(&mut self, u: &Utility, params: &[Value]) -> Result<QueryResult, SqlError> {
+        let log = self.ddl_goes_to_binlog(u);
+        let text = self.prepared_text.take();
+        let r = self.utility_run(u, params)?;
+        if log {
+            let sql = text.unwrap_or_else(|| self.current_sql.clone());
+            self.log_statement(None, &sql)?;
+        }
+        Ok(r)
+    }
+
+    /// `u` is DDL the binary log records as a statement: a binary log, `sql_log_bin` on, and
+    /// not (only) about TEMPORARY tables. CREATE TABLE ... SELECT logs itself (its table's
+    /// definition, then its rows).
+    fn ddl_goes_to_binlog(&self, u: &Utility) -> bool {
+        let shared = &self.st.shared;
+        if shared.binlog().is_none() || !u.is_ddl() || !self.st.log_bin_on() {
+            return false;
+        }
+        let inner = match u {
+            Utility::Noted { then, .. } => then.as_ref(),
+            other => other,
+        };
+        if matches!(
+            inner,
+            Utility::CreateTableAs { .. }
+                | Utility::CreateTable {
+                    temporary: true,
+                    ..
+                }
+                | Utility::DropTable {
+                    temporary: true,
+                    ..
+                }
+        ) {
+            return false;
+        }
+        let targets = u.ddl_targets();
+        targets.is_empty()
+            || !targets
+                .iter()
+                .all(|(d, t)| shared.engine.is_temporary_table(d, t))
+    }
+
+    /// Writes a statement (DDL) to the binary log as a query event of this session.
+    fn log_statement(&self, db: Option<&str>, sql: &str) -> Result<(), SqlError> {
+        let shared = &self.st.shared;
+        let Some(b) = shared.binlog() else {
+            return Ok(());
+        };
+        let text = |name: &str| match self.st.sysvar(name, None) {
+            Ok(Value::Bytes(b)) => String::from_utf8_lossy(&b).into_owned(),
+            _ => String::new(),
+        };
+        let num = |name: &str| match self.st.sysvar(name, None) {
+            Ok(Value::Int(i)) => i,
+            _ => 1,
+        };
+        let tz = text("time_zone");
+        // explicit_defaults_for_timestamp is always on here (MariaDB 10.11's default).
+        let mut flags2 = tierdb_binlog::events::OPTION_EXPLICIT_DEF_TIMESTAMP;
+        if !self.st.fk_checks() {
+            flags2 |= tierdb_binlog::events::OPTION_NO_FOREIGN_KEY_CHECKS;
+        }
+        let q = tierdb_binlog::events::QueryEvent {
+            thread_id: self.st.conn_id,
+            exec_time: 0,
+            error_code: 0,
+            db: db.or(self.st.db.as_deref()).unwrap_or(""),
+            sql: sql.as_bytes(),
+            sql_mode: crate::binlog_sql::sql_mode_bits(&text("sql_mode")),
+            auto_increment_increment: num("auto_increment_increment").clamp(1, 65535) as u16,
+            auto_increment_offset: num("auto_increment_offset").clamp(1, 65535) as u16,
+            charset_client: 45,
+            collation_connection: 45,
+            collation_server: 45,
+            time_zone: (!tz.eq_ignore_ascii_case("SYSTEM")).then_some(tz.as_str()),
+            flags2,
+        };
+        b.log_statement(&shared.engine, &q)?;
+        Ok(())
+    }
+
+    fn utility_run(&mut self, u: &Utility, params: &[Value]) -> Result<QueryResult, SqlError> {
         let shared = self.st.shared.clone();
         let engine = &shared.engine;
         let plan_is_ddl = u.is_ddl();
@@ -2609,7 +2791,19 @@ impl Core {
             None
         };
         if *or_replace {
-            if let Err(e) = self.replace_table(db, &def.name, temporary) {
+            let replaced = existing.is_some();
+            let r = self.replace_table(db, &def.name, temporary);
+            if r.is_ok() && replaced && !temporary && self.st.log_bin_on() {
+                self.log_statement(
+                    Some(db),
+                    &format!(
+                        "DROP TABLE IF EXISTS `{}`.`{}`",
+                        db.replace('`', "``"),
+                        def.name.replace('`', "``")
+                    ),
+                )?;
+            }
+            if let Err(e) = r {
                 if let Some((txn, savepoints, repeatable)) = parked {
                     self.txn = txn;
                     self.savepoints = savepoints;
@@ -2686,10 +2880,21 @@ impl Core {
                 c.nullable = false;
             }
         }
+        // The binary log gets the created table's definition, then its rows (as MariaDB
+        // logs CREATE ... SELECT in row format): a replica must not run the query again.
+        let logging = !temporary && self.st.shared.binlog().is_some() && self.st.log_bin_on();
+        let quoted = format!(
+            "`{}`.`{}`",
+            db.replace('`', "``"),
+            out.name.replace('`', "``")
+        );
         let filed = if temporary {
             engine.create_temporary_table(db, out.clone())?
         } else {
             engine.create_table(db, out.clone())?;
+            if logging {
+                self.log_statement(Some(db), &crate::ddl::render_create_table(db, &out, None))?;
+            }
             out.name.clone()
         };
         let table = engine.table(db, &filed)?;
@@ -2723,6 +2928,8 @@ impl Core {
             }
             if let Err(drop) = engine.drop_table(db, &filed) {
                 tracing::warn!(%drop, table = %out.name, "could not drop the table of a failed CREATE TABLE ... AS SELECT");
+            } else if logging {
+                self.log_statement(Some(db), &format!("DROP TABLE IF EXISTS {quoted}"))?;
             }
             return Err(e);
         }

@@ -71,6 +71,8 @@ pub struct Shared {
     pub accounts: crate::accounts::Accounts,
     /// Held by a statement that changes accounts (one at a time, so each sees the last).
     pub(crate) account_ddl: Mutex<()>,
+    /// The binary log, when `log_bin` is on (set once by the server, `set_binlog`).
+    binlog: std::sync::OnceLock<Arc<tierdb_binlog::log::Binlog>>,
 }
 
 impl Shared {
@@ -97,7 +99,30 @@ impl Shared {
             catalog_version: AtomicU64::new(1),
             user_locks: Default::default(),
             closer: RwLock::new(None),
+            binlog: std::sync::OnceLock::new(),
         }))
+    }
+
+    /// Attaches the binary log (the one the engine writes through) and shows its settings
+    /// in the variables. Called once, before the first session.
+    pub fn set_binlog(&self, b: Arc<tierdb_binlog::log::Binlog>) {
+        let c = b.config();
+        let base = c.dir.join(&c.basename);
+        let s = |x: String| Value::Bytes(x.into_bytes());
+        {
+            let mut g = self.globals.write();
+            g.insert("log_bin", Value::Int(1));
+            g.insert("log_bin_basename", s(base.display().to_string()));
+            g.insert("log_bin_index", s(format!("{}.index", base.display())));
+            g.insert("max_binlog_size", Value::Int(c.max_size as i64));
+            g.insert("server_id", Value::Int(i64::from(c.server_id)));
+        }
+        let _ = self.binlog.set(b);
+    }
+
+    /// The binary log, when on.
+    pub(crate) fn binlog(&self) -> Option<&Arc<tierdb_binlog::log::Binlog>> {
+        self.binlog.get()
     }
 
     /// A login refused (Access_denied_errors).
@@ -194,6 +219,13 @@ impl Shared {
     }
 
     pub(crate) fn global(&self, name: &str) -> Option<Value> {
+        if matches!(name, "gtid_binlog_pos" | "gtid_current_pos") {
+            let pos = self
+                .binlog()
+                .map(|b| b.gtid_binlog_pos())
+                .unwrap_or_default();
+            return Some(Value::Bytes(pos.into_bytes()));
+        }
         self.globals.read().get(name).cloned()
     }
 

@@ -385,22 +385,25 @@ pub fn variables(
 ) -> Result<QueryResult, SqlError> {
     let columns = text_cols(&["Variable_name", "Value"]);
     let mut rows: Vec<(String, String)> = Vec::new();
-    {
-        let g = shared.globals.read();
-        for d in variables::VARS {
-            if global && d.scope == VarScope::Session {
-                continue;
-            }
-            let v = if global {
-                g.get(d.name).cloned()
-            } else {
-                session(d.name).or_else(|| g.get(d.name).cloned())
-            };
-            rows.push((
-                d.name.to_string(),
-                var_text(d.kind, &v.unwrap_or(Value::Null)),
-            ));
+    for d in variables::VARS {
+        if global && d.scope == VarScope::Session {
+            continue;
         }
+        let v = if global {
+            shared.global(d.name)
+        } else {
+            session(d.name).or_else(|| shared.global(d.name))
+        };
+        // log_bin cannot be set, but shows as the switch it is (ON / OFF; 1 / 0 in SELECT).
+        let kind = if d.name == "log_bin" {
+            VarKind::Bool
+        } else {
+            d.kind
+        };
+        rows.push((
+            d.name.to_string(),
+            var_text(kind, &v.unwrap_or(Value::Null)),
+        ));
     }
     for (n, v) in shared.engine.variables() {
         if !rows.iter().any(|(x, _)| *x == n) {

@@ -129,6 +129,16 @@ pub static VARS: &[VarDef] = &[
         }
     ),
     v!("log_bin", Global, VarKind::ReadOnly),
+    v!("log_bin_basename", Global, VarKind::ReadOnly),
+    v!("log_bin_index", Global, VarKind::ReadOnly),
+    v!("binlog_format", Both, VarKind::Enum(&["ROW"])),
+    v!("binlog_checksum", Global, VarKind::ReadOnly),
+    v!("binlog_row_image", Both, VarKind::Enum(&["FULL"])),
+    v!("max_binlog_size", Global, VarKind::ReadOnly),
+    v!("sync_binlog", Global, VarKind::ReadOnly),
+    v!("gtid_binlog_pos", Global, VarKind::ReadOnly),
+    v!("gtid_current_pos", Global, VarKind::ReadOnly),
+    v!("gtid_domain_id", Global, VarKind::ReadOnly),
     v!("lower_case_table_names", Global, VarKind::ReadOnly),
     v!(
         "max_allowed_packet",
@@ -209,14 +219,8 @@ pub static VARS: &[VarDef] = &[
     v!("protocol_version", Global, VarKind::ReadOnly),
     v!("query_cache_size", Global, VarKind::Int { min: 0, max: 0 }),
     v!("query_cache_type", Both, VarKind::Enum(&["OFF"])),
-    v!(
-        "server_id",
-        Global,
-        VarKind::Int {
-            min: 0,
-            max: 4_294_967_295
-        }
-    ),
+    // Written into every binary-log event: set in the config file (`server_id`).
+    v!("server_id", Global, VarKind::ReadOnly),
     v!("skip_networking", Global, VarKind::ReadOnly),
     v!("socket", Global, VarKind::ReadOnly),
     v!("sql_auto_is_null", Both, VarKind::Bool),
@@ -316,7 +320,16 @@ pub fn defaults(
             "lc_messages" | "lc_time_names" => s("en_US"),
             "license" => s("Apache-2.0"),
             "lock_wait_timeout" => Value::Int(86_400),
-            "log_bin" | "performance_schema" | "skip_networking" => s("OFF"),
+            "log_bin" => Value::Int(0),
+            "performance_schema" | "skip_networking" => s("OFF"),
+            "log_bin_basename" | "log_bin_index" => Value::Null,
+            "binlog_format" => s("ROW"),
+            "binlog_checksum" => s("CRC32"),
+            "binlog_row_image" => s("FULL"),
+            "max_binlog_size" => Value::Int(1 << 30),
+            // The binary log is made durable with the redo log (no fsync of its own).
+            "sync_binlog" | "gtid_domain_id" => Value::Int(0),
+            "gtid_binlog_pos" | "gtid_current_pos" => s(""),
             "innodb_rollback_on_timeout" => s("OFF"),
             "lower_case_table_names" => Value::Int(0),
             "max_allowed_packet" => Value::Int(64 << 20),

@@ -2,6 +2,7 @@
 //! folder, wait until it accepts, and stop it when dropped.
 #![allow(dead_code)]
 
+pub mod mariadb_server;
 pub mod sysbench;
 
 use std::io::Read;

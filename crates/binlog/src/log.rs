@@ -1,0 +1,901 @@
+//! The binary log's files: where each transaction's events go, writing them, rotating,
+//! recovering and purging; the engine's [`BinlogSink`].
+//!
+//! Owns: the order lock (binary-log order = redo order for logged commits: a commit's events
+//! get their file, offset and GTID sequence number while the lock is held across the append
+//! of its redo record), the sink bytes inside redo records (a list of writes, each a file
+//! number, an offset and bytes; layout in `docs/format.md`, "Binary log"), the files
+//! `<basename>.NNNNNN` and `<basename>.index` in the configured folder, rotation (past
+//! `max_binlog_size`, `FLUSH BINARY LOGS`, each start), purging, listing and the GTID state.
+//!
+//! Durability comes from the redo log: bytes are written to the files only after their
+//! record is durable and synced before a checkpoint lets the record go, so after a crash the
+//! files are brought up to date from the redo log (`replay`), and hold exactly the committed
+//! transactions, in commit order.
+//!
+//! Must never: write bytes of a record that is not durable; let a checkpoint pass a record
+//! whose bytes are not synced in the files; reuse an offset; delete the file being written
+//! or one with writes not yet synced; panic on bytes read from the files or the redo log.
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::fs::{File, OpenOptions};
+use std::io;
+use std::os::unix::fs::FileExt;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use parking_lot::Mutex;
+use tierdb_engine::binlog::AppendRecord;
+use tierdb_engine::{BinlogSink, Error, Result, RowChange};
+
+use crate::events::{self, QueryEvent};
+use crate::rows::{self, RowsKind};
+
+/// Version byte of the sink bytes in a redo record.
+const SINK_VERSION: u8 = 1;
+/// Largest sink bytes one redo record may carry (the redo log's record limit, less room
+/// for the record's own fields).
+const MAX_SINK_BYTES: usize = tierdb_wal::MAX_RECORD_BYTES - 64;
+/// Rows of one rows event stop growing past this many bytes (MariaDB's
+/// `binlog_row_event_max_size` default).
+const ROWS_EVENT_BYTES: usize = 8192;
+/// The GTID domain of everything this server logs (`gtid_domain_id`).
+pub const DOMAIN: u32 = 0;
+/// The server version written in each file's format description.
+const SERVER_VERSION: &str = "10.11.99-tierdb-log";
+
+/// Settings of the binary log (`log_bin`, `log_bin_dir`, `max_binlog_size`, `server_id`).
+#[derive(Clone, Debug)]
+pub struct BinlogConfig {
+    /// Folder of the files (on the durable disk, beside the data).
+    pub dir: PathBuf,
+    /// File names are `<basename>.000001`, ... and `<basename>.index`.
+    pub basename: String,
+    /// `server_id`, written in every event.
+    pub server_id: u32,
+    /// A file is closed and the next one started once a transaction would take it past
+    /// this many bytes (`max_binlog_size`; one transaction is never split).
+    pub max_size: u64,
+}
+
+impl BinlogConfig {
+    /// Defaults: `tierdb-bin` files in `dir`, server id 1, 1 GiB files.
+    pub fn new(dir: impl Into<PathBuf>) -> BinlogConfig {
+        BinlogConfig {
+            dir: dir.into(),
+            basename: "tierdb-bin".into(),
+            server_id: 1,
+            max_size: 1 << 30,
+        }
+    }
+}
+
+/// One write of placed bytes: `bytes` at `offset` of file number `file`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct Write {
+    file: u32,
+    offset: u64,
+    bytes: Vec<u8>,
+}
+
+/// Placed writes waiting for (or in) their write to the files.
+struct Pending {
+    end_lsn: u64,
+    writes: Arc<Vec<Write>>,
+}
+
+/// What the order lock guards: where the next events go.
+struct Order {
+    /// The file being written and the offset of its end (as placed).
+    file: u32,
+    offset: u64,
+    /// Offset where the current file's first transaction starts (its header's end).
+    header_end: u64,
+    /// The last sequence number per (domain, server id): the GTID state.
+    state: BTreeMap<(u32, u32), u64>,
+    next_ticket: u64,
+    /// `FLUSH BINARY LOGS` asked for a new file with the next placement.
+    rotate: bool,
+    /// `start` has run (placing before it is an internal error).
+    started: bool,
+}
+
+/// The files opened for writing, and which have writes not yet synced.
+#[derive(Default)]
+struct Files {
+    open: HashMap<u32, Arc<File>>,
+    unsynced: HashSet<u32>,
+    dir_unsynced: bool,
+}
+
+/// Counters shown by SHOW STATUS.
+#[derive(Default)]
+pub struct BinlogCounters {
+    pub commits: AtomicU64,
+    pub statements: AtomicU64,
+    pub bytes_written: AtomicU64,
+    pub write_errors: AtomicU64,
+    pub rotations: AtomicU64,
+    pub replayed: AtomicU64,
+}
+
+/// One file as listed by SHOW BINARY LOGS.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LogFile {
+    pub name: String,
+    pub size: u64,
+}
+
+/// The binary log (one per server).
+pub struct Binlog {
+    cfg: BinlogConfig,
+    order: Mutex<Order>,
+    pending: Mutex<BTreeMap<u64, Pending>>,
+    files: Mutex<Files>,
+    next_xid: AtomicU64,
+    /// The oldest file in the folder when it was opened (recovery writes nothing older).
+    oldest_at_open: Option<u32>,
+    pub counters: BinlogCounters,
+}
+
+fn now_secs() -> u32 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_secs() as u32)
+        .unwrap_or(0)
+}
+
+fn io_err(what: impl std::fmt::Display, e: io::Error) -> Error {
+    Error::Io(format!("binary log: {what}: {e}"))
+}
+
+fn format_err(e: impl std::fmt::Display) -> Error {
+    Error::Internal(format!("binary log: {e}"))
+}
+
+impl Binlog {
+    /// Opens the binary log folder (created if missing). Writing starts with `start`, after
+    /// the engine's recovery has replayed the redo log into the files.
+    pub fn open(cfg: BinlogConfig) -> Result<Arc<Binlog>> {
+        if cfg.basename.is_empty() || cfg.basename.contains('/') {
+            return Err(Error::BadValue {
+                name: "log_bin_basename".into(),
+                value: cfg.basename.clone(),
+                why: "a file name without '/' is needed".into(),
+            });
+        }
+        std::fs::create_dir_all(&cfg.dir)
+            .map_err(|e| io_err(format!("creating {}", cfg.dir.display()), e))?;
+        let oldest_at_open = list_numbers(&cfg)?.first().copied();
+        Ok(Arc::new(Binlog {
+            oldest_at_open,
+            order: Mutex::new(Order {
+                file: 0,
+                offset: 0,
+                header_end: 0,
+                state: BTreeMap::new(),
+                next_ticket: 1,
+                rotate: false,
+                started: false,
+            }),
+            pending: Mutex::new(BTreeMap::new()),
+            files: Mutex::new(Files::default()),
+            next_xid: AtomicU64::new(1),
+            counters: BinlogCounters::default(),
+            cfg,
+        }))
+    }
+
+    pub fn config(&self) -> &BinlogConfig {
+        &self.cfg
+    }
+
+    /// The file name of number `n` (`tierdb-bin.000007`).
+    pub fn file_name(&self, n: u32) -> String {
+        format!("{}.{:06}", self.cfg.basename, n)
+    }
+
+    fn path(&self, n: u32) -> PathBuf {
+        self.cfg.dir.join(self.file_name(n))
+    }
+
+    /// The numbers of the files in the folder, ascending.
+    fn numbers(&self) -> Result<Vec<u32>> {
+        list_numbers(&self.cfg)
+    }
+
+    /// After recovery: finds the GTID state in the files, cuts a torn tail off the last one,
+    /// and starts a new file (as MariaDB does at every start).
+    pub fn start(&self) -> Result<()> {
+        let nums = self.numbers()?;
+        let mut state = BTreeMap::new();
+        if let Some(&last) = nums.last() {
+            let path = self.path(last);
+            let bytes = std::fs::read(&path)
+                .map_err(|e| io_err(format!("reading {}", path.display()), e))?;
+            let valid = if bytes.len() >= 4 && bytes[..4] == events::MAGIC {
+                let (evs, n) = events::scan(&bytes[4..]);
+                // A transaction is whole only up to its last event; a cut one ends early.
+                let mut whole = 0;
+                let mut in_group = false;
+                for e in &evs {
+                    let ev = &bytes[4 + e.offset..4 + e.offset + e.len];
+                    match e.type_code {
+                        events::GTID_LIST_EVENT => {
+                            if let Some(list) = events::gtid_list_entries(ev) {
+                                for (d, s, q) in list {
+                                    state.insert((d, s), q);
+                                }
+                            }
+                        }
+                        events::GTID_EVENT => {
+                            if let Some((q, d, s)) = events::gtid_seq(ev) {
+                                state.insert((d, s), q);
+                                in_group = !is_standalone(ev);
+                            }
+                        }
+                        events::XID_EVENT => in_group = false,
+                        _ => {}
+                    }
+                    if !in_group {
+                        whole = e.offset + e.len;
+                    }
+                }
+                let _ = n;
+                4 + whole
+            } else {
+                0
+            };
+            if valid < bytes.len() {
+                tracing::warn!(
+                    file = %path.display(),
+                    valid,
+                    len = bytes.len(),
+                    "binary log file ends in a torn or unfinished event group; cutting it"
+                );
+                let f = OpenOptions::new()
+                    .write(true)
+                    .open(&path)
+                    .map_err(|e| io_err(format!("opening {}", path.display()), e))?;
+                f.set_len(valid as u64)
+                    .and_then(|_| f.sync_all())
+                    .map_err(|e| io_err(format!("cutting {}", path.display()), e))?;
+            }
+        }
+        let next = nums.last().map_or(1, |n| n + 1);
+        let header = self.file_header(next, &state, true)?;
+        let path = self.path(next);
+        let f = OpenOptions::new()
+            .create(true)
+            .truncate(true)
+            .read(true)
+            .write(true)
+            .open(&path)
+            .map_err(|e| io_err(format!("creating {}", path.display()), e))?;
+        f.write_all_at(&header, 0)
+            .and_then(|_| f.sync_all())
+            .map_err(|e| io_err(format!("writing {}", path.display()), e))?;
+        sync_dir(&self.cfg.dir)?;
+        self.files.lock().open.insert(next, Arc::new(f));
+        let seq_hint = state.values().copied().max().unwrap_or(0);
+        {
+            let mut o = self.order.lock();
+            o.file = next;
+            o.offset = header.len() as u64;
+            o.header_end = o.offset;
+            o.state = state;
+            o.started = true;
+        }
+        self.next_xid.store(seq_hint + 1, Ordering::Relaxed);
+        self.write_index()?;
+        tracing::info!(file = %self.file_name(next), gtid = %self.gtid_binlog_pos(), "binary log started");
+        Ok(())
+    }
+
+    /// Magic, format description, GTID list (the state before the file) and binlog
+    /// checkpoint of file `n`, positions set. `at_start`: the first file of this run (its
+    /// format description says the server started, so readers drop temporary tables).
+    fn file_header(
+        &self,
+        n: u32,
+        state: &BTreeMap<(u32, u32), u64>,
+        at_start: bool,
+    ) -> Result<Vec<u8>> {
+        let ts = now_secs();
+        let sid = self.cfg.server_id;
+        let mut b = events::MAGIC.to_vec();
+        let mut ev = Vec::new();
+        let created = if at_start { ts } else { 0 };
+        events::format_description_with_created(&mut ev, ts, sid, SERVER_VERSION, created)
+            .map_err(format_err)?;
+        let list: Vec<(u32, u32, u64)> = state.iter().map(|(&(d, s), &q)| (d, s, q)).collect();
+        events::gtid_list(&mut ev, ts, sid, &list);
+        events::binlog_checkpoint(&mut ev, ts, sid, &self.file_name(n)).map_err(format_err)?;
+        events::set_positions(&mut ev, 4).map_err(format_err)?;
+        b.extend_from_slice(&ev);
+        Ok(b)
+    }
+
+    /// Rewrites `<basename>.index` (one file path per line, as MariaDB keeps it).
+    fn write_index(&self) -> Result<()> {
+        let mut text = String::new();
+        for n in self.numbers()? {
+            text.push_str(&format!("./{}\n", self.file_name(n)));
+        }
+        let path = self.cfg.dir.join(format!("{}.index", self.cfg.basename));
+        let tmp = path.with_extension("index~");
+        std::fs::write(&tmp, text)
+            .and_then(|_| std::fs::rename(&tmp, &path))
+            .map_err(|e| io_err(format!("writing {}", path.display()), e))
+    }
+
+    /// `gtid_binlog_pos`: the last GTID per domain and server, `0-1-42`, comma-separated.
+    pub fn gtid_binlog_pos(&self) -> String {
+        let o = self.order.lock();
+        o.state
+            .iter()
+            .map(|(&(d, s), &q)| format!("{d}-{s}-{q}"))
+            .collect::<Vec<_>>()
+            .join(",")
+    }
+
+    /// SHOW MASTER STATUS: the file being written and the offset after the last event.
+    pub fn position(&self) -> (String, u64) {
+        let o = self.order.lock();
+        (self.file_name(o.file), o.offset)
+    }
+
+    /// SHOW BINARY LOGS: every file, oldest first (the current one at its placed size).
+    pub fn list(&self) -> Result<Vec<LogFile>> {
+        let (cur, cur_end) = {
+            let o = self.order.lock();
+            (o.file, o.offset)
+        };
+        let mut out = Vec::new();
+        for n in self.numbers()? {
+            let size = std::fs::metadata(self.path(n))
+                .map(|m| m.len())
+                .unwrap_or(0);
+            out.push(LogFile {
+                name: self.file_name(n),
+                size: if n == cur { size.max(cur_end) } else { size },
+            });
+        }
+        Ok(out)
+    }
+
+    /// Reads file `name` (one listed by `list`), for SHOW BINLOG EVENTS.
+    pub fn read_file(&self, name: &str) -> Result<Option<Vec<u8>>> {
+        let Some(n) = self.number_of(name) else {
+            return Ok(None);
+        };
+        match std::fs::read(self.path(n)) {
+            Ok(b) => Ok(Some(b)),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
+            Err(e) => Err(io_err(format!("reading {name}"), e)),
+        }
+    }
+
+    fn number_of(&self, name: &str) -> Option<u32> {
+        let name = name.rsplit('/').next().unwrap_or(name);
+        let num = name.strip_prefix(&format!("{}.", self.cfg.basename))?;
+        if num.len() < 6 || !num.bytes().all(|b| b.is_ascii_digit()) {
+            return None;
+        }
+        num.parse().ok()
+    }
+
+    /// `FLUSH BINARY LOGS`: the next placement starts a new file; placed now through the
+    /// engine so that the rotation is in redo order too.
+    pub fn flush_logs(&self, engine: &tierdb_engine::Engine) -> Result<()> {
+        self.order.lock().rotate = true;
+        engine.log_binlog_events(Vec::new())
+    }
+
+    /// `PURGE BINARY LOGS TO 'name'`: deletes the files before `name` (not the current one,
+    /// nor one with writes not yet synced). Returns how many were deleted; None when `name`
+    /// is not a file of the log.
+    pub fn purge_to(&self, name: &str) -> Result<Option<usize>> {
+        let Some(to) = self.number_of(name) else {
+            return Ok(None);
+        };
+        if !self.numbers()?.contains(&to) {
+            return Ok(None);
+        }
+        self.purge_where(|n, _| n < to).map(Some)
+    }
+
+    /// `PURGE BINARY LOGS BEFORE t`: deletes the files last modified before `t` (unix
+    /// seconds), never the current one.
+    pub fn purge_before(&self, t: u64) -> Result<usize> {
+        self.purge_where(|_, mtime| mtime < t)
+    }
+
+    fn purge_where(&self, doomed: impl Fn(u32, u64) -> bool) -> Result<usize> {
+        let cur = self.order.lock().file;
+        let busy: HashSet<u32> = {
+            let p = self.pending.lock();
+            p.values()
+                .flat_map(|x| x.writes.iter().map(|w| w.file))
+                .collect()
+        };
+        let mut n_deleted = 0;
+        for n in self.numbers()? {
+            if n >= cur || busy.contains(&n) {
+                break;
+            }
+            let path = self.path(n);
+            let mtime = std::fs::metadata(&path)
+                .and_then(|m| m.modified())
+                .ok()
+                .and_then(|t| t.duration_since(UNIX_EPOCH).ok())
+                .map_or(0, |d| d.as_secs());
+            if !doomed(n, mtime) {
+                break;
+            }
+            {
+                let mut fs = self.files.lock();
+                fs.open.remove(&n);
+                fs.unsynced.remove(&n);
+            }
+            std::fs::remove_file(&path)
+                .map_err(|e| io_err(format!("deleting {}", path.display()), e))?;
+            n_deleted += 1;
+        }
+        if n_deleted > 0 {
+            self.write_index()?;
+        }
+        Ok(n_deleted)
+    }
+
+    /// A DDL statement's events: a standalone GTID, then the query.
+    pub fn statement_events(&self, q: &QueryEvent<'_>) -> Result<Vec<u8>> {
+        let ts = now_secs();
+        let mut out = Vec::with_capacity(128 + q.sql.len());
+        events::gtid(&mut out, ts, self.cfg.server_id, 0, DOMAIN, true);
+        events::query(&mut out, ts, self.cfg.server_id, q).map_err(format_err)?;
+        if out.len() > MAX_SINK_BYTES {
+            return Err(Error::BinlogCacheFull);
+        }
+        Ok(out)
+    }
+
+    /// Writes a DDL statement to the log through the engine (durable as a commit is).
+    pub fn log_statement(&self, engine: &tierdb_engine::Engine, q: &QueryEvent<'_>) -> Result<()> {
+        engine.log_binlog_events(self.statement_events(q)?)?;
+        self.counters.statements.fetch_add(1, Ordering::Relaxed);
+        Ok(())
+    }
+
+    /// Opens (creating) file `n` for writing.
+    fn file(&self, n: u32) -> Result<Arc<File>> {
+        let mut fs = self.files.lock();
+        if let Some(f) = fs.open.get(&n) {
+            return Ok(f.clone());
+        }
+        let path = self.path(n);
+        let existed = path.exists();
+        let f = OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .read(true)
+            .write(true)
+            .open(&path)
+            .map_err(|e| io_err(format!("opening {}", path.display()), e))?;
+        let f = Arc::new(f);
+        fs.open.insert(n, f.clone());
+        if !existed {
+            fs.dir_unsynced = true;
+        }
+        Ok(f)
+    }
+
+    /// Writes `writes` to the files (idempotent: the same bytes at the same offsets).
+    fn apply(&self, writes: &[Write]) -> Result<()> {
+        for w in writes {
+            let f = self.file(w.file)?;
+            f.write_all_at(&w.bytes, w.offset)
+                .map_err(|e| io_err(format!("writing {}", self.file_name(w.file)), e))?;
+            self.files.lock().unsynced.insert(w.file);
+            self.counters
+                .bytes_written
+                .fetch_add(w.bytes.len() as u64, Ordering::Relaxed);
+        }
+        Ok(())
+    }
+
+    /// Syncs every file written since the last sync (and the folder after a new file).
+    fn sync(&self) -> Result<()> {
+        let (files, dir) = {
+            let mut fs = self.files.lock();
+            let list: Vec<(u32, Arc<File>)> = fs
+                .unsynced
+                .iter()
+                .filter_map(|n| fs.open.get(n).map(|f| (*n, f.clone())))
+                .collect();
+            fs.unsynced.clear();
+            (list, std::mem::take(&mut fs.dir_unsynced))
+        };
+        let mut result = Ok(());
+        for (n, f) in &files {
+            if let Err(e) = f.sync_data() {
+                result = Err(io_err(format!("syncing {}", self.file_name(*n)), e));
+                self.files.lock().unsynced.insert(*n);
+            }
+        }
+        if dir {
+            if let Err(e) = sync_dir(&self.cfg.dir) {
+                self.files.lock().dir_unsynced = true;
+                result = Err(e);
+            }
+        }
+        result
+    }
+
+    /// Clean shutdown: every placed write in the files, a stop event after the last, synced.
+    pub fn close(&self) -> Result<()> {
+        let all: Vec<Arc<Vec<Write>>> = self
+            .pending
+            .lock()
+            .values()
+            .map(|p| p.writes.clone())
+            .collect();
+        for w in all {
+            self.apply(&w)?;
+        }
+        self.pending.lock().clear();
+        let (file, offset) = {
+            let o = self.order.lock();
+            if !o.started {
+                return Ok(());
+            }
+            (o.file, o.offset)
+        };
+        let mut ev = Vec::new();
+        events::stop(&mut ev, now_secs(), self.cfg.server_id);
+        events::set_positions(&mut ev, offset).map_err(format_err)?;
+        self.apply(&[Write {
+            file,
+            offset,
+            bytes: ev,
+        }])?;
+        self.sync()
+    }
+
+    /// Encodes one run of same-kind changes of one table: a table map, then rows events of
+    /// at most about `ROWS_EVENT_BYTES` each, the last one ending the statement.
+    fn encode_run(&self, out: &mut Vec<u8>, ts: u32, run: &[RowChange]) -> Result<()> {
+        let t = &run[0].table;
+        let sid = self.cfg.server_id;
+        let kind = kind_of(&run[0]);
+        events::table_map(out, ts, sid, t.id(), &t.db, &t.def.name, &t.def.columns)
+            .map_err(format_err)?;
+        let cols = &t.def.columns;
+        let mut start = 0;
+        while start < run.len() {
+            let mut end = start;
+            let mut size = 0;
+            while end < run.len() && (end == start || size < ROWS_EVENT_BYTES) {
+                let c = &run[end];
+                for r in [&c.before, &c.after].into_iter().flatten() {
+                    size += rows::row_image_len(cols, r).map_err(format_err)?;
+                }
+                end += 1;
+            }
+            let images: Vec<rows::RowImages<'_>> = run[start..end]
+                .iter()
+                .map(|c| (c.before.as_deref(), c.after.as_deref()))
+                .collect();
+            rows::rows_event(out, ts, sid, kind, t.id(), cols, &images, end == run.len())
+                .map_err(format_err)?;
+            start = end;
+        }
+        Ok(())
+    }
+
+    /// The sink bytes of `writes` (see the module doc).
+    fn encode_writes(writes: &[Write]) -> Vec<u8> {
+        let n: usize = writes.iter().map(|w| 16 + w.bytes.len()).sum();
+        let mut b = Vec::with_capacity(3 + n);
+        b.push(SINK_VERSION);
+        b.extend_from_slice(&(writes.len() as u16).to_le_bytes());
+        for w in writes {
+            b.extend_from_slice(&w.file.to_le_bytes());
+            b.extend_from_slice(&w.offset.to_le_bytes());
+            b.extend_from_slice(&(w.bytes.len() as u32).to_le_bytes());
+            b.extend_from_slice(&w.bytes);
+        }
+        b
+    }
+
+    fn decode_writes(b: &[u8]) -> std::result::Result<Vec<Write>, String> {
+        let take = |b: &mut &[u8], n: usize| -> std::result::Result<Vec<u8>, String> {
+            if b.len() < n {
+                return Err("truncated".into());
+            }
+            let (h, t) = b.split_at(n);
+            *b = t;
+            Ok(h.to_vec())
+        };
+        let mut r = b;
+        let v = take(&mut r, 1)?;
+        if v[0] != SINK_VERSION {
+            return Err(format!("unknown version {}", v[0]));
+        }
+        let n = u16::from_le_bytes(take(&mut r, 2)?.try_into().unwrap_or([0; 2]));
+        let mut out = Vec::with_capacity(n as usize);
+        for _ in 0..n {
+            let file = u32::from_le_bytes(take(&mut r, 4)?.try_into().unwrap_or([0; 4]));
+            let offset = u64::from_le_bytes(take(&mut r, 8)?.try_into().unwrap_or([0; 8]));
+            let len = u32::from_le_bytes(take(&mut r, 4)?.try_into().unwrap_or([0; 4]));
+            let bytes = take(&mut r, len as usize)?;
+            out.push(Write {
+                file,
+                offset,
+                bytes,
+            });
+        }
+        if !r.is_empty() {
+            return Err("trailing bytes".into());
+        }
+        Ok(out)
+    }
+}
+
+/// The numbers of the binary log files in `cfg.dir`, ascending.
+fn list_numbers(cfg: &BinlogConfig) -> Result<Vec<u32>> {
+    let prefix = format!("{}.", cfg.basename);
+    let mut out = Vec::new();
+    let rd = std::fs::read_dir(&cfg.dir)
+        .map_err(|e| io_err(format!("listing {}", cfg.dir.display()), e))?;
+    for ent in rd {
+        let ent = ent.map_err(|e| io_err("listing the folder", e))?;
+        let name = ent.file_name();
+        let Some(name) = name.to_str() else { continue };
+        let Some(num) = name.strip_prefix(&prefix) else {
+            continue;
+        };
+        if num.len() >= 6 && num.bytes().all(|b| b.is_ascii_digit()) {
+            if let Ok(n) = num.parse::<u32>() {
+                out.push(n);
+            }
+        }
+    }
+    out.sort_unstable();
+    Ok(out)
+}
+
+fn kind_of(c: &RowChange) -> RowsKind {
+    match (&c.before, &c.after) {
+        (None, _) => RowsKind::Write,
+        (Some(_), Some(_)) => RowsKind::Update,
+        (Some(_), None) => RowsKind::Delete,
+    }
+}
+
+/// Sets NO_FOREIGN_KEY_CHECKS_F in the flags of the rows events in `buf` (whole events;
+/// their checksums are redone by `events::set_positions` when they are placed).
+fn mark_no_fk_checks(buf: &mut [u8]) {
+    let (evs, _) = events::scan(buf);
+    for e in evs {
+        if matches!(
+            e.type_code,
+            events::WRITE_ROWS_EVENT_V1
+                | events::UPDATE_ROWS_EVENT_V1
+                | events::DELETE_ROWS_EVENT_V1
+        ) {
+            // Post-header: table id (6 bytes), then the flags (2 bytes, little-endian).
+            let at = e.offset + events::HEADER_LEN + 6;
+            if let Some(f) = buf.get_mut(at) {
+                *f |= 0x02;
+            }
+        }
+    }
+}
+
+/// The GTID event is standalone (a DDL statement: no XID closes its group).
+fn is_standalone(ev: &[u8]) -> bool {
+    // Flags byte after seq (8) and domain (4) in the body.
+    ev.get(events::HEADER_LEN + 12).is_some_and(|f| f & 1 != 0)
+}
+
+fn sync_dir(dir: &Path) -> Result<()> {
+    File::open(dir)
+        .and_then(|d| d.sync_all())
+        .map_err(|e| io_err(format!("syncing folder {}", dir.display()), e))
+}
+
+impl BinlogSink for Binlog {
+    fn encode_transaction(&self, changes: &[RowChange]) -> Result<Vec<u8>> {
+        let ts = now_secs();
+        let sid = self.cfg.server_id;
+        let mut out = Vec::with_capacity(256);
+        events::gtid(&mut out, ts, sid, 0, DOMAIN, false);
+        let mut i = 0;
+        while i < changes.len() {
+            let (t, k) = (&changes[i].table, kind_of(&changes[i]));
+            let mut j = i + 1;
+            let no_fk = changes[i].no_fk_checks;
+            while j < changes.len()
+                && Arc::ptr_eq(&changes[j].table, t)
+                && kind_of(&changes[j]) == k
+                && changes[j].no_fk_checks == no_fk
+            {
+                j += 1;
+            }
+            let from = out.len();
+            self.encode_run(&mut out, ts, &changes[i..j])?;
+            if no_fk {
+                mark_no_fk_checks(&mut out[from..]);
+            }
+            if out.len() > MAX_SINK_BYTES {
+                return Err(Error::BinlogCacheFull);
+            }
+            i = j;
+        }
+        let xid = self.next_xid.fetch_add(1, Ordering::Relaxed);
+        events::xid(&mut out, ts, sid, xid);
+        Ok(out)
+    }
+
+    fn place(&self, mut events: Vec<u8>, append: &mut AppendRecord<'_>) -> Result<(u64, u64)> {
+        let sid = self.cfg.server_id;
+        let mut o = self.order.lock();
+        if !o.started {
+            return Err(Error::Internal(
+                "binary log used before it was started".into(),
+            ));
+        }
+        let mut writes = Vec::new();
+        // Where the events go; the order's state changes only once the record is appended.
+        let (mut file, mut offset, mut header_end) = (o.file, o.offset, o.header_end);
+        let has_txn = offset > header_end;
+        let rotating = o.rotate || (has_txn && offset + events.len() as u64 > self.cfg.max_size);
+        if rotating {
+            let next = file + 1;
+            let ts = now_secs();
+            let mut rot = Vec::new();
+            events::rotate(&mut rot, ts, sid, &self.file_name(next), 4).map_err(format_err)?;
+            events::set_positions(&mut rot, offset).map_err(format_err)?;
+            writes.push(Write {
+                file,
+                offset,
+                bytes: rot,
+            });
+            let header = self.file_header(next, &o.state, false)?;
+            let len = header.len() as u64;
+            writes.push(Write {
+                file: next,
+                offset: 0,
+                bytes: header,
+            });
+            (file, offset, header_end) = (next, len, len);
+        }
+        let mut seq = None;
+        if !events.is_empty() {
+            let s = o.state.get(&(DOMAIN, sid)).copied().unwrap_or(0) + 1;
+            events::set_gtid_seq(&mut events, s).map_err(format_err)?;
+            events::set_positions(&mut events, offset).map_err(format_err)?;
+            seq = Some(s);
+            let len = events.len() as u64;
+            writes.push(Write {
+                file,
+                offset,
+                bytes: events,
+            });
+            offset += len;
+        }
+        let n = writes.iter().map(|w| w.bytes.len()).sum::<usize>();
+        if n > MAX_SINK_BYTES {
+            return Err(Error::BinlogCacheFull);
+        }
+        let sink = Self::encode_writes(&writes);
+        let end = append(&sink)?;
+        // Placed: from here on the offsets and the sequence number are taken.
+        (o.file, o.offset, o.header_end) = (file, offset, header_end);
+        if rotating {
+            o.rotate = false;
+            self.counters.rotations.fetch_add(1, Ordering::Relaxed);
+        }
+        if let Some(s) = seq {
+            o.state.insert((DOMAIN, sid), s);
+            self.counters.commits.fetch_add(1, Ordering::Relaxed);
+        }
+        let ticket = o.next_ticket;
+        o.next_ticket += 1;
+        self.pending.lock().insert(
+            ticket,
+            Pending {
+                end_lsn: end,
+                writes: Arc::new(writes),
+            },
+        );
+        Ok((ticket, end))
+    }
+
+    fn write(&self, ticket: u64) {
+        let Some(w) = self.pending.lock().get(&ticket).map(|p| p.writes.clone()) else {
+            return;
+        };
+        let rotated = w.iter().any(|x| x.offset == 0);
+        match self.apply(&w) {
+            Ok(()) => {
+                self.pending.lock().remove(&ticket);
+                if rotated {
+                    if let Err(e) = self.write_index() {
+                        tracing::warn!(error = %e, "binary log index not rewritten");
+                    }
+                }
+            }
+            Err(e) => {
+                // Kept: the next checkpoint writes it again (and fails until it can).
+                self.counters.write_errors.fetch_add(1, Ordering::Relaxed);
+                tracing::error!(error = %e, "binary log write failed; retried at the next checkpoint");
+            }
+        }
+    }
+
+    fn abandon(&self, ticket: u64) {
+        self.pending.lock().remove(&ticket);
+    }
+
+    fn replay(&self, bytes: &[u8]) -> Result<()> {
+        let writes = Self::decode_writes(bytes)
+            .map_err(|e| Error::Corrupt(format!("binary-log writes: {e}")))?;
+        // Files purged since are not brought back: a purge never takes the newest file on
+        // disk, so a write below the oldest one left is to a purged file.
+        let writes: Vec<Write> = writes
+            .into_iter()
+            .filter(|w| self.oldest_at_open.is_none_or(|o| w.file >= o))
+            .collect();
+        self.apply(&writes)?;
+        self.counters.replayed.fetch_add(1, Ordering::Relaxed);
+        Ok(())
+    }
+
+    fn before_checkpoint(&self, lsn: u64) -> Result<()> {
+        let due: Vec<(u64, Arc<Vec<Write>>)> = self
+            .pending
+            .lock()
+            .iter()
+            .filter(|(_, p)| p.end_lsn <= lsn)
+            .map(|(t, p)| (*t, p.writes.clone()))
+            .collect();
+        for (t, w) in due {
+            self.apply(&w)?;
+            self.pending.lock().remove(&t);
+        }
+        self.sync()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sink_bytes_round_trip_and_refuse_damage() {
+        let w = vec![
+            Write {
+                file: 3,
+                offset: 1234,
+                bytes: vec![1, 2, 3],
+            },
+            Write {
+                file: 4,
+                offset: 0,
+                bytes: vec![],
+            },
+        ];
+        let b = Binlog::encode_writes(&w);
+        assert_eq!(Binlog::decode_writes(&b).unwrap(), w);
+        for cut in 0..b.len() {
+            assert!(Binlog::decode_writes(&b[..cut]).is_err(), "cut at {cut}");
+        }
+        let mut extra = b.clone();
+        extra.push(0);
+        assert!(Binlog::decode_writes(&extra).is_err());
+    }
+}
