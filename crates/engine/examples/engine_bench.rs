@@ -370,7 +370,7 @@ fn timed(
 }
 
 /// Loads rows `0..n` in ascending order, in transactions of 5 000 rows.
-fn load(e: &Engine, t: &Table, n: i64) -> f64 {
+fn load(e: &Engine, t: &std::sync::Arc<Table>, n: i64) -> f64 {
     let started = Instant::now();
     let mut id = 0;
     while id < n {

@@ -2066,6 +2066,20 @@ pub(crate) fn storage_compatible(old: &ColumnDef, new: &ColumnDef, keyed: bool) 
     Ok(())
 }
 
+/// Recovery: hands a durable record's binary-log bytes to the sink (counted and skipped when
+/// no binary log is configured now).
+fn replay_binlog(cfg: &EngineConfig, at: Lsn, bytes: &[u8], skipped: &mut u64) -> Result<()> {
+    match &cfg.binlog {
+        Some(sink) => sink
+            .replay(bytes)
+            .map_err(|e| Error::Corrupt(format!("binary-log record at {at}: {e}"))),
+        None => {
+            *skipped += 1;
+            Ok(())
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -2130,19 +2144,5 @@ mod tests {
             .expect("scan catalog");
         assert!(!found, "the void entry is still in the catalog");
         i.shutdown().expect("shutdown");
-    }
-}
-
-/// Recovery: hands a durable record's binary-log bytes to the sink (counted and skipped when
-/// no binary log is configured now).
-fn replay_binlog(cfg: &EngineConfig, at: Lsn, bytes: &[u8], skipped: &mut u64) -> Result<()> {
-    match &cfg.binlog {
-        Some(sink) => sink
-            .replay(bytes)
-            .map_err(|e| Error::Corrupt(format!("binary-log record at {at}: {e}"))),
-        None => {
-            *skipped += 1;
-            Ok(())
-        }
     }
 }
