@@ -247,6 +247,9 @@ impl Shared {
         out.push(("Uptime".into(), uptime.clone()));
         out.push(("Uptime_since_flush_status".into(), uptime));
         out.extend(self.engine.status());
+        if let Some(b) = self.binlog() {
+            out.extend(b.status());
+        }
         out.sort_by_key(|a| a.0.to_ascii_lowercase());
         out
     }
