@@ -3,6 +3,7 @@
 //! `events` builds whole events (header, body, checksum) and scans them back; `rows` encodes
 //! row images in MariaDB's binary row format.
 
+pub mod decode;
 pub mod events;
 pub mod log;
 pub mod rows;

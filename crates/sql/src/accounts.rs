@@ -49,6 +49,7 @@ pub const CREATE_USER: u64 = 1 << 24;
 pub const SET_USER: u64 = 1 << 29;
 pub const BINLOG_MONITOR: u64 = 1 << 19;
 pub const BINLOG_ADMIN: u64 = 1 << 35;
+pub const BINLOG_REPLAY: u64 = 1 << 36;
 pub const CONNECTION_ADMIN: u64 = 1 << 31;
 pub const GRANT_OPTION: u64 = 1 << 63;
 

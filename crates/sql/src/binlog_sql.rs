@@ -27,6 +27,18 @@ pub enum BinlogStmt {
     PurgeTo(String),
     /// `PURGE {BINARY | MASTER} LOGS BEFORE expr` (the expression's text)
     PurgeBefore(String),
+    /// `BINLOG 'base64'` or `BINLOG @v1, @v2, ...` (fragments in user variables): events
+    /// `mariadb-binlog` prints, applied as a replica would.
+    Apply(ApplySource),
+}
+
+/// Where the events of a BINLOG statement are.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ApplySource {
+    /// The quoted base64 text.
+    Literal(String),
+    /// User variables (names without `@`) whose values, concatenated, are the base64 text.
+    Vars(Vec<String>),
 }
 
 /// Words of `sql` up to `n`, upper-cased, comments and a final `;` ignored.
@@ -44,6 +56,34 @@ pub fn parse(sql: &str) -> Result<Option<BinlogStmt>, SqlError> {
         head.get(..w.len())
             .is_some_and(|h| h.eq_ignore_ascii_case(w))
     };
+    if starts("BINLOG") && head[6..].starts_with(|c: char| c.is_ascii_whitespace()) {
+        let arg = head[6..].trim().trim_end_matches(';').trim_end();
+        let bad = || {
+            SqlError::syntax(format!(
+                "You have an error in your SQL syntax near '{}': BINLOG takes a quoted string or @variables",
+                &arg[..arg.len().min(40)]
+            ))
+        };
+        if arg.starts_with('@') {
+            let vars: Vec<String> = arg
+                .split(',')
+                .map(|v| {
+                    v.trim()
+                        .trim_start_matches('@')
+                        .trim_matches('`')
+                        .to_string()
+                })
+                .collect();
+            if vars.iter().any(|v| v.is_empty()) {
+                return Err(bad());
+            }
+            return Ok(Some(BinlogStmt::Apply(ApplySource::Vars(vars))));
+        }
+        return match unquote(arg) {
+            Some(text) => Ok(Some(BinlogStmt::Apply(ApplySource::Literal(text)))),
+            None => Err(bad()),
+        };
+    }
     if !(starts("SHOW") || starts("FLUSH") || starts("PURGE")) {
         return Ok(None);
     }
@@ -106,6 +146,238 @@ fn unquote(t: &str) -> Option<String> {
     Some(inner.replace(&doubled, &q.to_string()))
 }
 
+/// The bytes of a BINLOG statement's base64 text (line breaks and spaces ignored).
+/// mariadb-binlog encodes each event by itself, so padded pieces follow each other.
+pub fn base64_events(text: &str) -> Result<Vec<u8>, SqlError> {
+    use base64::Engine as _;
+    let mut out = Vec::new();
+    let mut piece = String::new();
+    let mut decode = |piece: &mut String| -> Result<(), SqlError> {
+        if !piece.is_empty() {
+            let bytes = base64::engine::general_purpose::STANDARD
+                .decode(piece.as_bytes())
+                .map_err(|e| {
+                    SqlError::new(
+                        1575,
+                        "HY000",
+                        format!("Decoding of base64 string failed: {e}"),
+                    )
+                })?;
+            out.extend_from_slice(&bytes);
+            piece.clear();
+        }
+        Ok(())
+    };
+    for c in text.chars().filter(|c| !c.is_ascii_whitespace()) {
+        if c != '=' && piece.ends_with('=') {
+            decode(&mut piece)?;
+        }
+        piece.push(c);
+    }
+    decode(&mut piece)?;
+    Ok(out)
+}
+
+/// One row change of a BINLOG statement, as the statement that makes it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Step {
+    pub sql: String,
+    pub params: Vec<Value>,
+    /// The row event was made with foreign key checks on.
+    pub fk_checks: bool,
+    /// An UPDATE / DELETE that must find its row (else 1032).
+    pub must_change: bool,
+    table: String,
+}
+
+impl Step {
+    /// 1032, as a replica reports a row it cannot find.
+    pub fn not_found(&self) -> SqlError {
+        SqlError::new(
+            1032,
+            "HY000",
+            format!("Can't find record in '{}'", self.table),
+        )
+    }
+}
+
+/// What a session's BINLOG statements have told it so far: the format description and the
+/// table maps (mariadb-binlog prints the format description in a BINLOG statement of its own).
+pub struct ApplyState {
+    decoder: tierdb_binlog::decode::Decoder,
+    maps: std::collections::HashMap<u64, tierdb_binlog::decode::TableMap>,
+    described: bool,
+}
+
+impl Default for ApplyState {
+    fn default() -> Self {
+        ApplyState::new()
+    }
+}
+
+fn quote(name: &str) -> String {
+    format!("`{}`", name.replace('`', "``"))
+}
+
+impl ApplyState {
+    pub fn new() -> ApplyState {
+        ApplyState {
+            decoder: tierdb_binlog::decode::Decoder::new(),
+            maps: Default::default(),
+            described: false,
+        }
+    }
+
+    /// Decodes `bytes` (whole events) and turns their rows into statements on `engine`'s
+    /// tables. Errors: 1609 (no format description yet), 1146 (no such table), 1677 (a column
+    /// that does not fit), 1610 (bytes that are no events).
+    pub fn feed(
+        &mut self,
+        bytes: &[u8],
+        engine: &tierdb_engine::Engine,
+    ) -> Result<Vec<Step>, SqlError> {
+        use tierdb_binlog::decode::{self, Event};
+        use tierdb_binlog::rows::RowsKind;
+        let events = self.decoder.feed(bytes).map_err(|e| {
+            SqlError::new(
+                1610,
+                "HY000",
+                format!("Corrupted replication event was detected: {e}"),
+            )
+        })?;
+        let mut out = Vec::new();
+        for ev in events {
+            let what = match &ev {
+                Event::FormatDescription { .. } => {
+                    self.described = true;
+                    continue;
+                }
+                Event::TableMap(_) => "Table_map",
+                Event::Rows(_) => "Rows",
+                Event::Query { .. } => "Query",
+                _ => "other",
+            };
+            if !self.described {
+                return Err(SqlError::new(
+                    1609,
+                    "HY000",
+                    format!("The BINLOG statement of type `{what}` was not preceded by a format description BINLOG statement."),
+                ));
+            }
+            match ev {
+                Event::TableMap(m) => {
+                    self.maps.insert(m.table_id, m);
+                }
+                Event::Rows(r) => {
+                    let map = self.maps.get(&r.table_id).ok_or_else(|| {
+                        SqlError::new(
+                            1610,
+                            "HY000",
+                            format!("Corrupted replication event was detected: rows of table id {} without its table map", r.table_id),
+                        )
+                    })?;
+                    let t = engine.table(&map.db, &map.table)?;
+                    let cols = &t.def.columns;
+                    decode::check_columns(map, cols).map_err(|e| {
+                        SqlError::new(
+                            1677,
+                            "HY000",
+                            format!(
+                                "Column of table '{}.{}' cannot be converted: {e}",
+                                map.db, map.table
+                            ),
+                        )
+                    })?;
+                    let name = format!("{}.{}", quote(&map.db), quote(&map.table));
+                    let fk_checks = r.flags & 0x02 == 0;
+                    let keys: Vec<usize> = if t.def.primary_key.is_empty() {
+                        (0..cols.len()).collect()
+                    } else {
+                        t.def.primary_key.clone()
+                    };
+                    let by_pk = !t.def.primary_key.is_empty();
+                    let key_sql = keys
+                        .iter()
+                        .map(|&k| {
+                            let op = if by_pk { "=" } else { "<=>" };
+                            format!("{} {op} ?", quote(&cols[k].name))
+                        })
+                        .collect::<Vec<_>>()
+                        .join(" AND ");
+                    let values =
+                        |raw: &Option<Vec<decode::RawValue>>| -> Result<Vec<Value>, SqlError> {
+                            let raw = raw.as_ref().ok_or_else(|| {
+                            SqlError::new(1610, "HY000", "Corrupted replication event was detected: a row image is missing")
+                        })?;
+                            raw.iter()
+                            .zip(cols)
+                            .map(|(v, c)| {
+                                decode::to_value(v, &c.ty).map_err(|e| {
+                                    SqlError::new(1677, "HY000", format!("Column '{}' of table '{}.{}' cannot be converted: {e}", c.name, map.db, map.table))
+                                })
+                            })
+                            .collect()
+                        };
+                    let col_list = cols.iter().map(|c| quote(&c.name)).collect::<Vec<_>>();
+                    for (before, after) in &r.rows {
+                        let step = |sql: String, params: Vec<Value>, must_change: bool| Step {
+                            sql,
+                            params,
+                            fk_checks,
+                            must_change,
+                            table: map.table.clone(),
+                        };
+                        match r.kind {
+                            RowsKind::Write => out.push(step(
+                                format!(
+                                    "INSERT INTO {name} ({}) VALUES ({})",
+                                    col_list.join(", "),
+                                    vec!["?"; cols.len()].join(", ")
+                                ),
+                                values(after)?,
+                                false,
+                            )),
+                            RowsKind::Delete => {
+                                let b = values(before)?;
+                                out.push(step(
+                                    format!("DELETE FROM {name} WHERE {key_sql} LIMIT 1"),
+                                    keys.iter().map(|&k| b[k].clone()).collect(),
+                                    true,
+                                ));
+                            }
+                            RowsKind::Update => {
+                                let (b, a) = (values(before)?, values(after)?);
+                                if a == b {
+                                    continue;
+                                }
+                                let set = col_list
+                                    .iter()
+                                    .map(|c| format!("{c} = ?"))
+                                    .collect::<Vec<_>>()
+                                    .join(", ");
+                                let mut params = a;
+                                params.extend(keys.iter().map(|&k| b[k].clone()));
+                                out.push(step(
+                                    format!("UPDATE {name} SET {set} WHERE {key_sql} LIMIT 1"),
+                                    params,
+                                    true,
+                                ));
+                            }
+                        }
+                    }
+                }
+                Event::Query { .. } => {
+                    return Err(SqlError::unsupported(
+                        "a Query event inside a BINLOG statement",
+                    ));
+                }
+                _ => {}
+            }
+        }
+        Ok(out)
+    }
+}
+
 /// 1381, as MariaDB answers binary-log statements without a binary log.
 pub fn not_logging() -> SqlError {
     SqlError::new(1381, "HY000", "You are not using binary logging")
@@ -138,54 +410,92 @@ pub fn show_status(b: Option<&tierdb_binlog::log::Binlog>) -> QueryResult {
     QueryResult::Rows { columns, rows }
 }
 
+/// `sql` is only versioned comments without content (`/*!*/`, `/*!40101 */`), which MariaDB
+/// answers with OK where an empty query is 1065.
+pub fn is_empty_versioned_comment(sql: &str) -> bool {
+    let mut rest = sql.trim_start();
+    let mut seen = false;
+    while let Some(body) = rest.strip_prefix("/*!") {
+        let Some(end) = body.find("*/") else {
+            return false;
+        };
+        if !body[..end]
+            .trim_start_matches(|c: char| c.is_ascii_digit())
+            .trim()
+            .is_empty()
+        {
+            return false;
+        }
+        seen = true;
+        rest = body[end + 2..]
+            .trim_start()
+            .trim_start_matches(';')
+            .trim_start();
+    }
+    seen && rest.is_empty()
+}
+
+/// The `sql_mode` list of MariaDB's bits (unknown bits are left out).
+pub fn sql_mode_names(bits: u64) -> String {
+    SQL_MODES
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| bits & (1u64 << i) != 0)
+        .map(|(_, n)| *n)
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
 /// MariaDB's `sql_mode` bits for a mode list (`STRICT_TRANS_TABLES,...`), as query events
 /// carry it; unknown names add nothing.
 pub fn sql_mode_bits(modes: &str) -> u64 {
-    const NAMES: &[&str] = &[
-        "REAL_AS_FLOAT",
-        "PIPES_AS_CONCAT",
-        "ANSI_QUOTES",
-        "IGNORE_SPACE",
-        "IGNORE_BAD_TABLE_OPTIONS",
-        "ONLY_FULL_GROUP_BY",
-        "NO_UNSIGNED_SUBTRACTION",
-        "NO_DIR_IN_CREATE",
-        "POSTGRESQL",
-        "ORACLE",
-        "MSSQL",
-        "DB2",
-        "MAXDB",
-        "NO_KEY_OPTIONS",
-        "NO_TABLE_OPTIONS",
-        "NO_FIELD_OPTIONS",
-        "MYSQL323",
-        "MYSQL40",
-        "ANSI",
-        "NO_AUTO_VALUE_ON_ZERO",
-        "NO_BACKSLASH_ESCAPES",
-        "STRICT_TRANS_TABLES",
-        "STRICT_ALL_TABLES",
-        "NO_ZERO_IN_DATE",
-        "NO_ZERO_DATE",
-        "ALLOW_INVALID_DATES",
-        "ERROR_FOR_DIVISION_BY_ZERO",
-        "TRADITIONAL",
-        "NO_AUTO_CREATE_USER",
-        "HIGH_NOT_PRECEDENCE",
-        "NO_ENGINE_SUBSTITUTION",
-        "PAD_CHAR_TO_FULL_LENGTH",
-        "EMPTY_STRING_IS_NULL",
-        "SIMULTANEOUS_ASSIGNMENT",
-        "TIME_ROUND_FRACTIONAL",
-    ];
     modes
         .split(',')
         .filter_map(|m| {
             let m = m.trim();
-            NAMES.iter().position(|n| n.eq_ignore_ascii_case(m))
+            SQL_MODES.iter().position(|n| n.eq_ignore_ascii_case(m))
         })
         .fold(0, |acc, i| acc | (1u64 << i))
 }
+
+/// MariaDB's sql_mode names, bit 0 first.
+const SQL_MODES: &[&str] = &[
+    "REAL_AS_FLOAT",
+    "PIPES_AS_CONCAT",
+    "ANSI_QUOTES",
+    "IGNORE_SPACE",
+    "IGNORE_BAD_TABLE_OPTIONS",
+    "ONLY_FULL_GROUP_BY",
+    "NO_UNSIGNED_SUBTRACTION",
+    "NO_DIR_IN_CREATE",
+    "POSTGRESQL",
+    "ORACLE",
+    "MSSQL",
+    "DB2",
+    "MAXDB",
+    "NO_KEY_OPTIONS",
+    "NO_TABLE_OPTIONS",
+    "NO_FIELD_OPTIONS",
+    "MYSQL323",
+    "MYSQL40",
+    "ANSI",
+    "NO_AUTO_VALUE_ON_ZERO",
+    "NO_BACKSLASH_ESCAPES",
+    "STRICT_TRANS_TABLES",
+    "STRICT_ALL_TABLES",
+    "NO_ZERO_IN_DATE",
+    "NO_ZERO_DATE",
+    "ALLOW_INVALID_DATES",
+    "ERROR_FOR_DIVISION_BY_ZERO",
+    "TRADITIONAL",
+    "NO_AUTO_CREATE_USER",
+    "HIGH_NOT_PRECEDENCE",
+    "NO_ENGINE_SUBSTITUTION",
+    "PAD_CHAR_TO_FULL_LENGTH",
+    "EMPTY_STRING_IS_NULL",
+    "SIMULTANEOUS_ASSIGNMENT",
+    "TIME_ROUND_FRACTIONAL",
+];
 
 #[cfg(test)]
 mod tests {
@@ -219,6 +529,20 @@ mod tests {
             Some(BinlogStmt::PurgeBefore("now() - interval 3 day".into()))
         );
         assert!(parse("PURGE BINARY LOGS TO tierdb").is_err());
+        assert_eq!(
+            parse("BINLOG '\nAAEC\nAwQ=\n'").unwrap(),
+            Some(BinlogStmt::Apply(ApplySource::Literal(
+                "\nAAEC\nAwQ=\n".into()
+            )))
+        );
+        assert_eq!(
+            parse("BINLOG @binlog_fragment_0, @binlog_fragment_1").unwrap(),
+            Some(BinlogStmt::Apply(ApplySource::Vars(vec![
+                "binlog_fragment_0".into(),
+                "binlog_fragment_1".into(),
+            ])))
+        );
+        assert!(parse("BINLOG nonsense").is_err());
         assert!(parse("PURGE BINARY LOGS").is_err());
         for other in [
             "SHOW TABLES",
@@ -239,5 +563,35 @@ mod tests {
             1_411_383_296
         );
         assert_eq!(sql_mode_bits(""), 0);
+        assert_eq!(
+            sql_mode_names(1_411_383_296),
+            "STRICT_TRANS_TABLES,ERROR_FOR_DIVISION_BY_ZERO,NO_AUTO_CREATE_USER,NO_ENGINE_SUBSTITUTION"
+        );
+    }
+
+    #[test]
+    fn base64_pieces_each_padded_decode_one_after_another() {
+        assert_eq!(
+            base64_events("AAE=\nAgMEBQ==\n BgcI").unwrap(),
+            vec![0, 1, 2, 3, 4, 5, 6, 7, 8]
+        );
+        assert_eq!(base64_events("").unwrap(), Vec::<u8>::new());
+        assert_eq!(base64_events("A$==").unwrap_err().code, 1575);
+    }
+
+    #[test]
+    fn only_empty_versioned_comments_are_empty() {
+        for yes in ["/*!*/", " /*!40101 */ ;", "/*!*/ /*!*/"] {
+            assert!(is_empty_versioned_comment(yes), "{yes}");
+        }
+        for no in [
+            "",
+            "/* x */",
+            "/*!40101 SET x=1 */",
+            "/*!*/ SELECT 1",
+            "/*!",
+        ] {
+            assert!(!is_empty_versioned_comment(no), "{no}");
+        }
     }
 }

@@ -124,6 +124,7 @@ impl SessionState {
             "error_count" => Some(Value::Int(
                 self.warnings.iter().filter(|w| w.level == "Error").count() as i64,
             )),
+            "timestamp" => Some(self.vars.get(name).cloned().unwrap_or(Value::Int(0))),
             _ => self.vars.get(name).cloned(),
         }
     }
@@ -204,6 +205,14 @@ impl Env for SessionState {
                 ));
             }
         } else if let Some(v) = self.session_value(name) {
+            if name == "timestamp" && v == Value::Int(0) {
+                // Not set: the current time, as MariaDB shows it.
+                let now = std::time::SystemTime::now()
+                    .duration_since(std::time::UNIX_EPOCH)
+                    .map(|d| d.as_micros() as f64 / 1e6)
+                    .unwrap_or(0.0);
+                return Ok(Value::Double(now));
+            }
             return Ok(v);
         }
         if let Some(v) = self.shared.global(name) {
@@ -277,6 +286,8 @@ pub struct Session {
     /// `stmts`.
     named: HashMap<String, u32>,
     ended: bool,
+    /// What earlier BINLOG statements told this session (format description, table maps).
+    binlog_apply: Option<crate::binlog_sql::ApplyState>,
 }
 
 fn counter_for(plan: &Plan) -> Counter {
@@ -431,6 +442,7 @@ impl Session {
             next_stmt_id: 1,
             named: HashMap::new(),
             ended: false,
+            binlog_apply: None,
         })
     }
 
@@ -674,6 +686,12 @@ impl Session {
         if let Some(stmt) = crate::binlog_sql::parse(sql)? {
             return self.binlog_statement(stmt);
         }
+        // `/*!*/` alone (mariadb-binlog's delimiter after a client command): nothing to run,
+        // and not an empty query for MariaDB.
+        if crate::binlog_sql::is_empty_versioned_comment(sql) {
+            self.core.st.row_count = 0;
+            return Ok(QueryResult::ok());
+        }
         if crate::account_sql::may_be_account_statement(sql) {
             if let Some(stmt) = crate::account_sql::parse(sql)? {
                 return self.account_statement(stmt);
@@ -800,6 +818,7 @@ impl Session {
         let shared = self.core.st.shared.clone();
         let need = match &stmt {
             BinlogStmt::ShowLogs | BinlogStmt::ShowStatus => a::BINLOG_MONITOR,
+            BinlogStmt::Apply(_) => a::BINLOG_REPLAY,
             BinlogStmt::Flush => a::RELOAD,
             BinlogStmt::PurgeTo(_) | BinlogStmt::PurgeBefore(_) => a::BINLOG_ADMIN,
         };
@@ -809,6 +828,7 @@ impl Session {
         self.core.st.row_count = 0;
         let b = shared.binlog().cloned();
         match stmt {
+            BinlogStmt::Apply(source) => self.binlog_apply(source),
             BinlogStmt::ShowLogs => match b {
                 Some(b) => bs::show_logs(&b),
                 None => Err(bs::not_logging()),
@@ -862,6 +882,106 @@ impl Session {
                 }
                 Ok(QueryResult::ok())
             }
+        }
+    }
+
+    /// BINLOG '...': decodes the events and applies their rows through ordinary INSERT /
+    /// UPDATE / DELETE statements (so checks, foreign keys, privileges and this server's own
+    /// binary log see them), as a replica applies a primary's rows. One statement's rows are
+    /// one transaction unless a transaction is open.
+    fn binlog_apply(
+        &mut self,
+        source: crate::binlog_sql::ApplySource,
+    ) -> Result<QueryResult, SqlError> {
+        use crate::binlog_sql::{self as bs, ApplySource};
+        let text = match source {
+            ApplySource::Literal(t) => t,
+            ApplySource::Vars(vs) => vs
+                .iter()
+                .map(|v| match self.core.st.user_var(v) {
+                    Value::Bytes(b) => Ok(String::from_utf8_lossy(&b).into_owned()),
+                    Value::Null => Err(SqlError::new(
+                        1210,
+                        "HY000",
+                        format!("Incorrect arguments to BINLOG: @{v} is NULL"),
+                    )),
+                    other => Ok(other.to_string()),
+                })
+                .collect::<Result<String, SqlError>>()?,
+        };
+        let bytes = bs::base64_events(&text)?;
+        let state = self.binlog_apply.get_or_insert_with(bs::ApplyState::new);
+        let work = state.feed(&bytes, &self.core.st.shared.engine)?;
+        if work.is_empty() {
+            return Ok(QueryResult::ok());
+        }
+        let implicit = self.core.txn.is_none() && self.core.st.autocommit;
+        if implicit {
+            self.query_inner("BEGIN")?;
+        }
+        let saved: Vec<(&'static str, Option<Value>)> = ["foreign_key_checks", "time_zone"]
+            .into_iter()
+            .map(|n| (n, self.core.st.vars.get(n).cloned()))
+            .collect();
+        // TIMESTAMP values in row events are UTC.
+        self.core
+            .st
+            .vars
+            .insert("time_zone", Value::Bytes(b"+00:00".to_vec()));
+        let mut prepared: HashMap<String, u32> = HashMap::new();
+        let mut r = Ok(());
+        for step in &work {
+            self.core
+                .st
+                .vars
+                .insert("foreign_key_checks", Value::Int(i64::from(step.fk_checks)));
+            let id = match prepared.get(&step.sql) {
+                Some(id) => *id,
+                None => match self.prepare_inner(&step.sql) {
+                    Ok(p) => {
+                        prepared.insert(step.sql.clone(), p.statement_id);
+                        p.statement_id
+                    }
+                    Err(e) => {
+                        r = Err(e);
+                        break;
+                    }
+                },
+            };
+            match self.execute_inner(id, &step.params) {
+                Ok(QueryResult::Ok { affected_rows, .. })
+                    if affected_rows == 0 && step.must_change =>
+                {
+                    r = Err(step.not_found());
+                    break;
+                }
+                Ok(_) => {}
+                Err(e) => {
+                    r = Err(e);
+                    break;
+                }
+            }
+        }
+        for id in prepared.into_values() {
+            self.stmts.remove(&id);
+        }
+        for (n, v) in saved {
+            match v {
+                Some(v) => self.core.st.vars.insert(n, v),
+                None => self.core.st.vars.remove(n),
+            };
+        }
+        match (r, implicit) {
+            (Ok(()), true) => {
+                self.query_inner("COMMIT")?;
+                Ok(QueryResult::ok())
+            }
+            (Ok(()), false) => Ok(QueryResult::ok()),
+            (Err(e), true) => {
+                let _ = self.query_inner("ROLLBACK");
+                Err(e)
+            }
+            (Err(e), false) => Err(e),
         }
     }
 
@@ -1460,8 +1580,7 @@ impl Core {
             if !uses_no_table(plan) {
                 self.st.next_isolation = None;
             }
-            txn.set_binlog(self.st.log_bin_on());
-            txn.set_binlog_fk_checks(self.st.fk_checks());
+            self.binlog_settings(&mut txn);
             let cx = EvalCx::new(params, &self.st);
             let r = run_dml(plan, &mut txn, &cx);
             return match r {
@@ -1494,8 +1613,10 @@ impl Core {
         } else {
             txn.current_reads();
         }
-        txn.set_binlog(self.st.log_bin_on());
-        txn.set_binlog_fk_checks(self.st.fk_checks());
+        if self.st.shared.binlog().is_some() {
+            txn.set_binlog(self.st.log_bin_on());
+            txn.set_binlog_fk_checks(self.st.fk_checks());
+        }
         let cx = EvalCx::new(params, &self.st);
         let sp = txn.savepoint();
         let r = run_dml(plan, txn, &cx);
@@ -1521,6 +1642,15 @@ impl Core {
                 }
                 Err(e)
             }
+        }
+    }
+
+    /// Tells `txn` whether this session's changes go to the binary log (`sql_log_bin`) and
+    /// with which `foreign_key_checks` (nothing to do without a binary log).
+    fn binlog_settings(&self, txn: &mut Txn) {
+        if self.st.shared.binlog().is_some() {
+            txn.set_binlog(self.st.log_bin_on());
+            txn.set_binlog_fk_checks(self.st.fk_checks());
         }
     }
 
@@ -3040,6 +3170,14 @@ impl Core {
                 }
                 return Err(variables::unknown(name));
             };
+            // Fixed by the config file: the binary log is written with them.
+            if matches!(def.name, "server_id" | "gtid_domain_id") {
+                return Err(SqlError::new(
+                    1238,
+                    "HY000",
+                    format!("Variable '{name}' is a read only variable"),
+                ));
+            }
             if def.scope == VarScope::Session {
                 return Err(SqlError::new(
                     1228,
@@ -3064,6 +3202,9 @@ impl Core {
                     .unwrap_or(Value::Null)
                 }
             };
+            if def.name == "check_constraint_checks" && v == Value::Bytes(b"OFF".to_vec()) {
+                return Err(SqlError::unsupported("check_constraint_checks = OFF"));
+            }
             let mut g = shared.globals.write();
             if matches!(def.name, "transaction_isolation" | "tx_isolation") {
                 g.insert("transaction_isolation", v.clone());
@@ -3110,6 +3251,9 @@ impl Core {
             "transaction_isolation" | "tx_isolation" => {
                 self.st.vars.insert("transaction_isolation", v.clone());
                 self.st.vars.insert("tx_isolation", v);
+            }
+            "check_constraint_checks" if v == Value::Bytes(b"OFF".to_vec()) => {
+                return Err(SqlError::unsupported("check_constraint_checks = OFF"));
             }
             n => {
                 self.st.vars.insert(n, v);

@@ -53,6 +53,20 @@ macro_rules! v {
 
 const BIG: i64 = i64::MAX;
 
+/// The collation MariaDB numbers `id` (the ones tierdb can name).
+fn collation_by_id(id: i64) -> Option<&'static str> {
+    Some(match id {
+        8 => "latin1_swedish_ci",
+        33 => "utf8mb3_general_ci",
+        45 => "utf8mb4_general_ci",
+        46 => "utf8mb4_bin",
+        63 => "binary",
+        83 => "utf8mb3_bin",
+        224 => "utf8mb4_unicode_ci",
+        _ => return None,
+    })
+}
+
 /// Every variable tierdb knows (engine variables come from the engine in addition).
 pub static VARS: &[VarDef] = &[
     v!(
@@ -138,7 +152,54 @@ pub static VARS: &[VarDef] = &[
     v!("sync_binlog", Global, VarKind::ReadOnly),
     v!("gtid_binlog_pos", Global, VarKind::ReadOnly),
     v!("gtid_current_pos", Global, VarKind::ReadOnly),
-    v!("gtid_domain_id", Global, VarKind::ReadOnly),
+    // Session values are accepted (a replayed binary log sets them) and not used: the binary
+    // log writes the configured server_id and domain 0. SET GLOBAL of either is 1238.
+    v!(
+        "gtid_domain_id",
+        Both,
+        VarKind::Int {
+            min: 0,
+            max: 4_294_967_295
+        }
+    ),
+    v!("gtid_seq_no", Session, VarKind::Int { min: 0, max: BIG }),
+    v!("pseudo_slave_mode", Session, VarKind::Bool),
+    v!(
+        "pseudo_thread_id",
+        Session,
+        VarKind::Int {
+            min: 0,
+            max: 4_294_967_295
+        }
+    ),
+    v!("skip_parallel_replication", Session, VarKind::Bool),
+    v!(
+        "max_delayed_threads",
+        Both,
+        VarKind::Int {
+            min: 0,
+            max: 16_384
+        }
+    ),
+    v!("completion_type", Both, VarKind::Enum(&["NO_CHAIN"])),
+    v!(
+        "check_constraint_checks",
+        Both,
+        VarKind::Enum(&["OFF", "ON"])
+    ),
+    v!(
+        "system_versioning_insert_history",
+        Both,
+        VarKind::Enum(&["OFF"])
+    ),
+    v!(
+        "timestamp",
+        Session,
+        VarKind::Int {
+            min: 0,
+            max: 2_147_483_647
+        }
+    ),
     v!("lower_case_table_names", Global, VarKind::ReadOnly),
     v!(
         "max_allowed_packet",
@@ -219,8 +280,16 @@ pub static VARS: &[VarDef] = &[
     v!("protocol_version", Global, VarKind::ReadOnly),
     v!("query_cache_size", Global, VarKind::Int { min: 0, max: 0 }),
     v!("query_cache_type", Both, VarKind::Enum(&["OFF"])),
-    // Written into every binary-log event: set in the config file (`server_id`).
-    v!("server_id", Global, VarKind::ReadOnly),
+    // Written into every binary-log event: set in the config file (`server_id`); a session
+    // value is accepted as for gtid_domain_id.
+    v!(
+        "server_id",
+        Both,
+        VarKind::Int {
+            min: 0,
+            max: 4_294_967_295
+        }
+    ),
     v!("skip_networking", Global, VarKind::ReadOnly),
     v!("socket", Global, VarKind::ReadOnly),
     v!("sql_auto_is_null", Both, VarKind::Bool),
@@ -328,7 +397,12 @@ pub fn defaults(
             "binlog_row_image" => s("FULL"),
             "max_binlog_size" => Value::Int(1 << 30),
             // The binary log is made durable with the redo log (no fsync of its own).
-            "sync_binlog" | "gtid_domain_id" => Value::Int(0),
+            "sync_binlog" | "gtid_domain_id" | "gtid_seq_no" | "pseudo_slave_mode" => Value::Int(0),
+            "skip_parallel_replication" | "timestamp" | "pseudo_thread_id" => Value::Int(0),
+            "max_delayed_threads" => Value::Int(20),
+            "completion_type" => s("NO_CHAIN"),
+            "check_constraint_checks" => s("ON"),
+            "system_versioning_insert_history" => s("OFF"),
             "gtid_binlog_pos" | "gtid_current_pos" => s(""),
             "innodb_rollback_on_timeout" => s("OFF"),
             "lower_case_table_names" => Value::Int(0),
@@ -400,6 +474,28 @@ pub fn show(v: &Value) -> String {
 /// Validates and normalizes a value for a variable. `DEFAULT` is resolved by the caller.
 pub fn validate(def: &VarDef, v: &Value) -> Result<Value, SqlError> {
     let name = def.name;
+    // Numbers where names are meant, as `mariadb-binlog` prints a log's session settings
+    // (`sql_mode=1411383296`, `collation_connection=45`, `lc_time_names=0`).
+    if let Value::Int(i) = v {
+        let text = |t: String| validate(def, &Value::Bytes(t.into_bytes()));
+        match name {
+            "sql_mode" if *i >= 0 => {
+                return text(crate::binlog_sql::sql_mode_names(*i as u64));
+            }
+            "collation_connection" | "collation_server" | "collation_database" => {
+                return match collation_by_id(*i) {
+                    Some(c) => text(c.to_string()),
+                    None => Err(SqlError::new(
+                        1273,
+                        "HY000",
+                        format!("Unknown collation: '{i}'"),
+                    )),
+                };
+            }
+            "lc_time_names" if *i == 0 => return text("en_US".into()),
+            _ => {}
+        }
+    }
     match def.kind {
         VarKind::ReadOnly => Err(SqlError::new(
             1238,
