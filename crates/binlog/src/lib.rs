@@ -4,6 +4,7 @@
 //! row images in MariaDB's binary row format.
 
 pub mod decode;
+pub mod dump;
 pub mod events;
 pub mod log;
 pub mod rows;

@@ -26,7 +26,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use parking_lot::Mutex;
+use parking_lot::{Condvar, Mutex};
 use tierdb_engine::binlog::AppendRecord;
 use tierdb_engine::{BinlogSink, Error, Result, RowChange};
 
@@ -137,6 +137,11 @@ pub struct Binlog {
     next_xid: AtomicU64,
     /// The oldest file in the folder when it was opened (recovery writes nothing older).
     oldest_at_open: Option<u32>,
+    /// Bumped after every write to the files; replicas' dumps wait on `written_cv` for it.
+    written: Mutex<u64>,
+    written_cv: Condvar,
+    /// The server is stopping: dumps end.
+    dumps_stopped: std::sync::atomic::AtomicBool,
     pub counters: BinlogCounters,
 }
 
@@ -171,6 +176,9 @@ impl Binlog {
         let oldest_at_open = list_numbers(&cfg)?.first().copied();
         Ok(Arc::new(Binlog {
             oldest_at_open,
+            written: Mutex::new(0),
+            written_cv: Condvar::new(),
+            dumps_stopped: std::sync::atomic::AtomicBool::new(false),
             order: Mutex::new(Order {
                 file: 0,
                 offset: 0,
@@ -204,6 +212,87 @@ impl Binlog {
     /// The numbers of the files in the folder, ascending.
     fn numbers(&self) -> Result<Vec<u32>> {
         list_numbers(&self.cfg)
+    }
+
+    /// The numbers of the files in the folder, ascending (for dumps).
+    pub fn file_numbers(&self) -> Result<Vec<u32>> {
+        self.numbers()
+    }
+
+    /// The path of file number `n`.
+    pub fn file_path(&self, n: u32) -> PathBuf {
+        self.path(n)
+    }
+
+    /// The number of file `name` (a name this log would give), if it is one.
+    pub fn number_of_name(&self, name: &str) -> Option<u32> {
+        self.number_of(name)
+    }
+
+    /// The last GTID sequence number this server logged in domain 0.
+    pub fn last_seq(&self) -> u64 {
+        let o = self.order.lock();
+        o.state
+            .iter()
+            .filter(|((d, _), _)| *d == DOMAIN)
+            .map(|(_, q)| *q)
+            .max()
+            .unwrap_or(0)
+    }
+
+    /// The last domain-0 sequence number before file `n` (its Gtid_list; 0 when none).
+    pub fn state_before(&self, n: u32) -> Result<u64> {
+        let path = self.path(n);
+        let f = File::open(&path).map_err(|e| io_err(format!("opening {}", path.display()), e))?;
+        let len = f.metadata().map(|m| m.len()).unwrap_or(0).min(64 << 10);
+        let mut b = vec![0u8; len as usize];
+        f.read_exact_at(&mut b, 0)
+            .map_err(|e| io_err(format!("reading {}", path.display()), e))?;
+        if b.len() < 4 || b[..4] != events::MAGIC {
+            return Ok(0);
+        }
+        let (evs, _) = events::scan(&b[4..]);
+        for e in evs.iter().take(3) {
+            let ev = &b[4 + e.offset..4 + e.offset + e.len];
+            if let Some(list) = events::gtid_list_entries(ev) {
+                return Ok(list
+                    .iter()
+                    .filter(|(d, _, _)| *d == DOMAIN)
+                    .map(|(_, _, q)| *q)
+                    .max()
+                    .unwrap_or(0));
+            }
+        }
+        Ok(0)
+    }
+
+    /// How many times the files were written to (for `wait_for_write`).
+    pub fn generation(&self) -> u64 {
+        *self.written.lock()
+    }
+
+    /// Waits until the files were written to after `generation` was read, at most `max`.
+    pub fn wait_for_write(&self, generation: u64, max: std::time::Duration) {
+        let mut g = self.written.lock();
+        if *g == generation && !self.dumps_stopped() {
+            self.written_cv.wait_for(&mut g, max);
+        }
+    }
+
+    /// Ends every replica's dump (the server is stopping).
+    pub fn stop_dumps(&self) {
+        self.dumps_stopped.store(true, Ordering::Release);
+        let _g = self.written.lock();
+        self.written_cv.notify_all();
+    }
+
+    pub fn dumps_stopped(&self) -> bool {
+        self.dumps_stopped.load(Ordering::Acquire)
+    }
+
+    fn wrote(&self) {
+        *self.written.lock() += 1;
+        self.written_cv.notify_all();
     }
 
     /// After recovery: finds the GTID state in the files, cuts a torn tail off the last one,
@@ -517,6 +606,9 @@ impl Binlog {
             self.counters
                 .bytes_written
                 .fetch_add(w.bytes.len() as u64, Ordering::Relaxed);
+        }
+        if !writes.is_empty() {
+            self.wrote();
         }
         Ok(())
     }

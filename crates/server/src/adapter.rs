@@ -209,8 +209,31 @@ impl Backend for SqlBackend {
     fn warning_count(&self) -> u16 {
         self.session.warning_count()
     }
+    fn register_replica(&mut self, server_id: u32) -> Result<(), SqlError> {
+        self.session.register_replica(server_id)
+    }
+    fn binlog_dump(
+        &mut self,
+        file: &str,
+        pos: u64,
+        flags: u16,
+    ) -> Result<Box<dyn crate::protocol::backend::BinlogStream>, SqlError> {
+        let d = self.session.binlog_dump(file, pos, flags)?;
+        Ok(Box::new(DumpStream(d)))
+    }
     fn end(&mut self) {
         self.session.end();
+    }
+}
+
+/// A replica's binary-log stream (errors are MariaDB's 1236).
+struct DumpStream(tierdb_binlog::dump::Dump);
+
+impl crate::protocol::backend::BinlogStream for DumpStream {
+    fn next_event(&mut self) -> Result<Option<Vec<u8>>, SqlError> {
+        self.0
+            .next_event()
+            .map_err(|e| SqlError::new(1236, "HY000", e.0))
     }
 }
 

@@ -134,6 +134,10 @@ pub fn run(cfg: Config) -> anyhow::Result<()> {
         "tierdb ready for connections"
     );
     listener::run(listener, service, opts, state.clone());
+    // Replicas' dumps wait for new events: they end now, so their connections close.
+    if let Some(b) = &binlog {
+        b.stop_dumps();
+    }
 
     tracing::info!(
         connections = state.active(),

@@ -3,7 +3,8 @@
 //! MariaDB 10.11 server, rebuilds the same tables (point-in-time recovery, a replica's
 //! catch-up). Also: a SIGKILL mid-workload leaves the log holding exactly the committed
 //! transactions (it is made durable by the redo log), restarts start a new file and continue
-//! the GTID sequence, and the SQL statements about the log answer as MariaDB's do.
+//! the GTID sequence, and the SQL statements about the log answer as MariaDB's do. A real
+//! MariaDB replica (`CHANGE MASTER TO` tierdb) follows tierdb through rotations and restarts.
 
 mod common;
 
@@ -386,4 +387,114 @@ fn binary_log_statements_answer_as_mariadb_does() {
     run(&mut c, "GRANT BINLOG MONITOR ON *.* TO watcher@localhost");
     let rows: Vec<(String, u64)> = w.query("SHOW BINARY LOGS").unwrap();
     assert_eq!(rows.len(), 1);
+}
+
+/// Waits until `replica` has applied everything `server` logged; returns its GTID position.
+fn caught_up(replica: &ScratchMariadb, server: &TestServer) -> String {
+    let mut c = connect(server.port);
+    let want: String = c.query_first("SELECT @@gtid_binlog_pos").unwrap().unwrap();
+    let t0 = Instant::now();
+    loop {
+        let (_, got, _) = replica.sql("SELECT @@gtid_slave_pos");
+        let got = got.lines().nth(1).unwrap_or("").trim().to_string();
+        if got == want {
+            eprintln!("replica caught up at {got} after {:?}", t0.elapsed());
+            return got;
+        }
+        if t0.elapsed() > Duration::from_secs(60) {
+            let (_, status, _) = replica.sql("SHOW SLAVE STATUS\\G");
+            panic!("the replica is at '{got}', tierdb at '{want}' after 60 s:\n{status}");
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+#[test]
+fn a_mariadb_replica_follows_tierdb_through_rotations_and_restarts() {
+    let mut server = TestServer::start_with(&["--log-bin", "--max-binlog-size", "16K"]);
+    {
+        let mut c = connect(server.port);
+        run(&mut c, "CREATE DATABASE shop");
+        run(
+            &mut c,
+            "CREATE TABLE shop.orders (id INT PRIMARY KEY AUTO_INCREMENT, item VARCHAR(40),
+             qty INT, placed DATETIME(3), price DECIMAL(10,2), KEY (item))",
+        );
+        for i in 0..200 {
+            run(
+                &mut c,
+                &format!(
+                    "INSERT INTO shop.orders (item, qty, placed, price) VALUES ('item {i}', {}, '2026-01-{:02} 10:00:00.{i:03}', {i}.25)",
+                    i % 7,
+                    i % 28 + 1
+                ),
+            );
+        }
+    }
+    let replica = ScratchMariadb::start_with(&["--server-id=2"]);
+    let (ok, _, err) = replica.sql(&format!(
+        "CHANGE MASTER TO MASTER_HOST='127.0.0.1', MASTER_PORT={}, MASTER_USER='root', \
+         MASTER_PASSWORD='', MASTER_CONNECT_RETRY=1, MASTER_USE_GTID=slave_pos; START SLAVE",
+        server.port
+    ));
+    assert!(ok, "CHANGE MASTER / START SLAVE: {err}");
+    caught_up(&replica, &server);
+    assert_eq!(
+        rows_of(0, "shop", "orders", Some(&replica)),
+        rows_of(server.port, "shop", "orders", None)
+    );
+
+    // Changes while the replica streams: updates, deletes, DDL, a rotation by hand.
+    {
+        let mut c = connect(server.port);
+        run(
+            &mut c,
+            "UPDATE shop.orders SET qty = qty + 10 WHERE id % 3 = 0",
+        );
+        run(&mut c, "DELETE FROM shop.orders WHERE id % 10 = 0");
+        run(
+            &mut c,
+            "ALTER TABLE shop.orders ADD COLUMN note VARCHAR(20) DEFAULT 'new'",
+        );
+        run(&mut c, "FLUSH BINARY LOGS");
+        run(
+            &mut c,
+            "INSERT INTO shop.orders (item, qty, note) VALUES ('late', 1, 'after flush')",
+        );
+    }
+    caught_up(&replica, &server);
+    assert_eq!(
+        rows_of(0, "shop", "orders", Some(&replica)),
+        rows_of(server.port, "shop", "orders", None)
+    );
+
+    // tierdb restarts (a clean stop, then a crash): the replica reconnects and goes on from
+    // its GTID position in the new files.
+    for crash in [false, true] {
+        server.restart(crash);
+        let mut c = connect(server.port);
+        for i in 0..20 {
+            run(
+                &mut c,
+                &format!("INSERT INTO shop.orders (item, qty) VALUES ('restart {crash} {i}', {i})"),
+            );
+        }
+        // The replica's master port changed with the restart.
+        let (ok, _, err) = replica.sql(&format!(
+            "STOP SLAVE; CHANGE MASTER TO MASTER_PORT={}; START SLAVE",
+            server.port
+        ));
+        assert!(ok, "{err}");
+        caught_up(&replica, &server);
+        assert_eq!(
+            rows_of(0, "shop", "orders", Some(&replica)),
+            rows_of(server.port, "shop", "orders", None),
+            "after a restart (crash: {crash})"
+        );
+    }
+    let (_, status, _) = replica.sql("SHOW SLAVE STATUS\\G");
+    assert!(
+        status.contains("Slave_IO_Running: Yes") && status.contains("Slave_SQL_Running: Yes"),
+        "{status}"
+    );
 }

@@ -47,6 +47,7 @@ pub const CREATE_VIEW: u64 = 1 << 20;
 pub const SHOW_VIEW: u64 = 1 << 21;
 pub const CREATE_USER: u64 = 1 << 24;
 pub const SET_USER: u64 = 1 << 29;
+pub const REPLICATION_SLAVE: u64 = 1 << 18;
 pub const BINLOG_MONITOR: u64 = 1 << 19;
 pub const BINLOG_ADMIN: u64 = 1 << 35;
 pub const BINLOG_REPLAY: u64 = 1 << 36;

@@ -985,6 +985,64 @@ impl Session {
         }
     }
 
+    /// COM_REGISTER_SLAVE: the account must hold REPLICATION SLAVE.
+    pub fn register_replica(&mut self, _server_id: u32) -> Result<(), SqlError> {
+        if let Some(acc) = self.core.refresh_grants() {
+            crate::accounts::check(
+                &acc,
+                &self.core.st.host,
+                &[crate::accounts::Need::Global(
+                    crate::accounts::REPLICATION_SLAVE,
+                )],
+            )?;
+        }
+        Ok(())
+    }
+
+    /// COM_BINLOG_DUMP: the stream of the binary log for a replica, from `file` / `pos` or
+    /// from the GTID position the replica set in `@slave_connect_state`; heartbeats every
+    /// `@master_heartbeat_period` nanoseconds. Errors are 1236, as MariaDB's.
+    pub fn binlog_dump(
+        &mut self,
+        file: &str,
+        pos: u64,
+        flags: u16,
+    ) -> Result<tierdb_binlog::dump::Dump, SqlError> {
+        self.register_replica(0)?;
+        let shared = self.core.st.shared.clone();
+        let Some(b) = shared.binlog() else {
+            return Err(SqlError::new(1236, "HY000", "Binary log is not open"));
+        };
+        let var = |n: &str| self.core.st.user_var(n);
+        let text = |v: Value| match v {
+            Value::Bytes(b) => Some(String::from_utf8_lossy(&b).into_owned()),
+            _ => None,
+        };
+        let heartbeat = match var("master_heartbeat_period") {
+            Value::Int(ns) if ns > 0 => Some(std::time::Duration::from_nanos(ns as u64)),
+            Value::UInt(ns) => Some(std::time::Duration::from_nanos(ns)),
+            Value::Double(ns) if ns > 0.0 => Some(std::time::Duration::from_nanos(ns as u64)),
+            Value::Bytes(b) => String::from_utf8_lossy(&b)
+                .trim()
+                .parse::<u64>()
+                .ok()
+                .filter(|ns| *ns > 0)
+                .map(std::time::Duration::from_nanos),
+            _ => None,
+        };
+        let req = tierdb_binlog::dump::DumpRequest {
+            file: file.to_string(),
+            pos,
+            nonblock: flags & 1 != 0,
+            gtid_state: text(var("slave_connect_state")),
+            heartbeat,
+            checksums: text(var("master_binlog_checksum"))
+                .is_some_and(|c| c.eq_ignore_ascii_case("CRC32")),
+        };
+        tierdb_binlog::dump::Dump::start(b.clone(), &req)
+            .map_err(|e| SqlError::new(1236, "HY000", e.0))
+    }
+
     /// COM_STMT_PREPARE.
     pub fn prepare(&mut self, sql: &str) -> Result<PreparedInfo, SqlError> {
         self.core.st.shared.counters.inc(Counter::ComStmtPrepare);

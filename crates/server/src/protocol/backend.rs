@@ -42,6 +42,26 @@ pub trait Backend {
     fn warning_count(&self) -> u16 {
         0
     }
+    /// COM_REGISTER_SLAVE: a replica announces itself before its dump.
+    fn register_replica(&mut self, _server_id: u32) -> Result<(), SqlError> {
+        Err(SqlError::unsupported("replication"))
+    }
+    /// COM_BINLOG_DUMP: the binary log from `file` / `pos` on (or the replica's GTID position
+    /// the session was told), as a stream of events.
+    fn binlog_dump(
+        &mut self,
+        _file: &str,
+        _pos: u64,
+        _flags: u16,
+    ) -> Result<Box<dyn BinlogStream>, SqlError> {
+        Err(SqlError::unsupported("replication"))
+    }
+}
+
+/// Binary-log events for a replica, one at a time.
+pub trait BinlogStream {
+    /// The next event, waiting for one (heartbeats included); None: the stream is over.
+    fn next_event(&mut self) -> Result<Option<Vec<u8>>, SqlError>;
 }
 
 /// How a user's password is checked.

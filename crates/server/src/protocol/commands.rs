@@ -89,6 +89,17 @@ impl<S: Service, R: Read, W: Write> Connection<'_, S, R, W> {
                 }
             }
             com::CHANGE_USER => return self.com_change_user(body),
+            com::REGISTER_SLAVE => {
+                let sid = Cursor::new(body).u32().unwrap_or(0);
+                match self.backend_call(|b| b.register_replica(sid)) {
+                    Ok(()) => self.reply_ok(0, 0)?,
+                    Err(e) => self.send_error(&e)?,
+                }
+            }
+            com::BINLOG_DUMP => return self.com_binlog_dump(body),
+            com::BINLOG_DUMP_GTID => self.send_error(&SqlError::unsupported(
+                "COM_BINLOG_DUMP_GTID (MySQL replicas); MariaDB replicas are served",
+            ))?,
             _ => self.send_error(&unknown_command())?,
         }
         Ok(Flow::Continue)
@@ -111,6 +122,48 @@ impl<S: Service, R: Read, W: Write> Connection<'_, S, R, W> {
         match self.backend.as_mut() {
             Some(b) => f(b),
             None => Err(SqlError::new(1053, "08S01", "Session ended; reconnect")),
+        }
+    }
+
+    /// COM_BINLOG_DUMP: `pos u32 | flags u16 | server_id u32 | file name`. Every event goes
+    /// out as its own packet (`0x00` then the event) until the stream ends, the replica goes
+    /// away or an error ends it; the connection then closes (as MariaDB's does).
+    fn com_binlog_dump(&mut self, body: &[u8]) -> Result<Flow, ConnEnd> {
+        let mut c = Cursor::new(body);
+        let (Ok(pos), Ok(flags), Ok(_sid)) = (c.u32(), c.u16(), c.u32()) else {
+            self.send_error(&malformed())?;
+            return Ok(Flow::Close);
+        };
+        let file = String::from_utf8_lossy(body.get(10..).unwrap_or(&[]))
+            .trim_end_matches('\0')
+            .to_string();
+        let mut stream = match self.backend_call(|b| b.binlog_dump(&file, u64::from(pos), flags)) {
+            Ok(s) => s,
+            Err(e) => {
+                self.send_error(&e)?;
+                return Ok(Flow::Close);
+            }
+        };
+        loop {
+            match stream.next_event() {
+                Ok(Some(ev)) => {
+                    self.writer.packet(|b| {
+                        b.push(0);
+                        b.extend_from_slice(&ev);
+                    })?;
+                    self.writer.flush()?;
+                    self.report_bytes();
+                }
+                Ok(None) => {
+                    let status = self.status();
+                    self.writer.packet(|b| response::eof(b, status, 0))?;
+                    return Ok(Flow::Close);
+                }
+                Err(e) => {
+                    self.send_error(&e)?;
+                    return Ok(Flow::Close);
+                }
+            }
         }
     }
 

@@ -241,7 +241,7 @@ impl<S: Service, R: Read, W: Write> Connection<'_, S, R, W> {
         Ok(())
     }
 
-    fn report_bytes(&mut self) {
+    pub(crate) fn report_bytes(&mut self) {
         let rx = self.reader.take_bytes_read();
         let tx = self.writer.take_bytes_written();
         if rx != 0 || tx != 0 {

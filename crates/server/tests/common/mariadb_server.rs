@@ -17,6 +17,11 @@ impl ScratchMariadb {
     /// Initialises a data folder and starts `mariadbd` on a free loopback port (no grant
     /// tables: any client is root). Panics, naming the fix, when MariaDB is not installed.
     pub fn start() -> ScratchMariadb {
+        ScratchMariadb::start_with(&[])
+    }
+
+    /// `start` with extra `mariadbd` options (e.g. `--server-id=2`).
+    pub fn start_with(extra: &[&str]) -> ScratchMariadb {
         for p in ["/usr/sbin/mariadbd", "/usr/bin/mariadb-install-db", MARIADB] {
             assert!(
                 exists(p),
@@ -66,6 +71,7 @@ impl ScratchMariadb {
                 "--skip-grant-tables".into(),
                 "--innodb-buffer-pool-size=64M".into(),
             ])
+            .args(extra)
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::null())
