@@ -154,6 +154,9 @@ fn a_mariadb_server_replaying_the_binary_log_ends_with_the_same_tables() {
         "RENAME TABLE gone TO kept".into(),
         "CREATE TABLE dropped (id INT PRIMARY KEY)".into(),
         "DROP TABLE dropped".into(),
+        // A list that fails on its second name still dropped the first (logged so).
+        "CREATE TABLE half (id INT PRIMARY KEY)".into(),
+        "DROP TABLE half, no_such_table".into(),
         // Not logged: this session turned sql_log_bin off.
         "SET SESSION sql_log_bin = 0".into(),
         "INSERT INTO parent VALUES (100, 'unlogged')".into(),
@@ -162,8 +165,8 @@ fn a_mariadb_server_replaying_the_binary_log_ends_with_the_same_tables() {
     ];
     for s in &statements {
         let r = c.query_drop(s);
-        if s.contains("'dup'") {
-            assert!(r.is_err(), "the duplicate insert must fail");
+        if s.contains("'dup'") || s.contains("no_such_table") {
+            assert!(r.is_err(), "{s} must fail");
         } else {
             r.unwrap_or_else(|e| panic!("{}: {e}", &s[..s.len().min(200)]));
         }
@@ -218,7 +221,11 @@ fn a_mariadb_server_replaying_the_binary_log_ends_with_the_same_tables() {
     }
     let (_, tables, _) = mariadb.sql("SHOW TABLES FROM app");
     assert!(
-        !tables.contains("dropped") && !tables.contains("scratch") && !tables.contains("gone\n")
+        !tables.contains("dropped")
+            && !tables.contains("scratch")
+            && !tables.contains("gone\n")
+            && !tables.contains("half"),
+        "{tables}"
     );
 
     // mariadb-binlog decodes every row event (`-v`), including the cascade's absence.
@@ -374,6 +381,7 @@ fn binary_log_statements_answer_as_mariadb_does() {
         Conn::new(Opts::from_url(&format!("mysql://watcher@127.0.0.1:{}/", server.port)).unwrap())
             .unwrap();
     for (sql, code) in [
+        ("SET SESSION sql_log_bin = 0", 1227),
         ("SHOW BINARY LOGS", 1227),
         ("SHOW MASTER STATUS", 1227),
         ("PURGE BINARY LOGS BEFORE NOW()", 1227),
@@ -384,6 +392,13 @@ fn binary_log_statements_answer_as_mariadb_does() {
             other => panic!("{sql} by an account without privileges: {other:?}"),
         }
     }
+    // sql_log_bin holds for whole transactions.
+    run(&mut c, "BEGIN");
+    match c.query_drop("SET sql_log_bin = 0") {
+        Err(mysql::Error::MySqlError(e)) => assert_eq!(e.code, 1694, "{}", e.message),
+        other => panic!("sql_log_bin inside a transaction: {other:?}"),
+    }
+    run(&mut c, "COMMIT");
     run(&mut c, "GRANT BINLOG MONITOR ON *.* TO watcher@localhost");
     let rows: Vec<(String, u64)> = w.query("SHOW BINARY LOGS").unwrap();
     assert_eq!(rows.len(), 1);

@@ -1717,7 +1717,30 @@ impl Core {
     fn utility(&mut self, u: &Utility, params: &[Value]) -> Result<QueryResult, SqlError> {
         let log = self.ddl_goes_to_binlog(u);
         let text = self.prepared_text.take();
-        let r = self.utility_run(u, params)?;
+        // Tables a DROP TABLE list may drop before it fails on a later one.
+        let existed: Vec<(String, String)> = match u {
+            Utility::DropTable { tables, .. } if log => tables
+                .iter()
+                .filter(|(d, t)| self.st.shared.engine.table(d, t).is_ok())
+                .cloned()
+                .collect(),
+            _ => Vec::new(),
+        };
+        let r = match self.utility_run(u, params) {
+            Ok(r) => r,
+            Err(e) => {
+                // What the failed list did drop goes to the log as MariaDB logs it.
+                let gone: Vec<String> = existed
+                    .iter()
+                    .filter(|(d, t)| self.st.shared.engine.table(d, t).is_err())
+                    .map(|(d, t)| format!("`{}`.`{}`", d.replace('`', "``"), t.replace('`', "``")))
+                    .collect();
+                if !gone.is_empty() {
+                    self.log_statement(None, &format!("DROP TABLE IF EXISTS {}", gone.join(", ")))?;
+                }
+                return Err(e);
+            }
+        };
         if log {
             let sql = text.unwrap_or_else(|| self.current_sql.clone());
             self.log_statement(None, &sql)?;
@@ -3212,6 +3235,26 @@ impl Core {
         let shared = self.st.shared.clone();
         let def = variables::lookup(name);
         let is_engine_var = || shared.engine.variables().iter().any(|(n, _)| n == name);
+        if def.is_some_and(|d| d.name == "sql_log_bin") && global != Some(true) {
+            // Leaving changes out of the binary log is an administrator's decision, and one
+            // for a whole transaction (as MariaDB).
+            if let Some(a) = self.refresh_grants() {
+                crate::accounts::check(
+                    &a,
+                    &self.st.host,
+                    &[crate::accounts::Need::Global(
+                        crate::accounts::SUPER | crate::accounts::BINLOG_ADMIN,
+                    )],
+                )?;
+            }
+            if self.txn.is_some() {
+                return Err(SqlError::new(
+                    1694,
+                    "HY000",
+                    "Cannot modify @@session.sql_log_bin inside a transaction",
+                ));
+            }
+        }
         if global == Some(true) {
             if let Some(v) = &value {
                 if shared.engine.set_variable(name, v)? {

@@ -293,7 +293,7 @@ pub static VARS: &[VarDef] = &[
     v!("skip_networking", Global, VarKind::ReadOnly),
     v!("socket", Global, VarKind::ReadOnly),
     v!("sql_auto_is_null", Both, VarKind::Bool),
-    v!("sql_log_bin", Both, VarKind::Bool),
+    v!("sql_log_bin", Session, VarKind::Bool),
     v!("sql_mode", Both, VarKind::Str),
     v!("sql_notes", Both, VarKind::Bool),
     v!("sql_quote_show_create", Both, VarKind::Bool),
