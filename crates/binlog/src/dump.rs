@@ -173,7 +173,13 @@ impl Dump {
             skip_upto,
             skipping: None,
             nonblock: req.nonblock,
-            heartbeat: req.heartbeat.filter(|h| !h.is_zero()),
+            // A replica that asked for none still gets one every 30 s: a write is how a
+            // replica that went away is noticed.
+            heartbeat: Some(
+                req.heartbeat
+                    .filter(|h| !h.is_zero())
+                    .unwrap_or(Duration::from_secs(30)),
+            ),
             last_sent: Instant::now(),
             log,
         };
@@ -191,6 +197,16 @@ impl Dump {
             // The replica needs the file's format before events from its middle.
             let fde = d.read_event_at(file, 4)?;
             d.queue.push_back(positionless(fde));
+            // And the position must be where an event starts.
+            let len = std::fs::metadata(d.log.file_path(file))
+                .map(|m| m.len())
+                .unwrap_or(0);
+            if pos < len && d.read_event_at(file, pos).is_err() {
+                return Err(DumpError(format!(
+                    "Client requested master to start replication from impossible position {pos} in '{}'",
+                    d.log.file_name(file)
+                )));
+            }
         }
         Ok(d)
     }

@@ -121,6 +121,13 @@ pub struct BinlogCounters {
     pub replayed: AtomicU64,
 }
 
+/// A DDL statement between `begin_ddl` and `end_ddl`: each table it names, with the
+/// (id, version) of its handle before the statement (None: no such table then).
+struct RunningDdl {
+    token: u64,
+    tables: Vec<(String, String, Option<(u64, u64)>)>,
+}
+
 /// One file as listed by SHOW BINARY LOGS.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct LogFile {
@@ -142,6 +149,10 @@ pub struct Binlog {
     written_cv: Condvar,
     /// The server is stopping: dumps end.
     dumps_stopped: std::sync::atomic::AtomicBool,
+    /// DDL statements running now (`begin_ddl`): their tables as they were before.
+    ddl: Mutex<Vec<RunningDdl>>,
+    ddl_cv: Condvar,
+    ddl_running: std::sync::atomic::AtomicUsize,
     pub counters: BinlogCounters,
 }
 
@@ -179,6 +190,9 @@ impl Binlog {
             written: Mutex::new(0),
             written_cv: Condvar::new(),
             dumps_stopped: std::sync::atomic::AtomicBool::new(false),
+            ddl: Mutex::new(Vec::new()),
+            ddl_cv: Condvar::new(),
+            ddl_running: std::sync::atomic::AtomicUsize::new(0),
             order: Mutex::new(Order {
                 file: 0,
                 offset: 0,
@@ -307,31 +321,41 @@ impl Binlog {
             let valid = if bytes.len() >= 4 && bytes[..4] == events::MAGIC {
                 let (evs, n) = events::scan(&bytes[4..]);
                 // A transaction is whole only up to its last event; a cut one ends early.
+                // A group is whole at its XID (a transaction) or at the event after its GTID
+                // (a standalone DDL group); the state counts only whole groups.
                 let mut whole = 0;
-                let mut in_group = false;
+                let mut whole_state = state.clone();
+                let mut open: Option<bool> = None;
                 for e in &evs {
                     let ev = &bytes[4 + e.offset..4 + e.offset + e.len];
-                    match e.type_code {
-                        events::GTID_LIST_EVENT => {
+                    let closes = match (e.type_code, open) {
+                        (events::GTID_EVENT, _) => {
+                            if let Some((q, d, s)) = events::gtid_seq(ev) {
+                                state.insert((d, s), q);
+                            }
+                            open = Some(is_standalone(ev));
+                            false
+                        }
+                        (events::XID_EVENT, Some(_)) | (_, Some(true)) => true,
+                        (events::GTID_LIST_EVENT, None) => {
                             if let Some(list) = events::gtid_list_entries(ev) {
                                 for (d, s, q) in list {
                                     state.insert((d, s), q);
                                 }
                             }
+                            false
                         }
-                        events::GTID_EVENT => {
-                            if let Some((q, d, s)) = events::gtid_seq(ev) {
-                                state.insert((d, s), q);
-                                in_group = !is_standalone(ev);
-                            }
-                        }
-                        events::XID_EVENT => in_group = false,
-                        _ => {}
+                        _ => false,
+                    };
+                    if closes {
+                        open = None;
                     }
-                    if !in_group {
+                    if open.is_none() {
                         whole = e.offset + e.len;
+                        whole_state = state.clone();
                     }
                 }
+                state = whole_state;
                 let _ = n;
                 4 + whole
             } else {
@@ -564,6 +588,56 @@ impl Binlog {
             return Err(Error::BinlogCacheFull);
         }
         Ok(out)
+    }
+
+    /// A DDL statement on `tables` (database, name, handle identity before) starts. Until
+    /// `end_ddl`, a transaction that changed one of them through a handle made after the
+    /// statement's change (it saw the new table) waits before its events are placed, so that
+    /// the statement's event comes first in the log, as its effect came first.
+    pub fn begin_ddl(&self, tables: Vec<(String, String, Option<(u64, u64)>)>) -> u64 {
+        static TOKENS: AtomicU64 = AtomicU64::new(1);
+        let token = TOKENS.fetch_add(1, Ordering::Relaxed);
+        self.ddl.lock().push(RunningDdl { token, tables });
+        self.ddl_running.fetch_add(1, Ordering::AcqRel);
+        token
+    }
+
+    /// The DDL statement of `token` is logged (or failed).
+    pub fn end_ddl(&self, token: u64) {
+        let mut d = self.ddl.lock();
+        if let Some(i) = d.iter().position(|r| r.token == token) {
+            d.remove(i);
+            self.ddl_running.fetch_sub(1, Ordering::AcqRel);
+        }
+        self.ddl_cv.notify_all();
+    }
+
+    /// Waits while a running DDL statement changed a table `changes` saw after that change.
+    fn wait_for_ddl(&self, changes: &[RowChange]) {
+        if self.ddl_running.load(Ordering::Acquire) == 0 {
+            return;
+        }
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+        let mut d = self.ddl.lock();
+        loop {
+            let blocked = d.iter().any(|r| {
+                r.tables.iter().any(|(db, name, before)| {
+                    changes.iter().any(|c| {
+                        let t = &c.table;
+                        t.db == *db
+                            && t.def.name.eq_ignore_ascii_case(name)
+                            && *before != Some((t.id(), t.handle_version()))
+                    })
+                })
+            });
+            if !blocked {
+                return;
+            }
+            if self.ddl_cv.wait_until(&mut d, deadline).timed_out() {
+                tracing::warn!("a transaction waited 60 s for a DDL statement's binary-log event; logging it anyway");
+                return;
+            }
+        }
     }
 
     /// Writes a DDL statement to the log through the engine (durable as a commit is).
@@ -816,6 +890,7 @@ fn sync_dir(dir: &Path) -> Result<()> {
 
 impl BinlogSink for Binlog {
     fn encode_transaction(&self, changes: &[RowChange]) -> Result<Vec<u8>> {
+        self.wait_for_ddl(changes);
         let ts = now_secs();
         let sid = self.cfg.server_id;
         let mut out = Vec::with_capacity(256);
@@ -882,7 +957,15 @@ impl BinlogSink for Binlog {
         }
         let mut seq = None;
         if !events.is_empty() {
-            let s = o.state.get(&(DOMAIN, sid)).copied().unwrap_or(0) + 1;
+            // Sequence numbers grow per domain, whatever server ids logged before (as MariaDB).
+            let s = o
+                .state
+                .iter()
+                .filter(|((d, _), _)| *d == DOMAIN)
+                .map(|(_, q)| *q)
+                .max()
+                .unwrap_or(0)
+                + 1;
             events::set_gtid_seq(&mut events, s).map_err(format_err)?;
             events::set_positions(&mut events, offset).map_err(format_err)?;
             seq = Some(s);
@@ -944,6 +1027,19 @@ impl BinlogSink for Binlog {
         }
     }
 
+    fn write_durable(&self, durable: u64) {
+        let due: Vec<u64> = self
+            .pending
+            .lock()
+            .iter()
+            .filter(|(_, p)| p.end_lsn <= durable)
+            .map(|(t, _)| *t)
+            .collect();
+        for t in due {
+            self.write(t);
+        }
+    }
+
     fn abandon(&self, ticket: u64) {
         self.pending.lock().remove(&ticket);
     }
@@ -963,6 +1059,9 @@ impl BinlogSink for Binlog {
     }
 
     fn before_checkpoint(&self, lsn: u64) -> Result<()> {
+        // A placement in progress holds the order lock from its append until its pending
+        // entry exists: wait for it, so no record before `lsn` is missed.
+        drop(self.order.lock());
         let due: Vec<(u64, Arc<Vec<Write>>)> = self
             .pending
             .lock()
@@ -1189,6 +1288,78 @@ mod tests {
         assert_eq!(std::fs::metadata(&path).unwrap().len(), good);
         assert_eq!(b.gtid_binlog_pos(), "0-7-2");
         assert_eq!(b.position().0, "tierdb-bin.000002");
+    }
+
+    #[test]
+    fn a_new_server_id_continues_the_domain_s_sequence() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut redo = Redo::default();
+        {
+            let b = open(dir.path(), 1 << 20);
+            b.start().unwrap();
+            for q in ["CREATE 1", "CREATE 2"] {
+                let t = place(&b, &mut redo, q);
+                b.write(t);
+            }
+        }
+        let mut c = BinlogConfig::new(dir.path());
+        c.server_id = 9;
+        let b = Binlog::open(c).unwrap();
+        b.start().unwrap();
+        let t = place(&b, &mut redo, "CREATE 3");
+        b.write(t);
+        assert_eq!(b.gtid_binlog_pos(), "0-7-2,0-9-3");
+        assert_eq!(b.last_seq(), 3);
+    }
+
+    #[test]
+    fn a_dump_refuses_a_position_inside_an_event_and_streams_from_a_good_one() {
+        let dir = tempfile::tempdir().unwrap();
+        let b = open(dir.path(), 1 << 20);
+        b.start().unwrap();
+        let mut redo = Redo::default();
+        for q in ["CREATE 1", "CREATE 2"] {
+            let t = place(&b, &mut redo, q);
+            b.write(t);
+        }
+        let req = |file: &str, pos: u64| crate::dump::DumpRequest {
+            file: file.into(),
+            pos,
+            nonblock: true,
+            checksums: true,
+            ..Default::default()
+        };
+        let bad = crate::dump::Dump::start(b.clone(), &req("tierdb-bin.000001", 5));
+        assert!(bad.is_err(), "a position inside the format description");
+        // From the start: the artificial rotate, then every event of the file, then the end.
+        let mut d = crate::dump::Dump::start(b.clone(), &req("tierdb-bin.000001", 4)).unwrap();
+        let mut types = Vec::new();
+        while let Some(ev) = d.next_event().unwrap() {
+            types.push(ev[4]);
+        }
+        assert_eq!(types[0], events::ROTATE_EVENT);
+        assert_eq!(types[1], events::FORMAT_DESCRIPTION_EVENT);
+        assert_eq!(
+            types.iter().filter(|t| **t == events::QUERY_EVENT).count(),
+            2
+        );
+        // A GTID replica that has the first statement gets only the second.
+        let mut g = req("", 4);
+        g.gtid_state = Some("0-7-1".into());
+        let mut d = crate::dump::Dump::start(b.clone(), &g).unwrap();
+        let mut seqs = Vec::new();
+        while let Some(ev) = d.next_event().unwrap() {
+            if let Some((q, _, _)) = events::gtid_seq(&ev) {
+                seqs.push(q);
+            }
+        }
+        assert_eq!(seqs, vec![2]);
+        let mut ahead = req("", 4);
+        ahead.gtid_state = Some("0-7-9".into());
+        assert!(
+            crate::dump::Dump::start(b, &ahead).is_err(),
+            "a replica ahead of the log"
+        );
     }
 
     #[test]

@@ -51,6 +51,10 @@ pub trait BinlogSink: Send + Sync {
     /// After the record of `ticket` is durable: writes its bytes to the binary-log files.
     /// A failure is the sink's to report; the record stays for recovery and checkpoints.
     fn write(&self, ticket: u64);
+    /// Writes every placed record that ends at or before `durable` (the redo log's durable
+    /// end) and was not written yet: commits made while `flush_log_at_trx_commit` was 0 or 2
+    /// reach the files once their record is durable (the checkpointer calls this each second).
+    fn write_durable(&self, durable: u64);
     /// A ticket whose record never became durable (the redo log failed): forget it.
     fn abandon(&self, ticket: u64);
     /// Recovery: the sink bytes of a durable record found after the checkpoint.

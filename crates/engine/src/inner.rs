@@ -476,7 +476,9 @@ impl Inner {
         let (ticket, end) = sink.place(events, &mut append)?;
         match wal.commit(Lsn(end)) {
             Ok(()) => {
-                sink.write(ticket);
+                if wal.durable_lsn().0 >= end {
+                    sink.write(ticket);
+                }
                 Ok(())
             }
             Err(e) => {
@@ -1898,6 +1900,9 @@ impl Inner {
                 if *s {
                     return;
                 }
+            }
+            if let Some(sink) = &self.cfg.binlog {
+                sink.write_durable(self.store.wal.durable_lsn().0);
             }
             let end = self.store.wal.end_lsn().0;
             let age = end.saturating_sub(self.store.wal.checkpoint_lsn().0);

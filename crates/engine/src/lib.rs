@@ -178,6 +178,11 @@ impl Table {
     pub fn id(&self) -> u64 {
         self.id
     }
+    /// The definition version this handle was made under (a handle made after an ALTER,
+    /// CREATE INDEX or TRUNCATE differs in id or version from one made before).
+    pub fn handle_version(&self) -> u64 {
+        self.version
+    }
     /// A session's TEMPORARY table (`Engine::create_temporary_table`).
     pub fn is_temporary(&self) -> bool {
         is_temporary_key(&self.key)

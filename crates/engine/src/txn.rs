@@ -1087,10 +1087,25 @@ impl TxnState {
         let key = pk_key(&t.def, pk);
         // A key that changes only in ways its collation ignores ('abc' -> 'ABC') stays in place.
         if pk_key(&t.def, &pk_values(&t.def, &new_row)) != key {
+            let mark = self.binlog.len();
             if !self.delete(t, pk)? {
                 return Ok(false);
             }
             self.insert(t, new_row)?;
+            // One update for the binary log, not a delete and an insert: a replica's foreign
+            // keys must see the key change (ON UPDATE, not ON DELETE).
+            if self.binlog.len() == mark + 2 {
+                let ins = self.binlog.pop();
+                let del = self.binlog.pop();
+                if let (Some(del), Some(ins)) = (del, ins) {
+                    self.binlog.push(RowChange {
+                        table: ins.table,
+                        before: del.before,
+                        after: ins.after,
+                        no_fk_checks: ins.no_fk_checks,
+                    });
+                }
+            }
             return Ok(true);
         }
         self.lock(t, &key)?;
@@ -1328,7 +1343,10 @@ impl TxnState {
         let durable = self.inner.store.wal.commit(end);
         if let (Some(sink), Some(t)) = (&self.inner.cfg.binlog, ticket) {
             match &durable {
-                Ok(()) => sink.write(t),
+                // Not before the record is durable (flush_log_at_trx_commit 0 / 2 commit
+                // without an fsync: the checkpointer writes it once it is).
+                Ok(()) if self.inner.store.wal.durable_lsn() >= end => sink.write(t),
+                Ok(()) => {}
                 Err(_) => sink.abandon(t),
             }
         }

@@ -296,11 +296,25 @@ impl ApplyState {
                         t.def.primary_key.clone()
                     };
                     let by_pk = !t.def.primary_key.is_empty();
+                    // Without a primary key the row is found by all its values, compared as
+                    // bytes ('A' is not 'a' here, whatever the column's collation).
                     let key_sql = keys
                         .iter()
                         .map(|&k| {
-                            let op = if by_pk { "=" } else { "<=>" };
-                            format!("{} {op} ?", quote(&cols[k].name))
+                            let c = &cols[k];
+                            let text = matches!(
+                                c.ty,
+                                tierdb_engine::ColumnType::Char(_)
+                                    | tierdb_engine::ColumnType::VarChar(_)
+                                    | tierdb_engine::ColumnType::Text(_)
+                            );
+                            match (by_pk, text) {
+                                (true, _) => format!("{} = ?", quote(&c.name)),
+                                (false, true) => {
+                                    format!("{} COLLATE utf8mb4_bin <=> ?", quote(&c.name))
+                                }
+                                (false, false) => format!("{} <=> ?", quote(&c.name)),
+                            }
                         })
                         .collect::<Vec<_>>()
                         .join(" AND ");

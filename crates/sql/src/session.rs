@@ -243,6 +243,9 @@ struct Prepared {
     /// or uncover a table of the same name).
     needs: Option<(u64, Vec<crate::accounts::Need>)>,
     db: Option<String>,
+    /// The text as the client sent it, kept for a DDL statement only (the binary log
+    /// records it when the statement runs).
+    ddl_text: Option<String>,
 }
 
 /// Everything but the prepared-statement map (so a statement's plan can be borrowed while
@@ -612,6 +615,7 @@ impl Session {
 
     /// COM_QUERY: one statement (a trailing ';' is fine).
     pub fn query(&mut self, sql: &str) -> Result<QueryResult, SqlError> {
+        self.core.prepared_text = None;
         let shared = self.core.st.shared.clone();
         shared.counters.inc(Counter::Questions);
         shared.counters.inc(Counter::Queries);
@@ -1090,6 +1094,7 @@ impl Session {
                 "Prepared statement contains too many placeholders",
             ));
         }
+        let ddl_text = matches!(&plan, Plan::Utility(u) if u.is_ddl()).then(|| sql.to_string());
         let id = self.next_stmt_id;
         self.next_stmt_id = self.next_stmt_id.wrapping_add(1).max(1);
         let info = PreparedInfo {
@@ -1108,6 +1113,7 @@ impl Session {
                 grants_version,
                 needs: None,
                 db: self.core.st.db.clone(),
+                ddl_text,
             },
         );
         Ok(info)
@@ -1115,6 +1121,7 @@ impl Session {
 
     /// COM_STMT_EXECUTE with decoded parameter values.
     pub fn execute(&mut self, stmt_id: u32, params: &[Value]) -> Result<QueryResult, SqlError> {
+        self.core.prepared_text = None;
         let shared = self.core.st.shared.clone();
         shared.counters.inc(Counter::Questions);
         shared.counters.inc(Counter::ComStmtExecute);
@@ -1157,11 +1164,9 @@ impl Session {
             c.since_ms.store(shared.now_ms(), Ordering::Relaxed);
         }
         // A DDL statement run from here goes to the binary log as prepared (not `EXECUTE s`).
-        self.core.prepared_text = match &p.plan {
-            _ if shared.binlog().is_none() => None,
-            Some(Plan::Utility(u)) if !u.is_ddl() => None,
-            Some(Plan::Utility(_)) | None => Some(p.stmt.to_string()),
-            Some(_) => None,
+        self.core.prepared_text = match &p.ddl_text {
+            Some(t) if shared.binlog().is_some() => Some(t.clone()),
+            _ => None,
         };
         if let Some(a) = self.core.refresh_grants() {
             let version = shared.catalog_version();
@@ -1703,6 +1708,26 @@ impl Core {
         }
     }
 
+    /// Every table name a DDL statement may create, change or drop (for the binary log's order).
+    fn ddl_tables(u: &Utility) -> Vec<(String, String)> {
+        let mut out: Vec<(String, String)> = u
+            .ddl_targets()
+            .into_iter()
+            .map(|(d, t)| (d.to_string(), t.to_string()))
+            .collect();
+        match u {
+            Utility::Noted { then, .. } => return Self::ddl_tables(then),
+            Utility::CreateTable { db, def, .. } | Utility::CreateTableAs { db, def, .. } => {
+                out.push((db.clone(), def.name.clone()))
+            }
+            Utility::RenameTables { pairs, .. } => {
+                out.extend(pairs.iter().map(|(_, _, d, t)| (d.clone(), t.clone())))
+            }
+            _ => {}
+        }
+        out
+    }
+
     /// Tells `txn` whether this session's changes go to the binary log (`sql_log_bin`) and
     /// with which `foreign_key_checks` (nothing to do without a binary log).
     fn binlog_settings(&self, txn: &mut Txn) {
@@ -1717,6 +1742,63 @@ impl Core {
     fn utility(&mut self, u: &Utility, params: &[Value]) -> Result<QueryResult, SqlError> {
         let log = self.ddl_goes_to_binlog(u);
         let text = self.prepared_text.take();
+        // Transactions that see this statement's change are placed in the log after it.
+        struct DdlOrder(Option<(Arc<tierdb_binlog::log::Binlog>, u64)>);
+        impl Drop for DdlOrder {
+            fn drop(&mut self) {
+                if let Some((b, t)) = self.0.take() {
+                    b.end_ddl(t);
+                }
+            }
+        }
+        // (Not CREATE TABLE ... SELECT: its own rows would wait for it; it logs the table's
+        // definition as soon as the table exists.)
+        let ctas = matches!(u, Utility::CreateTableAs { .. })
+            || matches!(u, Utility::Noted { then, .. } if matches!(then.as_ref(), Utility::CreateTableAs { .. }));
+        let _order = DdlOrder(match self.st.shared.binlog() {
+            Some(b) if u.is_ddl() && !ctas => {
+                let engine = &self.st.shared.engine;
+                let tables = Self::ddl_tables(u)
+                    .into_iter()
+                    .map(|(d, t)| {
+                        let before = engine
+                            .table(&d, &t)
+                            .ok()
+                            .filter(|h| !h.is_temporary())
+                            .map(|h| (h.id(), h.handle_version()));
+                        (d, t, before)
+                    })
+                    .collect();
+                Some((b.clone(), b.begin_ddl(tables)))
+            }
+            _ => None,
+        });
+        // A DROP TABLE list naming TEMPORARY tables too is logged without them.
+        let inner = match u {
+            Utility::Noted { then, .. } => then.as_ref(),
+            other => other,
+        };
+        let text = match inner {
+            Utility::DropTable {
+                tables,
+                if_exists,
+                temporary: false,
+            } if log => {
+                let engine = &self.st.shared.engine;
+                let real: Vec<String> = tables
+                    .iter()
+                    .filter(|(d, t)| !engine.is_temporary_table(d, t))
+                    .map(|(d, t)| format!("`{}`.`{}`", d.replace('`', "``"), t.replace('`', "``")))
+                    .collect();
+                if real.len() < tables.len() {
+                    let ie = if *if_exists { "IF EXISTS " } else { "" };
+                    Some(format!("DROP TABLE {ie}{}", real.join(", ")))
+                } else {
+                    text
+                }
+            }
+            _ => text,
+        };
         // Tables a DROP TABLE list may drop before it fails on a later one.
         let existed: Vec<(String, String)> = match u {
             Utility::DropTable { tables, .. } if log => tables
