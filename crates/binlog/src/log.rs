@@ -125,8 +125,12 @@ pub struct BinlogCounters {
 /// (id, version) of its handle before the statement (None: no such table then).
 struct RunningDdl {
     token: u64,
-    tables: Vec<(String, String, Option<(u64, u64)>)>,
+    tables: Vec<DdlTable>,
 }
+
+/// A table a DDL statement names: database, name, and its handle's (id, version) before the
+/// statement (None: no such table then).
+pub type DdlTable = (String, String, Option<(u64, u64)>);
 
 /// One file as listed by SHOW BINARY LOGS.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -594,7 +598,7 @@ impl Binlog {
     /// `end_ddl`, a transaction that changed one of them through a handle made after the
     /// statement's change (it saw the new table) waits before its events are placed, so that
     /// the statement's event comes first in the log, as its effect came first.
-    pub fn begin_ddl(&self, tables: Vec<(String, String, Option<(u64, u64)>)>) -> u64 {
+    pub fn begin_ddl(&self, tables: Vec<DdlTable>) -> u64 {
         static TOKENS: AtomicU64 = AtomicU64::new(1);
         let token = TOKENS.fetch_add(1, Ordering::Relaxed);
         self.ddl.lock().push(RunningDdl { token, tables });
