@@ -7,6 +7,9 @@
 //! split on '\n' into at most 8 statements; each is run with `query`, then `prepare`d and,
 //! when that succeeds, executed with the right number of parameters and with a wrong one.
 //!
+//! The engine writes a binary log (`log_bin` on), so DDL, row events and BINLOG statements
+//! run too.
+//!
 //! Properties: never panics or hangs; afterwards the session still answers `SELECT 1`.
 
 #![no_main]
@@ -54,8 +57,16 @@ fn env() -> &'static Env {
         cfg.buffer_pool_size_bytes = 32 << 20;
         cfg.flush_log_at_trx_commit = 0;
         cfg.lock_wait_timeout = Duration::from_millis(200);
+        // With a binary log: DDL and row events are written, BINLOG statements applied.
+        let binlog = tierdb_binlog::log::Binlog::open(tierdb_binlog::log::BinlogConfig::new(
+            dir.join("binlog"),
+        ))
+        .expect("binlog");
+        cfg.binlog = Some(binlog.clone());
         let engine = Engine::open(cfg).expect("engine");
+        binlog.start().expect("binlog start");
         let shared = Shared::new(engine, ServerInfo::default()).expect("shared");
+        shared.set_binlog(binlog);
         Env { shared }
     })
 }
