@@ -508,6 +508,40 @@ fn binary_log_statements_answer_as_mariadb_does() {
     assert_eq!(last.len(), 1);
     assert_eq!(last[0].0, before[2].0);
 
+    // SHOW BINLOG EVENTS describes the current file's events as MariaDB does.
+    type EventRow = (String, u64, String, u64, u64, String);
+    let evs: Vec<EventRow> = c
+        .query(format!("SHOW BINLOG EVENTS IN '{}'", last[0].0))
+        .unwrap();
+    assert_eq!(evs[0].1, 4);
+    assert_eq!(evs[0].2, "Format_desc");
+    assert!(evs[0].5.starts_with("Server ver: 10.11"), "{evs:?}");
+    assert_eq!(evs[1].2, "Gtid_list");
+    assert_eq!(evs[2].2, "Binlog_checkpoint");
+    assert_eq!(evs[2].5, last[0].0);
+    for w in evs.windows(2) {
+        assert_eq!(
+            w[0].4, w[1].1,
+            "each event starts where the one before ends: {evs:?}"
+        );
+    }
+    run(&mut c, "INSERT INTO p.t VALUES (1)");
+    let evs: Vec<EventRow> = c
+        .query(format!(
+            "SHOW BINLOG EVENTS IN '{}' FROM {} LIMIT 1, 3",
+            last[0].0, evs[2].4
+        ))
+        .unwrap();
+    let kinds: Vec<&str> = evs.iter().map(|e| e.2.as_str()).collect();
+    assert_eq!(kinds, ["Table_map", "Write_rows_v1", "Xid"], "{evs:?}");
+    assert!(
+        evs[0].5.ends_with("(p.t)") && evs[1].5.ends_with("flags: STMT_END_F"),
+        "{evs:?}"
+    );
+    match c.query_drop(format!("SHOW BINLOG EVENTS IN '{}' FROM 5", last[0].0)) {
+        Err(mysql::Error::MySqlError(e)) => assert_eq!(e.code, 1220, "{}", e.message),
+        other => panic!("a position inside an event: {other:?}"),
+    }
     run(&mut c, "CREATE USER watcher@localhost");
     let mut w =
         Conn::new(Opts::from_url(&format!("mysql://watcher@127.0.0.1:{}/", server.port)).unwrap())

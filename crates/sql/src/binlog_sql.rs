@@ -21,6 +21,13 @@ pub enum BinlogStmt {
     ShowLogs,
     /// `SHOW {MASTER | BINLOG} STATUS`
     ShowStatus,
+    /// `SHOW BINLOG EVENTS [IN 'file'] [FROM pos] [LIMIT [offset,] count]`
+    ShowEvents {
+        file: Option<String>,
+        from: u64,
+        offset: u64,
+        limit: Option<u64>,
+    },
     /// `FLUSH [NO_WRITE_TO_BINLOG | LOCAL] {BINARY LOGS | LOGS}`
     Flush,
     /// `PURGE {BINARY | MASTER} LOGS TO 'file'`
@@ -92,6 +99,7 @@ pub fn parse(sql: &str) -> Result<Option<BinlogStmt>, SqlError> {
     Ok(match w.as_slice() {
         ["SHOW", "BINARY" | "MASTER", "LOGS"] => Some(BinlogStmt::ShowLogs),
         ["SHOW", "MASTER" | "BINLOG", "STATUS"] => Some(BinlogStmt::ShowStatus),
+        ["SHOW", "BINLOG", "EVENTS", rest @ ..] => Some(parse_show_events(rest, sql)?),
         ["FLUSH", rest @ ..] => {
             let rest = match rest {
                 ["NO_WRITE_TO_BINLOG" | "LOCAL", r @ ..] => r,
@@ -132,6 +140,216 @@ pub fn parse(sql: &str) -> Result<Option<BinlogStmt>, SqlError> {
         }
         _ => None,
     })
+}
+
+/// The clauses of SHOW BINLOG EVENTS (`rest`: the upper-cased words after EVENTS; the file
+/// name is taken from `sql` as written).
+fn parse_show_events(rest: &[&str], sql: &str) -> Result<BinlogStmt, SqlError> {
+    let bad = || {
+        SqlError::syntax(format!(
+            "You have an error in your SQL syntax near '{}': SHOW BINLOG EVENTS [IN 'file'] [FROM pos] [LIMIT [offset,] count]",
+            rest.join(" ")
+        ))
+    };
+    let num = |w: &str| w.trim_end_matches(',').parse::<u64>().map_err(|_| bad());
+    let (mut file, mut from, mut offset, mut limit) = (None, 4, 0, None);
+    let mut i = 0;
+    while i < rest.len() {
+        match rest[i] {
+            "IN" => {
+                // The name as written (case kept): the word at the same place in `sql`.
+                let words: Vec<&str> = sql
+                    .trim()
+                    .trim_end_matches(';')
+                    .split_ascii_whitespace()
+                    .collect();
+                let w = words.get(3 + i + 1).ok_or_else(bad)?;
+                file = Some(unquote(w).ok_or_else(bad)?);
+                i += 2;
+            }
+            "FROM" => {
+                from = num(rest.get(i + 1).ok_or_else(bad)?)?;
+                i += 2;
+            }
+            "LIMIT" => {
+                let a = rest.get(i + 1).ok_or_else(bad)?;
+                if let Some((o, n)) = a.split_once(',').filter(|(_, n)| !n.is_empty()) {
+                    offset = num(o)?;
+                    limit = Some(num(n)?);
+                    i += 2;
+                } else if a.ends_with(',') {
+                    offset = num(a)?;
+                    limit = Some(num(rest.get(i + 2).ok_or_else(bad)?)?);
+                    i += 3;
+                } else {
+                    limit = Some(num(a)?);
+                    i += 2;
+                }
+            }
+            _ => return Err(bad()),
+        }
+    }
+    Ok(BinlogStmt::ShowEvents {
+        file,
+        from,
+        offset,
+        limit,
+    })
+}
+
+/// SHOW BINLOG EVENTS: one row per event of one file, as MariaDB describes them.
+pub fn show_events(
+    b: Option<&tierdb_binlog::log::Binlog>,
+    file: Option<&str>,
+    from: u64,
+    offset: u64,
+    limit: Option<u64>,
+) -> Result<QueryResult, SqlError> {
+    let mut columns = text_cols(&["Log_name"]);
+    columns.push(Column::bigint("Pos"));
+    columns.extend(text_cols(&["Event_type"]));
+    columns.push(Column::bigint("Server_id"));
+    columns.push(Column::bigint("End_log_pos"));
+    columns.extend(text_cols(&["Info"]));
+    let Some(b) = b else {
+        return Ok(QueryResult::Rows {
+            columns,
+            rows: Vec::new(),
+        });
+    };
+    let failed = |why: &str| {
+        SqlError::new(
+            1220,
+            "HY000",
+            format!("Error when executing command SHOW BINLOG EVENTS: {why}"),
+        )
+    };
+    let name = match file {
+        Some(f) => f.to_string(),
+        None => b
+            .list()?
+            .first()
+            .map(|f| f.name.clone())
+            .ok_or_else(|| failed("Could not find target log"))?,
+    };
+    let bytes = b
+        .read_file(&name)?
+        .ok_or_else(|| failed("Could not find target log"))?;
+    if bytes.len() < 4 || from < 4 || from as usize > bytes.len() {
+        return Err(failed("Wrong offset or I/O error"));
+    }
+    let (evs, _) = tierdb_binlog::events::scan(&bytes[4..]);
+    let mut starts = evs.iter().map(|e| e.offset as u64 + 4);
+    if from as usize != bytes.len() && !starts.any(|p| p == from) {
+        return Err(failed("Wrong offset or I/O error"));
+    }
+    let rows = evs
+        .iter()
+        .filter(|e| e.offset as u64 + 4 >= from)
+        .skip(offset as usize)
+        .take(limit.map_or(usize::MAX, |l| l as usize))
+        .map(|e| {
+            let ev = &bytes[4 + e.offset..4 + e.offset + e.len];
+            let (kind, info) = describe(ev);
+            let sid = u32::from_le_bytes([ev[5], ev[6], ev[7], ev[8]]);
+            vec![
+                s(&name),
+                Value::Int(e.offset as i64 + 4),
+                s(kind),
+                Value::Int(i64::from(sid)),
+                Value::Int(i64::from(e.log_pos)),
+                s(info),
+            ]
+        })
+        .collect();
+    Ok(QueryResult::Rows { columns, rows })
+}
+
+/// An event's type name and Info text, as MariaDB's SHOW BINLOG EVENTS shows them.
+fn describe(ev: &[u8]) -> (&'static str, String) {
+    use tierdb_binlog::events as e;
+    let body = &ev[e::HEADER_LEN..ev.len() - e::CHECKSUM_LEN];
+    let u64_at = |o: usize| {
+        body.get(o..o + 8)
+            .map(|b| u64::from_le_bytes(b.try_into().unwrap_or([0; 8])))
+            .unwrap_or(0)
+    };
+    let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
+    match ev[4] {
+        e::FORMAT_DESCRIPTION_EVENT => {
+            let ver = body.get(2..52).unwrap_or(&[]);
+            let ver = &ver[..ver.iter().position(|&c| c == 0).unwrap_or(ver.len())];
+            (
+                "Format_desc",
+                format!("Server ver: {}, Binlog ver: 4", text(ver)),
+            )
+        }
+        e::GTID_LIST_EVENT => {
+            let list = e::gtid_list_entries(ev).unwrap_or_default();
+            let l: Vec<String> = list
+                .iter()
+                .map(|(d, s, q)| format!("{d}-{s}-{q}"))
+                .collect();
+            ("Gtid_list", format!("[{}]", l.join(",")))
+        }
+        e::BINLOG_CHECKPOINT_EVENT => ("Binlog_checkpoint", text(body.get(4..).unwrap_or(&[]))),
+        e::GTID_EVENT => {
+            let (q, d, s) = e::gtid_seq(ev).unwrap_or((0, 0, 0));
+            let standalone = body.get(12).is_some_and(|f| f & 1 != 0);
+            let begin = if standalone { "" } else { "BEGIN " };
+            ("Gtid", format!("{begin}GTID {d}-{s}-{q}"))
+        }
+        e::QUERY_EVENT => {
+            let db_len = body.get(8).copied().unwrap_or(0) as usize;
+            let vars = body
+                .get(11..13)
+                .map_or(0, |v| u16::from_le_bytes([v[0], v[1]]) as usize);
+            let db_at = 13 + vars;
+            let db = body.get(db_at..db_at + db_len).unwrap_or(&[]);
+            let sql = body.get(db_at + db_len + 1..).unwrap_or(&[]);
+            let info = if db.is_empty() {
+                text(sql)
+            } else {
+                format!("use `{}`; {}", text(db), text(sql))
+            };
+            ("Query", info)
+        }
+        e::TABLE_MAP_EVENT => {
+            let id = u64_at(0) & 0xffff_ffff_ffff;
+            let dl = body.get(8).copied().unwrap_or(0) as usize;
+            let db = body.get(9..9 + dl).unwrap_or(&[]);
+            let tl = body.get(10 + dl).copied().unwrap_or(0) as usize;
+            let t = body.get(11 + dl..11 + dl + tl).unwrap_or(&[]);
+            (
+                "Table_map",
+                format!("table_id: {id} ({}.{})", text(db), text(t)),
+            )
+        }
+        k @ (e::WRITE_ROWS_EVENT_V1 | e::UPDATE_ROWS_EVENT_V1 | e::DELETE_ROWS_EVENT_V1) => {
+            let id = u64_at(0) & 0xffff_ffff_ffff;
+            let flags = body
+                .get(6..8)
+                .map_or(0, |f| u16::from_le_bytes([f[0], f[1]]));
+            let name = match k {
+                e::WRITE_ROWS_EVENT_V1 => "Write_rows_v1",
+                e::UPDATE_ROWS_EVENT_V1 => "Update_rows_v1",
+                _ => "Delete_rows_v1",
+            };
+            let end = if flags & 1 != 0 {
+                " flags: STMT_END_F"
+            } else {
+                ""
+            };
+            (name, format!("table_id: {id}{end}"))
+        }
+        e::XID_EVENT => ("Xid", format!("COMMIT /* xid={} */", u64_at(0))),
+        e::ROTATE_EVENT => (
+            "Rotate",
+            format!("{};pos={}", text(body.get(8..).unwrap_or(&[])), u64_at(0)),
+        ),
+        e::STOP_EVENT => ("Stop", String::new()),
+        _ => ("Unknown", String::new()),
+    }
 }
 
 /// `'x'` or `"x"` (doubled quotes inside), as text.
@@ -558,13 +776,27 @@ mod tests {
         );
         assert!(parse("BINLOG nonsense").is_err());
         assert!(parse("PURGE BINARY LOGS").is_err());
-        for other in [
-            "SHOW TABLES",
-            "FLUSH TABLES",
-            "FLUSH STATUS",
-            "SELECT 1",
-            "SHOW BINLOG EVENTS",
-        ] {
+        assert_eq!(
+            parse("SHOW BINLOG EVENTS IN 'Tb.000002' FROM 329 LIMIT 2, 5").unwrap(),
+            Some(BinlogStmt::ShowEvents {
+                file: Some("Tb.000002".into()),
+                from: 329,
+                offset: 2,
+                limit: Some(5)
+            })
+        );
+        assert_eq!(
+            parse("show binlog events limit 3").unwrap(),
+            Some(BinlogStmt::ShowEvents {
+                file: None,
+                from: 4,
+                offset: 0,
+                limit: Some(3)
+            })
+        );
+        assert!(parse("SHOW BINLOG EVENTS FROM x").is_err());
+        assert!(parse("SHOW BINLOG EVENTS IN").is_err());
+        for other in ["SHOW TABLES", "FLUSH TABLES", "FLUSH STATUS", "SELECT 1"] {
             assert_eq!(parse(other).unwrap(), None, "{other}");
         }
     }

@@ -821,7 +821,9 @@ impl Session {
         use crate::binlog_sql::{self as bs, BinlogStmt};
         let shared = self.core.st.shared.clone();
         let need = match &stmt {
-            BinlogStmt::ShowLogs | BinlogStmt::ShowStatus => a::BINLOG_MONITOR,
+            BinlogStmt::ShowLogs | BinlogStmt::ShowStatus | BinlogStmt::ShowEvents { .. } => {
+                a::BINLOG_MONITOR
+            }
             BinlogStmt::Apply(_) => a::BINLOG_REPLAY,
             BinlogStmt::Flush => a::RELOAD,
             BinlogStmt::PurgeTo(_) | BinlogStmt::PurgeBefore(_) => a::BINLOG_ADMIN,
@@ -838,6 +840,12 @@ impl Session {
                 None => Err(bs::not_logging()),
             },
             BinlogStmt::ShowStatus => Ok(bs::show_status(b.as_deref())),
+            BinlogStmt::ShowEvents {
+                file,
+                from,
+                offset,
+                limit,
+            } => bs::show_events(b.as_deref(), file.as_deref(), from, offset, limit),
             BinlogStmt::Flush => {
                 shared.counters.inc(Counter::ComFlush);
                 if let Some(b) = b {
