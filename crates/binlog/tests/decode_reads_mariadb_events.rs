@@ -5,43 +5,16 @@
 //! `binlog_row_image=MINIMAL`. Needs MariaDB 10.11's server and client tools
 //! (`scripts/setup.sh`).
 
-use std::net::TcpListener;
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output, Stdio};
-use std::time::{Duration, Instant};
+mod common;
 
+use std::process::Command;
+
+use common::{b, big_blob, col, hex_upper, run, tool, Server};
 use tierdb_binlog::decode::{
     check_columns, to_value, DecodeError, Decoder, Event, RawValue, RowsEvent, TableMap,
 };
 use tierdb_binlog::rows::RowsKind;
-use tierdb_engine::{Collation, ColumnDef, ColumnType, LobSize, Value};
-
-fn tool(name: &str) -> PathBuf {
-    for dir in ["/usr/bin", "/usr/sbin", "/usr/local/bin", "/usr/local/sbin"] {
-        let p = Path::new(dir).join(name);
-        if p.exists() {
-            return p;
-        }
-    }
-    panic!("`{name}` is not installed: run scripts/setup.sh (installs MariaDB 10.11)");
-}
-
-fn col(name: &str, ty: ColumnType, nullable: bool) -> ColumnDef {
-    ColumnDef {
-        name: name.into(),
-        ty,
-        nullable,
-        auto_increment: false,
-        default: None,
-        fill: None,
-        collation: Collation::GeneralCi,
-        on_update_now: false,
-    }
-}
-
-fn b(s: &str) -> Value {
-    Value::Bytes(s.as_bytes().to_vec())
-}
+use tierdb_engine::{ColumnDef, ColumnType, LobSize, Value};
 
 /// Every ColumnType variant (and every width / size of the sized ones), with its SQL type.
 fn columns() -> Vec<(ColumnDef, &'static str)> {
@@ -119,7 +92,7 @@ fn columns() -> Vec<(ColumnDef, &'static str)> {
 
 /// Rows as tierdb stores them, by position in [`columns`].
 fn rows() -> Vec<Vec<Value>> {
-    let big: Vec<u8> = (0..70_000u32).map(|i| (i % 251) as u8).collect();
+    let big = big_blob();
     let max = vec![
         Value::Int(1),
         Value::Int(127),
@@ -256,8 +229,7 @@ fn literal(v: &Value, ty: &ColumnType) -> String {
                 if bytes.is_empty() {
                     "''".into()
                 } else {
-                    let hex: String = bytes.iter().map(|c| format!("{c:02X}")).collect();
-                    format!("X'{hex}'")
+                    format!("X'{}'", hex_upper(bytes))
                 }
             }
             _ => format!("'{}'", String::from_utf8(bytes.clone()).unwrap()),
@@ -274,133 +246,6 @@ fn insert_sql(table: &str, cols: &[ColumnDef], rows: &[Vec<Value>]) -> String {
         })
         .collect();
     format!("INSERT INTO {table} VALUES {};", tuples.join(", "))
-}
-
-fn run(cmd: &mut Command) -> Output {
-    let out = cmd
-        .output()
-        .unwrap_or_else(|e| panic!("cannot run {cmd:?}: {e}"));
-    assert!(
-        out.status.success(),
-        "{cmd:?} failed ({}):\nstdout: {}\nstderr: {}",
-        out.status,
-        String::from_utf8_lossy(&out.stdout)
-            .chars()
-            .take(4000)
-            .collect::<String>(),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    out
-}
-
-/// A scratch `mariadbd` writing a row-based binlog, killed when dropped (also on panic).
-struct Server {
-    child: Child,
-    socket: PathBuf,
-    log: PathBuf,
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-impl Server {
-    fn start(dir: &Path) -> Server {
-        let data = dir.join("data");
-        let chown = |p: &Path| run(Command::new("chown").arg("-R").arg("mysql:mysql").arg(p));
-        chown(dir);
-        run(Command::new(tool("mariadb-install-db"))
-            .arg("--no-defaults")
-            .arg("--user=mysql")
-            .arg(format!("--datadir={}", data.display()))
-            .arg("--auth-root-authentication-method=normal")
-            .arg("--skip-test-db"));
-        chown(dir);
-        let port = TcpListener::bind("127.0.0.1:0")
-            .and_then(|l| l.local_addr())
-            .map(|a| a.port())
-            .expect("free port");
-        let socket = dir.join("mysqld.sock");
-        let log = dir.join("error.log");
-        let child = Command::new(tool("mariadbd"))
-            .arg("--no-defaults")
-            .arg("--user=mysql")
-            .arg(format!("--datadir={}", data.display()))
-            .arg(format!("--socket={}", socket.display()))
-            .arg(format!("--port={port}"))
-            .arg("--bind-address=127.0.0.1")
-            .arg(format!("--pid-file={}", dir.join("mysqld.pid").display()))
-            .arg(format!("--log-error={}", log.display()))
-            .arg("--server-id=99")
-            .arg(format!("--log-bin={}", data.join("mysql-bin").display()))
-            .arg("--binlog-format=ROW")
-            .arg("--default-time-zone=+00:00")
-            .arg("--character-set-server=utf8mb4")
-            .arg("--innodb-buffer-pool-size=64M")
-            .arg("--max-allowed-packet=64M")
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("start mariadbd");
-        let server = Server { child, socket, log };
-        let deadline = Instant::now() + Duration::from_secs(30);
-        loop {
-            let ok = server.client().arg("-e").arg("SELECT 1").output();
-            if matches!(&ok, Ok(o) if o.status.success()) {
-                return server;
-            }
-            assert!(
-                Instant::now() < deadline,
-                "mariadbd did not start; its log:\n{}",
-                std::fs::read_to_string(&server.log).unwrap_or_default()
-            );
-            std::thread::sleep(Duration::from_millis(200));
-        }
-    }
-
-    fn client(&self) -> Command {
-        let mut c = Command::new(tool("mariadb"));
-        c.arg("--no-defaults")
-            .arg(format!("--socket={}", self.socket.display()))
-            .arg("-uroot")
-            .arg("--default-character-set=utf8mb4");
-        c
-    }
-
-    fn exec(&self, sql: &str) {
-        let mut c = self.client();
-        c.arg("--binary-mode")
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped());
-        let mut child = c.spawn().expect("start mariadb client");
-        {
-            use std::io::Write;
-            child
-                .stdin
-                .take()
-                .unwrap()
-                .write_all(sql.as_bytes())
-                .unwrap();
-        }
-        let out = child.wait_with_output().unwrap();
-        assert!(
-            out.status.success(),
-            "the server refused {}...: {}",
-            sql.chars().take(300).collect::<String>(),
-            String::from_utf8_lossy(&out.stderr)
-                .chars()
-                .rev()
-                .take(2000)
-                .collect::<Vec<_>>()
-                .into_iter()
-                .rev()
-                .collect::<String>()
-        );
-    }
 }
 
 /// Decodes standard base64 (as `mariadb-binlog` prints it; whitespace ignored).
@@ -579,7 +424,7 @@ fn decode_reads_mariadb_events() {
         .prefix("binlog-decode-it")
         .tempdir()
         .unwrap();
-    let server = Server::start(dir.path());
+    let server = Server::start_with_binlog(dir.path());
     let cols_sql = columns();
     let cols: Vec<ColumnDef> = cols_sql.iter().map(|(c, _)| c.clone()).collect();
     let defs: Vec<String> = cols_sql

@@ -2,12 +2,12 @@
 //! decoded rows are our values) and applied by a real `mariadbd` (the rows SELECTed back are
 //! our values). Needs MariaDB 10.11's server and client tools (`scripts/setup.sh`).
 
-use std::io::Write;
-use std::net::TcpListener;
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output, Stdio};
-use std::time::{Duration, Instant};
+mod common;
 
+use std::io::Write;
+use std::process::{Command, Stdio};
+
+use common::{b, big_blob, col, hex_upper, run, tool, Server};
 use tierdb_binlog::events::{self, QueryEvent, MAGIC};
 use tierdb_binlog::rows::{row_image_len, rows_event, rows_event_overhead, RowImages, RowsKind};
 use tierdb_engine::{Collation, ColumnDef, ColumnType, LobSize, Value};
@@ -18,33 +18,6 @@ const DB: &str = "bl";
 const FILE_NAME: &str = "tierdb-bin.000001";
 /// Our events' split size: rows events stay below this (each row in exactly one event).
 const MAX_ROWS_EVENT_BYTES: usize = 8192;
-
-fn tool(name: &str) -> PathBuf {
-    for dir in ["/usr/bin", "/usr/sbin", "/usr/local/bin", "/usr/local/sbin"] {
-        let p = Path::new(dir).join(name);
-        if p.exists() {
-            return p;
-        }
-    }
-    panic!("`{name}` is not installed: run scripts/setup.sh (installs MariaDB 10.11)");
-}
-
-fn col(name: &str, ty: ColumnType, nullable: bool) -> ColumnDef {
-    ColumnDef {
-        name: name.into(),
-        ty,
-        nullable,
-        auto_increment: false,
-        default: None,
-        fill: None,
-        collation: Collation::GeneralCi,
-        on_update_now: false,
-    }
-}
-
-fn b(s: &str) -> Value {
-    Value::Bytes(s.as_bytes().to_vec())
-}
 
 /// Every ColumnType variant (and every width / size of the sized ones), with its SQL type.
 fn columns() -> Vec<(ColumnDef, &'static str)> {
@@ -329,10 +302,6 @@ fn hidden_key_columns() -> Vec<ColumnDef> {
     ]
 }
 
-fn big_blob() -> Vec<u8> {
-    (0..70_000u32).map(|i| (i % 251) as u8).collect()
-}
-
 /// The whole file: magic, header events, two DDL groups, DML groups, Rotate.
 fn build_binlog(cols: &[(ColumnDef, &str)]) -> Vec<u8> {
     let defs: Vec<ColumnDef> = cols.iter().map(|(c, _)| c.clone()).collect();
@@ -422,109 +391,6 @@ fn build_binlog(cols: &[(ColumnDef, &str)]) -> Vec<u8> {
     let mut file = MAGIC.to_vec();
     file.extend_from_slice(&ev);
     file
-}
-
-fn run(cmd: &mut Command) -> Output {
-    let out = cmd
-        .output()
-        .unwrap_or_else(|e| panic!("cannot run {cmd:?}: {e}"));
-    assert!(
-        out.status.success(),
-        "{cmd:?} failed ({}):\nstdout: {}\nstderr: {}",
-        out.status,
-        String::from_utf8_lossy(&out.stdout)
-            .chars()
-            .take(4000)
-            .collect::<String>(),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    out
-}
-
-/// A scratch `mariadbd`, killed when dropped (also on panic).
-struct Server {
-    child: Child,
-    socket: PathBuf,
-    log: PathBuf,
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-impl Server {
-    fn start(dir: &Path) -> Server {
-        let data = dir.join("data");
-        let chown = |p: &Path| run(Command::new("chown").arg("-R").arg("mysql:mysql").arg(p));
-        chown(dir);
-        run(Command::new(tool("mariadb-install-db"))
-            .arg("--no-defaults")
-            .arg("--user=mysql")
-            .arg(format!("--datadir={}", data.display()))
-            .arg("--auth-root-authentication-method=normal")
-            .arg("--skip-test-db"));
-        chown(dir);
-        let port = TcpListener::bind("127.0.0.1:0")
-            .and_then(|l| l.local_addr())
-            .map(|a| a.port())
-            .expect("free port");
-        let socket = dir.join("mysqld.sock");
-        let log = dir.join("error.log");
-        let child = Command::new(tool("mariadbd"))
-            .arg("--no-defaults")
-            .arg("--user=mysql")
-            .arg(format!("--datadir={}", data.display()))
-            .arg(format!("--socket={}", socket.display()))
-            .arg(format!("--port={port}"))
-            .arg("--bind-address=127.0.0.1")
-            .arg(format!("--pid-file={}", dir.join("mysqld.pid").display()))
-            .arg(format!("--log-error={}", log.display()))
-            .arg("--server-id=99")
-            .arg("--default-time-zone=+00:00")
-            .arg("--character-set-server=utf8mb4")
-            .arg("--innodb-buffer-pool-size=64M")
-            .arg("--max-allowed-packet=64M")
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("start mariadbd");
-        let server = Server { child, socket, log };
-        let deadline = Instant::now() + Duration::from_secs(30);
-        loop {
-            let ok = server.client().arg("-e").arg("SELECT 1").output();
-            if matches!(&ok, Ok(o) if o.status.success()) {
-                return server;
-            }
-            assert!(
-                Instant::now() < deadline,
-                "mariadbd did not start; its log:\n{}",
-                std::fs::read_to_string(&server.log).unwrap_or_default()
-            );
-            std::thread::sleep(Duration::from_millis(200));
-        }
-    }
-
-    fn client(&self) -> Command {
-        let mut c = Command::new(tool("mariadb"));
-        c.arg("--no-defaults")
-            .arg(format!("--socket={}", self.socket.display()))
-            .arg("-uroot")
-            .arg("--default-character-set=utf8mb4");
-        c
-    }
-
-    /// Result rows of `sql` as tab-separated lines (NULL as `NULL`).
-    fn query(&self, sql: &str) -> Vec<String> {
-        let out = run(self.client().arg("-N").arg("-B").arg("-e").arg(sql));
-        String::from_utf8(out.stdout)
-            .expect("utf-8 result")
-            .lines()
-            .map(str::to_owned)
-            .collect()
-    }
 }
 
 /// The `@n=value` lines mariadb-binlog printed for the image after `header` (e.g. the n-th
@@ -918,7 +784,7 @@ fn mariadb_binlog_reads_our_events() {
     let h = server.query("SELECT COUNT(*), SUM(LENGTH(big)), MAX(a) FROM bl.h");
     assert_eq!(h, ["401\t82000\tr99"]);
     let big = server.query("SELECT LENGTH(big), HEX(big) FROM bl.h WHERE a = 'big'");
-    let expected_hex: String = big_blob().iter().map(|x| format!("{x:02X}")).collect();
+    let expected_hex = hex_upper(&big_blob());
     assert!(
         big == [format!("70000\t{expected_hex}")],
         "the 70 000-byte blob differs"
