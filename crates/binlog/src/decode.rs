@@ -28,14 +28,13 @@
 use std::collections::HashMap;
 
 use crate::events::{
-    enum_pack_len, lob_pack_len, CHECKSUM_ALG_CRC32, CHECKSUM_LEN, DELETE_ROWS_EVENT_V1,
-    FORMAT_DESCRIPTION_EVENT, GTID_EVENT, HEADER_LEN, LOG_EVENT_BINLOG_IN_USE_F,
-    MAX_BYTES_PER_CHAR, MYSQL_TYPE_BIT, MYSQL_TYPE_BLOB, MYSQL_TYPE_DATE, MYSQL_TYPE_DATETIME2,
-    MYSQL_TYPE_DOUBLE, MYSQL_TYPE_ENUM, MYSQL_TYPE_FLOAT, MYSQL_TYPE_INT24, MYSQL_TYPE_LONG,
-    MYSQL_TYPE_LONGLONG, MYSQL_TYPE_NEWDECIMAL, MYSQL_TYPE_SET, MYSQL_TYPE_SHORT,
-    MYSQL_TYPE_STRING, MYSQL_TYPE_TIME2, MYSQL_TYPE_TIMESTAMP2, MYSQL_TYPE_TINY,
-    MYSQL_TYPE_VARCHAR, MYSQL_TYPE_YEAR, QUERY_EVENT, TABLE_MAP_EVENT, UPDATE_ROWS_EVENT_V1,
-    WRITE_ROWS_EVENT_V1, XID_EVENT,
+    enum_pack_len, event_crc, lob_pack_len, CHECKSUM_ALG_CRC32, CHECKSUM_LEN, DELETE_ROWS_EVENT_V1,
+    FORMAT_DESCRIPTION_EVENT, GTID_EVENT, HEADER_LEN, MAX_BYTES_PER_CHAR, MYSQL_TYPE_BIT,
+    MYSQL_TYPE_BLOB, MYSQL_TYPE_DATE, MYSQL_TYPE_DATETIME2, MYSQL_TYPE_DOUBLE, MYSQL_TYPE_ENUM,
+    MYSQL_TYPE_FLOAT, MYSQL_TYPE_INT24, MYSQL_TYPE_LONG, MYSQL_TYPE_LONGLONG,
+    MYSQL_TYPE_NEWDECIMAL, MYSQL_TYPE_SET, MYSQL_TYPE_SHORT, MYSQL_TYPE_STRING, MYSQL_TYPE_TIME2,
+    MYSQL_TYPE_TIMESTAMP2, MYSQL_TYPE_TINY, MYSQL_TYPE_VARCHAR, MYSQL_TYPE_YEAR, QUERY_EVENT,
+    TABLE_MAP_EVENT, UPDATE_ROWS_EVENT_V1, WRITE_ROWS_EVENT_V1, XID_EVENT,
 };
 use crate::rows::{RowsKind, STMT_END_F};
 use tierdb_engine::{ColumnDef, ColumnType, Value};
@@ -55,7 +54,6 @@ const SERVER_VERSION_LEN: usize = 50;
 const TYPE_OFFSET: usize = 4;
 const SERVER_ID_OFFSET: usize = 5;
 const EVENT_LEN_OFFSET: usize = 9;
-const FLAGS_OFFSET: usize = 17;
 /// GTID event flag: the group is one statement without BEGIN/COMMIT.
 const FL_STANDALONE: u8 = 1;
 /// Largest TIME hour MariaDB holds (838:59:59.999999).
@@ -392,22 +390,6 @@ impl<'a> Reader<'a> {
             ))),
         }
     }
-}
-
-/// CRC32 of an event's bytes without its trailer; a Format_description event's in-use flag
-/// is left out, as MariaDB clears it in place when it closes a file.
-fn event_crc(bytes: &[u8]) -> u32 {
-    let mut h = crc32fast::Hasher::new();
-    if bytes.len() >= HEADER_LEN && bytes[TYPE_OFFSET] == FORMAT_DESCRIPTION_EVENT {
-        let mut header = [0u8; HEADER_LEN];
-        header.copy_from_slice(&bytes[..HEADER_LEN]);
-        header[FLAGS_OFFSET] &= !(LOG_EVENT_BINLOG_IN_USE_F as u8);
-        h.update(&header);
-        h.update(&bytes[HEADER_LEN..]);
-    } else {
-        h.update(bytes);
-    }
-    h.finalize()
 }
 
 fn le_u32(b: &[u8], at: usize) -> u32 {
@@ -1696,19 +1678,11 @@ fn decimal_text(text: &str, precision: u8, scale: u8, unsigned: bool) -> Result<
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::events::tests::{col, reference_columns, reference_row};
+    use crate::events::tests::{col, hex, reference_columns, reference_row};
     use crate::events::{self, QueryEvent};
     use crate::rows::{rows_event, RowImages};
     use proptest::prelude::*;
     use tierdb_engine::LobSize;
-
-    fn hex(s: &str) -> Vec<u8> {
-        let s: String = s.split_whitespace().collect();
-        (0..s.len())
-            .step_by(2)
-            .map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap())
-            .collect()
-    }
 
     fn text(s: &str) -> Value {
         Value::Bytes(s.as_bytes().to_vec())
@@ -2941,9 +2915,9 @@ mod tests {
         let mut damaged = fde();
         damaged[30] ^= 1;
         assert!(decode_events(&damaged, false).is_err());
-        // The in-use flag is not covered by the checksum.
+        // The in-use flag (header flags at byte 17) is not covered by the checksum.
         let mut in_use = fde();
-        in_use[FLAGS_OFFSET] |= 1;
+        in_use[17] |= 1;
         assert!(decode_events(&in_use, false).is_ok());
     }
 

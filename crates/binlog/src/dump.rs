@@ -61,12 +61,6 @@ pub struct Dump {
     last_sent: Instant,
 }
 
-fn reseal(ev: &mut [u8]) {
-    let n = ev.len();
-    let crc = crc32fast::hash(&ev[..n - events::CHECKSUM_LEN]);
-    ev[n - events::CHECKSUM_LEN..].copy_from_slice(&crc.to_le_bytes());
-}
-
 /// Makes `ev` an artificial event: no position, the artificial flag, checksum redone.
 fn artificial(mut ev: Vec<u8>) -> Vec<u8> {
     let flags = u16::from_le_bytes([ev[17], ev[18]]) | LOG_EVENT_ARTIFICIAL_F;
@@ -77,8 +71,22 @@ fn artificial(mut ev: Vec<u8>) -> Vec<u8> {
 /// `ev` with no end position (the replica does not move its position for it).
 fn positionless(mut ev: Vec<u8>) -> Vec<u8> {
     ev[13..17].copy_from_slice(&0u32.to_le_bytes());
-    reseal(&mut ev);
+    events::reseal(&mut ev);
     ev
+}
+
+/// The artificial Rotate a replica is sent when the stream moves to `file` at `pos`.
+fn fake_rotate(log: &Binlog, file: u32, pos: u64) -> Result<Vec<u8>, DumpError> {
+    let mut rot = Vec::new();
+    events::rotate(
+        &mut rot,
+        0,
+        log.config().server_id,
+        &log.file_name(file),
+        pos,
+    )
+    .map_err(|e| DumpError(e.to_string()))?;
+    Ok(artificial(rot))
 }
 
 /// Most bytes of a file read at once (an event larger than this is read whole).
@@ -115,7 +123,7 @@ impl Dump {
                 "Slave can not handle replication events with the checksum that master is configured to log".into(),
             ));
         }
-        let files = log.file_numbers().map_err(|e| DumpError(e.to_string()))?;
+        let files = log.numbers().map_err(|e| DumpError(e.to_string()))?;
         let Some(&first) = files.first() else {
             return Err(DumpError("Binary log is not open".into()));
         };
@@ -157,7 +165,7 @@ impl Dump {
             }
             (_, true) => (first, 4),
             (_, false) => {
-                let n = log.number_of_name(&req.file).filter(|n| files.contains(n));
+                let n = log.number_of(&req.file).filter(|n| files.contains(n));
                 let Some(n) = n else {
                     return Err(DumpError(
                         "Could not find first log file name in binary log index file".into(),
@@ -198,7 +206,7 @@ impl Dump {
             let fde = d.read_event_at(file, 4)?;
             d.queue.push_back(positionless(fde));
             // And the position must be where an event starts.
-            let len = std::fs::metadata(d.log.file_path(file))
+            let len = std::fs::metadata(d.log.path(file))
                 .map(|m| m.len())
                 .unwrap_or(0);
             if pos < len && d.read_event_at(file, pos).is_err() {
@@ -226,7 +234,7 @@ impl Dump {
     /// Bytes of `file` from `at`: up to `READ_CHUNK`, or the whole first event when it is
     /// larger.
     fn read_from(&self, file: u32, at: u64) -> Result<Vec<u8>, DumpError> {
-        let path = self.log.file_path(file);
+        let path = self.log.path(file);
         let f = File::open(&path)
             .map_err(|e| DumpError(format!("Could not open log file {}: {e}", path.display())))?;
         let len = f.metadata().map(|m| m.len()).unwrap_or(0);
@@ -292,25 +300,17 @@ impl Dump {
         if evs.is_empty()
             && self
                 .log
-                .file_numbers()
+                .numbers()
                 .is_ok_and(|f| f.contains(&(self.file + 1)))
         {
-            let len = File::open(self.log.file_path(self.file))
+            let len = File::open(self.log.path(self.file))
                 .and_then(|f| f.metadata())
                 .map(|m| m.len())
                 .unwrap_or(0);
             if self.pos >= len {
                 let next = self.file + 1;
-                let mut rot = Vec::new();
-                events::rotate(
-                    &mut rot,
-                    0,
-                    self.log.config().server_id,
-                    &self.log.file_name(next),
-                    4,
-                )
-                .map_err(|e| DumpError(e.to_string()))?;
-                self.queue.push_back(artificial(rot));
+                let rot = fake_rotate(&self.log, next, 4)?;
+                self.queue.push_back(rot);
                 self.file = next;
                 self.pos = 4;
                 return Ok(true);
@@ -331,7 +331,7 @@ impl Dump {
         ev.extend_from_slice(&LOG_EVENT_ARTIFICIAL_F.to_le_bytes());
         ev.extend_from_slice(name.as_bytes());
         ev.extend_from_slice(&[0; 4]);
-        reseal(&mut ev);
+        events::reseal(&mut ev);
         ev
     }
 

@@ -253,6 +253,22 @@ pub(crate) fn finish_event(out: &mut Vec<u8>, start: usize) -> Result<(), Format
     Ok(())
 }
 
+/// Recomputes the checksum of one whole event after its header was changed in place.
+pub fn reseal(event: &mut [u8]) {
+    let n = event.len() - CHECKSUM_LEN;
+    let crc = event_crc(&event[..n]);
+    event[n..].copy_from_slice(&crc.to_le_bytes());
+}
+
+/// A GTID event's group is standalone (a DDL statement's: no XID ends it). False for any
+/// other event.
+pub fn gtid_is_standalone(event: &[u8]) -> bool {
+    event.get(TYPE_OFFSET) == Some(&GTID_EVENT)
+        && event
+            .get(HEADER_LEN + 12)
+            .is_some_and(|f| f & FL_STANDALONE != 0)
+}
+
 /// For the events whose size can never overflow (small fixed bodies and names checked
 /// before).
 fn finish_small(out: &mut Vec<u8>, start: usize) {
@@ -262,7 +278,7 @@ fn finish_small(out: &mut Vec<u8>, start: usize) {
 
 /// CRC32 of an event's header and body (`bytes` without the trailer). The in-use flag of a
 /// Format_description event is excluded, as MariaDB clears it in place when it closes a file.
-fn event_crc(bytes: &[u8]) -> u32 {
+pub(crate) fn event_crc(bytes: &[u8]) -> u32 {
     let mut h = crc32fast::Hasher::new();
     if bytes.len() >= HEADER_LEN && bytes[TYPE_OFFSET] == FORMAT_DESCRIPTION_EVENT {
         let mut header = [0u8; HEADER_LEN];
@@ -998,7 +1014,7 @@ pub(crate) mod tests {
     use proptest::prelude::*;
     use tierdb_engine::{Collation, LobSize, Value};
 
-    fn hex(s: &str) -> Vec<u8> {
+    pub(crate) fn hex(s: &str) -> Vec<u8> {
         let s: String = s.split_whitespace().collect();
         (0..s.len())
             .step_by(2)

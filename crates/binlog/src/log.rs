@@ -223,39 +223,19 @@ impl Binlog {
         format!("{}.{:06}", self.cfg.basename, n)
     }
 
-    fn path(&self, n: u32) -> PathBuf {
+    /// The path of file number `n`.
+    pub fn path(&self, n: u32) -> PathBuf {
         self.cfg.dir.join(self.file_name(n))
     }
 
     /// The numbers of the files in the folder, ascending.
-    fn numbers(&self) -> Result<Vec<u32>> {
+    pub fn numbers(&self) -> Result<Vec<u32>> {
         list_numbers(&self.cfg)
     }
 
-    /// The numbers of the files in the folder, ascending (for dumps).
-    pub fn file_numbers(&self) -> Result<Vec<u32>> {
-        self.numbers()
-    }
-
-    /// The path of file number `n`.
-    pub fn file_path(&self, n: u32) -> PathBuf {
-        self.path(n)
-    }
-
-    /// The number of file `name` (a name this log would give), if it is one.
-    pub fn number_of_name(&self, name: &str) -> Option<u32> {
-        self.number_of(name)
-    }
-
-    /// The last GTID sequence number this server logged in domain 0.
+    /// The last GTID sequence number logged in domain 0.
     pub fn last_seq(&self) -> u64 {
-        let o = self.order.lock();
-        o.state
-            .iter()
-            .filter(|((d, _), _)| *d == DOMAIN)
-            .map(|(_, q)| *q)
-            .max()
-            .unwrap_or(0)
+        domain_seq(self.order.lock().state.iter().map(|(&(d, _), &q)| (d, q)))
     }
 
     /// The last domain-0 sequence number before file `n` (its Gtid_list; 0 when none).
@@ -273,12 +253,7 @@ impl Binlog {
         for e in evs.iter().take(3) {
             let ev = &b[4 + e.offset..4 + e.offset + e.len];
             if let Some(list) = events::gtid_list_entries(ev) {
-                return Ok(list
-                    .iter()
-                    .filter(|(d, _, _)| *d == DOMAIN)
-                    .map(|(_, _, q)| *q)
-                    .max()
-                    .unwrap_or(0));
+                return Ok(domain_seq(list.iter().map(|&(d, _, q)| (d, q))));
             }
         }
         Ok(0)
@@ -337,7 +312,7 @@ impl Binlog {
                             if let Some((q, d, s)) = events::gtid_seq(ev) {
                                 state.insert((d, s), q);
                             }
-                            open = Some(is_standalone(ev));
+                            open = Some(events::gtid_is_standalone(ev));
                             false
                         }
                         (events::XID_EVENT, Some(_)) | (_, Some(true)) => true,
@@ -510,7 +485,8 @@ impl Binlog {
         }
     }
 
-    fn number_of(&self, name: &str) -> Option<u32> {
+    /// The number of file `name` (a name this log would give), if it is one.
+    pub fn number_of(&self, name: &str) -> Option<u32> {
         let name = name.rsplit('/').next().unwrap_or(name);
         let num = name.strip_prefix(&format!("{}.", self.cfg.basename))?;
         if num.len() < 6 || !num.bytes().all(|b| b.is_ascii_digit()) {
@@ -880,10 +856,13 @@ fn mark_no_fk_checks(buf: &mut [u8]) {
     }
 }
 
-/// The GTID event is standalone (a DDL statement: no XID closes its group).
-fn is_standalone(ev: &[u8]) -> bool {
-    // Flags byte after seq (8) and domain (4) in the body.
-    ev.get(events::HEADER_LEN + 12).is_some_and(|f| f & 1 != 0)
+/// The highest sequence number of domain 0 among (domain, sequence number) pairs.
+fn domain_seq(gtids: impl Iterator<Item = (u32, u64)>) -> u64 {
+    gtids
+        .filter(|(d, _)| *d == DOMAIN)
+        .map(|(_, q)| q)
+        .max()
+        .unwrap_or(0)
 }
 
 fn sync_dir(dir: &Path) -> Result<()> {
@@ -962,14 +941,7 @@ impl BinlogSink for Binlog {
         let mut seq = None;
         if !events.is_empty() {
             // Sequence numbers grow per domain, whatever server ids logged before (as MariaDB).
-            let s = o
-                .state
-                .iter()
-                .filter(|((d, _), _)| *d == DOMAIN)
-                .map(|(_, q)| *q)
-                .max()
-                .unwrap_or(0)
-                + 1;
+            let s = domain_seq(o.state.iter().map(|(&(d, _), &q)| (d, q))) + 1;
             events::set_gtid_seq(&mut events, s).map_err(format_err)?;
             events::set_positions(&mut events, offset).map_err(format_err)?;
             seq = Some(s);

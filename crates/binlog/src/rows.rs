@@ -681,17 +681,9 @@ fn put_time2<S: Sink>(out: &mut S, t: &Time, fsp: u8) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::events::tests::{col, reference_columns, reference_row};
+    use crate::events::tests::{col, hex, reference_columns, reference_row};
     use proptest::prelude::*;
     use tierdb_engine::LobSize;
-
-    fn hex(s: &str) -> Vec<u8> {
-        let s: String = s.split_whitespace().collect();
-        (0..s.len())
-            .step_by(2)
-            .map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap())
-            .collect()
-    }
 
     fn enc(ty: ColumnType, v: Value) -> Result<Vec<u8>, FormatError> {
         let c = col("c", ty, true);

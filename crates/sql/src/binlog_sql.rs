@@ -295,8 +295,11 @@ fn describe(ev: &[u8]) -> (&'static str, String) {
         e::BINLOG_CHECKPOINT_EVENT => ("Binlog_checkpoint", text(body.get(4..).unwrap_or(&[]))),
         e::GTID_EVENT => {
             let (q, d, s) = e::gtid_seq(ev).unwrap_or((0, 0, 0));
-            let standalone = body.get(12).is_some_and(|f| f & 1 != 0);
-            let begin = if standalone { "" } else { "BEGIN " };
+            let begin = if e::gtid_is_standalone(ev) {
+                ""
+            } else {
+                "BEGIN "
+            };
             ("Gtid", format!("{begin}GTID {d}-{s}-{q}"))
         }
         e::QUERY_EVENT => {
@@ -435,6 +438,11 @@ impl Default for ApplyState {
 
 fn quote(name: &str) -> String {
     format!("`{}`", name.replace('`', "``"))
+}
+
+/// `` `db`.`table` `` for statements the server writes into the binary log.
+pub(crate) fn quote_table(db: &str, table: &str) -> String {
+    format!("{}.{}", quote(db), quote(table))
 }
 
 impl ApplyState {

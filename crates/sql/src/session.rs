@@ -1796,7 +1796,7 @@ impl Core {
                 let real: Vec<String> = tables
                     .iter()
                     .filter(|(d, t)| !engine.is_temporary_table(d, t))
-                    .map(|(d, t)| format!("`{}`.`{}`", d.replace('`', "``"), t.replace('`', "``")))
+                    .map(|(d, t)| crate::binlog_sql::quote_table(d, t))
                     .collect();
                 if real.len() < tables.len() {
                     let ie = if *if_exists { "IF EXISTS " } else { "" };
@@ -1823,7 +1823,7 @@ impl Core {
                 let gone: Vec<String> = existed
                     .iter()
                     .filter(|(d, t)| self.st.shared.engine.table(d, t).is_err())
-                    .map(|(d, t)| format!("`{}`.`{}`", d.replace('`', "``"), t.replace('`', "``")))
+                    .map(|(d, t)| crate::binlog_sql::quote_table(d, t))
                     .collect();
                 if !gone.is_empty() {
                     self.log_statement(None, &format!("DROP TABLE IF EXISTS {}", gone.join(", ")))?;
@@ -3098,9 +3098,8 @@ impl Core {
                 self.log_statement(
                     Some(db),
                     &format!(
-                        "DROP TABLE IF EXISTS `{}`.`{}`",
-                        db.replace('`', "``"),
-                        def.name.replace('`', "``")
+                        "DROP TABLE IF EXISTS {}",
+                        crate::binlog_sql::quote_table(db, &def.name)
                     ),
                 )?;
             }
@@ -3184,11 +3183,7 @@ impl Core {
         // The binary log gets the created table's definition, then its rows (as MariaDB
         // logs CREATE ... SELECT in row format): a replica must not run the query again.
         let logging = !temporary && self.st.shared.binlog().is_some() && self.st.log_bin_on();
-        let quoted = format!(
-            "`{}`.`{}`",
-            db.replace('`', "``"),
-            out.name.replace('`', "``")
-        );
+        let quoted = crate::binlog_sql::quote_table(db, &out.name);
         let filed = if temporary {
             engine.create_temporary_table(db, out.clone())?
         } else {
