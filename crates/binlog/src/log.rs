@@ -35,9 +35,11 @@ use crate::rows::{self, RowsKind};
 
 /// Version byte of the sink bytes in a redo record.
 const SINK_VERSION: u8 = 1;
-/// Largest sink bytes one redo record may carry (the redo log's record limit, less room
-/// for the record's own fields).
-const MAX_SINK_BYTES: usize = tierdb_wal::MAX_RECORD_BYTES - 64;
+/// Sink bytes past this size go in several redo records (a transaction's leading parts, then
+/// its commit record); well under the redo log's 16 MiB record limit.
+const RECORD_SINK_BYTES: usize = 4 << 20;
+/// Largest events of one DDL statement (they must fit one record with a rotation's bytes).
+const MAX_STATEMENT_BYTES: usize = RECORD_SINK_BYTES - (64 << 10);
 /// Rows of one rows event stop growing past this many bytes (MariaDB's
 /// `binlog_row_event_max_size` default).
 const ROWS_EVENT_BYTES: usize = 8192;
@@ -80,10 +82,19 @@ struct Write {
     bytes: Vec<u8>,
 }
 
-/// Placed writes waiting for (or in) their write to the files.
+/// Placed writes waiting for (or in) their write to the files: the start of their first redo
+/// record and the end of their last.
 struct Pending {
+    start_lsn: u64,
     end_lsn: u64,
-    writes: Arc<Vec<Write>>,
+    writes: Arc<Placed>,
+}
+
+/// The writes of one placement, written to the files at most once (a committing thread and a
+/// checkpoint may both get to them: the second waits for the first).
+struct Placed {
+    writes: Vec<Write>,
+    written: Mutex<bool>,
 }
 
 /// What the order lock guards: where the next events go.
@@ -526,7 +537,7 @@ impl Binlog {
         let busy: HashSet<u32> = {
             let p = self.pending.lock();
             p.values()
-                .flat_map(|x| x.writes.iter().map(|w| w.file))
+                .flat_map(|x| x.writes.writes.iter().map(|w| w.file))
                 .collect()
         };
         let mut n_deleted = 0;
@@ -564,7 +575,7 @@ impl Binlog {
         let mut out = Vec::with_capacity(128 + q.sql.len());
         events::gtid(&mut out, ts, self.cfg.server_id, 0, DOMAIN, true);
         events::query(&mut out, ts, self.cfg.server_id, q).map_err(format_err)?;
-        if out.len() > MAX_SINK_BYTES {
+        if out.len() > MAX_STATEMENT_BYTES {
             return Err(Error::BinlogCacheFull);
         }
         Ok(out)
@@ -667,6 +678,17 @@ impl Binlog {
         Ok(())
     }
 
+    /// Writes a placement's bytes unless they were written already (waiting for a write of
+    /// them in progress).
+    fn write_once(&self, p: &Placed) -> Result<()> {
+        let mut done = p.written.lock();
+        if !*done {
+            self.apply(&p.writes)?;
+            *done = true;
+        }
+        Ok(())
+    }
+
     /// Syncs every file written since the last sync (and the folder after a new file).
     fn sync(&self) -> Result<()> {
         let (files, dir) = {
@@ -697,14 +719,14 @@ impl Binlog {
 
     /// Clean shutdown: every placed write in the files, a stop event after the last, synced.
     pub fn close(&self) -> Result<()> {
-        let all: Vec<Arc<Vec<Write>>> = self
+        let all: Vec<Arc<Placed>> = self
             .pending
             .lock()
             .values()
             .map(|p| p.writes.clone())
             .collect();
         for w in all {
-            self.apply(&w)?;
+            self.write_once(&w)?;
         }
         self.pending.lock().clear();
         let (file, offset) = {
@@ -754,6 +776,48 @@ impl Binlog {
             start = end;
         }
         Ok(())
+    }
+
+    /// Appends `writes` as sink bytes of at most about `RECORD_SINK_BYTES` per record (a
+    /// write longer than that is cut at byte boundaries: each piece is a write of its own, at
+    /// its own offset); the last record is the completing one. Returns the first record's start
+    /// and the last one's end.
+    fn append_split(writes: &[Write], append: &mut AppendRecord<'_>) -> Result<(u64, u64)> {
+        let mut groups: Vec<Vec<Write>> = vec![Vec::new()];
+        let mut size = 0;
+        for w in writes {
+            let mut at = 0;
+            loop {
+                let room = RECORD_SINK_BYTES.saturating_sub(size);
+                if room == 0 {
+                    groups.push(Vec::new());
+                    size = 0;
+                    continue;
+                }
+                let n = room.min(w.bytes.len() - at);
+                if let Some(g) = groups.last_mut() {
+                    g.push(Write {
+                        file: w.file,
+                        offset: w.offset + at as u64,
+                        bytes: w.bytes[at..at + n].to_vec(),
+                    });
+                }
+                size += n;
+                at += n;
+                if at == w.bytes.len() {
+                    break;
+                }
+            }
+        }
+        let mut first = None;
+        let mut end = 0;
+        let last = groups.len() - 1;
+        for (i, g) in groups.iter().enumerate() {
+            let (s, e) = append(&Self::encode_writes(g), i == last)?;
+            first.get_or_insert(s);
+            end = e;
+        }
+        Ok((first.unwrap_or(end), end))
     }
 
     /// The sink bytes of `writes` (see the module doc).
@@ -895,9 +959,6 @@ impl BinlogSink for Binlog {
             if no_fk {
                 mark_no_fk_checks(&mut out[from..]);
             }
-            if out.len() > MAX_SINK_BYTES {
-                return Err(Error::BinlogCacheFull);
-            }
             i = j;
         }
         let xid = self.next_xid.fetch_add(1, Ordering::Relaxed);
@@ -953,12 +1014,7 @@ impl BinlogSink for Binlog {
             });
             offset += len;
         }
-        let n = writes.iter().map(|w| w.bytes.len()).sum::<usize>();
-        if n > MAX_SINK_BYTES {
-            return Err(Error::BinlogCacheFull);
-        }
-        let sink = Self::encode_writes(&writes);
-        let end = append(&sink)?;
+        let (start, end) = Self::append_split(&writes, append)?;
         // Placed: from here on the offsets and the sequence number are taken.
         (o.file, o.offset, o.header_end) = (file, offset, header_end);
         if rotating {
@@ -974,8 +1030,12 @@ impl BinlogSink for Binlog {
         self.pending.lock().insert(
             ticket,
             Pending {
+                start_lsn: start,
                 end_lsn: end,
-                writes: Arc::new(writes),
+                writes: Arc::new(Placed {
+                    writes,
+                    written: Mutex::new(false),
+                }),
             },
         );
         Ok((ticket, end))
@@ -985,8 +1045,8 @@ impl BinlogSink for Binlog {
         let Some(w) = self.pending.lock().get(&ticket).map(|p| p.writes.clone()) else {
             return;
         };
-        let rotated = w.iter().any(|x| x.offset == 0);
-        match self.apply(&w) {
+        let rotated = w.writes.iter().any(|x| x.offset == 0);
+        match self.write_once(&w) {
             Ok(()) => {
                 self.pending.lock().remove(&ticket);
                 if rotated {
@@ -1034,19 +1094,26 @@ impl BinlogSink for Binlog {
         Ok(())
     }
 
-    fn before_checkpoint(&self, lsn: u64) -> Result<()> {
+    fn before_checkpoint(&self, lsn: u64, durable: u64) -> Result<()> {
         // A placement in progress holds the order lock from its append until its pending
         // entry exists: wait for it, so no record before `lsn` is missed.
         drop(self.order.lock());
-        let due: Vec<(u64, Arc<Vec<Write>>)> = self
+        let due: Vec<(u64, u64, Arc<Placed>)> = self
             .pending
             .lock()
             .iter()
-            .filter(|(_, p)| p.end_lsn <= lsn)
-            .map(|(t, p)| (*t, p.writes.clone()))
+            .filter(|(_, p)| p.start_lsn < lsn)
+            .map(|(t, p)| (*t, p.end_lsn, p.writes.clone()))
             .collect();
-        for (t, w) in due {
-            self.apply(&w)?;
+        for (t, end, w) in due {
+            // A transaction in progress keeps the checkpoint before its records, so a placement
+            // that starts before `lsn` has its last record durable; if not, this checkpoint waits.
+            if end > durable {
+                return Err(Error::Internal(format!(
+                    "binary-log records from before redo position {lsn} end past the durable end {durable}; checkpoint deferred"
+                )));
+            }
+            self.write_once(&w)?;
             self.pending.lock().remove(&t);
         }
         self.sync()
@@ -1061,13 +1128,17 @@ mod tests {
     #[derive(Default)]
     struct Redo {
         records: Vec<Vec<u8>>,
+        /// Whether each record was the completing one of its placement.
+        last: Vec<bool>,
     }
 
     impl Redo {
-        fn append(&mut self) -> impl FnMut(&[u8]) -> Result<u64> + '_ {
-            move |b: &[u8]| {
+        fn append(&mut self) -> impl FnMut(&[u8], bool) -> Result<(u64, u64)> + '_ {
+            move |b: &[u8], last: bool| {
                 self.records.push(b.to_vec());
-                Ok(self.records.len() as u64 * 100)
+                self.last.push(last);
+                let end = self.records.len() as u64 * 100;
+                Ok((end - 90, end))
             }
         }
     }
@@ -1344,18 +1415,77 @@ mod tests {
         let b = open(dir.path(), 1 << 20);
         b.start().unwrap();
         let mut redo = Redo::default();
-        place(&b, &mut redo, "CREATE 1"); // record end 100
-        place(&b, &mut redo, "CREATE 2"); // record end 200
-        b.before_checkpoint(150).unwrap();
+        place(&b, &mut redo, "CREATE 1"); // record 10..100
+        place(&b, &mut redo, "CREATE 2"); // record 110..200
+        b.before_checkpoint(110, 200).unwrap();
         assert_eq!(
             contents(dir.path())[0].1,
             vec![1],
             "only what the checkpoint lets go"
         );
         assert_eq!(b.pending.lock().len(), 1);
-        b.before_checkpoint(200).unwrap();
+        b.before_checkpoint(200, 200).unwrap();
         assert_eq!(contents(dir.path())[0].1, vec![1, 2]);
         assert!(b.pending.lock().is_empty() && b.files.lock().unsynced.is_empty());
+    }
+
+    #[test]
+    fn a_transaction_too_big_for_one_record_rides_in_parts_and_replays_whole() {
+        let dir = tempfile::tempdir().unwrap();
+        let b = open(dir.path(), 1 << 30);
+        b.start().unwrap();
+        // One transaction of about 9 MiB of events: a GTID, 300 30 KiB queries, an XID.
+        let mut ev = Vec::new();
+        events::gtid(&mut ev, 1, 7, 0, DOMAIN, false);
+        let sql = "x".repeat(30 << 10);
+        for _ in 0..300 {
+            events::query(&mut ev, 1, 7, &query(&sql)).unwrap();
+        }
+        events::xid(&mut ev, 1, 7, 9);
+        let total = ev.len();
+        let mut redo = Redo::default();
+        let (_, end) = b.place(ev, &mut redo.append()).unwrap();
+        assert_eq!(redo.records.len(), 3, "three records of at most 4 MiB");
+        assert_eq!(redo.last, vec![false, false, true]);
+        assert_eq!(end, 300);
+        let mut pieces = 0;
+        for r in &redo.records {
+            let w = Binlog::decode_writes(r).unwrap();
+            assert!(w.iter().map(|w| w.bytes.len()).sum::<usize>() <= RECORD_SINK_BYTES);
+            pieces += w.iter().map(|w| w.bytes.len()).sum::<usize>();
+        }
+        assert_eq!(pieces, total);
+        // A checkpoint after the first part must write the whole transaction (its last record
+        // is durable: the transaction had ended before the checkpoint looked).
+        assert!(
+            b.before_checkpoint(110, 200).is_err(),
+            "not before its last record is durable"
+        );
+        b.before_checkpoint(110, 300).unwrap();
+        assert!(b.pending.lock().is_empty());
+        let written = std::fs::read(dir.path().join("tierdb-bin.000001")).unwrap();
+        // Recovery from the records alone (into a second folder) writes the same bytes.
+        let dir2 = tempfile::tempdir().unwrap();
+        let b2 = open(dir2.path(), 1 << 30);
+        std::fs::copy(
+            dir.path().join("tierdb-bin.000001"),
+            dir2.path().join("tierdb-bin.000001"),
+        )
+        .unwrap();
+        let header = written.len() - total;
+        let f = OpenOptions::new()
+            .write(true)
+            .open(dir2.path().join("tierdb-bin.000001"))
+            .unwrap();
+        f.set_len(header as u64).unwrap();
+        for r in &redo.records {
+            b2.replay(r).unwrap();
+        }
+        assert_eq!(
+            std::fs::read(dir2.path().join("tierdb-bin.000001")).unwrap(),
+            written
+        );
+        assert_eq!(contents(dir.path())[0].1, vec![1]);
     }
 
     #[test]

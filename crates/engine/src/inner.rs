@@ -308,6 +308,8 @@ impl Inner {
         let mut prev_end = from;
         let mut awaiting_image: HashMap<PageId, String> = HashMap::new();
         let mut binlog_skipped = 0u64;
+        // Leading parts of transactions' binary-log writes, until their commit record.
+        let mut binlog_parts: HashMap<u64, Vec<(Lsn, Vec<u8>)>> = HashMap::new();
         for rec in store.wal.read_from(from)? {
             let (start, payload) = rec?;
             let end = Lsn(start.0 + tierdb_wal::RECORD_HEADER_BYTES as u64 + payload.len() as u64);
@@ -319,6 +321,16 @@ impl Inner {
             }
             if payload.first() == Some(&crate::binlog::KIND_BINLOG) {
                 replay_binlog(&cfg, start, &payload[1..], &mut binlog_skipped)?;
+                continue;
+            }
+            if payload.first() == Some(&crate::binlog::KIND_BINLOG_PART) {
+                let (txn, bytes) = crate::binlog::decode_part(&payload).ok_or_else(|| {
+                    Error::Corrupt(format!("binary-log part record at {start} is too short"))
+                })?;
+                binlog_parts
+                    .entry(txn)
+                    .or_default()
+                    .push((start, bytes.to_vec()));
                 continue;
             }
             match redo::decode(&payload)
@@ -349,7 +361,12 @@ impl Inner {
                 } => {
                     max_txn = max_txn.max(txn);
                     pending.remove(&txn);
+                    // Parts before the checkpoint were written and synced by it.
+                    let parts = binlog_parts.remove(&txn).unwrap_or_default();
                     if committed && !binlog.is_empty() {
+                        for (at, bytes) in &parts {
+                            replay_binlog(&cfg, *at, bytes, &mut binlog_skipped)?;
+                        }
                         replay_binlog(&cfg, start, &binlog, &mut binlog_skipped)?;
                     }
                 }
@@ -467,11 +484,19 @@ impl Inner {
             return Ok(());
         };
         let wal = &self.store.wal;
-        let mut append = |bytes: &[u8]| -> Result<u64> {
+        let mut append = |bytes: &[u8], last: bool| -> Result<(u64, u64)> {
+            if !last {
+                // Outside a transaction nothing would keep the parts from a checkpoint.
+                return Err(Error::Internal(
+                    "a statement's binary-log events do not fit one redo record".into(),
+                ));
+            }
             let mut p = Vec::with_capacity(1 + bytes.len());
             p.push(crate::binlog::KIND_BINLOG);
             p.extend_from_slice(bytes);
-            Ok(wal.append(&p, |_, _| {})?.0)
+            let mut start = 0;
+            let end = wal.append(&p, |s, _| start = s.0)?.0;
+            Ok((start, end))
         };
         let (ticket, end) = sink.place(events, &mut append)?;
         match wal.commit(Lsn(end)) {
@@ -1866,7 +1891,7 @@ impl Inner {
         if c > self.store.wal.checkpoint_lsn() {
             // The binary log's bytes in the records about to be let go must be in its files.
             if let Some(sink) = &self.cfg.binlog {
-                sink.before_checkpoint(c.0)?;
+                sink.before_checkpoint(c.0, self.store.wal.durable_lsn().0)?;
             }
             // The BPE index is persisted first, tagged with the new redo start: after a crash
             // it is reused only together with a log that still holds every later change.

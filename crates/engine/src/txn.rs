@@ -1390,13 +1390,20 @@ impl TxnState {
             .map_err(CommitFailure::Encode)?;
         self.binlog.clear();
         let mut failed = None;
-        let mut append = |bytes: &[u8]| -> Result<u64> {
-            let payload = tierdb_btree::redo::encode_txn_end_with(id, true, bytes);
-            wal.append(&payload, |_, _| {}).map(|l| l.0).map_err(|e| {
-                let e: Error = e.into();
-                failed = Some(e.to_string());
-                e
-            })
+        let mut append = |bytes: &[u8], last: bool| -> Result<(u64, u64)> {
+            let payload = if last {
+                tierdb_btree::redo::encode_txn_end_with(id, true, bytes)
+            } else {
+                crate::binlog::encode_part(id, bytes)
+            };
+            let mut start = 0;
+            wal.append(&payload, |s, _| start = s.0)
+                .map(|l| (start, l.0))
+                .map_err(|e| {
+                    let e: Error = e.into();
+                    failed = Some(e.to_string());
+                    e
+                })
         };
         match sink.place(events, &mut append) {
             Ok((ticket, end)) => Ok((Lsn(end), Some(ticket))),

@@ -120,14 +120,15 @@ impl ScratchMariadb {
         )
     }
 
-    /// Feeds `input` (a file) to the `mariadb` client: (success, stdout, stderr).
+    /// Feeds `input` (a file) to the `mariadb` client: (success, stdout, stderr). The client
+    /// sends statements up to 1 GiB (a BINLOG statement holds all of a statement's rows).
     pub fn source(&self, input: &std::path::Path) -> (bool, String, String) {
         run_program(
             "/bin/sh",
             &[
                 "-c".into(),
                 format!(
-                    "{MARIADB} -h127.0.0.1 -P{} -uroot --batch < '{}'",
+                    "{MARIADB} -h127.0.0.1 -P{} -uroot --batch --max-allowed-packet=1G < '{}'",
                     self.port,
                     input.display()
                 ),
