@@ -168,6 +168,10 @@ pub struct Binlog {
     ddl: Mutex<Vec<RunningDdl>>,
     ddl_cv: Condvar,
     ddl_running: std::sync::atomic::AtomicUsize,
+    /// Placements whose changes the engine has not yet made visible (`finished`): a
+    /// consistent snapshot waits for none to be left.
+    unfinished: Mutex<u64>,
+    unfinished_cv: Condvar,
     pub counters: BinlogCounters,
 }
 
@@ -208,6 +212,8 @@ impl Binlog {
             ddl: Mutex::new(Vec::new()),
             ddl_cv: Condvar::new(),
             ddl_running: std::sync::atomic::AtomicUsize::new(0),
+            unfinished: Mutex::new(0),
+            unfinished_cv: Condvar::new(),
             order: Mutex::new(Order {
                 file: 0,
                 offset: 0,
@@ -444,12 +450,86 @@ impl Binlog {
             .join(",")
     }
 
+    /// `START TRANSACTION WITH CONSISTENT SNAPSHOT`: runs `open` (which opens the read view)
+    /// at a moment when the view sees exactly the transactions placed before the position it
+    /// returns: no placement happens meanwhile (the order lock is held) and every placed
+    /// transaction is visible first (waiting for those between their commit record and their
+    /// end, at most 30 s). Returns `open`'s result and the position (file name, offset).
+    pub fn consistent_snapshot<R>(&self, open: impl FnOnce() -> R) -> (R, String, u64) {
+        let o = self.order.lock();
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+        let mut n = self.unfinished.lock();
+        while *n > 0 {
+            if self.unfinished_cv.wait_until(&mut n, deadline).timed_out() {
+                tracing::warn!(
+                    unfinished = *n,
+                    "a consistent snapshot waited 30 s for committing transactions; its binary-log position may be ahead of it"
+                );
+                break;
+            }
+        }
+        drop(n);
+        let r = open();
+        (r, self.file_name(o.file), o.offset)
+    }
+
+    /// `BINLOG_GTID_POS(file, pos)`: the GTID position (last GTID per domain) after the event
+    /// ending at `pos` of `name`; None when the file is not in the log or `pos` is not the
+    /// end of an event (or the file's header) in it.
+    pub fn gtid_pos_at(&self, name: &str, pos: u64) -> Option<String> {
+        let f = File::open(self.path(self.number_of(name)?)).ok()?;
+        let len = f.metadata().ok()?.len();
+        if pos < 4 || pos > len {
+            return None;
+        }
+        // The file's Gtid_list (the state before it) counts even at position 4.
+        let mut b = vec![0u8; pos.max(len.min(4096)) as usize];
+        f.read_exact_at(&mut b, 0).ok()?;
+        if b[..4] != events::MAGIC {
+            return None;
+        }
+        let (evs, _) = events::scan(&b[4..]);
+        if pos > 4 && !evs.iter().any(|e| 4 + (e.offset + e.len) as u64 == pos) {
+            return None;
+        }
+        // Per domain: the GTID with the highest sequence number (the last one logged).
+        let mut last: BTreeMap<u32, (u32, u64)> = BTreeMap::new();
+        let mut note = |d: u32, sid: u32, q: u64| {
+            let e = last.entry(d).or_insert((sid, q));
+            if q >= e.1 {
+                *e = (sid, q);
+            }
+        };
+        for e in &evs {
+            let ev = &b[4 + e.offset..4 + e.offset + e.len];
+            if let Some(list) = events::gtid_list_entries(ev) {
+                for (d, sid, q) in list {
+                    note(d, sid, q);
+                }
+            } else if 4 + ((e.offset + e.len) as u64) > pos {
+                continue;
+            } else if let Some((q, d, sid)) = events::gtid_seq(ev) {
+                note(d, sid, q);
+            }
+        }
+        Some(
+            last.iter()
+                .map(|(d, (sid, q))| format!("{d}-{sid}-{q}"))
+                .collect::<Vec<_>>()
+                .join(","),
+        )
+    }
+
     /// SHOW GLOBAL STATUS rows: MariaDB's `Binlog_commits` / `Binlog_bytes_written`, and
-    /// tierdb's own counters.
+    /// tierdb's own counters. `Binlog_snapshot_file` / `_position` are the current position
+    /// here (a session inside a consistent snapshot shows its own).
     pub fn status(&self) -> Vec<(String, String)> {
         let c = &self.counters;
         let g = |a: &AtomicU64| a.load(Ordering::Relaxed).to_string();
+        let (file, pos) = self.position();
         vec![
+            ("Binlog_snapshot_file".into(), file),
+            ("Binlog_snapshot_position".into(), pos.to_string()),
             ("Binlog_commits".into(), g(&c.commits)),
             ("Binlog_bytes_written".into(), g(&c.bytes_written)),
             ("Tierdb_binlog_statements".into(), g(&c.statements)),
@@ -1027,6 +1107,7 @@ impl BinlogSink for Binlog {
         }
         let ticket = o.next_ticket;
         o.next_ticket += 1;
+        *self.unfinished.lock() += 1;
         self.pending.lock().insert(
             ticket,
             Pending {
@@ -1078,6 +1159,14 @@ impl BinlogSink for Binlog {
 
     fn abandon(&self, ticket: u64) {
         self.pending.lock().remove(&ticket);
+    }
+
+    fn finished(&self, _ticket: u64) {
+        let mut n = self.unfinished.lock();
+        *n = n.saturating_sub(1);
+        if *n == 0 {
+            self.unfinished_cv.notify_all();
+        }
     }
 
     fn replay(&self, bytes: &[u8]) -> Result<()> {

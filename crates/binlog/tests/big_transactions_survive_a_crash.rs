@@ -62,6 +62,9 @@ impl BinlogSink for NoWrites {
     fn abandon(&self, ticket: u64) {
         self.inner.abandon(ticket)
     }
+    fn finished(&self, ticket: u64) {
+        self.inner.finished(ticket)
+    }
     fn replay(&self, bytes: &[u8]) -> Result<()> {
         self.inner.replay(bytes)
     }

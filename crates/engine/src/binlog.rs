@@ -86,6 +86,9 @@ pub trait BinlogSink: Send + Sync {
     fn write_durable(&self, durable: u64);
     /// A ticket whose record never became durable (the redo log failed): forget it.
     fn abandon(&self, ticket: u64);
+    /// The placement of `ticket` is over: its transaction's changes are visible to new read
+    /// views (or it failed). Called once per ticket, after `write` / `abandon`.
+    fn finished(&self, ticket: u64);
     /// Recovery: the sink bytes of a durable record found after the checkpoint.
     fn replay(&self, bytes: &[u8]) -> Result<()>;
     /// Before the redo log lets go of everything before `lsn` (`durable`: the redo log's

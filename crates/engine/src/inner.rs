@@ -499,7 +499,7 @@ impl Inner {
             Ok((start, end))
         };
         let (ticket, end) = sink.place(events, &mut append)?;
-        match wal.commit(Lsn(end)) {
+        let r = match wal.commit(Lsn(end)) {
             Ok(()) => {
                 if wal.durable_lsn().0 >= end {
                     sink.write(ticket);
@@ -510,7 +510,9 @@ impl Inner {
                 sink.abandon(ticket);
                 Err(e.into())
             }
-        }
+        };
+        sink.finished(ticket);
+        r
     }
 
     /// Restores before-images in reverse order (idempotent).

@@ -1368,6 +1368,10 @@ impl TxnState {
         }
         self.inner.counters.commits.fetch_add(1, Ordering::Relaxed);
         self.finish(true);
+        // Visible now: a consistent snapshot waiting for placed commits may go on.
+        if let (Some(sink), Some(t)) = (&self.inner.cfg.binlog, ticket) {
+            sink.finished(t);
+        }
         durable.map_err(Error::from)
     }
 

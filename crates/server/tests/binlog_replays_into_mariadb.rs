@@ -471,6 +471,132 @@ fn status_value(c: &mut Conn, name: &str) -> u64 {
 }
 
 #[test]
+fn a_single_transaction_dump_and_the_log_after_its_position_rebuild_the_table() {
+    // Point-in-time recovery as a DBA runs it: `mariadb-dump --single-transaction
+    // --master-data` while writers run (no FLUSH TABLES WITH READ LOCK: the dump reads
+    // Binlog_snapshot_file / _position, taken with its read view), then the log from the
+    // dump's position. A position ahead of the snapshot loses rows, one behind it repeats
+    // them (1062).
+    let server = TestServer::start_with(&["--log-bin", "--max-binlog-size", "256K"]);
+    {
+        let mut c = connect(server.port);
+        run(&mut c, "CREATE DATABASE w");
+        run(
+            &mut c,
+            "CREATE TABLE w.t (id INT PRIMARY KEY AUTO_INCREMENT, k INT, pad VARCHAR(100))",
+        );
+        run(&mut c, "INSERT INTO w.t (k, pad) VALUES (0, 'seed')");
+    }
+    let port = server.port;
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let writers: Vec<_> = (0..4)
+        .map(|w| {
+            let stop = stop.clone();
+            std::thread::spawn(move || {
+                let mut c = connect(port);
+                let mut n = 0u64;
+                while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                    if n % 4 == 3 {
+                        run(
+                            &mut c,
+                            &format!("UPDATE w.t SET k = k + 1 WHERE id % 4 = {w}"),
+                        );
+                    } else {
+                        run(
+                            &mut c,
+                            &format!("INSERT INTO w.t (k, pad) VALUES ({n}, 'writer {w}')"),
+                        );
+                    }
+                    n += 1;
+                }
+                n
+            })
+        })
+        .collect();
+    // Three dumps while the writers run.
+    let mut dumps = Vec::new();
+    for i in 0..3 {
+        std::thread::sleep(Duration::from_millis(400));
+        let dump = server.dir.path().join(format!("dump{i}.sql"));
+        let (ok, _, err) = run_program(
+            "/usr/bin/mariadb-dump",
+            &[
+                "-h127.0.0.1".into(),
+                format!("-P{port}"),
+                "-uroot".into(),
+                "--single-transaction".into(),
+                "--master-data=2".into(),
+                "--gtid".into(),
+                "--databases".into(),
+                "w".into(),
+                format!("--result-file={}", dump.display()),
+            ],
+            Duration::from_secs(120),
+        );
+        assert!(ok, "mariadb-dump failed: {err}");
+        dumps.push(dump);
+    }
+    std::thread::sleep(Duration::from_millis(400));
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    let done: u64 = writers.into_iter().map(|w| w.join().unwrap()).sum();
+    assert!(done > 100, "the writers ran only {done} statements");
+    let want = rows_of(server.port, "w", "t", None);
+    let mut c = connect(server.port);
+    for dump in &dumps {
+        // The dump names its position twice: file / offset, and the GTID there.
+        let text = std::fs::read_to_string(dump).unwrap();
+        let line = text
+            .lines()
+            .find(|l| l.contains("MASTER_LOG_FILE="))
+            .unwrap_or_else(|| panic!("no position in the dump"));
+        let field = |key: &str| -> String {
+            let at = line.find(key).unwrap() + key.len();
+            line[at..]
+                .trim_start_matches('\'')
+                .split(['\'', ',', ';'])
+                .next()
+                .unwrap()
+                .to_string()
+        };
+        let (file, pos) = (field("MASTER_LOG_FILE="), field("MASTER_LOG_POS="));
+        let gtid_line = text
+            .lines()
+            .find(|l| l.contains("gtid_slave_pos="))
+            .unwrap_or_else(|| panic!("no GTID position in the dump"));
+        let at: Option<String> = c
+            .query_first(format!("SELECT BINLOG_GTID_POS('{file}', {pos})"))
+            .unwrap()
+            .unwrap();
+        let at = at.expect("BINLOG_GTID_POS of the dump's position");
+        assert!(
+            gtid_line.contains(&format!("'{at}'")),
+            "{gtid_line} against {at}"
+        );
+
+        // Restore the dump, then the log from the dump's position on.
+        let mariadb = ScratchMariadb::start();
+        let (ok, out, err) = mariadb.source(dump);
+        assert!(ok, "MariaDB refused the dump: {err}\n{out}");
+        let all = log_files(&server);
+        let from = all
+            .iter()
+            .position(|f| f.file_name().unwrap().to_str() == Some(file.as_str()))
+            .expect("the dump's file is in the log");
+        let replay = decode(&server, &all[from..], &[&format!("--start-position={pos}")]);
+        let (ok, out, err) = mariadb.source(&replay);
+        assert!(
+            ok,
+            "the log after {file}:{pos} does not apply: {err}\n{out}"
+        );
+        same_rows(
+            &rows_of(0, "w", "t", Some(&mariadb)),
+            &want,
+            &format!("dump at {file}:{pos} + log from there against tierdb"),
+        );
+    }
+}
+
+#[test]
 fn ddl_and_concurrent_writes_reach_the_log_in_the_order_they_happened() {
     let server = TestServer::start_with(&["--log-bin"]);
     {

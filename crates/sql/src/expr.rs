@@ -148,6 +148,8 @@ pub enum Func {
     Misc(crate::funcs::MiscFunc),
     /// GET_LOCK and the other user-level lock functions (`Env::user_lock`).
     UserLock(crate::user_locks::UserLockFunc),
+    /// `BINLOG_GTID_POS(file, pos)`.
+    BinlogGtidPos,
     /// JSON_EXTRACT and the other JSON functions (`crate::json`).
     Json(crate::json::JsonFunc),
 }
@@ -487,6 +489,11 @@ pub trait Env {
     /// The engine, for statements that look at other tables than their own (foreign keys);
     /// None where there is no session (then no foreign key is checked).
     fn engine(&self) -> Option<&tierdb_engine::Engine> {
+        None
+    }
+    /// `BINLOG_GTID_POS(file, pos)`: the GTID position at that binary-log position; None
+    /// (NULL) without a binary log, or for a file or position not in it.
+    fn binlog_gtid_pos(&self, _file: &str, _pos: u64) -> Option<String> {
         None
     }
 }
@@ -1215,7 +1222,7 @@ impl Expr {
                 | Func::LastInsertId
                 | Func::UnixTimestamp
                 | Func::Regex(RegexFunc::Match | RegexFunc::Instr) => SqlType::Int,
-                Func::Regex(_) => SqlType::Text,
+                Func::Regex(_) | Func::BinlogGtidPos => SqlType::Text,
                 Func::UserLock(_) => SqlType::Int,
                 Func::Json(j) if j.is_int() => SqlType::Int,
                 Func::Json(_) => SqlType::Text,
@@ -2945,6 +2952,23 @@ fn eval_func(f: Func, args: &[Expr], row: &[Value], cx: &EvalCx) -> Result<Value
         Func::Regex(g) => regex_func(g, &eval_args(args, row, cx)?, Collation::GeneralCi)?,
         Func::Misc(m) => crate::funcs::eval(m, &eval_args(args, row, cx)?)?,
         Func::UserLock(u) => cx.env.user_lock(u, &eval_args(args, row, cx)?)?,
+        Func::BinlogGtidPos => {
+            let a = eval_args(args, row, cx)?;
+            let file = a.first().and_then(crate::coerce::to_text);
+            let pos = a.get(1).and_then(crate::coerce::to_i64);
+            match (file, pos) {
+                (Some(f), Some(p)) if p >= 0 => {
+                    match cx
+                        .env
+                        .binlog_gtid_pos(&String::from_utf8_lossy(&f), p as u64)
+                    {
+                        Some(g) => Value::Bytes(g.into_bytes()),
+                        None => Value::Null,
+                    }
+                }
+                _ => Value::Null,
+            }
+        }
         Func::Json(j) => {
             let made_by_json: Vec<bool> = args
                 .iter()

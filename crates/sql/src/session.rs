@@ -226,6 +226,9 @@ impl Env for SessionState {
     fn engine(&self) -> Option<&tierdb_engine::Engine> {
         Some(&self.shared.engine)
     }
+    fn binlog_gtid_pos(&self, file: &str, pos: u64) -> Option<String> {
+        self.shared.binlog()?.gtid_pos_at(file, pos)
+    }
 }
 
 struct Prepared {
@@ -259,6 +262,9 @@ struct Core {
     /// The open transaction is REPEATABLE READ: the level when it began (its first
     /// statement, or BEGIN), kept until it ends whatever SET SESSION says meanwhile.
     txn_repeatable: Option<bool>,
+    /// The binary-log position (file, offset) the open transaction's consistent snapshot
+    /// matches (`Binlog_snapshot_file` / `_position`); None outside one.
+    binlog_snapshot: Option<(String, u64)>,
     conn: Option<Arc<ConnInfo>>,
     /// SQL text of the running statement (for SHOW PROCESSLIST of this connection).
     current_sql: String,
@@ -435,6 +441,7 @@ impl Session {
                 txn: None,
                 savepoints: Vec::new(),
                 txn_repeatable: None,
+                binlog_snapshot: None,
                 conn,
                 current_sql: String::new(),
                 prepared_text: None,
@@ -1495,6 +1502,7 @@ impl Core {
     fn take_txn(&mut self) -> Option<Txn> {
         self.savepoints.clear();
         self.txn_repeatable = None;
+        self.binlog_snapshot = None;
         let t = self.txn.take();
         if t.is_some() {
             self.st.next_isolation = None;
@@ -1956,7 +1964,15 @@ impl Core {
                 // WITH CONSISTENT SNAPSHOT opens the read view now (under READ COMMITTED it
                 // has no effect, as in InnoDB).
                 if *snapshot && repeatable {
-                    txn.consistent_reads();
+                    // With a binary log the view and a log position are taken together
+                    // (mariadb-dump --single-transaction --master-data reads it).
+                    match shared.binlog() {
+                        Some(b) => {
+                            let ((), file, pos) = b.consistent_snapshot(|| txn.consistent_reads());
+                            self.binlog_snapshot = Some((file, pos));
+                        }
+                        None => txn.consistent_reads(),
+                    }
                 }
                 self.txn = Some(txn);
                 Ok(QueryResult::ok())
@@ -2068,7 +2084,9 @@ impl Core {
                 let st = &self.st;
                 show::variables(&shared, *global, &|n| st.session_value(n), filter, st)
             }
-            Utility::ShowStatus { filter, .. } => show::status(&shared, filter, &self.st),
+            Utility::ShowStatus { filter, .. } => {
+                show::status(&shared, filter, &self.st, self.binlog_snapshot.as_ref())
+            }
             Utility::ShowProcessList { full } => {
                 let res = show::processlist(&shared, self.st.conn_id, &self.current_sql, *full);
                 // Without PROCESS an account sees its own user's connections only.

@@ -416,15 +416,23 @@ pub fn variables(
     Ok(QueryResult::Rows { columns, rows })
 }
 
+/// SHOW STATUS; `snapshot`: the session's consistent-snapshot binary-log position, shown as
+/// `Binlog_snapshot_file` / `_position` instead of the current one.
 pub fn status(
     shared: &Shared,
     filter: &ShowFilter,
     env: &dyn Env,
+    snapshot: Option<&(String, u64)>,
 ) -> Result<QueryResult, SqlError> {
     let columns = text_cols(&["Variable_name", "Value"]);
     let rows = shared
         .status()
         .into_iter()
+        .map(|(n, v)| match (n.as_str(), snapshot) {
+            ("Binlog_snapshot_file", Some((f, _))) => (n, f.clone()),
+            ("Binlog_snapshot_position", Some((_, p))) => (n, p.to_string()),
+            _ => (n, v),
+        })
         .map(|(n, v)| vec![s(n), s(v)])
         .collect();
     let rows = filter_rows(&columns, rows, filter, 0, env)?;
