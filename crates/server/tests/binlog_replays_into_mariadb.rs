@@ -471,12 +471,12 @@ fn status_value(c: &mut Conn, name: &str) -> u64 {
 }
 
 #[test]
-fn a_single_transaction_dump_and_the_log_after_its_position_rebuild_the_table() {
-    // Point-in-time recovery as a DBA runs it: `mariadb-dump --single-transaction
-    // --master-data` while writers run (no FLUSH TABLES WITH READ LOCK: the dump reads
-    // Binlog_snapshot_file / _position, taken with its read view), then the log from the
-    // dump's position. A position ahead of the snapshot loses rows, one behind it repeats
-    // them (1062).
+fn dumps_with_master_data_and_the_log_after_their_position_rebuild_the_table() {
+    // Point-in-time recovery as a DBA runs it: `mariadb-dump --master-data` while writers
+    // run, then the log from the dump's position. With --single-transaction the dump reads
+    // Binlog_snapshot_file / _position, taken with its read view; without, it holds FLUSH
+    // TABLES WITH READ LOCK while it reads the position and the rows. A position ahead of
+    // the data loses rows, one behind it repeats them (1062).
     let server = TestServer::start_with(&["--log-bin", "--max-binlog-size", "256K"]);
     {
         let mut c = connect(server.port);
@@ -513,9 +513,14 @@ fn a_single_transaction_dump_and_the_log_after_its_position_rebuild_the_table() 
             })
         })
         .collect();
-    // Three dumps while the writers run.
+    // Four dumps while the writers run: two of each kind.
     let mut dumps = Vec::new();
-    for i in 0..3 {
+    for i in 0..4 {
+        let kind = if i % 2 == 0 {
+            "--single-transaction"
+        } else {
+            "--lock-all-tables"
+        };
         std::thread::sleep(Duration::from_millis(400));
         let dump = server.dir.path().join(format!("dump{i}.sql"));
         let (ok, _, err) = run_program(
@@ -524,7 +529,7 @@ fn a_single_transaction_dump_and_the_log_after_its_position_rebuild_the_table() 
                 "-h127.0.0.1".into(),
                 format!("-P{port}"),
                 "-uroot".into(),
-                "--single-transaction".into(),
+                kind.into(),
                 "--master-data=2".into(),
                 "--gtid".into(),
                 "--databases".into(),

@@ -679,7 +679,7 @@ fn utility_needs(u: &Utility, engine: &Engine) -> Vec<Need> {
                 .collect();
             per_table(&pairs, a::SELECT | a::INSERT)
         }
-        Utility::Flush => vec![Need::Global(a::RELOAD)],
+        Utility::Flush | Utility::FlushReadLock => vec![Need::Global(a::RELOAD)],
         Utility::Noted { then, .. } => utility_needs(then, engine),
     }
 }

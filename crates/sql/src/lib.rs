@@ -38,6 +38,7 @@ pub mod maintain;
 pub mod parse;
 pub mod plan;
 pub mod rawtext;
+pub mod read_lock;
 pub mod result;
 pub mod rowcmp;
 pub mod session;

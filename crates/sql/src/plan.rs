@@ -1133,6 +1133,9 @@ pub enum Utility {
     /// privilege tables, no table cache, no log files to reopen); it commits the open
     /// transaction, as MariaDB's does.
     Flush,
+    /// `FLUSH TABLES WITH READ LOCK`: the global read lock (`read_lock`), until UNLOCK
+    /// TABLES or the session's end.
+    FlushReadLock,
     /// A statement some of whose clauses were left out, each with a note (ALTER TABLE's
     /// `IF [NOT] EXISTS`, `crate::alter_if`): the notes (code, message), then the rest.
     Noted {
@@ -1797,9 +1800,13 @@ pub fn build(stmt: &ast::Statement, cx: &PlanCx) -> Result<Plan, SqlError> {
             object_type,
             read_lock,
             export,
+            tables,
             ..
         } => {
             use ast::FlushType as F;
+            if *read_lock && matches!(object_type, F::Tables) && tables.is_empty() && !*export {
+                return Ok(Plan::Utility(Box::new(Utility::FlushReadLock)));
+            }
             if *read_lock || *export {
                 return Err(SqlError::unsupported(stmt));
             }

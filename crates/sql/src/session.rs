@@ -265,6 +265,8 @@ struct Core {
     /// The binary-log position (file, offset) the open transaction's consistent snapshot
     /// matches (`Binlog_snapshot_file` / `_position`); None outside one.
     binlog_snapshot: Option<(String, u64)>,
+    /// The running statement is inside the global read lock's gate (`read_lock`).
+    in_write_gate: bool,
     conn: Option<Arc<ConnInfo>>,
     /// SQL text of the running statement (for SHOW PROCESSLIST of this connection).
     current_sql: String,
@@ -345,7 +347,7 @@ fn utility_counter(u: &Utility) -> Counter {
         Utility::RenameTables { alter: false, .. } => Counter::ComRenameTable,
         Utility::LockTables { .. } => Counter::ComLockTables,
         Utility::UnlockTables => Counter::ComUnlockTables,
-        Utility::Flush => Counter::ComFlush,
+        Utility::Flush | Utility::FlushReadLock => Counter::ComFlush,
         _ => Counter::ComShow,
     }
 }
@@ -442,6 +444,7 @@ impl Session {
                 savepoints: Vec::new(),
                 txn_repeatable: None,
                 binlog_snapshot: None,
+                in_write_gate: false,
                 conn,
                 current_sql: String::new(),
                 prepared_text: None,
@@ -507,6 +510,12 @@ impl Session {
         if !shows {
             self.core.commit_open()?;
         }
+        // An account change waits while FLUSH TABLES WITH READ LOCK is held.
+        let shared = self.core.st.shared.clone();
+        let _writing = match shows {
+            true => None,
+            false => Some(self.core.enter_write(&shared)?),
+        };
         let me =
             match self.core.st.account.clone() {
                 None => None,
@@ -1340,6 +1349,7 @@ impl Session {
             .shared
             .user_locks
             .release_all(self.core.st.conn_id);
+        self.core.st.shared.read_lock.release(self.core.st.conn_id);
         self.stmts.clear();
         self.core.drop_temporary_tables();
         self.core
@@ -1511,6 +1521,14 @@ impl Core {
     }
 
     fn commit_open(&mut self) -> Result<(), SqlError> {
+        // A commit of changes waits while FLUSH TABLES WITH READ LOCK is held (unless the
+        // statement committing is inside the gate already).
+        let shared = self.st.shared.clone();
+        let _writing =
+            match !self.in_write_gate && self.txn.as_ref().is_some_and(|t| t.has_writes()) {
+                true => Some(self.enter_write(&shared)?),
+                false => None,
+            };
         if let Some(t) = self.take_txn() {
             self.st.shared.counters.inc(Counter::HandlerCommit);
             t.commit()?;
@@ -1532,6 +1550,44 @@ impl Core {
 
     /// Under `LOCK TABLES` a statement may use only the locked tables, and write only the
     /// WRITE-locked ones (MySQL errors 1100 and 1099).
+    /// Does `plan` change anything the global read lock protects: rows of a table that is not
+    /// TEMPORARY, or the catalog (DDL)? (Commits of transactions that wrote pass the gate in
+    /// `commit_open`.)
+    fn writes(&self, plan: &Plan) -> bool {
+        match plan {
+            // TEMPORARY tables are the session's own: created and dropped freely.
+            Plan::Utility(u) => match &**u {
+                Utility::CreateTable { temporary, .. }
+                | Utility::CreateTableAs { temporary, .. }
+                | Utility::DropTable { temporary, .. } => !*temporary,
+                u => u.is_ddl(),
+            },
+            Plan::Explain(_) => false,
+            p => p.tables().iter().any(|(t, w)| *w && !t.is_temporary()),
+        }
+    }
+
+    /// The session's `lock_wait_timeout` (MariaDB's metadata-lock wait, 1 year at most).
+    fn lock_wait(&self) -> std::time::Duration {
+        let secs = match self.st.sysvar("lock_wait_timeout", None) {
+            Ok(Value::Int(s)) => s.clamp(0, 31_536_000) as u64,
+            _ => 86_400,
+        };
+        std::time::Duration::from_secs(secs)
+    }
+
+    /// Enters the global read lock's gate for one write statement (waits while it is held).
+    fn enter_write<'a>(
+        &self,
+        shared: &'a Shared,
+    ) -> Result<crate::read_lock::WriteGuard<'a>, SqlError> {
+        shared
+            .read_lock
+            .enter_write(self.st.conn_id, self.lock_wait(), &|| {
+                crate::interrupt::check().is_err()
+            })
+    }
+
     fn check_table_locks(&self, plan: &Plan) -> Result<(), SqlError> {
         if self.table_locks.is_empty() {
             return Ok(());
@@ -1583,11 +1639,22 @@ impl Core {
         // Warnings of expressions (a division by zero) start with the statement; planning
         // (which evaluates nothing) may have left some of an earlier one.
         crate::expr::take_warnings();
+        // FLUSH TABLES WITH READ LOCK keeps writes out (they wait for it).
+        let shared = self.st.shared.clone();
+        let writing = match !self.in_write_gate && self.writes(plan) {
+            true => Some(self.enter_write(&shared)?),
+            false => None,
+        };
+        self.in_write_gate |= writing.is_some();
         let r = self.check_table_locks(plan).and_then(|()| match plan {
             Plan::Utility(u) => self.utility(u, params),
             Plan::Explain(inner) => Ok(show::explain(inner)),
             _ => self.dml(plan, params),
         });
+        if writing.is_some() {
+            self.in_write_gate = false;
+        }
+        drop(writing);
         let raised = crate::expr::statement_warnings(&self.st);
         let mut r = r;
         if !raised.is_empty() {
@@ -2797,11 +2864,27 @@ impl Core {
                 self.commit_open()?;
                 Ok(QueryResult::ok())
             }
+            Utility::FlushReadLock => {
+                if !self.table_locks.is_empty() {
+                    return Err(SqlError::new(
+                        1192,
+                        "HY000",
+                        "Can't execute the given command because you have active locked tables or an active transaction",
+                    ));
+                }
+                self.commit_open()?;
+                let wait = self.lock_wait();
+                shared.read_lock.acquire(self.st.conn_id, wait, &|| {
+                    crate::interrupt::check().is_err()
+                })?;
+                Ok(QueryResult::ok())
+            }
             Utility::UnlockTables => {
                 if !self.table_locks.is_empty() {
                     self.commit_open()?;
                     self.release_table_locks();
                 }
+                shared.read_lock.release(self.st.conn_id);
                 Ok(QueryResult::ok())
             }
             Utility::Truncate { db, table } => {

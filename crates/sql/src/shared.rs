@@ -65,6 +65,8 @@ pub struct Shared {
     catalog_version: AtomicU64,
     /// GET_LOCK and friends.
     pub(crate) user_locks: crate::user_locks::UserLocks,
+    /// FLUSH TABLES WITH READ LOCK.
+    pub(crate) read_lock: crate::read_lock::GlobalReadLock,
     /// How KILL CONNECTION ends another connection's socket (set by the server).
     closer: RwLock<Option<ConnectionCloser>>,
     /// Who may log in and what each account may do.
@@ -98,6 +100,7 @@ impl Shared {
             started: Instant::now(),
             catalog_version: AtomicU64::new(1),
             user_locks: Default::default(),
+            read_lock: Default::default(),
             closer: RwLock::new(None),
             binlog: std::sync::OnceLock::new(),
         }))
