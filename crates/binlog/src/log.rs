@@ -143,6 +143,31 @@ struct RunningDdl {
 /// statement (None: no such table then).
 pub type DdlTable = (String, String, Option<(u64, u64)>);
 
+/// The binary-log position a consistent snapshot matches.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SnapshotPos {
+    pub file: String,
+    pub offset: u64,
+    /// The GTID position there (last GTID per domain), as BINLOG_GTID_POS gives it.
+    pub gtid: String,
+}
+
+/// The last GTID per domain (the highest sequence number) of `gtids` (domain, server id,
+/// sequence number), as `0-1-42,1-2-7`.
+fn per_domain(gtids: impl Iterator<Item = (u32, u32, u64)>) -> String {
+    let mut last: BTreeMap<u32, (u32, u64)> = BTreeMap::new();
+    for (d, sid, q) in gtids {
+        let e = last.entry(d).or_insert((sid, q));
+        if q >= e.1 {
+            *e = (sid, q);
+        }
+    }
+    last.iter()
+        .map(|(d, (sid, q))| format!("{d}-{sid}-{q}"))
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
 /// One file as listed by SHOW BINARY LOGS.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct LogFile {
@@ -454,70 +479,79 @@ impl Binlog {
     /// at a moment when the view sees exactly the transactions placed before the position it
     /// returns: no placement happens meanwhile (the order lock is held) and every placed
     /// transaction is visible first (waiting for those between their commit record and their
-    /// end, at most 30 s). Returns `open`'s result and the position (file name, offset).
-    pub fn consistent_snapshot<R>(&self, open: impl FnOnce() -> R) -> (R, String, u64) {
+    /// end: an fsync). Returns `open`'s result and the position: file name, offset and the GTID
+    /// position there (the bytes may reach the file only later, with flush_log_at_trx_commit
+    /// 0 / 2). Gives up with an error after 30 s rather than return a position the view does
+    /// not match.
+    pub fn consistent_snapshot<R>(&self, open: impl FnOnce() -> R) -> Result<(R, SnapshotPos)> {
         let o = self.order.lock();
         let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
         let mut n = self.unfinished.lock();
         while *n > 0 {
             if self.unfinished_cv.wait_until(&mut n, deadline).timed_out() {
-                tracing::warn!(
-                    unfinished = *n,
-                    "a consistent snapshot waited 30 s for committing transactions; its binary-log position may be ahead of it"
-                );
-                break;
+                return Err(Error::LockWaitTimeout);
             }
         }
         drop(n);
         let r = open();
-        (r, self.file_name(o.file), o.offset)
+        let pos = SnapshotPos {
+            file: self.file_name(o.file),
+            offset: o.offset,
+            gtid: per_domain(o.state.iter().map(|(&(d, sid), &q)| (d, sid, q))),
+        };
+        Ok((r, pos))
     }
 
     /// `BINLOG_GTID_POS(file, pos)`: the GTID position (last GTID per domain) after the event
-    /// ending at `pos` of `name`; None when the file is not in the log or `pos` is not the
-    /// end of an event (or the file's header) in it.
+    /// ending at `pos` of `name` (at 4: the state before the file, its Gtid_list); None when
+    /// the file is not in the log or `pos` is not the end of an event in it. Reads event
+    /// headers, and whole events only for GTIDs.
     pub fn gtid_pos_at(&self, name: &str, pos: u64) -> Option<String> {
         let f = File::open(self.path(self.number_of(name)?)).ok()?;
-        let len = f.metadata().ok()?.len();
-        if pos < 4 || pos > len {
+        if pos < 4 || pos > f.metadata().ok()?.len() {
             return None;
         }
-        // The file's Gtid_list (the state before it) counts even at position 4.
-        let mut b = vec![0u8; pos.max(len.min(4096)) as usize];
-        f.read_exact_at(&mut b, 0).ok()?;
-        if b[..4] != events::MAGIC {
+        let mut magic = [0u8; 4];
+        f.read_exact_at(&mut magic, 0).ok()?;
+        if magic != events::MAGIC {
             return None;
         }
-        let (evs, _) = events::scan(&b[4..]);
-        if pos > 4 && !evs.iter().any(|e| 4 + (e.offset + e.len) as u64 == pos) {
-            return None;
-        }
-        // Per domain: the GTID with the highest sequence number (the last one logged).
-        let mut last: BTreeMap<u32, (u32, u64)> = BTreeMap::new();
-        let mut note = |d: u32, sid: u32, q: u64| {
-            let e = last.entry(d).or_insert((sid, q));
-            if q >= e.1 {
-                *e = (sid, q);
+        let mut seen: Vec<(u32, u32, u64)> = Vec::new();
+        let mut got_list = false;
+        let mut at = 4u64;
+        let mut header = [0u8; events::HEADER_LEN];
+        // Every event before `pos` (which must be an event's end), then, if the file's
+        // Gtid_list was not among them (`pos` 4: the state before the file), the header's.
+        loop {
+            if at >= pos && got_list {
+                break;
             }
-        };
-        for e in &evs {
-            let ev = &b[4 + e.offset..4 + e.offset + e.len];
-            if let Some(list) = events::gtid_list_entries(ev) {
-                for (d, sid, q) in list {
-                    note(d, sid, q);
+            if f.read_exact_at(&mut header, at).is_err() {
+                if at >= pos {
+                    break;
                 }
-            } else if 4 + ((e.offset + e.len) as u64) > pos {
-                continue;
-            } else if let Some((q, d, sid)) = events::gtid_seq(ev) {
-                note(d, sid, q);
+                return None;
             }
+            let len = u64::from(u32::from_le_bytes(header[9..13].try_into().ok()?));
+            if len < events::HEADER_LEN as u64 || (at < pos && at + len > pos) {
+                return None;
+            }
+            let ty = header[4];
+            if ty == events::GTID_LIST_EVENT || (at < pos && ty == events::GTID_EVENT) {
+                let mut ev = vec![0u8; len as usize];
+                f.read_exact_at(&mut ev, at).ok()?;
+                if let Some(list) = events::gtid_list_entries(&ev) {
+                    seen.extend(list);
+                    got_list = true;
+                } else if let Some((q, d, sid)) = events::gtid_seq(&ev) {
+                    seen.push((d, sid, q));
+                }
+            } else if at >= pos && ty != events::FORMAT_DESCRIPTION_EVENT {
+                break; // past the header: no Gtid_list in this file
+            }
+            at += len;
         }
-        Some(
-            last.iter()
-                .map(|(d, (sid, q))| format!("{d}-{sid}-{q}"))
-                .collect::<Vec<_>>()
-                .join(","),
-        )
+        Some(per_domain(seen.into_iter()))
     }
 
     /// SHOW GLOBAL STATUS rows: MariaDB's `Binlog_commits` / `Binlog_bytes_written`, and
@@ -1575,6 +1609,46 @@ mod tests {
             written
         );
         assert_eq!(contents(dir.path())[0].1, vec![1]);
+    }
+
+    #[test]
+    fn gtid_positions_at_event_ends_and_nowhere_else() {
+        let dir = tempfile::tempdir().unwrap();
+        let b = open(dir.path(), 1 << 20);
+        b.start().unwrap();
+        let mut redo = Redo::default();
+        let name = "tierdb-bin.000001";
+        let start = std::fs::metadata(dir.path().join(name)).unwrap().len();
+        assert_eq!(b.gtid_pos_at(name, 4).as_deref(), Some(""));
+        assert_eq!(b.gtid_pos_at(name, start).as_deref(), Some(""));
+        let mut ends = Vec::new();
+        for q in ["CREATE 1", "CREATE 2"] {
+            let t = place(&b, &mut redo, q);
+            b.write(t);
+            b.finished(t);
+            ends.push(std::fs::metadata(dir.path().join(name)).unwrap().len());
+        }
+        assert_eq!(b.gtid_pos_at(name, ends[0]).as_deref(), Some("0-7-1"));
+        assert_eq!(b.gtid_pos_at(name, ends[1]).as_deref(), Some("0-7-2"));
+        assert_eq!(b.gtid_pos_at(name, ends[1] - 1), None, "inside an event");
+        assert_eq!(b.gtid_pos_at(name, ends[1] + 1), None, "past the end");
+        assert_eq!(b.gtid_pos_at("tierdb-bin.000009", 4), None);
+        assert_eq!(
+            b.gtid_pos_at("../tierdb-bin.000001", 4).as_deref(),
+            Some("")
+        );
+        // The next file's header carries the state.
+        b.order.lock().rotate = true;
+        let t = b.place(Vec::new(), &mut redo.append()).unwrap().0;
+        b.write(t);
+        b.finished(t);
+        assert_eq!(
+            b.gtid_pos_at("tierdb-bin.000002", 4).as_deref(),
+            Some("0-7-2")
+        );
+        let (_, pos) = b.consistent_snapshot(|| ()).unwrap();
+        assert_eq!(pos.file, "tierdb-bin.000002");
+        assert_eq!(b.gtid_pos_at(&pos.file, pos.offset), Some(pos.gtid));
     }
 
     #[test]

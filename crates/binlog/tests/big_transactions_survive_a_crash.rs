@@ -108,7 +108,7 @@ fn table() -> TableDef {
 
 fn row(id: i64, tag: &str) -> Row {
     let mut pad = format!("{tag}-{id}-").into_bytes();
-    pad.resize(300, b'a' + (id % 26) as u8);
+    pad.resize(300, b'a' + id.rem_euclid(26) as u8);
     vec![Value::Int(id), Value::Bytes(pad)]
 }
 

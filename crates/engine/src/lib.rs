@@ -895,6 +895,10 @@ impl Txn {
     pub fn has_writes(&self) -> bool {
         self.st.has_writes()
     }
+    /// True when the transaction changed a table that is not TEMPORARY.
+    pub fn writes_tables(&self) -> bool {
+        self.st.writes_tables()
+    }
     /// REPEATABLE READ: plain reads (`get`, scans) from now on see the database as of one
     /// moment — the read view opened by the first call in this transaction (`START
     /// TRANSACTION WITH CONSISTENT SNAPSHOT`, or the first plain read) — plus this

@@ -102,6 +102,11 @@ pub(crate) struct TxnState {
     pub binlog_off: bool,
     /// The changes are made with `foreign_key_checks = 0` (marked so in the binary log).
     pub binlog_no_fk_checks: bool,
+    /// The binary log's ticket of the commit under way (`BinlogSink::finished` once visible).
+    binlog_ticket: Option<u64>,
+    /// A table that is not TEMPORARY was changed (FLUSH TABLES WITH READ LOCK holds such a
+    /// transaction's commit).
+    table_writes: bool,
     /// Plain reads go through `view` (else they read the last committed versions: the
     /// current reads of UPDATE, DELETE and locking SELECTs, and READ COMMITTED).
     consistent: bool,
@@ -415,6 +420,8 @@ impl TxnState {
             binlog: Vec::new(),
             binlog_off: false,
             binlog_no_fk_checks: false,
+            binlog_ticket: None,
+            table_writes: false,
         }
     }
 
@@ -469,6 +476,7 @@ impl TxnState {
     /// it was made), returns the current one, through which the change must be made.
     fn enter(&mut self, t: &Table) -> Result<Option<Arc<Table>>> {
         let id = self.ensure_active()?.id;
+        self.table_writes |= !t.is_temporary();
         if !self.gates.iter().any(|g| Arc::ptr_eq(g, &t.gate)) {
             let timeout = self.inner.lock_wait();
             t.gate
@@ -530,6 +538,11 @@ impl TxnState {
 
     pub fn has_writes(&self) -> bool {
         self.logged
+    }
+
+    /// Changed a table that is not TEMPORARY (at least tried to: set before the change).
+    pub fn writes_tables(&self) -> bool {
+        self.table_writes
     }
 
     fn ensure_active(&mut self) -> Result<Arc<ActiveTxn>> {
@@ -1239,6 +1252,11 @@ impl TxnState {
     fn finish(&mut self, committed: bool) {
         if let Some(a) = self.active.take() {
             let retained = self.inner.active.end(a.id, committed && self.logged);
+            // Visible now: a consistent snapshot waiting for placed commits may go on (before
+            // the purges below, which may take long).
+            if let (Some(sink), Some(t)) = (&self.inner.cfg.binlog, self.binlog_ticket.take()) {
+                sink.finished(t);
+            }
             let purge = std::mem::take(&mut self.purge);
             if committed && !purge.is_empty() {
                 match retained {
@@ -1367,11 +1385,8 @@ impl TxnState {
             }
         }
         self.inner.counters.commits.fetch_add(1, Ordering::Relaxed);
+        self.binlog_ticket = ticket;
         self.finish(true);
-        // Visible now: a consistent snapshot waiting for placed commits may go on.
-        if let (Some(sink), Some(t)) = (&self.inner.cfg.binlog, ticket) {
-            sink.finished(t);
-        }
         durable.map_err(Error::from)
     }
 

@@ -513,16 +513,8 @@ fn dumps_with_master_data_and_the_log_after_their_position_rebuild_the_table() {
             })
         })
         .collect();
-    // Four dumps while the writers run: two of each kind.
-    let mut dumps = Vec::new();
-    for i in 0..4 {
-        let kind = if i % 2 == 0 {
-            "--single-transaction"
-        } else {
-            "--lock-all-tables"
-        };
-        std::thread::sleep(Duration::from_millis(400));
-        let dump = server.dir.path().join(format!("dump{i}.sql"));
+    let dump_to = |name: &str, kind: &str| {
+        let dump = server.dir.path().join(name);
         let (ok, _, err) = run_program(
             "/usr/bin/mariadb-dump",
             &[
@@ -538,12 +530,43 @@ fn dumps_with_master_data_and_the_log_after_their_position_rebuild_the_table() {
             ],
             Duration::from_secs(120),
         );
-        assert!(ok, "mariadb-dump failed: {err}");
-        dumps.push(dump);
+        assert!(ok, "mariadb-dump {kind} failed: {err}");
+        dump
+    };
+    // Four dumps while the writers run: two of each kind.
+    let mut dumps = Vec::new();
+    for i in 0..4 {
+        let kind = if i % 2 == 0 {
+            "--single-transaction"
+        } else {
+            "--lock-all-tables"
+        };
+        std::thread::sleep(Duration::from_millis(400));
+        dumps.push(dump_to(&format!("dump{i}.sql"), kind));
     }
     std::thread::sleep(Duration::from_millis(400));
     stop.store(true, std::sync::atomic::Ordering::Relaxed);
     let done: u64 = writers.into_iter().map(|w| w.join().unwrap()).sum();
+    // Commits made durable once a second reach the files within about a second: a dump right
+    // after one still gets its GTID position (the session's own snapshot answers
+    // BINLOG_GTID_POS before the bytes are in the file).
+    {
+        let mut c = connect(port);
+        run(&mut c, "SET GLOBAL innodb_flush_log_at_trx_commit = 0");
+        run(
+            &mut c,
+            "INSERT INTO w.t (k, pad) VALUES (-1, 'just committed')",
+        );
+        let late = dump_to("late.sql", "--single-transaction");
+        let pos: String = c.query_first("SELECT @@gtid_binlog_pos").unwrap().unwrap();
+        let text = std::fs::read_to_string(&late).unwrap();
+        assert!(
+            text.contains(&format!("gtid_slave_pos='{pos}'")),
+            "the dump right after a commit names {pos}"
+        );
+        run(&mut c, "SET GLOBAL innodb_flush_log_at_trx_commit = 1");
+        dumps.push(late);
+    }
     assert!(done > 100, "the writers ran only {done} statements");
     let want = rows_of(server.port, "w", "t", None);
     let mut c = connect(server.port);

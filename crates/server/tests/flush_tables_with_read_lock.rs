@@ -146,4 +146,43 @@ fn a_global_read_lock_holds_every_writer_until_it_is_released() {
     assert_eq!(code(holder.query_drop("FLUSH TABLES WITH READ LOCK")), 1192);
     holder.query_drop("UNLOCK TABLES").unwrap();
     assert_eq!(count(&mut other), 5);
+
+    // Two phases, as MariaDB: a statement waiting for the row lock of an open transaction
+    // does not keep that transaction from committing while FTWRL drains the statements.
+    let mut c = connect(&server);
+    c.query_drop("BEGIN").unwrap();
+    c.query_drop("INSERT INTO f.t VALUES (8, 8)").unwrap();
+    let w = in_background(connect(&server), "INSERT INTO f.t VALUES (8, 80)");
+    std::thread::sleep(Duration::from_millis(300));
+    let locking = std::thread::spawn(move || {
+        let t0 = Instant::now();
+        holder
+            .query_drop("FLUSH TABLES WITH READ LOCK")
+            .map(|()| (holder, t0.elapsed()))
+    });
+    std::thread::sleep(Duration::from_millis(300));
+    let t0 = Instant::now();
+    c.query_drop("COMMIT").unwrap();
+    assert!(t0.elapsed() < Duration::from_secs(5), "the COMMIT was held");
+    let (_, r, _) = w.join().unwrap();
+    assert_eq!(code(r), 1062, "the waiting insert saw the commit");
+    let (mut holder, took) = locking.join().unwrap().unwrap();
+    assert!(took < Duration::from_secs(5), "FTWRL took {took:?}");
+
+    // TEMPORARY tables, also inside transactions and through DDL without TEMPORARY, stay
+    // writable by the holder and by others.
+    holder
+        .query_drop(
+            "CREATE TEMPORARY TABLE f.tt (id INT PRIMARY KEY); BEGIN; INSERT INTO f.tt VALUES (1); COMMIT; \
+             TRUNCATE TABLE f.tt; ALTER TABLE f.tt ADD COLUMN v INT; DROP TABLE f.tt",
+        )
+        .unwrap();
+    c.query_drop("SET SESSION lock_wait_timeout = 1").unwrap();
+    c.query_drop(
+        "CREATE TEMPORARY TABLE f.tt (id INT); SET autocommit = 0; INSERT INTO f.tt VALUES (1); COMMIT",
+    )
+    .unwrap();
+    assert_eq!(code(c.query_drop("INSERT INTO f.t VALUES (9, 9)")), 1205);
+    holder.query_drop("UNLOCK TABLES").unwrap();
+    assert_eq!(count(&mut holder), 6);
 }

@@ -3,15 +3,19 @@
 //! session changes anything — table rows (TEMPORARY tables excepted), DDL, accounts, commits
 //! of transactions that wrote — so the data and the binary-log position the holder reads agree.
 //!
-//! Owns: the set of holding connections and the count of write statements running. A write
-//! statement enters (`enter_write`) for its whole run; FTWRL closes the gate and waits until
-//! the running ones have left. Both sides use sequentially consistent atomics (a writer
-//! counts itself in, then looks at the gate; FTWRL closes the gate, then looks at the count),
-//! so a writer either sees the gate closed or is seen by FTWRL.
+//! Owns: the set of holding connections and two gates, each a flag and a count of those
+//! inside: one for write statements (`enter_write`, for a statement's whole run) and one for
+//! commits of transactions that wrote (`enter_commit`). FTWRL takes them in two phases, as
+//! MariaDB does: it closes the statement gate and waits for the running write statements,
+//! then closes the commit gate and waits for the commits under way. A statement waiting for a
+//! row lock that an open transaction holds thus still sees that transaction commit (it is not
+//! held at the commit gate before the statements are drained). In each gate a newcomer counts
+//! itself in, then looks at the flag; FTWRL sets the flag, then looks at the count (both
+//! sequentially consistent), so one of the two always sees the other.
 //!
-//! Must never: let a write statement run while a holder holds the lock; wait without a
-//! deadline (`lock_wait_timeout`, error 1205) or past a KILL; leave the gate closed when no
-//! session holds it (a failed or killed FTWRL opens it again).
+//! Must never: let a write statement or a commit of changes run while a holder holds the
+//! lock; wait without a deadline (`lock_wait_timeout`, error 1205) or past a KILL; leave a
+//! gate closed when no session holds the lock (a failed or killed FTWRL opens them again).
 
 use std::collections::HashSet;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::SeqCst};
@@ -21,28 +25,36 @@ use parking_lot::{Condvar, Mutex};
 
 use crate::SqlError;
 
+/// A flag that keeps newcomers out and the count of those inside.
+#[derive(Default)]
+struct Gate {
+    closed: AtomicBool,
+    inside: AtomicU64,
+}
+
 /// The global read lock (one per server).
 #[derive(Default)]
 pub struct GlobalReadLock {
     /// Connections holding the lock (several may, as with MariaDB's shared lock).
     holders: Mutex<HashSet<u32>>,
-    /// Writers stay out: a holder exists or one is acquiring.
-    closed: AtomicBool,
-    /// Write statements running now.
-    writers: AtomicU64,
+    statements: Gate,
+    commits: Gate,
     wait: Mutex<()>,
     changed: Condvar,
 }
 
-/// A write statement inside the gate; leaves it when dropped.
-pub struct WriteGuard<'a>(&'a GlobalReadLock);
+/// A write statement or a commit inside its gate; leaves it when dropped.
+pub struct WriteGuard<'a> {
+    lock: &'a GlobalReadLock,
+    gate: &'a Gate,
+}
 
 impl Drop for WriteGuard<'_> {
     fn drop(&mut self) {
-        self.0.writers.fetch_sub(1, SeqCst);
-        if self.0.closed.load(SeqCst) {
-            let _g = self.0.wait.lock();
-            self.0.changed.notify_all();
+        self.gate.inside.fetch_sub(1, SeqCst);
+        if self.gate.closed.load(SeqCst) {
+            let _g = self.lock.wait.lock();
+            self.lock.changed.notify_all();
         }
     }
 }
@@ -63,14 +75,14 @@ fn interrupted() -> SqlError {
 }
 
 impl GlobalReadLock {
-    /// Does connection `conn` hold the lock?
+    /// Does connection `conn` hold the lock (or is it taking it)?
     pub fn held_by(&self, conn: u32) -> bool {
-        self.closed.load(SeqCst) && self.holders.lock().contains(&conn)
+        self.statements.closed.load(SeqCst) && self.holders.lock().contains(&conn)
     }
 
-    /// Some connection holds the lock (SHOW PROCESSLIST's waiting state).
+    /// Some connection holds the lock or is taking it.
     pub fn is_closed(&self) -> bool {
-        self.closed.load(SeqCst)
+        self.statements.closed.load(SeqCst)
     }
 
     /// A write statement of `conn` starts: waits while the lock is held (up to `wait`;
@@ -81,14 +93,35 @@ impl GlobalReadLock {
         wait: Duration,
         killed: &dyn Fn() -> bool,
     ) -> Result<WriteGuard<'_>, SqlError> {
+        self.enter(&self.statements, conn, wait, killed)
+    }
+
+    /// A commit of changes by `conn` starts (outside any write statement): waits while the
+    /// lock is held, as `enter_write`.
+    pub fn enter_commit(
+        &self,
+        conn: u32,
+        wait: Duration,
+        killed: &dyn Fn() -> bool,
+    ) -> Result<WriteGuard<'_>, SqlError> {
+        self.enter(&self.commits, conn, wait, killed)
+    }
+
+    fn enter<'a>(
+        &'a self,
+        gate: &'a Gate,
+        conn: u32,
+        wait: Duration,
+        killed: &dyn Fn() -> bool,
+    ) -> Result<WriteGuard<'a>, SqlError> {
         let deadline = Instant::now() + wait;
         loop {
-            self.writers.fetch_add(1, SeqCst);
-            if !self.closed.load(SeqCst) {
-                return Ok(WriteGuard(self));
+            gate.inside.fetch_add(1, SeqCst);
+            if !gate.closed.load(SeqCst) {
+                return Ok(WriteGuard { lock: self, gate });
             }
-            drop(WriteGuard(self));
-            if self.held_by(conn) {
+            drop(WriteGuard { lock: self, gate });
+            if self.holders.lock().contains(&conn) {
                 return Err(SqlError::new(
                     1223,
                     "HY000",
@@ -96,7 +129,7 @@ impl GlobalReadLock {
                 ));
             }
             let mut g = self.wait.lock();
-            while self.closed.load(SeqCst) {
+            while gate.closed.load(SeqCst) {
                 if killed() {
                     return Err(interrupted());
                 }
@@ -109,8 +142,9 @@ impl GlobalReadLock {
         }
     }
 
-    /// `FLUSH TABLES WITH READ LOCK` by `conn`: closes the gate and waits (up to `wait`) for
-    /// the running write statements to end. On a timeout or a KILL the lock is not taken.
+    /// `FLUSH TABLES WITH READ LOCK` by `conn`: closes the statement gate and waits (up to
+    /// `wait`) for the running write statements, then the commit gate and the commits under
+    /// way. On a timeout or a KILL the lock is not taken (one `conn` held already stays).
     pub fn acquire(
         &self,
         conn: u32,
@@ -119,23 +153,38 @@ impl GlobalReadLock {
     ) -> Result<(), SqlError> {
         {
             let mut h = self.holders.lock();
-            h.insert(conn);
-            self.closed.store(true, SeqCst);
+            if !h.insert(conn) {
+                return Ok(());
+            }
+            self.statements.closed.store(true, SeqCst);
         }
         let deadline = Instant::now() + wait;
+        let drained = self
+            .drain(&self.statements, deadline, killed)
+            .and_then(|()| {
+                self.commits.closed.store(true, SeqCst);
+                self.drain(&self.commits, deadline, killed)
+            });
+        if drained.is_err() {
+            self.release(conn);
+        }
+        drained
+    }
+
+    /// Waits until nobody is inside `gate` (closed by the caller).
+    fn drain(
+        &self,
+        gate: &Gate,
+        deadline: Instant,
+        killed: &dyn Fn() -> bool,
+    ) -> Result<(), SqlError> {
         let mut g = self.wait.lock();
-        while self.writers.load(SeqCst) > 0 {
-            let failed = if killed() {
-                Some(interrupted())
-            } else if Instant::now() >= deadline {
-                Some(timeout())
-            } else {
-                None
-            };
-            if let Some(e) = failed {
-                drop(g);
-                self.release(conn);
-                return Err(e);
+        while gate.inside.load(SeqCst) > 0 {
+            if killed() {
+                return Err(interrupted());
+            }
+            if Instant::now() >= deadline {
+                return Err(timeout());
             }
             let left = deadline.saturating_duration_since(Instant::now());
             self.changed.wait_for(&mut g, POLL.min(left));
@@ -148,7 +197,8 @@ impl GlobalReadLock {
         let mut h = self.holders.lock();
         let had = h.remove(&conn);
         if h.is_empty() {
-            self.closed.store(false, SeqCst);
+            self.statements.closed.store(false, SeqCst);
+            self.commits.closed.store(false, SeqCst);
             drop(h);
             let _g = self.wait.lock();
             self.changed.notify_all();
@@ -215,6 +265,37 @@ mod tests {
         assert!(l.is_closed());
         l.release(3);
         assert!(l.enter_write(2, LONG, &|| false).is_ok());
+    }
+
+    #[test]
+    fn commits_pass_while_statements_drain_and_wait_after() {
+        let l = Arc::new(GlobalReadLock::default());
+        let running = l.enter_write(2, LONG, &|| false).unwrap();
+        let l2 = l.clone();
+        let t = std::thread::spawn(move || l2.acquire(1, LONG, &|| false));
+        std::thread::sleep(Duration::from_millis(100));
+        // Phase 1: statements wait, a commit goes through.
+        assert_eq!(
+            l.enter_write(3, Duration::from_millis(50), &|| false)
+                .err()
+                .map(|e| e.code),
+            Some(1205)
+        );
+        drop(l.enter_commit(3, LONG, &|| false).unwrap());
+        drop(running);
+        t.join().unwrap().unwrap();
+        // Phase 2 done: commits wait too.
+        assert_eq!(
+            l.enter_commit(3, Duration::from_millis(50), &|| false)
+                .err()
+                .map(|e| e.code),
+            Some(1205)
+        );
+        // A second FTWRL of the holder that fails keeps the first.
+        assert!(l.acquire(1, Duration::ZERO, &|| true).is_ok());
+        assert!(l.held_by(1));
+        l.release(1);
+        assert!(l.enter_commit(3, LONG, &|| false).is_ok());
     }
 
     #[test]

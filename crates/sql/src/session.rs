@@ -34,6 +34,9 @@ use tierdb_engine::{ColumnType, Error as EngineError, Savepoint, TableLockMode, 
 pub(crate) struct SessionState {
     shared: Arc<Shared>,
     conn_id: u32,
+    /// The binary-log position the open transaction's consistent snapshot matches
+    /// (`Binlog_snapshot_file` / `_position`, BINLOG_GTID_POS there); None outside one.
+    binlog_snapshot: Option<tierdb_binlog::log::SnapshotPos>,
     user: String,
     host: String,
     db: Option<String>,
@@ -227,7 +230,18 @@ impl Env for SessionState {
         Some(&self.shared.engine)
     }
     fn binlog_gtid_pos(&self, file: &str, pos: u64) -> Option<String> {
-        self.shared.binlog()?.gtid_pos_at(file, pos)
+        let b = self.shared.binlog()?;
+        // The session's own snapshot position: known even before its bytes reach the file
+        // (flush_log_at_trx_commit 0 / 2 write them within a second).
+        if let Some(s) = &self.binlog_snapshot {
+            if b.number_of(file).is_some()
+                && b.number_of(file) == b.number_of(&s.file)
+                && pos == s.offset
+            {
+                return Some(s.gtid.clone());
+            }
+        }
+        b.gtid_pos_at(file, pos)
     }
 }
 
@@ -262,9 +276,6 @@ struct Core {
     /// The open transaction is REPEATABLE READ: the level when it began (its first
     /// statement, or BEGIN), kept until it ends whatever SET SESSION says meanwhile.
     txn_repeatable: Option<bool>,
-    /// The binary-log position (file, offset) the open transaction's consistent snapshot
-    /// matches (`Binlog_snapshot_file` / `_position`); None outside one.
-    binlog_snapshot: Option<(String, u64)>,
     /// The running statement is inside the global read lock's gate (`read_lock`).
     in_write_gate: bool,
     conn: Option<Arc<ConnInfo>>,
@@ -419,6 +430,7 @@ impl Session {
         Ok(Session {
             core: Core {
                 st: SessionState {
+                    binlog_snapshot: None,
                     shared,
                     conn_id,
                     user: user.to_string(),
@@ -443,7 +455,6 @@ impl Session {
                 txn: None,
                 savepoints: Vec::new(),
                 txn_repeatable: None,
-                binlog_snapshot: None,
                 in_write_gate: false,
                 conn,
                 current_sql: String::new(),
@@ -1512,7 +1523,7 @@ impl Core {
     fn take_txn(&mut self) -> Option<Txn> {
         self.savepoints.clear();
         self.txn_repeatable = None;
-        self.binlog_snapshot = None;
+        self.st.binlog_snapshot = None;
         let t = self.txn.take();
         if t.is_some() {
             self.st.next_isolation = None;
@@ -1525,8 +1536,8 @@ impl Core {
         // statement committing is inside the gate already).
         let shared = self.st.shared.clone();
         let _writing =
-            match !self.in_write_gate && self.txn.as_ref().is_some_and(|t| t.has_writes()) {
-                true => Some(self.enter_write(&shared)?),
+            match !self.in_write_gate && self.txn.as_ref().is_some_and(|t| t.writes_tables()) {
+                true => Some(self.enter_commit(&shared)?),
                 false => None,
             };
         if let Some(t) = self.take_txn() {
@@ -1559,8 +1570,18 @@ impl Core {
             Plan::Utility(u) => match &**u {
                 Utility::CreateTable { temporary, .. }
                 | Utility::CreateTableAs { temporary, .. }
-                | Utility::DropTable { temporary, .. } => !*temporary,
-                u => u.is_ddl(),
+                | Utility::DropTable { temporary, .. }
+                    if *temporary =>
+                {
+                    false
+                }
+                u if u.is_ddl() => {
+                    let engine = &self.st.shared.engine;
+                    let targets = u.ddl_targets();
+                    targets.is_empty()
+                        || !targets.iter().all(|(d, t)| engine.is_temporary_table(d, t))
+                }
+                _ => false,
             },
             Plan::Explain(_) => false,
             p => p.tables().iter().any(|(t, w)| *w && !t.is_temporary()),
@@ -1584,6 +1605,18 @@ impl Core {
         shared
             .read_lock
             .enter_write(self.st.conn_id, self.lock_wait(), &|| {
+                crate::interrupt::check().is_err()
+            })
+    }
+
+    /// Enters the global read lock's commit gate (waits while it is held).
+    fn enter_commit<'a>(
+        &self,
+        shared: &'a Shared,
+    ) -> Result<crate::read_lock::WriteGuard<'a>, SqlError> {
+        shared
+            .read_lock
+            .enter_commit(self.st.conn_id, self.lock_wait(), &|| {
                 crate::interrupt::check().is_err()
             })
     }
@@ -2035,8 +2068,8 @@ impl Core {
                     // (mariadb-dump --single-transaction --master-data reads it).
                     match shared.binlog() {
                         Some(b) => {
-                            let ((), file, pos) = b.consistent_snapshot(|| txn.consistent_reads());
-                            self.binlog_snapshot = Some((file, pos));
+                            let ((), pos) = b.consistent_snapshot(|| txn.consistent_reads())?;
+                            self.st.binlog_snapshot = Some(pos);
                         }
                         None => txn.consistent_reads(),
                     }
@@ -2152,7 +2185,7 @@ impl Core {
                 show::variables(&shared, *global, &|n| st.session_value(n), filter, st)
             }
             Utility::ShowStatus { filter, .. } => {
-                show::status(&shared, filter, &self.st, self.binlog_snapshot.as_ref())
+                show::status(&shared, filter, &self.st, self.st.binlog_snapshot.as_ref())
             }
             Utility::ShowProcessList { full } => {
                 let res = show::processlist(&shared, self.st.conn_id, &self.current_sql, *full);

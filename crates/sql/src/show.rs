@@ -422,15 +422,15 @@ pub fn status(
     shared: &Shared,
     filter: &ShowFilter,
     env: &dyn Env,
-    snapshot: Option<&(String, u64)>,
+    snapshot: Option<&tierdb_binlog::log::SnapshotPos>,
 ) -> Result<QueryResult, SqlError> {
     let columns = text_cols(&["Variable_name", "Value"]);
     let rows = shared
         .status()
         .into_iter()
         .map(|(n, v)| match (n.as_str(), snapshot) {
-            ("Binlog_snapshot_file", Some((f, _))) => (n, f.clone()),
-            ("Binlog_snapshot_position", Some((_, p))) => (n, p.to_string()),
+            ("Binlog_snapshot_file", Some(p)) => (n, p.file.clone()),
+            ("Binlog_snapshot_position", Some(p)) => (n, p.offset.to_string()),
             _ => (n, v),
         })
         .map(|(n, v)| vec![s(n), s(v)])
