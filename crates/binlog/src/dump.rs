@@ -296,8 +296,11 @@ impl Dump {
                 return Ok(true);
             }
         }
-        // The file ends without a Rotate (a Stop at shutdown, or a crash): go on in the next.
+        // The file ends without a Rotate (a Stop at shutdown, or a crash): go on in the next,
+        // but only once nothing more can come to this one (a rotation creates the next file
+        // before its Rotate lands, and earlier commits may still be on their way here).
         if evs.is_empty()
+            && self.log.file_finished(self.file)
             && self
                 .log
                 .numbers()

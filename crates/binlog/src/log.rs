@@ -275,6 +275,22 @@ impl Binlog {
         list_numbers(&self.cfg)
     }
 
+    /// Whether file `n` is complete: the log has moved past it and no placed write into it
+    /// is still waiting to reach it.
+    pub fn file_finished(&self, n: u32) -> bool {
+        if n >= self.order.lock().file {
+            return false;
+        }
+        let pending: Vec<Arc<Placed>> = self
+            .pending
+            .lock()
+            .values()
+            .filter(|p| p.writes.writes.iter().any(|w| w.file == n))
+            .map(|p| p.writes.clone())
+            .collect();
+        pending.iter().all(|p| *p.written.lock())
+    }
+
     /// The last GTID sequence number logged in domain 0.
     pub fn last_seq(&self) -> u64 {
         domain_seq(self.order.lock().state.iter().map(|(&(d, _), &q)| (d, q)))
@@ -1099,17 +1115,18 @@ impl BinlogSink for Binlog {
             let mut rot = Vec::new();
             events::rotate(&mut rot, ts, sid, &self.file_name(next), 4).map_err(format_err)?;
             events::set_positions(&mut rot, offset).map_err(format_err)?;
-            writes.push(Write {
-                file,
-                offset,
-                bytes: rot,
-            });
+            // The next file first: a dump that reads the Rotate opens it at once.
             let header = self.file_header(next, &o.state, false)?;
             let len = header.len() as u64;
             writes.push(Write {
                 file: next,
                 offset: 0,
                 bytes: header,
+            });
+            writes.push(Write {
+                file,
+                offset,
+                bytes: rot,
             });
             (file, offset, header_end) = (next, len, len);
         }
@@ -1388,6 +1405,58 @@ mod tests {
         assert_eq!(b.list().unwrap().len(), before + 1);
         let index = std::fs::read_to_string(dir.path().join("tierdb-bin.index")).unwrap();
         assert_eq!(index.lines().count(), before + 1, "{index}");
+    }
+
+    /// GTID sequence numbers and Rotate targets a non-blocking dump sends until it catches up.
+    fn drain(d: &mut crate::dump::Dump) -> Vec<String> {
+        let mut out = Vec::new();
+        while let Some(ev) = d.next_event().unwrap() {
+            if let Some((q, _, _)) = events::gtid_seq(&ev) {
+                out.push(format!("gtid {q}"));
+            } else if ev[4] == events::ROTATE_EVENT {
+                let name = &ev[events::HEADER_LEN + 8..ev.len() - events::CHECKSUM_LEN];
+                out.push(format!("rotate {}", String::from_utf8_lossy(name)));
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn a_dump_waits_for_a_commit_still_landing_before_a_rotation_it_can_already_see() {
+        let dir = tempfile::tempdir().unwrap();
+        let b = open(dir.path(), 1 << 20);
+        b.start().unwrap();
+        let mut redo = Redo::default();
+        let a = place(&b, &mut redo, "CREATE 1");
+        // FLUSH BINARY LOGS placed after `a`, written before it (its committer was faster).
+        b.order.lock().rotate = true;
+        let r = place(&b, &mut redo, "CREATE 2");
+        let req = crate::dump::DumpRequest {
+            nonblock: true,
+            checksums: true,
+            ..Default::default()
+        };
+        let mut d = crate::dump::Dump::start(b.clone(), &req).unwrap();
+        // Between the two writes of `r`: file 2 exists, file 1 ends where `a` goes.
+        let rw = b.pending.lock().get(&r).unwrap().writes.clone();
+        assert_eq!(
+            rw.writes[0].file, 2,
+            "the next file is written before the Rotate"
+        );
+        b.apply(&rw.writes[..1]).unwrap();
+        assert!(!b.file_finished(1), "`a` is still on its way into file 1");
+        // Up to the gap `a` leaves, and no further: not into file 2 past `a`.
+        assert_eq!(drain(&mut d), vec!["rotate tierdb-bin.000001"]);
+        // The Rotate lands (still before `a`): a dump cannot read past the gap either.
+        b.write(r);
+        assert_eq!(drain(&mut d), Vec::<String>::new());
+        b.write(a);
+        assert!(b.file_finished(1));
+        assert_eq!(
+            drain(&mut d),
+            vec!["gtid 1", "rotate tierdb-bin.000002", "gtid 2"],
+            "every group once, in order, through the rotation"
+        );
     }
 
     #[test]

@@ -93,6 +93,9 @@ pub(crate) struct Inner {
     /// Some table has (or had, since start-up) a FOREIGN KEY: until then `referencing` answers
     /// without looking at the catalog, so tables without any cost nothing.
     pub any_foreign_keys: AtomicBool,
+    /// A commit left its binary-log bytes for later (its record was not durable yet): the
+    /// next commit that waits for durability writes every durable placement, not only its own.
+    pub binlog_deferred: AtomicBool,
     pub ddl: Mutex<()>,
     pub locks: LockManager,
     pub active: ActiveTxns,
@@ -430,6 +433,7 @@ impl Inner {
             views: RwLock::new(BTreeMap::new()),
             accounts: RwLock::new(BTreeMap::new()),
             any_foreign_keys: AtomicBool::new(false),
+            binlog_deferred: AtomicBool::new(false),
             ddl: Mutex::new(()),
             locks: LockManager::new(),
             // Past every id in the replayed redo and every id handed out before the last
@@ -501,9 +505,7 @@ impl Inner {
         let (ticket, end) = sink.place(events, &mut append)?;
         let r = match wal.commit(Lsn(end)) {
             Ok(()) => {
-                if wal.durable_lsn().0 >= end {
-                    sink.write(ticket);
-                }
+                self.write_binlog(sink.as_ref(), ticket, end);
                 Ok(())
             }
             Err(e) => {
@@ -513,6 +515,22 @@ impl Inner {
         };
         sink.finished(ticket);
         r
+    }
+
+    /// After the record of `ticket` (ending at `end`) was committed to the redo log: its
+    /// binary-log bytes go to the files once the record is durable. Not durable yet
+    /// (`flush_log_at_trx_commit` 0 / 2): left to the checkpointer's round each second, or to
+    /// the next commit that is durable, which then writes every durable placement (so that a
+    /// synced commit finds the log complete up to it, as a reader of the files expects).
+    pub fn write_binlog(&self, sink: &dyn crate::binlog::BinlogSink, ticket: u64, end: u64) {
+        let durable = self.store.wal.durable_lsn().0;
+        if durable < end {
+            self.binlog_deferred.store(true, Ordering::Relaxed);
+        } else if self.binlog_deferred.swap(false, Ordering::Relaxed) {
+            sink.write_durable(durable);
+        } else {
+            sink.write(ticket);
+        }
     }
 
     /// Restores before-images in reverse order (idempotent).

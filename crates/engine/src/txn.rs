@@ -1361,10 +1361,7 @@ impl TxnState {
         let durable = self.inner.store.wal.commit(end);
         if let (Some(sink), Some(t)) = (&self.inner.cfg.binlog, ticket) {
             match &durable {
-                // Not before the record is durable (flush_log_at_trx_commit 0 / 2 commit
-                // without an fsync: the checkpointer writes it once it is).
-                Ok(()) if self.inner.store.wal.durable_lsn() >= end => sink.write(t),
-                Ok(()) => {}
+                Ok(()) => self.inner.write_binlog(sink.as_ref(), t, end.0),
                 Err(_) => sink.abandon(t),
             }
         }

@@ -94,6 +94,42 @@ fn replayed_into_tierdb(replay: &std::path::Path) -> TestServer {
     copy
 }
 
+/// Four connections writing `w.t` (id, k, pad) until `stop`: inserts, and every fifth
+/// statement an UPDATE of a seventh of the rows. Each returns how many statements it ran;
+/// `until_error`: a failed statement ends the writer (the server went away) rather than the
+/// test.
+fn start_writers(
+    port: u16,
+    stop: &std::sync::Arc<std::sync::atomic::AtomicBool>,
+    until_error: bool,
+) -> Vec<std::thread::JoinHandle<u64>> {
+    (0..4)
+        .map(|w| {
+            let stop = stop.clone();
+            std::thread::spawn(move || {
+                let mut c = connect(port);
+                let mut n = 0u64;
+                while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                    let sql = if n % 5 == 4 {
+                        format!("UPDATE w.t SET k = k + 1 WHERE id % 7 = {w}")
+                    } else {
+                        format!(
+                            "INSERT INTO w.t (k, pad) VALUES ({n}, REPEAT('p', {}))",
+                            n % 100
+                        )
+                    };
+                    match c.query_drop(&sql) {
+                        Ok(()) => n += 1,
+                        Err(_) if until_error => break,
+                        Err(e) => panic!("{sql}: {e}"),
+                    }
+                }
+                n
+            })
+        })
+        .collect()
+}
+
 /// Panics showing the first lines that differ (tables can be long).
 fn same_rows(got: &str, want: &str, what: &str) {
     if got == want {
@@ -315,30 +351,7 @@ fn crash_and_compare(flush: &str) {
     // Four writers commit as fast as they can; the server is killed under them.
     let port = server.port;
     let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
-    let writers: Vec<_> = (0..4)
-        .map(|w| {
-            let stop = stop.clone();
-            std::thread::spawn(move || {
-                let mut c = connect(port);
-                let mut n = 0u64;
-                while !stop.load(std::sync::atomic::Ordering::Relaxed) {
-                    let r = if n % 5 == 4 {
-                        c.query_drop(format!("UPDATE w.t SET k = k + 1 WHERE id % 7 = {w}"))
-                    } else {
-                        c.query_drop(format!(
-                            "INSERT INTO w.t (k, pad) VALUES ({n}, REPEAT('p', {}))",
-                            n % 100
-                        ))
-                    };
-                    if r.is_err() {
-                        break; // the server went away
-                    }
-                    n += 1;
-                }
-                n
-            })
-        })
-        .collect();
+    let writers = start_writers(port, &stop, true);
     let t0 = Instant::now();
     while t0.elapsed() < Duration::from_secs(3) {
         std::thread::sleep(Duration::from_millis(50));
@@ -489,30 +502,7 @@ fn dumps_with_master_data_and_the_log_after_their_position_rebuild_the_table() {
     }
     let port = server.port;
     let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
-    let writers: Vec<_> = (0..4)
-        .map(|w| {
-            let stop = stop.clone();
-            std::thread::spawn(move || {
-                let mut c = connect(port);
-                let mut n = 0u64;
-                while !stop.load(std::sync::atomic::Ordering::Relaxed) {
-                    if n % 4 == 3 {
-                        run(
-                            &mut c,
-                            &format!("UPDATE w.t SET k = k + 1 WHERE id % 4 = {w}"),
-                        );
-                    } else {
-                        run(
-                            &mut c,
-                            &format!("INSERT INTO w.t (k, pad) VALUES ({n}, 'writer {w}')"),
-                        );
-                    }
-                    n += 1;
-                }
-                n
-            })
-        })
-        .collect();
+    let writers = start_writers(port, &stop, false);
     let dump_to = |name: &str, kind: &str| {
         let dump = server.dir.path().join(name);
         let (ok, _, err) = run_program(
@@ -565,6 +555,9 @@ fn dumps_with_master_data_and_the_log_after_their_position_rebuild_the_table() {
             "the dump right after a commit names {pos}"
         );
         run(&mut c, "SET GLOBAL innodb_flush_log_at_trx_commit = 1");
+        // A synced commit writes the files up to it: the late insert is in them when this
+        // returns, not up to two seconds later.
+        run(&mut c, "CREATE TABLE w.fence (id INT PRIMARY KEY)");
         dumps.push(late);
     }
     assert!(done > 100, "the writers ran only {done} statements");
@@ -620,6 +613,53 @@ fn dumps_with_master_data_and_the_log_after_their_position_rebuild_the_table() {
             &rows_of(0, "w", "t", Some(&mariadb)),
             &want,
             &format!("dump at {file}:{pos} + log from there against tierdb"),
+        );
+    }
+}
+
+#[test]
+fn a_synced_commit_finds_the_files_holding_every_commit_before_it() {
+    // Commits under flush_log_at_trx_commit = 0 reach the files once their redo record is
+    // durable (within about two seconds); the next synced commit makes it so at once and
+    // writes them, so that whoever reads the files after it sees every commit before it.
+    let server = TestServer::start_with(&["--log-bin"]);
+    let mut c = connect(server.port);
+    run(&mut c, "CREATE DATABASE s");
+    run(&mut c, "CREATE TABLE s.t (id INT PRIMARY KEY)");
+    let gtids_in_files = |c: &mut Conn| -> usize {
+        let (file, _): (String, u64) = c
+            .query_first("SHOW MASTER STATUS")
+            .map(|r: Option<(String, u64, String, String)>| {
+                let r = r.unwrap();
+                (r.0, r.1)
+            })
+            .unwrap();
+        let types: Vec<String> = c
+            .query_map(
+                format!("SHOW BINLOG EVENTS IN '{file}'"),
+                |r: mysql::Row| r.get::<String, _>(2).unwrap(),
+            )
+            .unwrap();
+        types.iter().filter(|t| *t == "Gtid").count()
+    };
+    for round in 0..3 {
+        let before = gtids_in_files(&mut c);
+        run(&mut c, "SET GLOBAL innodb_flush_log_at_trx_commit = 0");
+        for i in 0..5 {
+            run(
+                &mut c,
+                &format!("INSERT INTO s.t VALUES ({})", round * 10 + i),
+            );
+        }
+        run(&mut c, "SET GLOBAL innodb_flush_log_at_trx_commit = 1");
+        run(
+            &mut c,
+            &format!("INSERT INTO s.t VALUES ({})", round * 10 + 9),
+        );
+        assert_eq!(
+            gtids_in_files(&mut c),
+            before + 6,
+            "round {round}: the five lazy commits and the synced one are in the file"
         );
     }
 }
