@@ -38,11 +38,23 @@ fn one_holder_at_a_time_and_waiters_get_the_lock_when_it_is_freed() {
     assert!(started.elapsed() >= Duration::from_millis(250));
 
     // B waits; A releases: B gets it.
+    let b_id = b.connection_id();
     let waiter = std::thread::spawn(move || {
         let got = one(&mut b, "SELECT GET_LOCK('nightly-job', 20)");
         (got, b)
     });
     std::thread::sleep(Duration::from_millis(300));
+    // SHOW PROCESSLIST says what B waits for.
+    let rows: Vec<(u32, String, Option<String>)> = a
+        .query_map("SHOW PROCESSLIST", |r: mysql::Row| {
+            (r.get(0).unwrap(), r.get(6).unwrap(), r.get(7).unwrap())
+        })
+        .unwrap();
+    let b_row = rows.into_iter().find(|r| r.0 == b_id).expect("B is listed");
+    assert_eq!(
+        (b_row.1.as_str(), b_row.2.as_deref()),
+        ("User lock", Some("SELECT GET_LOCK('nightly-job', 20)"))
+    );
     assert_eq!(one(&mut a, "SELECT RELEASE_LOCK('nightly-job')"), Some(1));
     let (got, b) = waiter.join().unwrap();
     assert_eq!(got, Some(1));

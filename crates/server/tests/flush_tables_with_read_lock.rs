@@ -35,6 +35,25 @@ fn in_background(
     })
 }
 
+/// SHOW PROCESSLIST's (Command, State, Info) of connection `id`.
+fn shown(c: &mut Conn, id: u32) -> (String, String, Option<String>) {
+    let rows: Vec<(u32, String, String, Option<String>)> = c
+        .query_map("SHOW FULL PROCESSLIST", |r: mysql::Row| {
+            (
+                r.get(0).unwrap(),
+                r.get(4).unwrap(),
+                r.get(6).unwrap(),
+                r.get(7).unwrap(),
+            )
+        })
+        .unwrap();
+    let (_, command, state, info) = rows
+        .into_iter()
+        .find(|r| r.0 == id)
+        .unwrap_or_else(|| panic!("connection {id} is not in the list"));
+    (command, state, info)
+}
+
 fn count(c: &mut Conn) -> i64 {
     c.query_first("SELECT COUNT(*) FROM f.t").unwrap().unwrap()
 }
@@ -86,9 +105,23 @@ fn a_global_read_lock_holds_every_writer_until_it_is_released() {
     other
         .query_drop("SET SESSION lock_wait_timeout = 60")
         .unwrap();
+    let other_id = other.connection_id();
+    assert_eq!(
+        shown(&mut holder, other_id),
+        ("Sleep".into(), "".into(), None)
+    );
     let waiting = in_background(other, "INSERT INTO f.t VALUES (4, 4)");
     std::thread::sleep(Duration::from_millis(300));
     assert_eq!(count(&mut holder), 1, "nothing got in under the lock");
+    // SHOW PROCESSLIST tells a DBA who waits for what.
+    assert_eq!(
+        shown(&mut holder, other_id),
+        (
+            "Query".into(),
+            "Waiting for global read lock".into(),
+            Some("INSERT INTO f.t VALUES (4, 4)".into())
+        )
+    );
     let unlocked = Instant::now();
     holder.query_drop("UNLOCK TABLES").unwrap();
     let (mut other, r, ended) = waiting.join().unwrap();
@@ -104,6 +137,14 @@ fn a_global_read_lock_holds_every_writer_until_it_is_released() {
     let committing = in_background(other, "COMMIT");
     std::thread::sleep(Duration::from_millis(300));
     assert_eq!(count(&mut holder), 2);
+    assert_eq!(
+        shown(&mut holder, other_id),
+        (
+            "Query".into(),
+            "Waiting for commit lock".into(),
+            Some("COMMIT".into())
+        )
+    );
     // The holder's disconnect releases the lock.
     drop(holder);
     let (mut other, r, _) = committing.join().unwrap();

@@ -19,7 +19,7 @@ use crate::expr::{Env, EvalCx};
 use crate::parse::{parse, Parsed};
 use crate::plan::{self, no_db, IsolationScope, Plan, PlanCx, SetItem, SetTarget, Utility};
 use crate::result::{Column, PreparedInfo, QueryResult, Raised, SqlError, Warning};
-use crate::shared::{ConnInfo, Shared};
+use crate::shared::{ConnInfo, Shared, Waiting};
 use crate::show;
 use crate::status::Counter;
 use crate::variables::{self, VarScope};
@@ -192,6 +192,10 @@ impl Env for SessionState {
         f: crate::user_locks::UserLockFunc,
         args: &[Value],
     ) -> Result<Value, SqlError> {
+        let _state = (f == crate::user_locks::UserLockFunc::Get)
+            .then(|| self.shared.connection(self.conn_id))
+            .flatten()
+            .map(|c| c.wait_for(Waiting::UserLock));
         self.shared.user_locks.call(self.conn_id, f, args)
     }
     fn version(&self) -> String {
@@ -263,6 +267,8 @@ struct Prepared {
     /// The text as the client sent it, kept for a DDL statement only (the binary log
     /// records it when the statement runs).
     ddl_text: Option<String>,
+    /// The text as prepared (SHOW PROCESSLIST's Info while it runs).
+    text: String,
 }
 
 /// Everything but the prepared-statement map (so a statement's plan can be borrowed while
@@ -1149,6 +1155,7 @@ impl Session {
                 needs: None,
                 db: self.core.st.db.clone(),
                 ddl_text,
+                text: sql.to_string(),
             },
         );
         Ok(info)
@@ -1197,6 +1204,7 @@ impl Session {
         if let Some(c) = self.core.conn.as_ref() {
             c.busy.store(true, Ordering::Relaxed);
             c.since_ms.store(shared.now_ms(), Ordering::Relaxed);
+            set_info(c, &p.text);
         }
         // A DDL statement run from here goes to the binary log as prepared (not `EXECUTE s`).
         self.core.prepared_text = match &p.ddl_text {
@@ -1402,6 +1410,18 @@ fn text_of(v: &Value) -> String {
     }
 }
 
+/// SHOW PROCESSLIST's Info of connection `c`: the statement's text, at most 64 KiB of it
+/// (its buffer is reused from statement to statement).
+fn set_info(c: &ConnInfo, sql: &str) {
+    let mut end = sql.len().min(64 << 10);
+    while !sql.is_char_boundary(end) {
+        end -= 1;
+    }
+    let mut info = c.info.lock();
+    info.clear();
+    info.push_str(&sql[..end]);
+}
+
 fn is_txn_abort(e: &SqlError) -> bool {
     e.code == 1213
 }
@@ -1411,6 +1431,7 @@ impl Core {
         if let Some(c) = &self.conn {
             c.busy.store(true, Ordering::Relaxed);
             c.since_ms.store(self.st.shared.now_ms(), Ordering::Relaxed);
+            set_info(c, sql);
         }
         self.current_sql.clear();
         self.current_sql.push_str(sql);
@@ -1597,11 +1618,20 @@ impl Core {
         std::time::Duration::from_secs(secs)
     }
 
+    /// Shows `w` as this connection's state (when `cond`) until the guard is dropped.
+    fn waiting_if(&self, cond: bool, w: Waiting) -> Option<crate::shared::WaitingGuard> {
+        match (&self.conn, cond) {
+            (Some(c), true) => Some(c.wait_for(w)),
+            _ => None,
+        }
+    }
+
     /// Enters the global read lock's gate for one write statement (waits while it is held).
     fn enter_write<'a>(
         &self,
         shared: &'a Shared,
     ) -> Result<crate::read_lock::WriteGuard<'a>, SqlError> {
+        let _state = self.waiting_if(shared.read_lock.is_closed(), Waiting::GlobalReadLock);
         shared
             .read_lock
             .enter_write(self.st.conn_id, self.lock_wait(), &|| {
@@ -1614,6 +1644,7 @@ impl Core {
         &self,
         shared: &'a Shared,
     ) -> Result<crate::read_lock::WriteGuard<'a>, SqlError> {
+        let _state = self.waiting_if(shared.read_lock.is_closed(), Waiting::CommitLock);
         shared
             .read_lock
             .enter_commit(self.st.conn_id, self.lock_wait(), &|| {
@@ -2907,6 +2938,7 @@ impl Core {
                 }
                 self.commit_open()?;
                 let wait = self.lock_wait();
+                let _state = self.waiting_if(true, Waiting::WritesToFinish);
                 shared.read_lock.acquire(self.st.conn_id, wait, &|| {
                     crate::interrupt::check().is_err()
                 })?;

@@ -9,7 +9,7 @@ use crate::status::{Counter, Counters};
 use crate::variables;
 use parking_lot::{Mutex, RwLock};
 use std::collections::{BTreeMap, HashMap};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
 use tierdb_engine::{Engine, Value};
@@ -50,6 +50,57 @@ pub struct ConnInfo {
     pub since_ms: AtomicU64,
     /// KILL's flag for this connection (`crate::interrupt`).
     pub kill: Arc<std::sync::atomic::AtomicU8>,
+    /// The running statement's text (SHOW PROCESSLIST's Info; stale while idle).
+    pub info: Mutex<String>,
+    /// What the running statement waits for (a `Waiting` as u8; 0 while it works).
+    pub waiting: AtomicU8,
+}
+
+/// What a statement waits for, shown as SHOW PROCESSLIST's State (MariaDB's words).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u8)]
+pub enum Waiting {
+    Nothing = 0,
+    /// A write statement while FLUSH TABLES WITH READ LOCK is held.
+    GlobalReadLock = 1,
+    /// A commit while FLUSH TABLES WITH READ LOCK is held.
+    CommitLock = 2,
+    /// GET_LOCK on a name another connection holds.
+    UserLock = 3,
+    /// FLUSH TABLES WITH READ LOCK waiting for running writes to finish.
+    WritesToFinish = 4,
+}
+
+impl Waiting {
+    /// SHOW PROCESSLIST's State for a busy connection in this state.
+    pub fn state(code: u8) -> &'static str {
+        match code {
+            1 => "Waiting for global read lock",
+            2 => "Waiting for commit lock",
+            3 => "User lock",
+            4 => "Waiting for all running commits to finish",
+            _ => "executing",
+        }
+    }
+}
+
+impl ConnInfo {
+    /// Shows `w` as the connection's state until the returned guard is dropped.
+    pub fn wait_for(self: &Arc<Self>, w: Waiting) -> WaitingGuard {
+        self.waiting.store(w as u8, Ordering::Relaxed);
+        WaitingGuard(self.clone())
+    }
+}
+
+/// Puts the connection's state back to working when dropped.
+pub struct WaitingGuard(Arc<ConnInfo>);
+
+impl Drop for WaitingGuard {
+    fn drop(&mut self) {
+        self.0
+            .waiting
+            .store(Waiting::Nothing as u8, Ordering::Relaxed);
+    }
 }
 
 /// Ends a connection's socket (KILL CONNECTION), given its id; false when it is gone.
@@ -184,6 +235,8 @@ impl Shared {
                 busy: AtomicBool::new(false),
                 since_ms: AtomicU64::new(self.now_ms()),
                 kill,
+                info: Mutex::new(String::new()),
+                waiting: AtomicU8::new(0),
             }),
         );
         let n = conns.len() as u64;
@@ -192,6 +245,11 @@ impl Shared {
             self.counters.inc(Counter::Connections);
         }
         self.counters.raise_to(Counter::MaxUsedConnections, n);
+    }
+
+    /// Connection `id`'s entry, when registered.
+    pub fn connection(&self, id: u32) -> Option<Arc<ConnInfo>> {
+        self.conns.lock().get(&id).cloned()
     }
 
     pub fn unregister_connection(&self, id: u32) {

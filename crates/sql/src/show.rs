@@ -10,7 +10,7 @@ use crate::ddl;
 use crate::expr::{like_match, Env, EvalCx, SqlType};
 use crate::plan::{Plan, SelectPlan, ShowFilter, Source};
 use crate::result::{Column, QueryResult, SqlError};
-use crate::shared::Shared;
+use crate::shared::{Shared, Waiting};
 use crate::variables::{self, VarKind, VarScope};
 use std::sync::atomic::Ordering;
 use tierdb_engine::{Collation, Engine, Table, Value};
@@ -463,15 +463,26 @@ pub fn processlist(shared: &Shared, me: u32, my_info: &str, full: bool) -> Query
         .map(|(id, c)| {
             let busy = id == me || c.busy.load(Ordering::Relaxed);
             let since = c.since_ms.load(Ordering::Relaxed);
-            let info = if id == me {
-                let i: String = if full {
+            // Info: the running statement (NULL while idle); without FULL its first 100
+            // characters.
+            let info = if !busy {
+                Value::Null
+            } else {
+                let text = if id == me {
                     my_info.to_string()
                 } else {
-                    my_info.chars().take(100).collect()
+                    c.info.lock().clone()
                 };
-                s(i)
+                s(if full {
+                    text
+                } else {
+                    text.chars().take(100).collect()
+                })
+            };
+            let state = if busy {
+                Waiting::state(c.waiting.load(Ordering::Relaxed))
             } else {
-                Value::Null
+                ""
             };
             vec![
                 Value::Int(i64::from(id)),
@@ -480,7 +491,7 @@ pub fn processlist(shared: &Shared, me: u32, my_info: &str, full: bool) -> Query
                 opt(c.db.lock().clone()),
                 s(if busy { "Query" } else { "Sleep" }),
                 Value::Int((now.saturating_sub(since) / 1000) as i64),
-                s(if busy { "executing" } else { "" }),
+                s(state),
                 info,
                 s("0.000"),
             ]
