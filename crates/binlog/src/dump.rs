@@ -146,11 +146,13 @@ impl Dump {
                         log.gtid_binlog_pos()
                     )));
                 }
-                // The newest file that starts at or before the replica's position.
+                // The newest file that starts at or before the replica's position (a file
+                // whose header is still landing is passed over: the one before it leads there
+                // through its Rotate).
                 let mut start = None;
                 for &n in files.iter().rev() {
                     let before = log.state_before(n).map_err(|e| DumpError(e.to_string()))?;
-                    if before <= want {
+                    if before.is_some_and(|b| b <= want) {
                         start = Some(n);
                         break;
                     }

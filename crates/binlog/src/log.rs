@@ -296,8 +296,9 @@ impl Binlog {
         domain_seq(self.order.lock().state.iter().map(|(&(d, _), &q)| (d, q)))
     }
 
-    /// The last domain-0 sequence number before file `n` (its Gtid_list; 0 when none).
-    pub fn state_before(&self, n: u32) -> Result<u64> {
+    /// The last domain-0 sequence number before file `n` (its Gtid_list; 0 when it lists
+    /// none). None while the file's header is not (all) there: a rotation still landing.
+    pub fn state_before(&self, n: u32) -> Result<Option<u64>> {
         let path = self.path(n);
         let f = File::open(&path).map_err(|e| io_err(format!("opening {}", path.display()), e))?;
         let len = f.metadata().map(|m| m.len()).unwrap_or(0).min(64 << 10);
@@ -305,16 +306,16 @@ impl Binlog {
         f.read_exact_at(&mut b, 0)
             .map_err(|e| io_err(format!("reading {}", path.display()), e))?;
         if b.len() < 4 || b[..4] != events::MAGIC {
-            return Ok(0);
+            return Ok(None);
         }
         let (evs, _) = events::scan(&b[4..]);
         for e in evs.iter().take(3) {
             let ev = &b[4 + e.offset..4 + e.offset + e.len];
             if let Some(list) = events::gtid_list_entries(ev) {
-                return Ok(domain_seq(list.iter().map(|&(d, _, q)| (d, q))));
+                return Ok(Some(domain_seq(list.iter().map(|&(d, _, q)| (d, q)))));
             }
         }
-        Ok(0)
+        Ok(None)
     }
 
     /// How many times the files were written to (for `wait_for_write`).
@@ -1255,6 +1256,9 @@ impl BinlogSink for Binlog {
             }
             self.write_once(&w)?;
             self.pending.lock().remove(&t);
+            if w.writes.iter().any(|x| x.offset == 0) {
+                self.write_index()?;
+            }
         }
         self.sync()
     }
@@ -1457,6 +1461,37 @@ mod tests {
             vec!["gtid 1", "rotate tierdb-bin.000002", "gtid 2"],
             "every group once, in order, through the rotation"
         );
+    }
+
+    #[test]
+    fn a_gtid_replica_starts_before_a_file_whose_header_has_not_landed() {
+        let dir = tempfile::tempdir().unwrap();
+        let b = open(dir.path(), 1 << 20);
+        b.start().unwrap();
+        let mut redo = Redo::default();
+        for q in ["CREATE 1", "CREATE 2"] {
+            let t = place(&b, &mut redo, q);
+            b.write(t);
+        }
+        b.order.lock().rotate = true;
+        let r = place(&b, &mut redo, "CREATE 3");
+        // Only the rotation's events in file 2 have landed: its header is still a hole.
+        let rw = b.pending.lock().get(&r).unwrap().writes.clone();
+        assert_eq!((rw.writes[2].file, rw.writes[2].offset > 0), (2, true));
+        b.apply(&rw.writes[2..]).unwrap();
+        assert_eq!(b.state_before(2).unwrap(), None);
+        // A replica that has 1: group 2 is in file 1, so the stream starts there.
+        let req = crate::dump::DumpRequest {
+            nonblock: true,
+            checksums: true,
+            gtid_state: Some("0-7-1".into()),
+            ..Default::default()
+        };
+        let mut d = crate::dump::Dump::start(b.clone(), &req).unwrap();
+        assert_eq!(drain(&mut d), vec!["rotate tierdb-bin.000001", "gtid 2"]);
+        b.write(r);
+        assert_eq!(b.state_before(2).unwrap(), Some(2));
+        assert_eq!(drain(&mut d), vec!["rotate tierdb-bin.000002", "gtid 3"]);
     }
 
     #[test]

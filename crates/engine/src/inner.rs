@@ -93,9 +93,10 @@ pub(crate) struct Inner {
     /// Some table has (or had, since start-up) a FOREIGN KEY: until then `referencing` answers
     /// without looking at the catalog, so tables without any cost nothing.
     pub any_foreign_keys: AtomicBool,
-    /// A commit left its binary-log bytes for later (its record was not durable yet): the
-    /// next commit that waits for durability writes every durable placement, not only its own.
-    pub binlog_deferred: AtomicBool,
+    /// The highest redo end of a commit that left its binary-log bytes for later (its record
+    /// was not durable yet; 0: none): a commit that finds it durable writes every durable
+    /// placement, not only its own.
+    pub binlog_deferred: AtomicU64,
     pub ddl: Mutex<()>,
     pub locks: LockManager,
     pub active: ActiveTxns,
@@ -433,7 +434,7 @@ impl Inner {
             views: RwLock::new(BTreeMap::new()),
             accounts: RwLock::new(BTreeMap::new()),
             any_foreign_keys: AtomicBool::new(false),
-            binlog_deferred: AtomicBool::new(false),
+            binlog_deferred: AtomicU64::new(0),
             ddl: Mutex::new(()),
             locks: LockManager::new(),
             // Past every id in the replayed redo and every id handed out before the last
@@ -525,11 +526,23 @@ impl Inner {
     pub fn write_binlog(&self, sink: &dyn crate::binlog::BinlogSink, ticket: u64, end: u64) {
         let durable = self.store.wal.durable_lsn().0;
         if durable < end {
-            self.binlog_deferred.store(true, Ordering::Relaxed);
-        } else if self.binlog_deferred.swap(false, Ordering::Relaxed) {
-            sink.write_durable(durable);
-        } else {
+            self.binlog_deferred.fetch_max(end, Ordering::AcqRel);
+            return;
+        }
+        let deferred = self.binlog_deferred.load(Ordering::Acquire);
+        if deferred == 0 {
             sink.write(ticket);
+            return;
+        }
+        sink.write_durable(durable);
+        if deferred <= durable {
+            // Every deferred placement up to `deferred` is written; a later one keeps it set.
+            let _ = self.binlog_deferred.compare_exchange(
+                deferred,
+                0,
+                Ordering::AcqRel,
+                Ordering::Relaxed,
+            );
         }
     }
 

@@ -667,7 +667,6 @@ impl Engine {
     pub fn data_pages_allocated(&self) -> Result<u64> {
         Ok(tierdb_btree::alloc::pages_allocated(&self.inner.store)?)
     }
-    /// Writes a checkpoint (dirty pages stay in DRAM; the redo start moves forward).
     /// Writes a DDL statement's binary-log events (built by the sink's owner) in binary-log
     /// order, durable as a commit is. Nothing happens without a binary log.
     pub fn log_binlog_events(&self, events: Vec<u8>) -> Result<()> {
@@ -677,6 +676,19 @@ impl Engine {
     pub fn binlog_enabled(&self) -> bool {
         self.inner.cfg.binlog.is_some()
     }
+    /// Makes every commit so far durable and writes its binary-log bytes to the files (those
+    /// left pending under `flush_log_at_trx_commit` 0 / 2 included): after it the files hold
+    /// every transaction committed before the call. Nothing happens without a binary log.
+    pub fn write_binlog_now(&self) -> Result<()> {
+        let Some(sink) = &self.inner.cfg.binlog else {
+            return Ok(());
+        };
+        let wal = &self.inner.store.wal;
+        wal.flush_to(wal.end_lsn())?;
+        sink.write_durable(wal.durable_lsn().0);
+        Ok(())
+    }
+    /// Writes a checkpoint (dirty pages stay in DRAM; the redo start moves forward).
     pub fn checkpoint(&self) -> Result<()> {
         self.inner.checkpoint().map(|_| ())
     }

@@ -475,8 +475,14 @@ impl TxnState {
     /// index is built) and, when `t` is a stale handle (an index was added or dropped since
     /// it was made), returns the current one, through which the change must be made.
     fn enter(&mut self, t: &Table) -> Result<Option<Arc<Table>>> {
-        let id = self.ensure_active()?.id;
         self.table_writes |= !t.is_temporary();
+        self.pass_gate(t)
+    }
+
+    /// `enter` for a lock taken to write (FOR UPDATE) that changes nothing by itself: the
+    /// transaction does not count as one that changed a table.
+    fn pass_gate(&mut self, t: &Table) -> Result<Option<Arc<Table>>> {
+        let id = self.ensure_active()?.id;
         if !self.gates.iter().any(|g| Arc::ptr_eq(g, &t.gate)) {
             let timeout = self.inner.lock_wait();
             t.gate
@@ -955,7 +961,7 @@ impl TxnState {
         // An exclusive lock is taken to write (UPDATE, DELETE, FOR UPDATE): enter the gate as
         // a writer at once, as InnoDB's intention-exclusive table lock would.
         let current = match mode {
-            LockMode::Exclusive => self.enter(t)?,
+            LockMode::Exclusive => self.pass_gate(t)?,
             LockMode::Shared => self.enter_to_lock(t)?,
         };
         let t = current.as_deref().unwrap_or(t);

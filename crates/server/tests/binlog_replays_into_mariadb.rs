@@ -554,6 +554,19 @@ fn dumps_with_master_data_and_the_log_after_their_position_rebuild_the_table() {
             text.contains(&format!("gtid_slave_pos='{pos}'")),
             "the dump right after a commit names {pos}"
         );
+        dumps.push(late);
+        // The same under FLUSH TABLES WITH READ LOCK: taking it writes the files up to it.
+        run(
+            &mut c,
+            "INSERT INTO w.t (k, pad) VALUES (-2, 'just committed')",
+        );
+        let late = dump_to("late-locked.sql", "--lock-all-tables");
+        let pos: String = c.query_first("SELECT @@gtid_binlog_pos").unwrap().unwrap();
+        let text = std::fs::read_to_string(&late).unwrap();
+        assert!(
+            text.contains(&format!("gtid_slave_pos='{pos}'")),
+            "the locked dump right after a commit names {pos}"
+        );
         run(&mut c, "SET GLOBAL innodb_flush_log_at_trx_commit = 1");
         // A synced commit writes the files up to it: the late insert is in them when this
         // returns, not up to two seconds later.

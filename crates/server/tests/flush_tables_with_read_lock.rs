@@ -226,4 +226,15 @@ fn a_global_read_lock_holds_every_writer_until_it_is_released() {
     assert_eq!(code(c.query_drop("INSERT INTO f.t VALUES (9, 9)")), 1205);
     holder.query_drop("UNLOCK TABLES").unwrap();
     assert_eq!(count(&mut holder), 6);
+
+    // A transaction that only locked rows (FOR UPDATE) changed nothing: its COMMIT passes.
+    c.query_drop("COMMIT").unwrap();
+    c.query_drop("SET autocommit = 1").unwrap();
+    c.query_drop("BEGIN").unwrap();
+    let _: Vec<(i64, i64)> = c
+        .query("SELECT id, v FROM f.t WHERE id = 1 FOR UPDATE")
+        .unwrap();
+    holder.query_drop("FLUSH TABLES WITH READ LOCK").unwrap();
+    c.query_drop("COMMIT").unwrap();
+    holder.query_drop("UNLOCK TABLES").unwrap();
 }

@@ -236,7 +236,7 @@ impl Env for SessionState {
     fn binlog_gtid_pos(&self, file: &str, pos: u64) -> Option<String> {
         let b = self.shared.binlog()?;
         // The session's own snapshot position: known even before its bytes reach the file
-        // (flush_log_at_trx_commit 0 / 2 write them within a second).
+        // (flush_log_at_trx_commit 0 / 2 write them within about two seconds).
         if let Some(s) = &self.binlog_snapshot {
             if b.number_of(file).is_some()
                 && b.number_of(file) == b.number_of(&s.file)
@@ -2942,6 +2942,13 @@ impl Core {
                 shared.read_lock.acquire(self.st.conn_id, wait, &|| {
                     crate::interrupt::check().is_err()
                 })?;
+                // Commits are held now: the binary log's files get every commit before the
+                // lock (with flush_log_at_trx_commit 0 / 2 some were still to be written),
+                // so the position SHOW MASTER STATUS gives is one BINLOG_GTID_POS can read.
+                if let Err(e) = engine.write_binlog_now() {
+                    shared.read_lock.release(self.st.conn_id);
+                    return Err(e.into());
+                }
                 Ok(QueryResult::ok())
             }
             Utility::UnlockTables => {
