@@ -34,6 +34,10 @@ impl ScratchMariadb {
             .expect("chmod");
         let data = dir.path().join("data");
         std::fs::create_dir_all(&data).expect("data dir");
+        // Its own temporary folder: bootstraps running at once in /tmp have failed with
+        // "Could not remove temporary table" (1051).
+        let tmp = dir.path().join("tmp");
+        std::fs::create_dir_all(&tmp).expect("tmp dir");
         let (ok, _, err) = run_program(
             "/usr/bin/chown",
             &[
@@ -50,6 +54,7 @@ impl ScratchMariadb {
                 "--no-defaults".into(),
                 "--user=mysql".into(),
                 format!("--datadir={}", data.display()),
+                format!("--tmpdir={}", tmp.display()),
                 "--skip-test-db".into(),
                 "--auth-root-authentication-method=normal".into(),
             ],
@@ -63,6 +68,7 @@ impl ScratchMariadb {
                 "--no-defaults".to_string(),
                 "--user=mysql".into(),
                 format!("--datadir={}", data.display()),
+                format!("--tmpdir={}", tmp.display()),
                 format!("--port={port}"),
                 "--bind-address=127.0.0.1".into(),
                 format!("--socket={}", d.join("sock").display()),
