@@ -100,12 +100,16 @@ impl Server {
 
     fn launch(dir: &Path, binlog: bool) -> Server {
         let data = dir.join("data");
+        // Its own temporary folder (bootstraps sharing /tmp have failed with 1051).
+        let tmp = dir.join("tmp");
+        std::fs::create_dir_all(&tmp).expect("tmp dir");
         let chown = |p: &Path| run(Command::new("chown").arg("-R").arg("mysql:mysql").arg(p));
         chown(dir);
         run(Command::new(tool("mariadb-install-db"))
             .arg("--no-defaults")
             .arg("--user=mysql")
             .arg(format!("--datadir={}", data.display()))
+            .arg(format!("--tmpdir={}", tmp.display()))
             .arg("--auth-root-authentication-method=normal")
             .arg("--skip-test-db"));
         chown(dir);
@@ -119,6 +123,7 @@ impl Server {
         cmd.arg("--no-defaults")
             .arg("--user=mysql")
             .arg(format!("--datadir={}", data.display()))
+            .arg(format!("--tmpdir={}", tmp.display()))
             .arg(format!("--socket={}", socket.display()))
             .arg(format!("--port={port}"))
             .arg("--bind-address=127.0.0.1")
