@@ -1555,10 +1555,15 @@ impl Core {
     fn commit_open(&mut self) -> Result<(), SqlError> {
         // A commit of changes waits while FLUSH TABLES WITH READ LOCK is held (unless the
         // statement committing is inside the gate already).
-        let shared = self.st.shared.clone();
+        // (The Arc is cloned only when needed: every session touching its count on every
+        // statement makes that cache line bounce between cores.)
+        let shared: Arc<Shared>;
         let _writing =
             match !self.in_write_gate && self.txn.as_ref().is_some_and(|t| t.writes_tables()) {
-                true => Some(self.enter_commit(&shared)?),
+                true => {
+                    shared = self.st.shared.clone();
+                    Some(self.enter_commit(&shared)?)
+                }
                 false => None,
             };
         if let Some(t) = self.take_txn() {
@@ -1605,6 +1610,7 @@ impl Core {
                 _ => false,
             },
             Plan::Explain(_) => false,
+            p if p.is_plain_read() => false,
             p => p.tables().iter().any(|(t, w)| *w && !t.is_temporary()),
         }
     }
@@ -1704,9 +1710,12 @@ impl Core {
         // (which evaluates nothing) may have left some of an earlier one.
         crate::expr::take_warnings();
         // FLUSH TABLES WITH READ LOCK keeps writes out (they wait for it).
-        let shared = self.st.shared.clone();
+        let shared: Arc<Shared>;
         let writing = match !self.in_write_gate && self.writes(plan) {
-            true => Some(self.enter_write(&shared)?),
+            true => {
+                shared = self.st.shared.clone();
+                Some(self.enter_write(&shared)?)
+            }
             false => None,
         };
         self.in_write_gate |= writing.is_some();
