@@ -27,7 +27,7 @@ pub use binlog::{BinlogSink, RowChange};
 pub use collation::Collation;
 pub use error::{Error, Result};
 pub use keys::time_micros;
-pub use tierdb_txn::{watch_interrupt, LockMode};
+pub use tierdb_txn::{report_lock_waits, watch_interrupt, LockMode};
 pub use txn::Savepoint;
 pub use types::{
     CheckDef, ColumnDef, ColumnType, FkAction, ForeignKeyDef, IndexDef, LobSize, Row, TableDef,

@@ -23,13 +23,15 @@ fn code(e: mysql::Error) -> u16 {
     }
 }
 
-/// Runs `sql` on `conn` in a thread; after `after`, kills its query from `admin`; checks the
-/// statement ended with 1317 within 10 s and gives the connection back.
+/// Runs `sql` on `conn` in a thread; after `after`, checks SHOW PROCESSLIST shows it (Info)
+/// in `state`, kills its query from `admin`; checks the statement ended with 1317 within 10 s
+/// and gives the connection back.
 fn killed_while_running(
     admin: &mut Conn,
     mut conn: Conn,
     sql: &'static str,
     after: Duration,
+    state: &str,
 ) -> Conn {
     let id = conn.connection_id();
     let runner = std::thread::spawn(move || {
@@ -38,6 +40,16 @@ fn killed_while_running(
         (conn, r, t0.elapsed())
     });
     std::thread::sleep(after);
+    let listed: Vec<(u32, String, Option<String>)> = admin
+        .query_map("SHOW FULL PROCESSLIST", |r: mysql::Row| {
+            (r.get(0).unwrap(), r.get(6).unwrap(), r.get(7).unwrap())
+        })
+        .expect("processlist");
+    let row = listed
+        .into_iter()
+        .find(|r| r.0 == id)
+        .expect("the connection is listed");
+    assert_eq!((row.1.as_str(), row.2.as_deref()), (state, Some(sql)));
     admin
         .query_drop(format!("KILL QUERY {id}"))
         .expect("kill query");
@@ -70,6 +82,7 @@ fn kill_stops_statements_and_ends_connections() {
         connect(&server),
         "SELECT SLEEP(60)",
         Duration::from_millis(300),
+        "executing",
     );
     let one: Option<i64> = a.query_first("SELECT 1").expect("after kill");
     assert_eq!(one, Some(1));
@@ -85,6 +98,7 @@ fn kill_stops_statements_and_ends_connections() {
         connect(&server),
         "UPDATE k.t SET v = -2 WHERE id = 1",
         Duration::from_millis(300),
+        "Waiting for row lock",
     );
 
     // A join of 4000 x 4000 rows read from memory.
@@ -93,6 +107,7 @@ fn kill_stops_statements_and_ends_connections() {
         connect(&server),
         "SELECT COUNT(*) FROM k.t x JOIN k.t y ON x.v + y.v = -7",
         Duration::from_millis(200),
+        "executing",
     );
 
     // A GET_LOCK wait: KILL QUERY makes it NULL, without an error (as MariaDB).

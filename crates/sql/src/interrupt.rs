@@ -26,15 +26,21 @@ thread_local! {
 pub struct Watch {
     before: Option<Arc<AtomicU8>>,
     before_locks: Option<Arc<AtomicU8>>,
+    before_shown: Option<(Arc<AtomicU8>, u8)>,
 }
 
 /// Starts watching `flag` for the statement about to run on this thread (a KILL QUERY that
 /// reached the connection between statements is forgotten).
-pub fn watch(flag: &Arc<AtomicU8>) -> Watch {
+/// `waiting`: the connection's state, which the engine's row-lock waits set meanwhile.
+pub fn watch(flag: &Arc<AtomicU8>, waiting: &Arc<AtomicU8>) -> Watch {
     let _ = flag.compare_exchange(QUERY, NONE, Ordering::AcqRel, Ordering::Relaxed);
     Watch {
         before: WATCHED.with(|w| w.replace(Some(flag.clone()))),
         before_locks: tierdb_engine::watch_interrupt(Some(flag.clone())),
+        before_shown: tierdb_engine::report_lock_waits(Some((
+            waiting.clone(),
+            crate::shared::Waiting::RowLock as u8,
+        ))),
     }
 }
 
@@ -42,6 +48,7 @@ impl Drop for Watch {
     fn drop(&mut self) {
         WATCHED.with(|w| *w.borrow_mut() = self.before.take());
         tierdb_engine::watch_interrupt(self.before_locks.take());
+        tierdb_engine::report_lock_waits(self.before_shown.take());
     }
 }
 

@@ -658,7 +658,7 @@ impl Session {
             .core
             .conn
             .as_ref()
-            .map(|c| crate::interrupt::watch(&c.kill));
+            .map(|c| crate::interrupt::watch(&c.kill, &c.waiting));
         let r = self.query_inner(sql);
         drop(watch);
         if let Err(e) = &r {
@@ -1172,7 +1172,7 @@ impl Session {
             .core
             .conn
             .as_ref()
-            .map(|c| crate::interrupt::watch(&c.kill));
+            .map(|c| crate::interrupt::watch(&c.kill, &c.waiting));
         let r = self.execute_inner(stmt_id, params);
         drop(watch);
         if let Err(e) = &r {

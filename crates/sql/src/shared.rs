@@ -52,8 +52,9 @@ pub struct ConnInfo {
     pub kill: Arc<std::sync::atomic::AtomicU8>,
     /// The running statement's text (SHOW PROCESSLIST's Info; stale while idle).
     pub info: Mutex<String>,
-    /// What the running statement waits for (a `Waiting` as u8; 0 while it works).
-    pub waiting: AtomicU8,
+    /// What the running statement waits for (a `Waiting` as u8; 0 while it works). Shared
+    /// with the engine's lock waits (`tierdb_engine::report_lock_waits`).
+    pub waiting: Arc<AtomicU8>,
 }
 
 /// What a statement waits for, shown as SHOW PROCESSLIST's State (MariaDB's words).
@@ -69,6 +70,8 @@ pub enum Waiting {
     UserLock = 3,
     /// FLUSH TABLES WITH READ LOCK waiting for running writes to finish.
     WritesToFinish = 4,
+    /// A row lock another transaction holds (set by the engine's lock manager).
+    RowLock = 5,
 }
 
 impl Waiting {
@@ -79,6 +82,7 @@ impl Waiting {
             2 => "Waiting for commit lock",
             3 => "User lock",
             4 => "Waiting for all running commits to finish",
+            5 => "Waiting for row lock",
             _ => "executing",
         }
     }
@@ -236,7 +240,7 @@ impl Shared {
                 since_ms: AtomicU64::new(self.now_ms()),
                 kill,
                 info: Mutex::new(String::new()),
-                waiting: AtomicU8::new(0),
+                waiting: Arc::new(AtomicU8::new(0)),
             }),
         );
         let n = conns.len() as u64;

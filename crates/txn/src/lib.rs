@@ -52,6 +52,45 @@ pub fn watch_interrupt(
     INTERRUPT.with(|i| i.replace(flag))
 }
 
+thread_local! {
+    /// Where a lock wait on this thread shows itself, and with which value
+    /// (`report_lock_waits`).
+    static WAIT_SHOWN: std::cell::RefCell<Option<(std::sync::Arc<std::sync::atomic::AtomicU8>, u8)>> =
+        const { std::cell::RefCell::new(None) };
+}
+
+/// Makes lock waits on this thread store `value` in `flag` while they wait (and 0 after):
+/// SHOW PROCESSLIST's State of the statement running here. Returns what was set before.
+pub fn report_lock_waits(
+    to: Option<(std::sync::Arc<std::sync::atomic::AtomicU8>, u8)>,
+) -> Option<(std::sync::Arc<std::sync::atomic::AtomicU8>, u8)> {
+    WAIT_SHOWN.with(|w| w.replace(to))
+}
+
+/// Shows a lock wait on this thread's flag until dropped.
+struct WaitShown;
+
+impl WaitShown {
+    fn start() -> WaitShown {
+        WAIT_SHOWN.with(|w| {
+            if let Some((f, v)) = &*w.borrow() {
+                f.store(*v, std::sync::atomic::Ordering::Relaxed);
+            }
+        });
+        WaitShown
+    }
+}
+
+impl Drop for WaitShown {
+    fn drop(&mut self) {
+        WAIT_SHOWN.with(|w| {
+            if let Some((f, _)) = &*w.borrow() {
+                f.store(0, std::sync::atomic::Ordering::Relaxed);
+            }
+        });
+    }
+}
+
 fn interrupted() -> bool {
     INTERRUPT.with(|i| {
         i.borrow()
@@ -215,6 +254,8 @@ impl LockManager {
         let mut st = shard.state.lock();
         let mut counted = false;
         let mut queued = false;
+        // Shown as waiting from the first wait until this returns.
+        let mut _shown: Option<WaitShown> = None;
         // Leaving the wait (granted, deadlock or timeout): forget the wait-for edges and the
         // queued exclusive request (whose leaving may unblock queued readers).
         let leave = |st: &mut ShardState, queued: bool, counted: bool| {
@@ -295,6 +336,7 @@ impl LockManager {
                 self.stats
                     .waits
                     .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                _shown = Some(WaitShown::start());
             }
             let now = Instant::now();
             if now >= deadline {
