@@ -537,41 +537,37 @@ fn dumps_with_master_data_and_the_log_after_their_position_rebuild_the_table() {
     std::thread::sleep(Duration::from_millis(400));
     stop.store(true, std::sync::atomic::Ordering::Relaxed);
     let done: u64 = writers.into_iter().map(|w| w.join().unwrap()).sum();
-    // Commits made durable once a second reach the files within about a second: a dump right
-    // after one still gets its GTID position (the session's own snapshot answers
-    // BINLOG_GTID_POS before the bytes are in the file).
+    // Commits made durable once a second reach the files within about two seconds: a dump
+    // right after one still gets its GTID position (with --single-transaction the session's
+    // own snapshot answers BINLOG_GTID_POS before the bytes are in the file; FLUSH TABLES
+    // WITH READ LOCK writes the files up to itself).
     {
         let mut c = connect(port);
         run(&mut c, "SET GLOBAL innodb_flush_log_at_trx_commit = 0");
-        run(
-            &mut c,
-            "INSERT INTO w.t (k, pad) VALUES (-1, 'just committed')",
-        );
-        let late = dump_to("late.sql", "--single-transaction");
-        let pos: String = c.query_first("SELECT @@gtid_binlog_pos").unwrap().unwrap();
-        let text = std::fs::read_to_string(&late).unwrap();
-        assert!(
-            text.contains(&format!("gtid_slave_pos='{pos}'")),
-            "the dump right after a commit names {pos}"
-        );
-        dumps.push(late);
-        // The same under FLUSH TABLES WITH READ LOCK: taking it writes the files up to it.
-        run(
-            &mut c,
-            "INSERT INTO w.t (k, pad) VALUES (-2, 'just committed')",
-        );
-        let late = dump_to("late-locked.sql", "--lock-all-tables");
-        let pos: String = c.query_first("SELECT @@gtid_binlog_pos").unwrap().unwrap();
-        let text = std::fs::read_to_string(&late).unwrap();
-        assert!(
-            text.contains(&format!("gtid_slave_pos='{pos}'")),
-            "the locked dump right after a commit names {pos}"
-        );
+        for (i, kind) in ["--single-transaction", "--lock-all-tables"]
+            .iter()
+            .enumerate()
+        {
+            run(
+                &mut c,
+                &format!(
+                    "INSERT INTO w.t (k, pad) VALUES (-{}, 'just committed')",
+                    i + 1
+                ),
+            );
+            let late = dump_to(&format!("late{i}.sql"), kind);
+            let pos: String = c.query_first("SELECT @@gtid_binlog_pos").unwrap().unwrap();
+            let text = std::fs::read_to_string(&late).unwrap();
+            assert!(
+                text.contains(&format!("gtid_slave_pos='{pos}'")),
+                "the {kind} dump right after a commit names {pos}"
+            );
+            dumps.push(late);
+        }
         run(&mut c, "SET GLOBAL innodb_flush_log_at_trx_commit = 1");
-        // A synced commit writes the files up to it: the late insert is in them when this
+        // A synced commit writes the files up to it: the late inserts are in them when this
         // returns, not up to two seconds later.
         run(&mut c, "CREATE TABLE w.fence (id INT PRIMARY KEY)");
-        dumps.push(late);
     }
     assert!(done > 100, "the writers ran only {done} statements");
     let want = rows_of(server.port, "w", "t", None);

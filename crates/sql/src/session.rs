@@ -531,7 +531,7 @@ impl Session {
         let shared = self.core.st.shared.clone();
         let _writing = match shows {
             true => None,
-            false => Some(self.core.enter_write(&shared)?),
+            false => Some(self.core.enter_gate(&shared, false)?),
         };
         let me =
             match self.core.st.account.clone() {
@@ -1562,7 +1562,7 @@ impl Core {
             match !self.in_write_gate && self.txn.as_ref().is_some_and(|t| t.writes_tables()) {
                 true => {
                     shared = self.st.shared.clone();
-                    Some(self.enter_commit(&shared)?)
+                    Some(self.enter_gate(&shared, true)?)
                 }
                 false => None,
             };
@@ -1632,30 +1632,24 @@ impl Core {
         }
     }
 
-    /// Enters the global read lock's gate for one write statement (waits while it is held).
-    fn enter_write<'a>(
+    /// Enters one of the global read lock's gates (waits while it is held): the statement
+    /// gate for a write statement's run, or (`commit`) the commit gate for a commit of changes.
+    fn enter_gate<'a>(
         &self,
         shared: &'a Shared,
+        commit: bool,
     ) -> Result<crate::read_lock::WriteGuard<'a>, SqlError> {
-        let _state = self.waiting_if(shared.read_lock.is_closed(), Waiting::GlobalReadLock);
-        shared
-            .read_lock
-            .enter_write(self.st.conn_id, self.lock_wait(), &|| {
-                crate::interrupt::check().is_err()
-            })
-    }
-
-    /// Enters the global read lock's commit gate (waits while it is held).
-    fn enter_commit<'a>(
-        &self,
-        shared: &'a Shared,
-    ) -> Result<crate::read_lock::WriteGuard<'a>, SqlError> {
-        let _state = self.waiting_if(shared.read_lock.is_closed(), Waiting::CommitLock);
-        shared
-            .read_lock
-            .enter_commit(self.st.conn_id, self.lock_wait(), &|| {
-                crate::interrupt::check().is_err()
-            })
+        let shown = match commit {
+            false => Waiting::GlobalReadLock,
+            true => Waiting::CommitLock,
+        };
+        let _state = self.waiting_if(shared.read_lock.is_closed(), shown);
+        let killed = || crate::interrupt::check().is_err();
+        let (id, wait) = (self.st.conn_id, self.lock_wait());
+        match commit {
+            false => shared.read_lock.enter_write(id, wait, &killed),
+            true => shared.read_lock.enter_commit(id, wait, &killed),
+        }
     }
 
     fn check_table_locks(&self, plan: &Plan) -> Result<(), SqlError> {
@@ -1714,7 +1708,7 @@ impl Core {
         let writing = match !self.in_write_gate && self.writes(plan) {
             true => {
                 shared = self.st.shared.clone();
-                Some(self.enter_write(&shared)?)
+                Some(self.enter_gate(&shared, false)?)
             }
             false => None,
         };
