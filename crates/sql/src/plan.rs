@@ -1257,8 +1257,6 @@ pub enum Plan {
 }
 
 impl Plan {
-    /// The tables the statement reads or writes, with true for written (for the
-    /// `LOCK TABLES` checks). EXPLAIN reads none.
     /// A SELECT of one table (or none) without locking clause or subqueries: it writes
     /// nothing (what `tables` would say, without building the list).
     pub fn is_plain_read(&self) -> bool {
@@ -1267,6 +1265,8 @@ impl Plan {
             && matches!(s.source, Source::Table { .. } | Source::Dual))
     }
 
+    /// The tables the statement reads or writes, with true for written (for the
+    /// `LOCK TABLES` checks). EXPLAIN reads none.
     pub fn tables(&self) -> Vec<(&Arc<Table>, bool)> {
         fn select<'a>(s: &'a SelectPlan, out: &mut Vec<(&'a Arc<Table>, bool)>) {
             match &s.source {

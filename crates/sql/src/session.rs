@@ -1202,9 +1202,9 @@ impl Session {
             ));
         }
         if let Some(c) = self.core.conn.as_ref() {
+            set_info(c, &p.text);
             c.busy.store(true, Ordering::Relaxed);
             c.since_ms.store(shared.now_ms(), Ordering::Relaxed);
-            set_info(c, &p.text);
         }
         // A DDL statement run from here goes to the binary log as prepared (not `EXECUTE s`).
         self.core.prepared_text = match &p.ddl_text {
@@ -1429,9 +1429,9 @@ fn is_txn_abort(e: &SqlError) -> bool {
 impl Core {
     fn begin_busy(&mut self, sql: &str) {
         if let Some(c) = &self.conn {
+            set_info(c, sql);
             c.busy.store(true, Ordering::Relaxed);
             c.since_ms.store(self.st.shared.now_ms(), Ordering::Relaxed);
-            set_info(c, sql);
         }
         self.current_sql.clear();
         self.current_sql.push_str(sql);
@@ -2222,11 +2222,17 @@ impl Core {
                 show::status(&shared, filter, &self.st, self.st.binlog_snapshot.as_ref())
             }
             Utility::ShowProcessList { full } => {
-                let res = show::processlist(&shared, self.st.conn_id, &self.current_sql, *full);
-                // Without PROCESS an account sees its own user's connections only.
+                let res = show::processlist(&shared, self.st.conn_id, *full);
+                // Without PROCESS an account sees the connections of its own account's user
+                // only (the account matched: an anonymous one sees none but its own).
                 Ok(match &self.st.grants {
                     Some(a) if a.global & crate::accounts::PROCESS == 0 => {
-                        keep_rows(res, |r| text_of(&r[1]) == self.st.user)
+                        let me = self.st.conn_id;
+                        let user = self.st.account.as_ref().map_or("", |(u, _)| u.as_str());
+                        keep_rows(res, |r| {
+                            r[0] == Value::Int(i64::from(me))
+                                || (!user.is_empty() && text_of(&r[1]) == user)
+                        })
                     }
                     _ => res,
                 })
@@ -2941,10 +2947,12 @@ impl Core {
                 }
                 self.commit_open()?;
                 let wait = self.lock_wait();
-                let _state = self.waiting_if(true, Waiting::WritesToFinish);
-                shared.read_lock.acquire(self.st.conn_id, wait, &|| {
-                    crate::interrupt::check().is_err()
-                })?;
+                {
+                    let _state = self.waiting_if(true, Waiting::WritesToFinish);
+                    shared.read_lock.acquire(self.st.conn_id, wait, &|| {
+                        crate::interrupt::check().is_err()
+                    })?;
+                }
                 // Commits are held now: the binary log's files get every commit before the
                 // lock (with flush_log_at_trx_commit 0 / 2 some were still to be written),
                 // so the position SHOW MASTER STATUS gives is one BINLOG_GTID_POS can read.

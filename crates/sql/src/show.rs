@@ -439,7 +439,7 @@ pub fn status(
     Ok(QueryResult::Rows { columns, rows })
 }
 
-pub fn processlist(shared: &Shared, me: u32, my_info: &str, full: bool) -> QueryResult {
+pub fn processlist(shared: &Shared, me: u32, full: bool) -> QueryResult {
     let mut columns = vec![Column::bigint("Id")];
     columns.extend(text_cols(&["User", "Host", "db", "Command"]));
     columns.push(Column::bigint("Time"));
@@ -468,11 +468,7 @@ pub fn processlist(shared: &Shared, me: u32, my_info: &str, full: bool) -> Query
             let info = if !busy {
                 Value::Null
             } else {
-                let text = if id == me {
-                    my_info.to_string()
-                } else {
-                    c.info.lock().clone()
-                };
+                let text = c.info.lock().clone();
                 s(if full {
                     text
                 } else {
