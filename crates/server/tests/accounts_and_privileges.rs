@@ -246,6 +246,10 @@ fn an_application_account_gets_only_what_it_was_granted() {
         vec![me.unwrap()],
         "an anonymous account sees itself only"
     );
+    let seen: Vec<i64> = anon
+        .query("SELECT ID FROM information_schema.PROCESSLIST")
+        .unwrap();
+    assert_eq!(seen, vec![me.unwrap()], "also in INFORMATION_SCHEMA");
     drop(anon);
     root.query_drop("DROP USER ''@'localhost'").unwrap();
 

@@ -50,6 +50,13 @@ fn killed_while_running(
         .find(|r| r.0 == id)
         .expect("the connection is listed");
     assert_eq!((row.1.as_str(), row.2.as_deref()), (state, Some(sql)));
+    // The same through INFORMATION_SCHEMA, where a query can filter it.
+    let same: Option<(String, String, Option<String>)> = admin
+        .query_first(format!(
+            "SELECT COMMAND, STATE, INFO FROM information_schema.PROCESSLIST WHERE ID = {id}"
+        ))
+        .expect("information_schema.PROCESSLIST");
+    assert_eq!(same, Some(("Query".into(), state.into(), Some(sql.into()))));
     admin
         .query_drop(format!("KILL QUERY {id}"))
         .expect("kill query");

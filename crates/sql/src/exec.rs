@@ -638,7 +638,11 @@ fn source_rows(
             }
         }
         Source::Virtual(info) => {
-            for row in crate::infoschema::visible_rows(info, cx.env.account(), cx.env.accounts())? {
+            let rows = match (info.schema, info.def.name.as_str()) {
+                (crate::infoschema::SCHEMA, "PROCESSLIST") => cx.env.processlist(),
+                _ => crate::infoschema::visible_rows(info, cx.env.account(), cx.env.accounts())?,
+            };
+            for row in rows {
                 if !f(row)? {
                     break;
                 }

@@ -465,6 +465,11 @@ pub trait Env {
     fn accounts(&self) -> Option<&crate::accounts::Accounts> {
         None
     }
+    /// INFORMATION_SCHEMA.PROCESSLIST's rows: the connections this session may see (SHOW
+    /// FULL PROCESSLIST's first eight columns); none without a server.
+    fn processlist(&self) -> Vec<tierdb_engine::Row> {
+        Vec::new()
+    }
     fn connection_id(&self) -> u32;
     fn last_insert_id(&self) -> u64;
     fn version(&self) -> String;

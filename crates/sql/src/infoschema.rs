@@ -26,6 +26,7 @@ pub const TABLES: &[&str] = &[
     "CHECK_CONSTRAINTS",
     "COLUMNS",
     "KEY_COLUMN_USAGE",
+    "PROCESSLIST",
     "REFERENTIAL_CONSTRAINTS",
     "ROUTINES",
     "SCHEMATA",
@@ -307,6 +308,20 @@ pub fn table(engine: &Arc<Engine>, name: &str) -> Result<InfoTable, SqlError> {
             text("ACTION_STATEMENT"),
             text("ACTION_TIMING"),
             text("DEFINER"),
+        ],
+        // SHOW FULL PROCESSLIST's columns (rows from the session: `Env::processlist`).
+        "PROCESSLIST" => vec![
+            int("ID"),
+            text("USER"),
+            text("HOST"),
+            text("DB"),
+            text("COMMAND"),
+            int("TIME"),
+            text("STATE"),
+            ColumnDef {
+                nullable: true,
+                ..col("INFO", ColumnType::Text(tierdb_engine::LobSize::Long))
+            },
         ],
         "VIEWS" => vec![
             text("TABLE_CATALOG"),

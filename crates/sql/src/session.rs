@@ -71,6 +71,23 @@ pub(crate) struct SessionState {
 }
 
 impl SessionState {
+    /// SHOW [FULL] PROCESSLIST as this session may see it: without PROCESS, the connections of
+    /// its own account's user only (the account matched: an anonymous one sees just itself).
+    fn visible_processlist(&self, full: bool) -> QueryResult {
+        let res = show::processlist(&self.shared, self.conn_id, full);
+        match &self.grants {
+            Some(a) if a.global & crate::accounts::PROCESS == 0 => {
+                let me = self.conn_id;
+                let user = self.account.as_ref().map_or("", |(u, _)| u.as_str());
+                keep_rows(res, |r| {
+                    r[0] == Value::Int(i64::from(me))
+                        || (!user.is_empty() && text_of(&r[1]) == user)
+                })
+            }
+            _ => res,
+        }
+    }
+
     /// A statement failed: SHOW WARNINGS lists its error after the notes and warnings it
     /// raised first (only the error when it failed before running, e.g. a syntax error).
     fn note_error(&mut self, e: &SqlError) {
@@ -232,6 +249,18 @@ impl Env for SessionState {
     }
     fn engine(&self) -> Option<&tierdb_engine::Engine> {
         Some(&self.shared.engine)
+    }
+    fn processlist(&self) -> Vec<tierdb_engine::Row> {
+        match self.visible_processlist(true) {
+            QueryResult::Rows { rows, .. } => rows
+                .into_iter()
+                .map(|mut r| {
+                    r.truncate(8);
+                    r
+                })
+                .collect(),
+            _ => Vec::new(),
+        }
     }
     fn binlog_gtid_pos(&self, file: &str, pos: u64) -> Option<String> {
         let b = self.shared.binlog()?;
@@ -2221,22 +2250,7 @@ impl Core {
             Utility::ShowStatus { filter, .. } => {
                 show::status(&shared, filter, &self.st, self.st.binlog_snapshot.as_ref())
             }
-            Utility::ShowProcessList { full } => {
-                let res = show::processlist(&shared, self.st.conn_id, *full);
-                // Without PROCESS an account sees the connections of its own account's user
-                // only (the account matched: an anonymous one sees none but its own).
-                Ok(match &self.st.grants {
-                    Some(a) if a.global & crate::accounts::PROCESS == 0 => {
-                        let me = self.st.conn_id;
-                        let user = self.st.account.as_ref().map_or("", |(u, _)| u.as_str());
-                        keep_rows(res, |r| {
-                            r[0] == Value::Int(i64::from(me))
-                                || (!user.is_empty() && text_of(&r[1]) == user)
-                        })
-                    }
-                    _ => res,
-                })
-            }
+            Utility::ShowProcessList { full } => Ok(self.st.visible_processlist(*full)),
             Utility::ShowWarnings { limit } => Ok(show::warnings(self.st.warnings.iter(), *limit)),
             Utility::ShowErrors { limit } => {
                 let errors = self.st.warnings.iter().filter(|w| w.level == "Error");
