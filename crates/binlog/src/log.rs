@@ -810,12 +810,18 @@ impl Binlog {
     }
 
     /// Writes a placement's bytes unless they were written already (waiting for a write of
-    /// them in progress).
+    /// them in progress); a rotation's also rewrites the index (a failure there is only
+    /// logged: the next rotation rewrites it again).
     fn write_once(&self, p: &Placed) -> Result<()> {
         let mut done = p.written.lock();
         if !*done {
             self.apply(&p.writes)?;
             *done = true;
+            if p.writes.iter().any(|x| x.offset == 0) {
+                if let Err(e) = self.write_index() {
+                    tracing::warn!(error = %e, "binary log index not rewritten");
+                }
+            }
         }
         Ok(())
     }
@@ -1178,15 +1184,9 @@ impl BinlogSink for Binlog {
         let Some(w) = self.pending.lock().get(&ticket).map(|p| p.writes.clone()) else {
             return;
         };
-        let rotated = w.writes.iter().any(|x| x.offset == 0);
         match self.write_once(&w) {
             Ok(()) => {
                 self.pending.lock().remove(&ticket);
-                if rotated {
-                    if let Err(e) = self.write_index() {
-                        tracing::warn!(error = %e, "binary log index not rewritten");
-                    }
-                }
             }
             Err(e) => {
                 // Kept: the next checkpoint writes it again (and fails until it can).
@@ -1256,9 +1256,6 @@ impl BinlogSink for Binlog {
             }
             self.write_once(&w)?;
             self.pending.lock().remove(&t);
-            if w.writes.iter().any(|x| x.offset == 0) {
-                self.write_index()?;
-            }
         }
         self.sync()
     }
@@ -1312,6 +1309,14 @@ mod tests {
         Binlog::open(c).unwrap()
     }
 
+    /// A started log in a new folder (files past `max` bytes rotate) and an empty redo log.
+    fn started(max: u64) -> (tempfile::TempDir, Arc<Binlog>, Redo) {
+        let dir = tempfile::tempdir().unwrap();
+        let b = open(dir.path(), max);
+        b.start().unwrap();
+        (dir, b, Redo::default())
+    }
+
     /// Places one DDL statement; returns its ticket.
     fn place(b: &Binlog, redo: &mut Redo, sql: &str) -> u64 {
         let ev = b.statement_events(&query(sql)).unwrap();
@@ -1353,10 +1358,7 @@ mod tests {
 
     #[test]
     fn statements_land_in_placement_order_with_positions_and_sequence_numbers() {
-        let dir = tempfile::tempdir().unwrap();
-        let b = open(dir.path(), 1 << 20);
-        b.start().unwrap();
-        let mut redo = Redo::default();
+        let (dir, b, mut redo) = started(1 << 20);
         let t: Vec<u64> = ["CREATE 1", "CREATE 2", "CREATE 3"]
             .iter()
             .map(|q| place(&b, &mut redo, &format!("{q:>8}")))
@@ -1381,10 +1383,7 @@ mod tests {
 
     #[test]
     fn files_rotate_past_max_size_and_on_flush_with_a_rotate_event() {
-        let dir = tempfile::tempdir().unwrap();
-        let b = open(dir.path(), 4096);
-        b.start().unwrap();
-        let mut redo = Redo::default();
+        let (dir, b, mut redo) = started(4096);
         for i in 0..100 {
             let t = place(&b, &mut redo, &format!("{:>8}", format!("Q {i}")));
             b.write(t);
@@ -1427,10 +1426,7 @@ mod tests {
 
     #[test]
     fn a_dump_waits_for_a_commit_still_landing_before_a_rotation_it_can_already_see() {
-        let dir = tempfile::tempdir().unwrap();
-        let b = open(dir.path(), 1 << 20);
-        b.start().unwrap();
-        let mut redo = Redo::default();
+        let (_dir, b, mut redo) = started(1 << 20);
         let a = place(&b, &mut redo, "CREATE 1");
         // FLUSH BINARY LOGS placed after `a`, written before it (its committer was faster).
         b.order.lock().rotate = true;
@@ -1465,10 +1461,7 @@ mod tests {
 
     #[test]
     fn a_gtid_replica_starts_before_a_file_whose_header_has_not_landed() {
-        let dir = tempfile::tempdir().unwrap();
-        let b = open(dir.path(), 1 << 20);
-        b.start().unwrap();
-        let mut redo = Redo::default();
+        let (_dir, b, mut redo) = started(1 << 20);
         for q in ["CREATE 1", "CREATE 2"] {
             let t = place(&b, &mut redo, q);
             b.write(t);
@@ -1588,10 +1581,7 @@ mod tests {
 
     #[test]
     fn a_dump_refuses_a_position_inside_an_event_and_streams_from_a_good_one() {
-        let dir = tempfile::tempdir().unwrap();
-        let b = open(dir.path(), 1 << 20);
-        b.start().unwrap();
-        let mut redo = Redo::default();
+        let (_dir, b, mut redo) = started(1 << 20);
         for q in ["CREATE 1", "CREATE 2"] {
             let t = place(&b, &mut redo, q);
             b.write(t);
@@ -1638,10 +1628,7 @@ mod tests {
 
     #[test]
     fn a_checkpoint_writes_and_syncs_what_is_still_pending() {
-        let dir = tempfile::tempdir().unwrap();
-        let b = open(dir.path(), 1 << 20);
-        b.start().unwrap();
-        let mut redo = Redo::default();
+        let (dir, b, mut redo) = started(1 << 20);
         place(&b, &mut redo, "CREATE 1"); // record 10..100
         place(&b, &mut redo, "CREATE 2"); // record 110..200
         b.before_checkpoint(110, 200).unwrap();
@@ -1717,10 +1704,7 @@ mod tests {
 
     #[test]
     fn gtid_positions_at_event_ends_and_nowhere_else() {
-        let dir = tempfile::tempdir().unwrap();
-        let b = open(dir.path(), 1 << 20);
-        b.start().unwrap();
-        let mut redo = Redo::default();
+        let (dir, b, mut redo) = started(1 << 20);
         let name = "tierdb-bin.000001";
         let start = std::fs::metadata(dir.path().join(name)).unwrap().len();
         assert_eq!(b.gtid_pos_at(name, 4).as_deref(), Some(""));

@@ -314,7 +314,8 @@ struct Core {
     /// The running statement is inside the global read lock's gate (`read_lock`).
     in_write_gate: bool,
     conn: Option<Arc<ConnInfo>>,
-    /// SQL text of the running statement (for SHOW PROCESSLIST of this connection).
+    /// SQL text of the running statement, whole (a DDL statement's binary-log event; SHOW
+    /// PROCESSLIST reads `ConnInfo::info`).
     current_sql: String,
     /// The text of the prepared statement being executed (for the binary log), taken by the
     /// utility statement it runs.
@@ -1741,15 +1742,14 @@ impl Core {
             }
             false => None,
         };
+        let was_inside = self.in_write_gate;
         self.in_write_gate |= writing.is_some();
         let r = self.check_table_locks(plan).and_then(|()| match plan {
             Plan::Utility(u) => self.utility(u, params),
             Plan::Explain(inner) => Ok(show::explain(inner)),
             _ => self.dml(plan, params),
         });
-        if writing.is_some() {
-            self.in_write_gate = false;
-        }
+        self.in_write_gate = was_inside;
         drop(writing);
         let raised = crate::expr::statement_warnings(&self.st);
         let mut r = r;
