@@ -209,6 +209,12 @@ impl Backend for SqlBackend {
     fn warning_count(&self) -> u16 {
         self.session.warning_count()
     }
+    fn load_local(
+        &mut self,
+        data: Option<&mut dyn std::io::Read>,
+    ) -> Result<QueryResult, SqlError> {
+        self.session.load_local(data)
+    }
     fn register_replica(&mut self, server_id: u32) -> Result<(), SqlError> {
         self.session.register_replica(server_id)
     }
@@ -249,6 +255,14 @@ pub fn server_info(cfg: &Config) -> tierdb_sql::ServerInfo {
         hostname: hostname(),
         socket: String::new(),
         datadir,
+        secure_file_priv: match cfg.secure_file_priv.as_os_str().is_empty() {
+            true => String::new(),
+            false => std::fs::canonicalize(&cfg.secure_file_priv)
+                .unwrap_or_else(|_| cfg.secure_file_priv.clone())
+                .display()
+                .to_string(),
+        },
+        local_infile: cfg.local_infile,
         ..Default::default()
     }
 }

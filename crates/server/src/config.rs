@@ -265,6 +265,10 @@ settings! {
     max_binlog_size: ByteSize = ByteSize(1 << 30);
     /// This server's id, written into every binary log event (1..4294967295).
     server_id: u32 = 1;
+    /// LOAD DATA LOCAL INFILE (the client's file) allowed at start; SET GLOBAL local_infile changes it.
+    local_infile: bool [num_args = 0..=1, default_missing_value = "true", action = clap::ArgAction::Set] = true;
+    /// The only folder server-side LOAD DATA INFILE may read files from; empty = any file the server can read (MariaDB's default). LOAD DATA LOCAL is not limited by it.
+    secure_file_priv: PathBuf = PathBuf::new();
     /// Log filter (tracing env-filter syntax, e.g. "info" or "tierdb_server=debug"); the RUST_LOG environment variable overrides it.
     log: String = String::from("info");
 }

@@ -501,6 +501,22 @@ fn table(db: &str, name: &str, privs: u64) -> Need {
 pub fn plan_needs(plan: &Plan, engine: &Engine) -> Vec<Need> {
     match plan {
         Plan::Utility(u) => utility_needs(u, engine),
+        // As MariaDB: INSERT (and DELETE for REPLACE) on the table, FILE for a server file.
+        Plan::Load(p) => {
+            let t = p.table();
+            let mut needs = Vec::new();
+            if !t.is_temporary() {
+                let privs = match p.replaces() {
+                    true => a::INSERT | a::DELETE,
+                    false => a::INSERT,
+                };
+                needs.push(table(&t.db, &t.def.name, privs));
+            }
+            if !p.local {
+                needs.push(Need::Global(a::FILE));
+            }
+            needs
+        }
         Plan::Select(_)
         | Plan::Insert(_)
         | Plan::Update(_)

@@ -340,6 +340,9 @@ pub struct Compiler<'a> {
     /// Where subqueries may appear (WHERE, the select list): plans them into the
     /// statement's list. None: a subquery here is refused.
     pub planner: Option<&'a crate::plan::PlanCx<'a>>,
+    /// `@name`s that are parameters here (LOAD DATA's field variables): `@name` is
+    /// `Param(i)` for the name at position i.
+    pub user_params: &'a [String],
     depth: usize,
 }
 
@@ -651,6 +654,7 @@ impl<'a> Compiler<'a> {
             clause: "SELECT",
             values_offset: None,
             planner: None,
+            user_params: &[],
             depth: 0,
         }
     }
@@ -1548,7 +1552,11 @@ impl<'a> Compiler<'a> {
                     return Ok(sysvar(v, None));
                 }
                 if let Some(v) = id.value.strip_prefix('@') {
-                    return Ok(Expr::UserVar(v.to_ascii_lowercase()));
+                    let v = v.to_ascii_lowercase();
+                    if let Some(i) = self.user_params.iter().position(|p| *p == v) {
+                        return Ok(Expr::Param(i));
+                    }
+                    return Ok(Expr::UserVar(v));
                 }
                 if let Some(x) = self.alias(&id.value)? {
                     return Ok(x);

@@ -1766,12 +1766,8 @@ fn no_default(col: &tierdb_engine::ColumnDef) -> SqlError {
 pub fn run_insert(plan: &InsertPlan, txn: &mut Txn, cx: &EvalCx) -> Result<WriteResult, SqlError> {
     let t = &plan.table;
     let cols = &t.def.columns;
-    let mut first_auto = None;
-    let mut affected = 0;
-    let mut duplicates = 0;
     let mut warnings = Raised::default();
-    // Rows IGNORE skipped for a failed CHECK constraint (not counted as records).
-    let mut check_skipped = 0;
+    let mut tally = Tally::default();
     let ignore = matches!(plan.on_duplicate, OnDuplicate::Ignore);
     let mode = crate::expr::write_mode(cx.env);
     // Division by zero in the values written is an error (unless IGNORE or the sql_mode
@@ -1787,21 +1783,12 @@ pub fn run_insert(plan: &InsertPlan, txn: &mut Txn, cx: &EvalCx) -> Result<Write
         None => None,
     };
     let n_rows = selected.as_ref().map_or(plan.rows.len(), |r| r.len());
+    let many = plan.select.is_some() || n_rows > 1;
     // NULL into a NOT NULL column fails a one-row INSERT ... VALUES even outside strict
     // mode (not under IGNORE), as MariaDB.
-    let null_lenient = lenient && (ignore || plan.select.is_some() || n_rows > 1);
-    // The columns given no value that have no default: warned about once, first (an error
-    // before any value is looked at in strict mode).
+    let null_lenient = lenient && (ignore || many);
     if n_rows > 0 {
-        for (ci, col) in cols.iter().enumerate() {
-            if plan.col_map[ci].is_none() && ddl::column_default(col).is_none() {
-                let e = no_default(col);
-                if !lenient {
-                    return Err(e);
-                }
-                warnings.push(Warning::warn(e.code, e.message));
-            }
-        }
+        check_unset_defaults(plan, lenient, &mut warnings)?;
     }
     let fk = Fk::of(cx);
     for ri in 0..n_rows {
@@ -1845,87 +1832,130 @@ pub fn run_insert(plan: &InsertPlan, txn: &mut Txn, cx: &EvalCx) -> Result<Write
             }
             row.push(v);
         }
-        let auto = match &plan.on_duplicate {
-            OnDuplicate::Fail => {
-                // The row's own AUTO_INCREMENT value first when something checks the row.
-                let mut assigned = None;
-                if plan.check.is_some()
-                    || plan.checks.is_some()
-                    || (fk.is_some() && !t.def.foreign_keys.is_empty())
-                {
-                    assigned = txn.assign_auto_increment(t, &mut row);
-                    let checked = row_allowed(&plan.check, &plan.checks, &row, cx)
-                        .and_then(|_| check_new_row(&fk, txn, t, &row));
-                    if let Err(e) = checked {
-                        if let Some(v) = assigned {
-                            txn.give_back_auto_increment(t, v);
-                        }
-                        return Err(e);
-                    }
-                }
-                affected += 1;
-                txn.insert(t, row)?.or(assigned)
+        put_row(plan, row, many, txn, cx, &fk, &dest, &mut warnings, &mut tally)?;
+    }
+    Ok(WriteResult {
+        affected: tally.affected,
+        matched: (n_rows as u64) - tally.check_skipped,
+        first_auto_id: tally.first_auto,
+        duplicates: tally.duplicates,
+        warnings,
+    })
+}
+
+/// The columns an INSERT (or LOAD DATA) gives no value that have no default: warned about
+/// once, first (an error before any value is looked at in strict mode).
+pub(crate) fn check_unset_defaults(
+    plan: &InsertPlan,
+    lenient: bool,
+    warnings: &mut Raised,
+) -> Result<(), SqlError> {
+    for (ci, col) in plan.table.def.columns.iter().enumerate() {
+        if plan.col_map[ci].is_none() && ddl::column_default(col).is_none() {
+            let e = no_default(col);
+            if !lenient {
+                return Err(e);
             }
-            on_dup => {
-                let auto = txn.assign_auto_increment(t, &mut row);
-                if let Err(e) = row_allowed(&plan.check, &plan.checks, &row, cx) {
+            warnings.push(Warning::warn(e.code, e.message));
+        }
+    }
+    Ok(())
+}
+
+/// What an insert statement's rows have done so far.
+#[derive(Debug, Default)]
+pub(crate) struct Tally {
+    pub affected: u64,
+    /// Rows whose key was taken (skipped, replaced or updated).
+    pub duplicates: u64,
+    /// Rows REPLACE deleted to make room.
+    pub deleted: u64,
+    /// Rows IGNORE skipped for a failed CHECK constraint (not counted as records).
+    pub check_skipped: u64,
+    /// The first AUTO_INCREMENT value generated.
+    pub first_auto: Option<i64>,
+}
+
+/// Writes one row the statement built (every column's value, fitted) under the plan's
+/// duplicate-key rule, after its view CHECK OPTION, CHECK constraints and foreign keys.
+/// `many`: the statement writes rows from a query, a file or several VALUES rows (IGNORE
+/// then skips a row failing a CHECK constraint rather than failing).
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn put_row(
+    plan: &InsertPlan,
+    mut row: Row,
+    many: bool,
+    txn: &mut Txn,
+    cx: &EvalCx,
+    fk: &Option<Fk>,
+    dest: &Dest,
+    warnings: &mut Raised,
+    tally: &mut Tally,
+) -> Result<(), SqlError> {
+    let t = &plan.table;
+    let auto = match &plan.on_duplicate {
+        OnDuplicate::Fail => {
+            // The row's own AUTO_INCREMENT value first when something checks the row.
+            let mut assigned = None;
+            if plan.check.is_some()
+                || plan.checks.is_some()
+                || (fk.is_some() && !t.def.foreign_keys.is_empty())
+            {
+                assigned = txn.assign_auto_increment(t, &mut row);
+                let checked = row_allowed(&plan.check, &plan.checks, &row, cx)
+                    .and_then(|_| check_new_row(fk, txn, t, &row));
+                if let Err(e) = checked {
+                    if let Some(v) = assigned {
+                        txn.give_back_auto_increment(t, v);
+                    }
+                    return Err(e);
+                }
+            }
+            tally.affected += 1;
+            txn.insert(t, row)?.or(assigned)
+        }
+        on_dup => {
+            let auto = txn.assign_auto_increment(t, &mut row);
+            if let Err(e) = row_allowed(&plan.check, &plan.checks, &row, cx) {
+                if let Some(v) = auto {
+                    txn.give_back_auto_increment(t, v);
+                }
+                // IGNORE skips a row failing a CHECK constraint with a warning, except
+                // in a one-row INSERT ... VALUES, which fails (as MariaDB does).
+                let skips = matches!(on_dup, OnDuplicate::Ignore) && e.code == 4025 && many;
+                if !skips {
+                    return Err(e);
+                }
+                tally.check_skipped += 1;
+                warnings.push(Warning::warn(e.code, e.message));
+                return Ok(());
+            }
+            match upsert(t, row, on_dup, txn, cx, fk, &plan.checks, dest, warnings)? {
+                Upserted::Inserted { deleted } => {
+                    tally.affected += 1 + deleted;
+                    tally.deleted += deleted;
+                    tally.duplicates += (deleted > 0) as u64;
+                }
+                Upserted::Updated { changed } => {
+                    tally.affected += if changed { 2 } else { 0 };
+                    tally.duplicates += 1;
+                }
+                Upserted::Skipped(code, msg) => {
                     if let Some(v) = auto {
                         txn.give_back_auto_increment(t, v);
                     }
-                    // IGNORE skips a row failing a CHECK constraint with a warning, except
-                    // in a one-row INSERT ... VALUES, which fails (as MariaDB does).
-                    let skips = matches!(on_dup, OnDuplicate::Ignore)
-                        && e.code == 4025
-                        && (plan.select.is_some() || n_rows > 1);
-                    if !skips {
-                        return Err(e);
-                    }
-                    check_skipped += 1;
-                    warnings.push(Warning::warn(e.code, e.message));
-                    continue;
+                    tally.duplicates += 1;
+                    warnings.push(Warning::warn(code, msg));
+                    return Ok(());
                 }
-                match upsert(
-                    t,
-                    row,
-                    on_dup,
-                    txn,
-                    cx,
-                    &fk,
-                    &plan.checks,
-                    &dest,
-                    &mut warnings,
-                )? {
-                    Upserted::Inserted { deleted } => {
-                        affected += 1 + deleted;
-                        duplicates += (deleted > 0) as u64;
-                    }
-                    Upserted::Updated { changed } => {
-                        affected += if changed { 2 } else { 0 };
-                        duplicates += 1;
-                    }
-                    Upserted::Skipped(code, msg) => {
-                        if let Some(v) = auto {
-                            txn.give_back_auto_increment(t, v);
-                        }
-                        duplicates += 1;
-                        warnings.push(Warning::warn(code, msg));
-                        continue;
-                    }
-                }
-                auto
             }
-        };
-        if first_auto.is_none() {
-            first_auto = auto;
+            auto
         }
+    };
+    if tally.first_auto.is_none() {
+        tally.first_auto = auto;
     }
-    Ok(WriteResult {
-        affected,
-        matched: (n_rows - check_skipped) as u64,
-        first_auto_id: first_auto,
-        duplicates,
-        warnings,
-    })
+    Ok(())
 }
 
 enum Upserted {

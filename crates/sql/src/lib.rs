@@ -7,7 +7,8 @@
 //! `view` for views) → `exec`
 //! (row pipeline on an engine `Txn`) and `show` (SHOW / EXPLAIN result sets). `expr` evaluates
 //! expressions, with `funcs` (scalar functions of their arguments alone) and `json` (JSON
-//! functions) beside it, and `dec` (exact DECIMAL arithmetic and sums). `shared`, `variables`, `status` and `user_locks` (GET_LOCK) hold
+//! functions) beside it, and `dec` (exact DECIMAL arithmetic and sums); `load` reads LOAD DATA's
+//! files into tables through `exec`'s row writer. `shared`, `variables`, `status` and `user_locks` (GET_LOCK) hold
 //! server-wide state; `infoschema` makes INFORMATION_SCHEMA's virtual tables.
 //! `result` is the seam to the wire protocol.
 //!
@@ -34,6 +35,7 @@ pub mod infoschema;
 pub mod interrupt;
 pub mod join;
 pub mod json;
+pub mod load;
 pub mod maintain;
 pub mod parse;
 pub mod plan;

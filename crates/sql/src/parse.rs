@@ -954,7 +954,7 @@ fn keys_toggle_as_noop(tokens: &mut Vec<sqlparser::tokenizer::TokenWithSpan>) {
 /// The tokens of one statement read without sqlparser's parser: no whitespace, comments
 /// or end marker, MariaDB's executable comments opened, a trailing `;` cut. None when the
 /// text does not tokenize (the parser then reports it).
-fn statement_tokens(sql: &str) -> Result<Option<Vec<Token>>, SqlError> {
+pub(crate) fn statement_tokens(sql: &str) -> Result<Option<Vec<Token>>, SqlError> {
     let dialect = MySqlDialect {};
     let Ok(mut tokens) = Tokenizer::new(&dialect, sql).tokenize_with_location() else {
         return Ok(None);

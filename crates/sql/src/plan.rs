@@ -476,7 +476,7 @@ impl PlanCx<'_> {
     }
     /// The table an INSERT / UPDATE / DELETE writes: a view here is one `view::write_through`
     /// did not take (a multi-table statement, UPDATE ... FROM), 1235.
-    fn write_target(&self, name: &ast::ObjectName, what: &str) -> Result<Arc<Table>, SqlError> {
+    pub(crate) fn write_target(&self, name: &ast::ObjectName, what: &str) -> Result<Arc<Table>, SqlError> {
         if self.is_view(name) {
             let (db, t) = self.qualify(name)?;
             return Err(SqlError::unsupported(format!(
@@ -1254,6 +1254,8 @@ pub enum Plan {
     Delete(Box<DeletePlan>),
     Explain(Box<Plan>),
     Utility(Box<Utility>),
+    /// LOAD DATA [LOCAL] INFILE (its rows come from a file: `crate::load`).
+    Load(Box<crate::load::LoadPlan>),
 }
 
 impl Plan {
@@ -1326,6 +1328,10 @@ impl Plan {
                     select(&m.select, &mut out);
                 }
                 &p.subqueries
+            }
+            Plan::Load(p) => {
+                out.push((p.table(), true));
+                &[]
             }
             Plan::Explain(_) | Plan::Utility(_) => &[],
         };

@@ -158,6 +158,10 @@ pub enum QueryResult {
         columns: Vec<Column>,
         rows: Vec<Vec<Value>>,
     },
+    /// `LOAD DATA LOCAL INFILE`: the statement needs the client's file `file` (the protocol
+    /// asks the client for it and hands the bytes to `Session::load_local`, whose result is
+    /// the statement's).
+    LocalInfile { file: String },
 }
 
 impl QueryResult {

@@ -346,6 +346,8 @@ pub struct Session {
     ended: bool,
     /// What earlier BINLOG statements told this session (format description, table maps).
     binlog_apply: Option<crate::binlog_sql::ApplyState>,
+    /// A `LOAD DATA LOCAL` waiting for the client's file (and its text, for PROCESSLIST).
+    pending_load: Option<(Plan, String)>,
 }
 
 fn counter_for(plan: &Plan) -> Counter {
@@ -358,6 +360,7 @@ fn counter_for(plan: &Plan) -> Counter {
         Plan::Update(_) => Counter::ComUpdate,
         Plan::Delete(_) => Counter::ComDelete,
         Plan::Explain(_) => Counter::ComExplain,
+        Plan::Load(_) => Counter::ComLoad,
         Plan::Utility(u) => utility_counter(u),
     }
 }
@@ -503,6 +506,7 @@ impl Session {
             named: HashMap::new(),
             ended: false,
             binlog_apply: None,
+            pending_load: None,
         })
     }
 
@@ -749,6 +753,11 @@ impl Session {
                 }
                 other => Ok(other),
             };
+        }
+        if first("LOAD") || first("/*") {
+            if let Some(s) = crate::load::parse(sql)? {
+                return self.load_statement(s, sql);
+            }
         }
         if let Some(stmt) = crate::binlog_sql::parse(sql)? {
             return self.binlog_statement(stmt);
@@ -1119,6 +1128,67 @@ impl Session {
     }
 
     /// COM_STMT_PREPARE.
+    /// LOAD DATA: a server-side file is read now; for LOCAL the plan waits for the client's
+    /// file (`load_local`), which the protocol asks for on seeing `QueryResult::LocalInfile`.
+    fn load_statement(
+        &mut self,
+        s: crate::load::LoadStmt,
+        sql: &str,
+    ) -> Result<QueryResult, SqlError> {
+        let plan = {
+            let core = &self.core;
+            let cx = PlanCx::new(&core.st.shared.engine, core.st.db.as_deref(), &[])
+                .with_temps(&core.st.temps);
+            Plan::Load(Box::new(crate::load::plan(&s, &cx)?))
+        };
+        self.core.refresh_grants();
+        self.core.authorize_plan(&plan)?;
+        self.core.st.shared.counters.inc(Counter::ComLoad);
+        if s.local {
+            if self.core.st.sysvar("local_infile", Some(true))? != Value::Int(1) {
+                return Err(local_refused());
+            }
+            self.pending_load = Some((plan, sql.to_string()));
+            return Ok(QueryResult::LocalInfile { file: s.file });
+        }
+        let mut file = self.core.open_server_file(&s.file)?;
+        self.core.run_with(&plan, &[], Some(&mut file))
+    }
+
+    /// The client's answer to `QueryResult::LocalInfile`: `data` streams its file (None: the
+    /// client does not allow LOCAL, error 4166). The result is the LOAD statement's.
+    pub fn load_local(
+        &mut self,
+        data: Option<&mut dyn std::io::Read>,
+    ) -> Result<QueryResult, SqlError> {
+        let Some((plan, sql)) = self.pending_load.take() else {
+            return Err(SqlError::new(
+                1105,
+                "HY000",
+                "internal: no LOAD DATA LOCAL waits for a file",
+            ));
+        };
+        let shared = self.core.st.shared.clone();
+        self.core.begin_busy(&sql);
+        let watch = self
+            .core
+            .conn
+            .as_ref()
+            .map(|c| crate::interrupt::watch(&c.kill, &c.waiting));
+        let r = match data {
+            Some(d) => self.core.run_with(&plan, &[], Some(d)),
+            None => Err(local_refused()),
+        };
+        drop(watch);
+        if let Err(e) = &r {
+            self.core.st.row_count = -1;
+            self.core.st.note_error(e);
+            count_denied(&shared, e);
+        }
+        self.core.end_busy();
+        r
+    }
+
     pub fn prepare(&mut self, sql: &str) -> Result<PreparedInfo, SqlError> {
         self.core.st.shared.counters.inc(Counter::ComStmtPrepare);
         self.core.st.warnings_fresh = false;
@@ -1131,8 +1201,9 @@ impl Session {
 
     fn prepare_inner(&mut self, sql: &str) -> Result<PreparedInfo, SqlError> {
         let shared = self.core.st.shared.clone();
-        if crate::account_sql::may_be_account_statement(sql)
-            && crate::account_sql::parse(sql)?.is_some()
+        if (crate::account_sql::may_be_account_statement(sql)
+            && crate::account_sql::parse(sql)?.is_some())
+            || (crate::load::may_be_load(sql) && crate::load::parse(sql)?.is_some())
         {
             return Err(SqlError::new(
                 1295,
@@ -1646,6 +1717,63 @@ impl Core {
     }
 
     /// The session's `lock_wait_timeout` (MariaDB's metadata-lock wait, 1 year at most).
+    /// The server-side file of a LOAD DATA INFILE: a relative path is taken from the data
+    /// directory; with `secure_file_priv` set, only a file under that folder (1290).
+    fn open_server_file(&self, name: &str) -> Result<std::fs::File, SqlError> {
+        let info = self.st.shared.info();
+        let path = std::path::Path::new(&info.datadir).join(name);
+        let errno = |e: &std::io::Error| e.raw_os_error().unwrap_or(0);
+        // The system's message alone (Rust adds " (os error N)"), as MariaDB prints it.
+        let text = |e: &std::io::Error| {
+            let t = e.to_string();
+            match t.rfind(" (os error ") {
+                Some(at) => t[..at].to_string(),
+                None => t,
+            }
+        };
+        let meta = std::fs::metadata(&path).map_err(|e| {
+            SqlError::new(
+                13,
+                "HY000",
+                format!(
+                    "Can't get stat of '{}' (Errcode: {} \"{}\")",
+                    path.display(),
+                    errno(&e),
+                    text(&e)
+                ),
+            )
+        })?;
+        if !info.secure_file_priv.is_empty() {
+            let real = std::fs::canonicalize(&path).unwrap_or_else(|_| path.clone());
+            if !real.starts_with(&info.secure_file_priv) {
+                return Err(SqlError::new(
+                    1290,
+                    "HY000",
+                    "The MariaDB server is running with the --secure-file-priv option so it cannot execute this statement",
+                ));
+            }
+        }
+        if meta.is_dir() {
+            return Err(SqlError::new(
+                29,
+                "HY000",
+                format!("File '{}' not found (Errcode: 21 \"Is a directory\")", path.display()),
+            ));
+        }
+        std::fs::File::open(&path).map_err(|e| {
+            SqlError::new(
+                29,
+                "HY000",
+                format!(
+                    "File '{}' not found (Errcode: {} \"{}\")",
+                    path.display(),
+                    errno(&e),
+                    text(&e)
+                ),
+            )
+        })
+    }
+
     fn lock_wait(&self) -> std::time::Duration {
         let secs = match self.st.sysvar("lock_wait_timeout", None) {
             Ok(Value::Int(s)) => s.clamp(0, 31_536_000) as u64,
@@ -1714,6 +1842,16 @@ impl Core {
     }
 
     fn run(&mut self, plan: &Plan, params: &[Value]) -> Result<QueryResult, SqlError> {
+        self.run_with(plan, params, None)
+    }
+
+    /// Runs a statement; `src` is the file a LOAD DATA reads.
+    fn run_with(
+        &mut self,
+        plan: &Plan,
+        params: &[Value],
+        src: Option<&mut dyn std::io::Read>,
+    ) -> Result<QueryResult, SqlError> {
         // As in MySQL, a statement that uses a table starts a new warning list (so SHOW
         // WARNINGS and `SELECT @@warning_count` still see the previous statement's).
         let keeps_warnings = match plan {
@@ -1747,6 +1885,7 @@ impl Core {
         let r = self.check_table_locks(plan).and_then(|()| match plan {
             Plan::Utility(u) => self.utility(u, params),
             Plan::Explain(inner) => Ok(show::explain(inner)),
+            Plan::Load(p) => self.load(plan, p, src),
             _ => self.dml(plan, params),
         });
         self.in_write_gate = was_inside;
@@ -1785,7 +1924,7 @@ impl Core {
                 self.st.found_rows = self.st.calc_found_rows.take().unwrap_or(rows.len() as u64);
                 -1
             }
-            Err(_) => -1,
+            Ok(QueryResult::LocalInfile { .. }) | Err(_) => -1,
         };
         self.drop_finished_temporary_tables();
         r
@@ -1802,6 +1941,46 @@ impl Core {
     }
 
     fn dml(&mut self, plan: &Plan, params: &[Value]) -> Result<QueryResult, SqlError> {
+        self.in_statement(plan, params, |txn, cx| run_dml(plan, txn, cx))
+    }
+
+    /// LOAD DATA: the rows of `src` into the table, as one statement (all or none).
+    fn load(
+        &mut self,
+        plan: &Plan,
+        p: &crate::load::LoadPlan,
+        src: Option<&mut dyn std::io::Read>,
+    ) -> Result<QueryResult, SqlError> {
+        let Some(src) = src else {
+            return Err(SqlError::new(1105, "HY000", "internal: LOAD DATA without its file"));
+        };
+        let mut vars = Vec::new();
+        let r = self.in_statement(plan, &[], |txn, cx| {
+            let l = crate::load::run(p, src, txn, cx)?;
+            vars = l.vars;
+            let info = format!(
+                "Records: {}  Deleted: {}  Skipped: {}  Warnings: 0",
+                l.records, l.deleted, l.skipped
+            );
+            let mut res = ok(l.affected, l.first_auto_id.unwrap_or(0).max(0) as u64, info);
+            recount_warnings(&mut res, l.warnings.count());
+            Ok((res, l.first_auto_id, l.warnings, None))
+        });
+        // The field list's @variables keep the last row's values, as in MariaDB.
+        for (name, v) in vars {
+            self.st.user_vars.insert(name, v);
+        }
+        r
+    }
+
+    /// Runs `f` as one statement: in the open transaction (rolled back to before it on an
+    /// error), or in a transaction of its own under autocommit.
+    fn in_statement(
+        &mut self,
+        plan: &Plan,
+        params: &[Value],
+        f: impl FnOnce(&mut Txn, &EvalCx) -> Result<DmlOutcome, SqlError>,
+    ) -> Result<QueryResult, SqlError> {
         let shared = self.st.shared.clone();
         let keep_open = self.txn.is_some() || !self.st.autocommit;
         let repeatable = if keep_open {
@@ -1824,7 +2003,7 @@ impl Core {
             }
             self.binlog_settings(&mut txn);
             let cx = EvalCx::new(params, &self.st);
-            let r = run_dml(plan, &mut txn, &cx);
+            let r = f(&mut txn, &cx);
             return match r {
                 Ok((res, auto, warnings, found)) => {
                     txn.commit()?;
@@ -1861,7 +2040,7 @@ impl Core {
         }
         let cx = EvalCx::new(params, &self.st);
         let sp = txn.savepoint();
-        let r = run_dml(plan, txn, &cx);
+        let r = f(txn, &cx);
         match r {
             Ok((res, auto, warnings, found)) => {
                 self.st.calc_found_rows = found;
@@ -3645,6 +3824,16 @@ impl Core {
         }
         Ok(())
     }
+}
+
+/// Error 4166: LOAD DATA LOCAL refused (`local_infile` off here, or the client did not
+/// agree to send files).
+fn local_refused() -> SqlError {
+    SqlError::new(
+        4166,
+        "HY000",
+        "The used command is not allowed because the MariaDB server or client has disabled the local infile capability",
+    )
 }
 
 fn count_abort(shared: &Shared, e: &SqlError) {

@@ -24,6 +24,10 @@ pub struct ServerInfo {
     pub hostname: String,
     pub socket: String,
     pub datadir: String,
+    /// The folder server-side `LOAD DATA INFILE` may read from; empty: any file.
+    pub secure_file_priv: String,
+    /// `@@local_infile` at start: LOAD DATA LOCAL allowed.
+    pub local_infile: bool,
 }
 
 impl Default for ServerInfo {
@@ -35,6 +39,8 @@ impl Default for ServerInfo {
             hostname: "localhost".into(),
             socket: String::new(),
             datadir: String::new(),
+            secure_file_priv: String::new(),
+            local_infile: true,
         }
     }
 }
@@ -137,13 +143,20 @@ impl Shared {
     pub fn new(engine: Arc<Engine>, settings: ServerInfo) -> Result<Arc<Shared>, String> {
         let accounts = crate::accounts::Accounts::load(&engine)
             .map_err(|e| format!("cannot read the stored accounts: {e}"))?;
-        let globals = variables::defaults(
+        let mut globals = variables::defaults(
             &settings.version,
             &settings.version_comment,
             settings.port,
             &settings.hostname,
             &settings.datadir,
         );
+        if !settings.secure_file_priv.is_empty() {
+            globals.insert(
+                "secure_file_priv",
+                Value::Bytes(settings.secure_file_priv.clone().into_bytes()),
+            );
+        }
+        globals.insert("local_infile", Value::Int(settings.local_infile as i64));
         Ok(Arc::new(Shared {
             accounts,
             account_ddl: Mutex::new(()),

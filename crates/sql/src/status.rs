@@ -22,6 +22,7 @@ counters! {
     ComUpdate => "Com_update",
     ComDelete => "Com_delete",
     ComReplace => "Com_replace",
+    ComLoad => "Com_load",
     ComBegin => "Com_begin",
     ComCommit => "Com_commit",
     ComRollback => "Com_rollback",

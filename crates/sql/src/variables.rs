@@ -280,6 +280,8 @@ pub static VARS: &[VarDef] = &[
     v!("protocol_version", Global, VarKind::ReadOnly),
     v!("query_cache_size", Global, VarKind::Int { min: 0, max: 0 }),
     v!("query_cache_type", Both, VarKind::Enum(&["OFF"])),
+    // The folder server-side LOAD DATA INFILE reads from (config `secure_file_priv`); NULL: any.
+    v!("secure_file_priv", Global, VarKind::ReadOnly),
     // Written into every binary-log event: set in the config file (`server_id`); a session
     // value is accepted as for gtid_domain_id.
     v!(

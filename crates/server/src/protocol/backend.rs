@@ -42,6 +42,15 @@ pub trait Backend {
     fn warning_count(&self) -> u16 {
         0
     }
+    /// The client's file for a statement that answered `QueryResult::LocalInfile` (LOAD DATA
+    /// LOCAL): `data` reads its bytes (None: the client did not agree to send files). The
+    /// result is the statement's.
+    fn load_local(
+        &mut self,
+        _data: Option<&mut dyn std::io::Read>,
+    ) -> Result<QueryResult, SqlError> {
+        Err(SqlError::unsupported("LOAD DATA LOCAL"))
+    }
     /// COM_REGISTER_SLAVE: a replica announces itself before its dump.
     fn register_replica(&mut self, _server_id: u32) -> Result<(), SqlError> {
         Err(SqlError::unsupported("replication"))

@@ -26,6 +26,63 @@ fn unknown_command() -> SqlError {
     SqlError::new(1047, "08S01", "Unknown command")
 }
 
+/// The client's file of a LOAD DATA LOCAL as a byte stream: its packets' payloads up to the
+/// empty packet that ends it.
+struct InfileStream<'a, R> {
+    reader: &'a mut super::packet::PacketReader<R>,
+    /// The sequence id the next packet must carry.
+    seq: u8,
+    buf: Vec<u8>,
+    pos: usize,
+    /// The empty packet was read (or the stream broke).
+    done: bool,
+    /// Why the stream broke: the connection cannot go on.
+    failed: Option<super::packet::ReadError>,
+}
+
+impl<R: Read> InfileStream<'_, R> {
+    /// Reads (and drops) what is left of the file, up to its empty packet.
+    fn drain(&mut self) {
+        while !self.done {
+            match self.reader.read_packet(&mut self.seq) {
+                Ok(p) if p.is_empty() => self.done = true,
+                Ok(_) => {}
+                Err(e) => {
+                    self.failed = Some(e);
+                    self.done = true;
+                }
+            }
+        }
+    }
+}
+
+impl<R: Read> Read for InfileStream<'_, R> {
+    fn read(&mut self, out: &mut [u8]) -> std::io::Result<usize> {
+        while self.pos == self.buf.len() {
+            if self.done {
+                return Ok(0);
+            }
+            match self.reader.read_packet(&mut self.seq) {
+                Ok(p) if p.is_empty() => self.done = true,
+                Ok(p) => {
+                    self.buf = p;
+                    self.pos = 0;
+                }
+                Err(e) => {
+                    let msg = e.to_string();
+                    self.failed = Some(e);
+                    self.done = true;
+                    return Err(std::io::Error::other(msg));
+                }
+            }
+        }
+        let n = out.len().min(self.buf.len() - self.pos);
+        out[..n].copy_from_slice(&self.buf[self.pos..self.pos + n]);
+        self.pos += n;
+        Ok(n)
+    }
+}
+
 impl<S: Service, R: Read, W: Write> Connection<'_, S, R, W> {
     /// Handles one command packet. `Err` ends the connection (socket failure).
     pub(crate) fn dispatch(&mut self, payload: &[u8]) -> Result<Flow, ConnEnd> {
@@ -191,6 +248,12 @@ impl<S: Service, R: Read, W: Write> Connection<'_, S, R, W> {
                 response::ok(b, affected_rows, last_insert_id, status, warnings, &info)
             }),
             Ok(QueryResult::Rows { columns, .. }) if columns.is_empty() => self.reply_ok(0, 0),
+            // (Answered by `local_infile` before a reply is written.)
+            Ok(QueryResult::LocalInfile { .. }) => self.send_error(&SqlError::new(
+                1105,
+                "HY000",
+                "internal: LOAD DATA LOCAL without its file",
+            )),
             Ok(QueryResult::Rows { mut columns, rows }) => {
                 // A computed BIGINT column holding an integer above i64::MAX (`SELECT ~0`,
                 // `CAST(-1 AS UNSIGNED)`) is announced UNSIGNED, so that clients read its
@@ -222,7 +285,7 @@ impl<S: Service, R: Read, W: Write> Connection<'_, S, R, W> {
         }
     }
 
-    fn com_query(&mut self, body: &[u8]) -> std::io::Result<()> {
+    fn com_query(&mut self, body: &[u8]) -> Result<(), ConnEnd> {
         let sql = tierdb_sql::rawtext::statement_text(body);
         if self.multi_statements {
             let parts = tierdb_sql::parse::split_statements(&sql);
@@ -231,15 +294,57 @@ impl<S: Service, R: Read, W: Write> Connection<'_, S, R, W> {
             }
         }
         let r = self.backend_call(|b| b.query(&sql));
-        self.reply_result(r, false)
+        let r = self.local_infile(r)?;
+        Ok(self.reply_result(r, false)?)
+    }
+
+    /// A statement that asked for the client's file (LOAD DATA LOCAL): the request (`0xFB`
+    /// and the file name), the file's packets streamed to the backend up to the client's
+    /// empty packet (all of them, also when the load stopped early), then the statement's
+    /// result. Any other result passes through. Err: the stream broke (the connection ends).
+    fn local_infile(
+        &mut self,
+        r: Result<QueryResult, SqlError>,
+    ) -> Result<Result<QueryResult, SqlError>, ConnEnd> {
+        let Ok(QueryResult::LocalInfile { file }) = r else {
+            return Ok(r);
+        };
+        if self.caps & super::constants::cap::LOCAL_FILES == 0 {
+            return Ok(self.backend_call(|b| b.load_local(None)));
+        }
+        self.writer.packet(|b| {
+            b.push(0xFB);
+            b.extend_from_slice(file.as_bytes());
+        })?;
+        self.writer.flush()?;
+        let mut src = InfileStream {
+            reader: &mut self.reader,
+            seq: self.writer.seq(),
+            buf: Vec::new(),
+            pos: 0,
+            done: false,
+            failed: None,
+        };
+        let r = match self.backend.as_mut() {
+            Some(b) => b.load_local(Some(&mut src)),
+            None => Err(SqlError::new(1053, "08S01", "Session ended; reconnect")),
+        };
+        src.drain();
+        if let Some(e) = src.failed.take() {
+            return Err(ConnEnd::Read(e));
+        }
+        let seq = src.seq;
+        self.writer.set_seq(seq);
+        Ok(r)
     }
 
     /// Several statements in one COM_QUERY: each one's reply in turn, all but the last
     /// flagged SERVER_MORE_RESULTS_EXISTS; an error is the last reply (the statements after
     /// it are not run), as MariaDB does.
-    fn com_query_multi(&mut self, parts: &[&str]) -> std::io::Result<()> {
+    fn com_query_multi(&mut self, parts: &[&str]) -> Result<(), ConnEnd> {
         for (i, part) in parts.iter().enumerate() {
             let r = self.backend_call(|b| b.query(part));
+            let r = self.local_infile(r)?;
             let failed = r.is_err();
             self.more_results = !failed && i + 1 < parts.len();
             let written = self.reply_result(r, false);

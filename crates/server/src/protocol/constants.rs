@@ -32,7 +32,8 @@ pub mod cap {
     pub const SESSION_TRACK: u32 = 1 << 23;
     pub const DEPRECATE_EOF: u32 = 1 << 24;
 
-    /// What tierdb offers. Deliberately absent: SSL, COMPRESS, LOCAL_FILES. SESSION_TRACK is
+    /// What tierdb offers. Deliberately absent: SSL, COMPRESS. LOCAL_FILES: LOAD DATA LOCAL
+    /// (the server asks for the client's file, which the client may refuse). SESSION_TRACK is
     /// offered (no session state is ever reported) because the info of an OK packet is
     /// length-encoded, as MariaDB always writes it, and clients such as Node's mysql2 read it
     /// that way only when SESSION_TRACK was agreed (otherwise as the rest of the packet).
@@ -45,6 +46,7 @@ pub mod cap {
         | PROTOCOL_41
         | INTERACTIVE
         | IGNORE_SIGPIPE
+        | LOCAL_FILES
         | TRANSACTIONS
         | RESERVED
         | SECURE_CONNECTION
