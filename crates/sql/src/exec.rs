@@ -1832,7 +1832,17 @@ pub fn run_insert(plan: &InsertPlan, txn: &mut Txn, cx: &EvalCx) -> Result<Write
             }
             row.push(v);
         }
-        put_row(plan, row, many, txn, cx, &fk, &dest, &mut warnings, &mut tally)?;
+        put_row(
+            plan,
+            row,
+            many,
+            txn,
+            cx,
+            &fk,
+            &dest,
+            &mut warnings,
+            &mut tally,
+        )?;
     }
     Ok(WriteResult {
         affected: tally.affected,

@@ -104,9 +104,7 @@ pub fn parse(sql: &str) -> Result<Option<LoadStmt>, SqlError> {
     let Some(toks) = crate::parse::statement_tokens(sql)? else {
         return Ok(None);
     };
-    let is_word = |t: Option<&Token>, w: &str| {
-        matches!(t, Some(Token::Word(x)) if x.quote_style.is_none() && x.value.eq_ignore_ascii_case(w))
-    };
+    let is_word = |t: Option<&Token>, w: &str| matches!(t, Some(Token::Word(x)) if x.quote_style.is_none() && x.value.eq_ignore_ascii_case(w));
     if !is_word(toks.first(), "LOAD") {
         return Ok(None);
     }
@@ -139,8 +137,9 @@ pub fn parse(sql: &str) -> Result<Option<LoadStmt>, SqlError> {
     let string = |p: &mut Parser, what: &str| -> Result<Vec<u8>, SqlError> {
         match p.next_token().token {
             Token::SingleQuotedString(s) | Token::DoubleQuotedString(s) => Ok(s.into_bytes()),
-            Token::HexStringLiteral(h) => unhex(&h)
-                .ok_or_else(|| syntax(format!("a bad hexadecimal string for {what}"))),
+            Token::HexStringLiteral(h) => {
+                unhex(&h).ok_or_else(|| syntax(format!("a bad hexadecimal string for {what}")))
+            }
             other => Err(syntax(format!(
                 "expected a string for {what} in LOAD DATA, found {other}"
             ))),
@@ -192,7 +191,9 @@ pub fn parse(sql: &str) -> Result<Option<LoadStmt>, SqlError> {
             any = true;
         }
         if !any {
-            return Err(syntax("FIELDS needs TERMINATED BY, ENCLOSED BY or ESCAPED BY"));
+            return Err(syntax(
+                "FIELDS needs TERMINATED BY, ENCLOSED BY or ESCAPED BY",
+            ));
         }
     }
     if take_word(&mut p, "LINES") {
@@ -283,7 +284,7 @@ pub fn parse(sql: &str) -> Result<Option<LoadStmt>, SqlError> {
 
 /// The bytes of a hexadecimal literal's digits (`X'0d0a'`).
 fn unhex(h: &str) -> Option<Vec<u8>> {
-    if h.len() % 2 != 0 {
+    if !h.len().is_multiple_of(2) {
         return None;
     }
     (0..h.len())
@@ -510,7 +511,9 @@ pub fn run(
         // Columns given no field: their defaults (or zero values, warned about above).
         let mut row: Row = cols
             .iter()
-            .map(|c| crate::ddl::column_default(c).unwrap_or_else(|| crate::ddl::implicit_default(&c.ty)))
+            .map(|c| {
+                crate::ddl::column_default(c).unwrap_or_else(|| crate::ddl::implicit_default(&c.ty))
+            })
             .collect();
         for (k, dest_of) in plan.fields.iter().enumerate() {
             match (line.get(k), *dest_of) {
@@ -540,7 +543,8 @@ pub fn run(
                     };
                 }
                 (Some(Some(bytes)), FieldDest::Column(ci)) => {
-                    row[ci] = fit::fit(Value::Bytes(bytes.clone()), &cols[ci], &dest, &mut warnings)?;
+                    row[ci] =
+                        fit::fit(Value::Bytes(bytes.clone()), &cols[ci], &dest, &mut warnings)?;
                 }
                 (None, FieldDest::Column(ci)) => {
                     let col = &cols[ci];
@@ -578,7 +582,11 @@ pub fn run(
                 let col = &cols[*ci];
                 let mut v = fit::fit(v, col, &dest, &mut warnings)?;
                 if v.is_null() && !col.nullable && !col.auto_increment {
-                    let e = SqlError::new(1048, "23000", format!("Column '{}' cannot be null", col.name));
+                    let e = SqlError::new(
+                        1048,
+                        "23000",
+                        format!("Column '{}' cannot be null", col.name),
+                    );
                     warn(&mut warnings, e)?;
                     v = crate::ddl::implicit_default(&col.ty);
                 }
@@ -626,7 +634,9 @@ pub fn run(
 /// The current time for a TIMESTAMP column (what NULL or a missing field gives it).
 fn now_for(ty: &ColumnType) -> Option<Value> {
     match ty {
-        ColumnType::Timestamp(fsp) => Some(Value::Bytes(crate::coerce::now_text(*fsp).into_bytes())),
+        ColumnType::Timestamp(fsp) => {
+            Some(Value::Bytes(crate::coerce::now_text(*fsp).into_bytes()))
+        }
         _ => None,
     }
 }
@@ -757,7 +767,32 @@ impl<'a> FieldReader<'a> {
             _ => false,
         };
         let mut escaped_n = false;
+        // The bytes that may end or change a field here; any other is taken as it is.
+        let specials: [Option<u8>; 3] = match enclosed {
+            true => [fmt.escaped, fmt.enclosed, None],
+            false => [
+                fmt.escaped,
+                fmt.field_term.first().copied(),
+                fmt.line_term.first().copied(),
+            ],
+        };
         loop {
+            // A run of plain bytes at once.
+            let avail = &self.buf[self.pos..];
+            let run = avail
+                .iter()
+                .position(|b| specials.contains(&Some(*b)))
+                .unwrap_or(avail.len());
+            if run > 0 {
+                *size += run;
+                if *size > self.max_line {
+                    return Err(self.too_long());
+                }
+                out.extend_from_slice(&avail[..run]);
+                self.pos += run;
+                escaped_n = false;
+                continue;
+            }
             *size += 1;
             if *size > self.max_line {
                 return Err(self.too_long());
@@ -895,7 +930,10 @@ mod tests {
 
     #[test]
     fn enclosed_fields_hold_terminators_and_doubled_quotes() {
-        let got = lines(b"\"a,b\",\"q\"\"x\\\"z\",NULL,\"NULL\"\n\"line\nbreak\",\n", &csv());
+        let got = lines(
+            b"\"a,b\",\"q\"\"x\\\"z\",NULL,\"NULL\"\n\"line\nbreak\",\n",
+            &csv(),
+        );
         assert_eq!(
             got,
             vec![
@@ -926,7 +964,10 @@ mod tests {
     #[test]
     fn an_empty_input_has_no_lines_and_a_missing_last_terminator_is_fine() {
         assert!(lines(b"", &Format::default()).is_empty());
-        assert_eq!(lines(b"a\tb", &Format::default()), vec![vec![f("a"), f("b")]]);
+        assert_eq!(
+            lines(b"a\tb", &Format::default()),
+            vec![vec![f("a"), f("b")]]
+        );
     }
 
     #[test]
@@ -989,10 +1030,7 @@ mod tests {
             match c {
                 0 => out.extend_from_slice(b"\\0"),
                 b'\\' => out.extend_from_slice(b"\\\\"),
-                c if Some(c) == fmt.enclosed
-                    || c == fmt.field_term[0]
-                    || c == fmt.line_term[0] =>
-                {
+                c if Some(c) == fmt.enclosed || c == fmt.field_term[0] || c == fmt.line_term[0] => {
                     out.push(b'\\');
                     out.push(c);
                 }
@@ -1039,7 +1077,10 @@ mod tests {
         );
         assert_eq!(s.sets.len(), 2);
         assert!(parse("SELECT 1").unwrap().is_none());
-        assert_eq!(parse("LOAD XML INFILE 'x' INTO TABLE t").unwrap_err().code, 1235);
+        assert_eq!(
+            parse("LOAD XML INFILE 'x' INTO TABLE t").unwrap_err().code,
+            1235
+        );
         assert_eq!(
             parse("LOAD DATA INFILE 'x' INTO TABLE t FIELDS ENCLOSED BY 'ab'")
                 .unwrap_err()
@@ -1048,7 +1089,9 @@ mod tests {
         );
         assert_eq!(parse("LOAD DATA INFILE 'x' INTO t").unwrap_err().code, 1064);
         assert_eq!(
-            parse("LOAD DATA INFILE 'x' INTO TABLE t garbage").unwrap_err().code,
+            parse("LOAD DATA INFILE 'x' INTO TABLE t garbage")
+                .unwrap_err()
+                .code,
             1064
         );
     }

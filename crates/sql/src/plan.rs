@@ -476,7 +476,11 @@ impl PlanCx<'_> {
     }
     /// The table an INSERT / UPDATE / DELETE writes: a view here is one `view::write_through`
     /// did not take (a multi-table statement, UPDATE ... FROM), 1235.
-    pub(crate) fn write_target(&self, name: &ast::ObjectName, what: &str) -> Result<Arc<Table>, SqlError> {
+    pub(crate) fn write_target(
+        &self,
+        name: &ast::ObjectName,
+        what: &str,
+    ) -> Result<Arc<Table>, SqlError> {
         if self.is_view(name) {
             let (db, t) = self.qualify(name)?;
             return Err(SqlError::unsupported(format!(

@@ -1757,7 +1757,10 @@ impl Core {
             return Err(SqlError::new(
                 29,
                 "HY000",
-                format!("File '{}' not found (Errcode: 21 \"Is a directory\")", path.display()),
+                format!(
+                    "File '{}' not found (Errcode: 21 \"Is a directory\")",
+                    path.display()
+                ),
             ));
         }
         std::fs::File::open(&path).map_err(|e| {
@@ -1952,7 +1955,11 @@ impl Core {
         src: Option<&mut dyn std::io::Read>,
     ) -> Result<QueryResult, SqlError> {
         let Some(src) = src else {
-            return Err(SqlError::new(1105, "HY000", "internal: LOAD DATA without its file"));
+            return Err(SqlError::new(
+                1105,
+                "HY000",
+                "internal: LOAD DATA without its file",
+            ));
         };
         let mut vars = Vec::new();
         let r = self.in_statement(plan, &[], |txn, cx| {
