@@ -563,6 +563,8 @@ fn utility_needs(u: &Utility, engine: &Engine) -> Vec<Need> {
         | Utility::ShowProcessList { .. }
         // Its query was checked as written.
         | Utility::SelectInto { .. } => Vec::new(),
+        // Its query was checked as written; the file needs FILE.
+        Utility::SelectIntoFile { .. } => vec![Need::Global(a::FILE)],
         Utility::Use(db) => vec![Need::AnyInDb(db.clone())],
         Utility::Set(items) => {
             let global = items.iter().any(|it| match &it.target {
@@ -688,7 +690,7 @@ fn utility_needs(u: &Utility, engine: &Engine) -> Vec<Need> {
             v
         }
         Utility::Analyze { tables } => per_table(tables, a::SELECT | a::INSERT),
-        Utility::Optimize { tables } | Utility::Check { tables } => {
+        Utility::Optimize { tables } | Utility::Check { tables } | Utility::Repair { tables } => {
             let pairs: Vec<(String, String)> = tables
                 .iter()
                 .map(|(d, key, _)| (d.clone(), key.clone()))

@@ -98,93 +98,76 @@ pub fn may_be_load(sql: &str) -> bool {
     t.get(..4).is_some_and(|h| h.eq_ignore_ascii_case("LOAD")) || t.starts_with("/*")
 }
 
-/// Reads a `LOAD DATA` statement (None: another statement). `LOAD XML` and `PARTITION` are
-/// refused with 1235.
-pub fn parse(sql: &str) -> Result<Option<LoadStmt>, SqlError> {
-    let Some(toks) = crate::parse::statement_tokens(sql)? else {
-        return Ok(None);
-    };
-    let is_word = |t: Option<&Token>, w: &str| matches!(t, Some(Token::Word(x)) if x.quote_style.is_none() && x.value.eq_ignore_ascii_case(w));
-    if !is_word(toks.first(), "LOAD") {
-        return Ok(None);
+fn is_word(t: Option<&Token>, w: &str) -> bool {
+    matches!(t, Some(Token::Word(x)) if x.quote_style.is_none() && x.value.eq_ignore_ascii_case(w))
+}
+
+fn peek_word(p: &Parser, w: &str) -> bool {
+    is_word(Some(&p.peek_token().token), w)
+}
+
+fn take_word(p: &mut Parser, w: &str) -> bool {
+    let hit = peek_word(p, w);
+    if hit {
+        p.next_token();
     }
-    if is_word(toks.get(1), "XML") {
-        return Err(SqlError::unsupported("LOAD XML"));
-    }
-    if !is_word(toks.get(1), "DATA") {
-        return Ok(None);
-    }
-    let dialect = MySqlDialect {};
-    let mut p = Parser::new(&dialect).with_tokens(toks[2..].to_vec());
-    let peek_word = |p: &Parser, w: &str| is_word(Some(&p.peek_token().token), w);
-    let take_word = |p: &mut Parser, w: &str| {
-        let hit = peek_word(p, w);
-        if hit {
-            p.next_token();
-        }
-        hit
-    };
-    let expect_word = |p: &mut Parser, w: &str| {
-        if take_word(p, w) {
-            Ok(())
-        } else {
-            Err(syntax(format!(
-                "expected {w} in LOAD DATA, found {}",
-                p.peek_token().token
-            )))
-        }
-    };
-    let string = |p: &mut Parser, what: &str| -> Result<Vec<u8>, SqlError> {
-        match p.next_token().token {
-            Token::SingleQuotedString(s) | Token::DoubleQuotedString(s) => Ok(s.into_bytes()),
-            Token::HexStringLiteral(h) => {
-                unhex(&h).ok_or_else(|| syntax(format!("a bad hexadecimal string for {what}")))
-            }
-            other => Err(syntax(format!(
-                "expected a string for {what} in LOAD DATA, found {other}"
-            ))),
-        }
-    };
-    let _ = take_word(&mut p, "LOW_PRIORITY") || take_word(&mut p, "CONCURRENT");
-    let local = take_word(&mut p, "LOCAL");
-    expect_word(&mut p, "INFILE")?;
-    let file = String::from_utf8_lossy(&string(&mut p, "the file name")?).into_owned();
-    let dup = if take_word(&mut p, "REPLACE") {
-        LoadDup::Replace
-    } else if take_word(&mut p, "IGNORE") {
-        LoadDup::Ignore
+    hit
+}
+
+fn expect_word(p: &mut Parser, w: &str, stmt: &str) -> Result<(), SqlError> {
+    if take_word(p, w) {
+        Ok(())
     } else {
-        LoadDup::Error
-    };
-    expect_word(&mut p, "INTO")?;
-    expect_word(&mut p, "TABLE")?;
-    let table = p
-        .parse_object_name(false)
-        .map_err(|e| syntax(format!("{e} (the table of LOAD DATA)")))?;
-    if peek_word(&p, "PARTITION") {
-        return Err(SqlError::unsupported("LOAD DATA ... PARTITION"));
+        Err(syntax(format!(
+            "expected {w} in {stmt}, found {}",
+            p.peek_token().token
+        )))
     }
-    if take_word(&mut p, "CHARACTER") {
-        expect_word(&mut p, "SET")?;
-        charset(&p.next_token().token)?;
-    } else if take_word(&mut p, "CHARSET") {
-        charset(&p.next_token().token)?;
+}
+
+/// A string literal's bytes (or a hexadecimal literal's).
+fn string(p: &mut Parser, what: &str) -> Result<Vec<u8>, SqlError> {
+    match p.next_token().token {
+        Token::SingleQuotedString(s) | Token::DoubleQuotedString(s) => Ok(s.into_bytes()),
+        Token::HexStringLiteral(h) => {
+            unhex(&h).ok_or_else(|| syntax(format!("a bad hexadecimal string for {what}")))
+        }
+        other => Err(syntax(format!(
+            "expected a string for {what}, found {other}"
+        ))),
     }
-    let mut format = Format::default();
-    if take_word(&mut p, "FIELDS") || take_word(&mut p, "COLUMNS") {
+}
+
+/// `[CHARACTER SET cs | CHARSET cs]`.
+fn charset_clause(p: &mut Parser, stmt: &str) -> Result<(), SqlError> {
+    if take_word(p, "CHARACTER") {
+        expect_word(p, "SET", stmt)?;
+        charset(&p.next_token().token)
+    } else if take_word(p, "CHARSET") {
+        charset(&p.next_token().token)
+    } else {
+        Ok(())
+    }
+}
+
+/// `[{FIELDS | COLUMNS} ...] [LINES ...]` into `format`; true when ENCLOSED BY came with
+/// OPTIONALLY.
+fn format_clauses(p: &mut Parser, format: &mut Format, stmt: &str) -> Result<bool, SqlError> {
+    let mut optionally = false;
+    if take_word(p, "FIELDS") || take_word(p, "COLUMNS") {
         let mut any = false;
         loop {
-            if take_word(&mut p, "TERMINATED") {
-                expect_word(&mut p, "BY")?;
-                format.field_term = string(&mut p, "FIELDS TERMINATED BY")?;
-            } else if peek_word(&p, "OPTIONALLY") || peek_word(&p, "ENCLOSED") {
-                take_word(&mut p, "OPTIONALLY");
-                expect_word(&mut p, "ENCLOSED")?;
-                expect_word(&mut p, "BY")?;
-                format.enclosed = one_char(string(&mut p, "ENCLOSED BY")?)?;
-            } else if take_word(&mut p, "ESCAPED") {
-                expect_word(&mut p, "BY")?;
-                format.escaped = one_char(string(&mut p, "ESCAPED BY")?)?;
+            if take_word(p, "TERMINATED") {
+                expect_word(p, "BY", stmt)?;
+                format.field_term = string(p, "FIELDS TERMINATED BY")?;
+            } else if peek_word(p, "OPTIONALLY") || peek_word(p, "ENCLOSED") {
+                optionally = take_word(p, "OPTIONALLY");
+                expect_word(p, "ENCLOSED", stmt)?;
+                expect_word(p, "BY", stmt)?;
+                format.enclosed = one_char(string(p, "ENCLOSED BY")?)?;
+            } else if take_word(p, "ESCAPED") {
+                expect_word(p, "BY", stmt)?;
+                format.escaped = one_char(string(p, "ESCAPED BY")?)?;
             } else {
                 break;
             }
@@ -196,15 +179,15 @@ pub fn parse(sql: &str) -> Result<Option<LoadStmt>, SqlError> {
             ));
         }
     }
-    if take_word(&mut p, "LINES") {
+    if take_word(p, "LINES") {
         let mut any = false;
         loop {
-            if take_word(&mut p, "STARTING") {
-                expect_word(&mut p, "BY")?;
-                format.line_start = string(&mut p, "LINES STARTING BY")?;
-            } else if take_word(&mut p, "TERMINATED") {
-                expect_word(&mut p, "BY")?;
-                format.line_term = string(&mut p, "LINES TERMINATED BY")?;
+            if take_word(p, "STARTING") {
+                expect_word(p, "BY", stmt)?;
+                format.line_start = string(p, "LINES STARTING BY")?;
+            } else if take_word(p, "TERMINATED") {
+                expect_word(p, "BY", stmt)?;
+                format.line_term = string(p, "LINES TERMINATED BY")?;
             } else {
                 break;
             }
@@ -215,11 +198,54 @@ pub fn parse(sql: &str) -> Result<Option<LoadStmt>, SqlError> {
         }
     }
     if format.field_term.is_empty() || format.line_term.is_empty() {
-        // MariaDB's fixed-width rows (both empty) are not read here.
-        return Err(SqlError::unsupported(
-            "LOAD DATA with an empty FIELDS or LINES TERMINATED BY (fixed-width rows)",
-        ));
+        // MariaDB's fixed-width rows (both empty) are not read or written here.
+        return Err(SqlError::unsupported(format!(
+            "{stmt} with an empty FIELDS or LINES TERMINATED BY (fixed-width rows)"
+        )));
     }
+    Ok(optionally)
+}
+
+/// Reads a `LOAD DATA` statement (None: another statement). `LOAD XML` and `PARTITION` are
+/// refused with 1235.
+pub fn parse(sql: &str) -> Result<Option<LoadStmt>, SqlError> {
+    let Some(toks) = crate::parse::statement_tokens(sql)? else {
+        return Ok(None);
+    };
+    if !is_word(toks.first(), "LOAD") {
+        return Ok(None);
+    }
+    if is_word(toks.get(1), "XML") {
+        return Err(SqlError::unsupported("LOAD XML"));
+    }
+    if !is_word(toks.get(1), "DATA") {
+        return Ok(None);
+    }
+    const S: &str = "LOAD DATA";
+    let dialect = MySqlDialect {};
+    let mut p = Parser::new(&dialect).with_tokens(toks[2..].to_vec());
+    let _ = take_word(&mut p, "LOW_PRIORITY") || take_word(&mut p, "CONCURRENT");
+    let local = take_word(&mut p, "LOCAL");
+    expect_word(&mut p, "INFILE", S)?;
+    let file = String::from_utf8_lossy(&string(&mut p, "the file name")?).into_owned();
+    let dup = if take_word(&mut p, "REPLACE") {
+        LoadDup::Replace
+    } else if take_word(&mut p, "IGNORE") {
+        LoadDup::Ignore
+    } else {
+        LoadDup::Error
+    };
+    expect_word(&mut p, "INTO", S)?;
+    expect_word(&mut p, "TABLE", S)?;
+    let table = p
+        .parse_object_name(false)
+        .map_err(|e| syntax(format!("{e} (the table of LOAD DATA)")))?;
+    if peek_word(&p, "PARTITION") {
+        return Err(SqlError::unsupported("LOAD DATA ... PARTITION"));
+    }
+    charset_clause(&mut p, S)?;
+    let mut format = Format::default();
+    format_clauses(&mut p, &mut format, S)?;
     let mut ignore_lines = 0;
     if take_word(&mut p, "IGNORE") {
         ignore_lines = p
@@ -280,6 +306,139 @@ pub fn parse(sql: &str) -> Result<Option<LoadStmt>, SqlError> {
         targets,
         sets,
     }))
+}
+
+/// `SELECT ... INTO OUTFILE 'file' [CHARACTER SET cs] [FIELDS ...] [LINES ...]` or `INTO
+/// DUMPFILE 'file'`: where a query's rows go on the server.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct IntoFile {
+    pub file: String,
+    /// DUMPFILE: one row, its values' bytes one after another, nothing escaped.
+    pub dump: bool,
+    pub format: Format,
+    /// `OPTIONALLY ENCLOSED BY`: only string values are enclosed.
+    pub optionally: bool,
+    /// Written after FROM (`SELECT ... FROM t INTO OUTFILE ...`): MariaDB's deprecated
+    /// place, warning 1287.
+    pub after_from: bool,
+}
+
+/// Reads the clause after `INTO` when it is `OUTFILE` / `DUMPFILE` (None: it is not), and
+/// how many of `toks` (no whitespace) it takes.
+pub fn parse_into_file(toks: &[Token]) -> Result<Option<(IntoFile, usize)>, SqlError> {
+    let dump = match toks.first() {
+        t if is_word(t, "OUTFILE") => false,
+        t if is_word(t, "DUMPFILE") => true,
+        _ => return Ok(None),
+    };
+    let stmt = if dump {
+        "INTO DUMPFILE"
+    } else {
+        "INTO OUTFILE"
+    };
+    let dialect = MySqlDialect {};
+    let mut p = Parser::new(&dialect).with_tokens(toks[1..].to_vec());
+    let file = String::from_utf8_lossy(&string(&mut p, "the file name")?).into_owned();
+    let mut format = Format::default();
+    let mut optionally = false;
+    if !dump {
+        charset_clause(&mut p, stmt)?;
+        optionally = format_clauses(&mut p, &mut format, stmt)?;
+    }
+    Ok(Some((
+        IntoFile {
+            file,
+            dump,
+            format,
+            optionally,
+            after_from: false,
+        },
+        1 + p.index(),
+    )))
+}
+
+/// Writes `rows` as INTO OUTFILE / DUMPFILE `into` says: values as a result set shows them;
+/// for OUTFILE each line is `LINES STARTING BY`, the fields joined by the field terminator,
+/// then the line terminator, NULL as `\N` (the word NULL without an escape character); in a
+/// string (or date and time) value the escape character before itself, the enclosing
+/// character, NUL (as `0`) and, in a field not enclosed, the terminators' first bytes — what
+/// `FieldReader` reads back. DUMPFILE writes
+/// the one row's values back to back, nothing added.
+pub fn write_rows(
+    out: &mut dyn std::io::Write,
+    into: &IntoFile,
+    columns: &[crate::result::Column],
+    rows: &[Vec<Value>],
+) -> std::io::Result<()> {
+    use crate::result::{column_text, ColumnKind as K};
+    let f = &into.format;
+    for row in rows {
+        if into.dump {
+            for (c, v) in columns.iter().zip(row) {
+                if let Some(t) = column_text(c, v) {
+                    out.write_all(&t)?;
+                }
+            }
+            continue;
+        }
+        out.write_all(&f.line_start)?;
+        for (i, (c, v)) in columns.iter().zip(row).enumerate() {
+            if i > 0 {
+                out.write_all(&f.field_term)?;
+            }
+            let Some(text) = column_text(c, v) else {
+                match f.escaped {
+                    Some(e) => out.write_all(&[e, b'N'])?,
+                    None => out.write_all(b"NULL")?,
+                }
+                continue;
+            };
+            // OPTIONALLY: strings (and dates and times, which MariaDB writes as strings).
+            let stringy = c.is_text
+                || matches!(
+                    c.kind,
+                    K::String
+                        | K::VarString
+                        | K::Blob
+                        | K::Date
+                        | K::DateTime
+                        | K::Timestamp
+                        | K::Time
+                );
+            let enclose = f.enclosed.filter(|_| !into.optionally || stringy);
+            if let Some(q) = enclose {
+                out.write_all(&[q])?;
+            }
+            // (Numbers, BIT values and the like are written as they are, as MariaDB does.)
+            match f.escaped.filter(|_| stringy) {
+                None => out.write_all(&text)?,
+                Some(e) => {
+                    let special = |b: u8| {
+                        b == e
+                            || b == 0
+                            || Some(b) == f.enclosed
+                            || (enclose.is_none()
+                                && (Some(&b) == f.field_term.first()
+                                    || Some(&b) == f.line_term.first()))
+                    };
+                    let mut from = 0;
+                    for (k, &b) in text.iter().enumerate() {
+                        if special(b) {
+                            out.write_all(&text[from..k])?;
+                            out.write_all(&[e, if b == 0 { b'0' } else { b }])?;
+                            from = k + 1;
+                        }
+                    }
+                    out.write_all(&text[from..])?;
+                }
+            }
+            if let Some(q) = enclose {
+                out.write_all(&[q])?;
+            }
+        }
+        out.write_all(&f.line_term)?;
+    }
+    Ok(())
 }
 
 /// The bytes of a hexadecimal literal's digits (`X'0d0a'`).
@@ -979,10 +1138,10 @@ mod tests {
         assert_eq!(r.next_line().unwrap_err().code, 1301);
     }
 
-    /// Fields written with MariaDB's escaping (what SELECT ... INTO OUTFILE writes) read back
-    /// as they were, whatever bytes they hold, across read-buffer boundaries.
+    /// Whatever bytes the values hold, what `write_rows` writes (INTO OUTFILE) reads back
+    /// as it was, across read-buffer boundaries, plain or enclosed.
     #[test]
-    fn escaped_fields_of_any_bytes_read_back_as_written() {
+    fn written_rows_of_any_bytes_read_back_as_written() {
         let mut seed = 0x2545_f491_4f6c_dd1du64;
         let mut next = || {
             seed ^= seed << 13;
@@ -990,56 +1149,66 @@ mod tests {
             seed ^= seed << 17;
             seed
         };
-        for fmt in [Format::default(), csv()] {
-            let mut data = Vec::new();
+        for (fmt, optionally) in [(Format::default(), false), (csv(), false), (csv(), true)] {
+            let columns: Vec<crate::result::Column> = (0..5)
+                .map(|i| match i % 2 {
+                    0 => crate::result::Column::text(format!("c{i}")),
+                    _ => crate::result::Column::bigint(format!("c{i}")),
+                })
+                .collect();
+            let mut rows = Vec::new();
             let mut want = Vec::new();
             for _ in 0..3000 {
-                let n = (next() % 5) as usize + 1;
+                let mut row = Vec::new();
                 let mut line = Vec::new();
-                for k in 0..n {
+                for (k, _) in columns.iter().enumerate() {
                     let field: Field = if next() % 10 == 0 {
                         None
+                    } else if k % 2 == 1 {
+                        Some((next() as i64 % 100_000).to_string().into_bytes())
                     } else {
                         let len = (next() % 40) as usize;
                         Some((0..len).map(|_| (next() % 256) as u8).collect())
                     };
-                    if k > 0 {
-                        data.extend_from_slice(&fmt.field_term);
-                    }
-                    write_field(&mut data, &field, &fmt);
+                    row.push(match &field {
+                        None => Value::Null,
+                        Some(b) if k % 2 == 1 => {
+                            Value::Int(std::str::from_utf8(b).unwrap().parse().unwrap())
+                        }
+                        Some(b) => Value::Bytes(b.clone()),
+                    });
                     line.push(field);
                 }
-                data.extend_from_slice(&fmt.line_term);
+                rows.push(row);
                 want.push(line);
             }
+            let into = IntoFile {
+                file: String::new(),
+                dump: false,
+                format: fmt.clone(),
+                optionally,
+                after_from: false,
+            };
+            let mut data = Vec::new();
+            write_rows(&mut data, &into, &columns, &rows).unwrap();
             assert_eq!(lines(&data, &fmt), want);
         }
     }
 
-    /// MariaDB's output escaping: the escape character, terminators' first bytes, NUL and
-    /// the enclosing character are escaped; NULL is `\N`.
-    fn write_field(out: &mut Vec<u8>, field: &Field, fmt: &Format) {
-        let Some(b) = field else {
-            out.extend_from_slice(b"\\N");
-            return;
-        };
-        if let Some(q) = fmt.enclosed {
-            out.push(q);
-        }
-        for &c in b {
-            match c {
-                0 => out.extend_from_slice(b"\\0"),
-                b'\\' => out.extend_from_slice(b"\\\\"),
-                c if Some(c) == fmt.enclosed || c == fmt.field_term[0] || c == fmt.line_term[0] => {
-                    out.push(b'\\');
-                    out.push(c);
-                }
-                c => out.push(c),
-            }
-        }
-        if let Some(q) = fmt.enclosed {
-            out.push(q);
-        }
+    #[test]
+    fn into_file_clauses_parse_and_say_how_long_they_are() {
+        let toks = |sql: &str| crate::parse::statement_tokens(sql).unwrap().unwrap();
+        let t = toks("OUTFILE '/tmp/x' FIELDS TERMINATED BY ',' OPTIONALLY ENCLOSED BY '\"' LINES TERMINATED BY '\r\n' FROM t");
+        let (into, n) = parse_into_file(&t).unwrap().unwrap();
+        assert_eq!(into.file, "/tmp/x");
+        assert!(into.optionally && !into.dump);
+        assert_eq!(into.format.line_term, b"\r\n");
+        assert_eq!(t[n].to_string(), "FROM");
+        let t = toks("DUMPFILE 'd'");
+        let (into, n) = parse_into_file(&t).unwrap().unwrap();
+        assert!(into.dump);
+        assert_eq!(n, t.len());
+        assert!(parse_into_file(&toks("@a, @b")).unwrap().is_none());
     }
 
     #[test]

@@ -26,6 +26,8 @@ pub struct Parsed {
     pub placeholders: Vec<Location>,
     /// The select lists' items as written (see [`ItemTexts`]).
     pub item_texts: ItemTexts,
+    /// `SELECT ... INTO OUTFILE | DUMPFILE ...` (cut from the query, which `stmt` holds).
+    pub into_file: Option<crate::load::IntoFile>,
 }
 
 /// Every select list of a statement as written, keyed by the location of its `SELECT`
@@ -210,7 +212,7 @@ fn unsupported_statement(tokens: &[sqlparser::tokenizer::TokenWithSpan]) -> Opti
     let Token::Word(w) = &first.token else {
         return None;
     };
-    if !["CREATE", "ALTER", "HANDLER"]
+    if !["CREATE", "ALTER", "HANDLER", "CHECKSUM"]
         .iter()
         .any(|k| w.value.eq_ignore_ascii_case(k))
     {
@@ -226,6 +228,8 @@ fn unsupported_statement(tokens: &[sqlparser::tokenizer::TokenWithSpan]) -> Opti
         .collect();
     match words.first().map(String::as_str) {
         Some("HANDLER") => return Some("HANDLER"),
+        // MariaDB's value comes from its own row format: one of ours could not be compared.
+        Some("CHECKSUM") => return Some("CHECKSUM TABLE"),
         Some("CREATE") => {
             for w in words.iter().skip(1).take(12) {
                 match w.as_str() {
@@ -1077,7 +1081,8 @@ pub fn sql_prepared(sql: &str) -> Result<Option<SqlPrepared>, SqlError> {
 /// A table maintenance statement sqlparser does not read: `OPTIMIZE | ANALYZE [LOCAL |
 /// NO_WRITE_TO_BINLOG] TABLE t [, t ...]` (ANALYZE's `PERSISTENT FOR ...` taken and ignored)
 /// or `CHECK TABLE t [, t ...] [QUICK | FAST | MEDIUM | EXTENDED | CHANGED | FOR UPGRADE]`
-/// (the options change nothing here).
+/// (the options change nothing here), or `REPAIR [LOCAL | NO_WRITE_TO_BINLOG] TABLE t [, t
+/// ...] [QUICK] [EXTENDED] [USE_FRM]`.
 #[derive(Debug, PartialEq)]
 pub struct Maintenance {
     pub op: MaintenanceOp,
@@ -1090,9 +1095,10 @@ pub enum MaintenanceOp {
     Optimize,
     Analyze,
     Check,
+    Repair,
 }
 
-/// Reads `OPTIMIZE TABLE` / `CHECK TABLE` (None: another statement).
+/// Reads `OPTIMIZE TABLE` / `CHECK TABLE` / `REPAIR TABLE` (None: another statement).
 pub fn table_maintenance(sql: &str) -> Result<Option<Maintenance>, SqlError> {
     let Some(toks) = statement_tokens(sql)? else {
         return Ok(None);
@@ -1112,6 +1118,10 @@ pub fn table_maintenance(sql: &str) -> Result<Option<Maintenance>, SqlError> {
             _ => (MaintenanceOp::Analyze, 1),
         },
         Some("CHECK") => (MaintenanceOp::Check, 1),
+        Some("REPAIR") => match keyword(1).as_deref() {
+            Some("LOCAL" | "NO_WRITE_TO_BINLOG") => (MaintenanceOp::Repair, 2),
+            _ => (MaintenanceOp::Repair, 1),
+        },
         _ => return Ok(None),
     };
     if !matches!(keyword(i).as_deref(), Some("TABLE" | "TABLES")) {
@@ -1141,6 +1151,11 @@ pub fn table_maintenance(sql: &str) -> Result<Option<Maintenance>, SqlError> {
     if op == MaintenanceOp::Analyze && keyword(i).as_deref() == Some("PERSISTENT") {
         // Engine-independent statistics: there are none to collect.
         i = toks.len();
+    }
+    if op == MaintenanceOp::Repair {
+        while let Some("QUICK" | "EXTENDED" | "USE_FRM") = keyword(i).as_deref() {
+            i += 1;
+        }
     }
     if op == MaintenanceOp::Check {
         while let Some(w) = keyword(i) {
@@ -1315,11 +1330,11 @@ fn alter_if_clauses(tokens: &mut Vec<sqlparser::tokenizer::TokenWithSpan>) -> Ve
 /// variable targets, in either place, which sqlparser does not read): the words are cut and
 /// the variable names (lower-case, without `@`) returned, for the caller to put in the
 /// query's `SELECT ... INTO` (`plan::build` reads them there), with true when the INTO comes
-/// after the FROM clause (MariaDB's deprecated form, warning 1287). `INTO OUTFILE` / `DUMPFILE` are
-/// refused.
+/// after the FROM clause (MariaDB's deprecated form, warning 1287). `INTO OUTFILE` / `DUMPFILE`
+/// clauses are cut the same way and returned as such.
 fn select_into_vars(
     tokens: &mut Vec<sqlparser::tokenizer::TokenWithSpan>,
-) -> Result<Option<(Vec<String>, bool)>, SqlError> {
+) -> Result<Option<SelectInto>, SqlError> {
     let words = meaningful(tokens);
     let is = |n: usize, w: &str| words.get(n).is_some_and(|&i| is_word(&tokens[i].token, w));
     if !is(0, "SELECT") {
@@ -1343,10 +1358,15 @@ fn select_into_vars(
     let Some(at) = at else {
         return Ok(None);
     };
-    if is(at + 1, "OUTFILE") || is(at + 1, "DUMPFILE") {
-        return Err(SqlError::unsupported(
-            "SELECT ... INTO OUTFILE / DUMPFILE (files on the server)",
-        ));
+    let rest: Vec<Token> = words[at + 1..]
+        .iter()
+        .map(|&i| tokens[i].token.clone())
+        .collect();
+    if let Some((mut into, n)) = crate::load::parse_into_file(&rest)? {
+        into.after_from = after_from;
+        let (from, to) = (words[at], words[at + n]);
+        tokens.drain(from..=to);
+        return Ok(Some(SelectInto::File(into)));
     }
     let mut vars = Vec::new();
     let mut n = at + 1;
@@ -1370,7 +1390,14 @@ fn select_into_vars(
     }
     let (from, to) = (words[at], words[n]);
     tokens.drain(from..=to);
-    Ok(Some((vars, after_from)))
+    Ok(Some(SelectInto::Vars(vars, after_from)))
+}
+
+/// Where a SELECT's INTO clause sends its rows.
+enum SelectInto {
+    /// User variables (names without `@`), and whether the INTO came after FROM.
+    Vars(Vec<String>, bool),
+    File(crate::load::IntoFile),
 }
 
 /// Marks a DELETE with `IGNORE` (which sqlparser reads as a table name): its `on_cluster`
@@ -1547,6 +1574,7 @@ pub fn parse(sql: &str) -> Result<Parsed, SqlError> {
             stmt,
             placeholders: Vec::new(),
             item_texts: ItemTexts::default(),
+            into_file: None,
         });
     }
     let mut placeholders = Vec::new();
@@ -1734,6 +1762,19 @@ pub fn parse(sql: &str) -> Result<Parsed, SqlError> {
             ]);
         }
     }
+    let mut into_file = None;
+    let into_vars = match into_vars {
+        Some(SelectInto::File(f)) => {
+            if !matches!(&stmt, Statement::Query(q) if matches!(q.body.as_ref(), sqlparser::ast::SetExpr::Select(_)))
+            {
+                return Err(SqlError::unsupported("INTO OUTFILE | DUMPFILE of a UNION"));
+            }
+            into_file = Some(f);
+            None
+        }
+        Some(SelectInto::Vars(v, after)) => Some((v, after)),
+        None => None,
+    };
     if let Some((vars, after_from)) = into_vars {
         let Statement::Query(q) = &mut stmt else {
             return Err(syntax("INTO @variable belongs to a SELECT"));
@@ -1780,6 +1821,7 @@ pub fn parse(sql: &str) -> Result<Parsed, SqlError> {
         stmt,
         placeholders,
         item_texts,
+        into_file,
     })
 }
 

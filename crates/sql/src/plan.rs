@@ -1125,6 +1125,16 @@ pub enum Utility {
     Check {
         tables: Vec<(String, String, String)>,
     },
+    /// `REPAIR TABLE`: nothing to repair (as InnoDB, which answers that it cannot); a note
+    /// per table (as for `Optimize`).
+    Repair {
+        tables: Vec<(String, String, String)>,
+    },
+    /// `SELECT ... INTO OUTFILE | DUMPFILE`: the query's rows into a new file on the server.
+    SelectIntoFile {
+        select: Box<SelectPlan>,
+        into: crate::load::IntoFile,
+    },
     /// `SELECT ... INTO @a, @b`: the query's one row goes into the user variables (none:
     /// warning 1329 and the variables keep their values; several: 1172).
     SelectInto {
@@ -1246,6 +1256,14 @@ fn into_vars(q: &ast::Query) -> Option<(ast::Query, Vec<String>, bool)> {
     Some((plain, vars, at_end))
 }
 
+/// A SELECT whose INTO OUTFILE / DUMPFILE clause `parse` cut: the query writing the file.
+pub fn into_file(plan: Plan, into: crate::load::IntoFile) -> Result<Plan, SqlError> {
+    match plan {
+        Plan::Select(select) => Ok(util(Utility::SelectIntoFile { select, into })),
+        _ => Err(SqlError::unsupported("INTO OUTFILE | DUMPFILE here")),
+    }
+}
+
 fn util(u: Utility) -> Plan {
     Plan::Utility(Box::new(u))
 }
@@ -1354,7 +1372,7 @@ impl Plan {
     }
 }
 
-/// The plan of an `OPTIMIZE TABLE` / `CHECK TABLE` statement (`parse::table_maintenance`).
+/// The plan of an `OPTIMIZE TABLE` / `CHECK TABLE` / `REPAIR TABLE` statement (`parse::table_maintenance`).
 pub fn maintenance(m: &crate::parse::Maintenance, cx: &PlanCx) -> Result<Plan, SqlError> {
     let mut tables = Vec::with_capacity(m.tables.len());
     for (db, name) in &m.tables {
@@ -1371,6 +1389,7 @@ pub fn maintenance(m: &crate::parse::Maintenance, cx: &PlanCx) -> Result<Plan, S
         },
         crate::parse::MaintenanceOp::Optimize => Utility::Optimize { tables },
         crate::parse::MaintenanceOp::Check => Utility::Check { tables },
+        crate::parse::MaintenanceOp::Repair => Utility::Repair { tables },
     }))
 }
 

@@ -388,6 +388,8 @@ fn utility_counter(u: &Utility) -> Counter {
         Utility::Analyze { .. } => Counter::ComAnalyze,
         Utility::Optimize { .. } => Counter::ComOptimize,
         Utility::Check { .. } => Counter::ComCheck,
+        Utility::Repair { .. } => Counter::ComRepair,
+        Utility::SelectIntoFile { .. } => Counter::ComSelect,
         Utility::AlterNoop { .. }
         | Utility::AddColumn { .. }
         | Utility::AlterColumn { .. }
@@ -720,9 +722,9 @@ impl Session {
                 return self.sql_prepared(p);
             }
         }
-        // OPTIMIZE TABLE / CHECK TABLE, which sqlparser does not read, and ANALYZE TABLE of
-        // several tables, which it reads only one at a time.
-        if ["OPTIMIZE", "ANALYZE", "CHECK", "/*", "--", "#"]
+        // OPTIMIZE / CHECK / REPAIR TABLE, which sqlparser does not read, and ANALYZE TABLE
+        // of several tables, which it reads only one at a time.
+        if ["OPTIMIZE", "ANALYZE", "CHECK", "REPAIR", "/*", "--", "#"]
             .iter()
             .any(|w| first(w))
         {
@@ -777,6 +779,7 @@ impl Session {
             stmt,
             placeholders,
             item_texts,
+            into_file,
         } = parse(sql)?;
         if !placeholders.is_empty() {
             return Err(SqlError::syntax(
@@ -792,7 +795,11 @@ impl Session {
                 .with_temps(&core.st.temps)
                 .with_item_texts(&item_texts)
                 .with_rights(core.view_rights());
-            plan::build(&stmt, &cx)
+            let plan = plan::build(&stmt, &cx)?;
+            match &into_file {
+                Some(f) => plan::into_file(plan, f.clone()),
+                None => Ok(plan),
+            }
         };
         let plan = plan_now(&self.core)?;
         self.core.authorize_plan(&plan)?;
@@ -1215,7 +1222,15 @@ impl Session {
             stmt,
             placeholders,
             item_texts,
+            into_file,
         } = parse(sql)?;
+        if into_file.is_some() {
+            return Err(SqlError::new(
+                1295,
+                "HY000",
+                "This command is not supported in the prepared statement protocol yet",
+            ));
+        }
         if self.core.refresh_grants().is_some() {
             let db = self.core.st.db.clone();
             self.core.authorize(&stmt, db.as_deref())?;
@@ -1717,34 +1732,25 @@ impl Core {
     }
 
     /// The session's `lock_wait_timeout` (MariaDB's metadata-lock wait, 1 year at most).
-    /// The server-side file of a LOAD DATA INFILE: a relative path is taken from the data
-    /// directory; with `secure_file_priv` set, only a file under that folder (1290).
-    fn open_server_file(&self, name: &str) -> Result<std::fs::File, SqlError> {
+    /// A server-side file of LOAD DATA INFILE or SELECT ... INTO OUTFILE: a relative path is
+    /// taken from the data directory; with `secure_file_priv` set, only a path under that
+    /// folder (1290; `dir` is the folder that must be, for a file yet to be made).
+    fn server_path(&self, name: &str) -> Result<std::path::PathBuf, SqlError> {
         let info = self.st.shared.info();
         let path = std::path::Path::new(&info.datadir).join(name);
-        let errno = |e: &std::io::Error| e.raw_os_error().unwrap_or(0);
-        // The system's message alone (Rust adds " (os error N)"), as MariaDB prints it.
-        let text = |e: &std::io::Error| {
-            let t = e.to_string();
-            match t.rfind(" (os error ") {
-                Some(at) => t[..at].to_string(),
-                None => t,
-            }
-        };
-        let meta = std::fs::metadata(&path).map_err(|e| {
-            SqlError::new(
-                13,
-                "HY000",
-                format!(
-                    "Can't get stat of '{}' (Errcode: {} \"{}\")",
-                    path.display(),
-                    errno(&e),
-                    text(&e)
-                ),
-            )
-        })?;
         if !info.secure_file_priv.is_empty() {
-            let real = std::fs::canonicalize(&path).unwrap_or_else(|_| path.clone());
+            // The file itself may not exist yet: its folder decides.
+            let real = match (
+                std::fs::canonicalize(&path),
+                path.parent(),
+                path.file_name(),
+            ) {
+                (Ok(r), _, _) => r,
+                (Err(_), Some(dir), Some(f)) => std::fs::canonicalize(dir)
+                    .map(|d| d.join(f))
+                    .unwrap_or_else(|_| path.clone()),
+                _ => path.clone(),
+            };
             if !real.starts_with(&info.secure_file_priv) {
                 return Err(SqlError::new(
                     1290,
@@ -1753,6 +1759,24 @@ impl Core {
                 ));
             }
         }
+        Ok(path)
+    }
+
+    /// The server-side file a LOAD DATA INFILE reads (see `server_path`).
+    fn open_server_file(&self, name: &str) -> Result<std::fs::File, SqlError> {
+        let path = self.server_path(name)?;
+        let meta = std::fs::metadata(&path).map_err(|e| {
+            SqlError::new(
+                13,
+                "HY000",
+                format!(
+                    "Can't get stat of '{}' (Errcode: {} \"{}\")",
+                    path.display(),
+                    errno(&e),
+                    os_text(&e)
+                ),
+            )
+        })?;
         if meta.is_dir() {
             return Err(SqlError::new(
                 29,
@@ -1771,10 +1795,68 @@ impl Core {
                     "File '{}' not found (Errcode: {} \"{}\")",
                     path.display(),
                     errno(&e),
-                    text(&e)
+                    os_text(&e)
                 ),
             )
         })
+    }
+
+    /// `SELECT ... INTO OUTFILE | DUMPFILE`: a new file on the server (1086 if one is there)
+    /// holding the query's rows; the result counts them.
+    fn select_into_file(
+        &mut self,
+        select: &crate::plan::SelectPlan,
+        into: &crate::load::IntoFile,
+        params: &[Value],
+    ) -> Result<QueryResult, SqlError> {
+        let path = self.server_path(&into.file)?;
+        let cant = |e: &std::io::Error| {
+            SqlError::new(
+                1,
+                "HY000",
+                format!(
+                    "Can't create/write to file '{}' (Errcode: {} \"{}\")",
+                    path.display(),
+                    errno(e),
+                    os_text(e)
+                ),
+            )
+        };
+        // Made first (as MariaDB does), so that a file already there fails before the query.
+        let file = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&path)
+            .map_err(|e| match e.kind() {
+                std::io::ErrorKind::AlreadyExists => SqlError::new(
+                    1086,
+                    "HY000",
+                    format!("File '{}' already exists", into.file),
+                ),
+                _ => cant(&e),
+            })?;
+        let (columns, rows) = match self.dml(&Plan::Select(Box::new(select.clone())), params) {
+            Ok(QueryResult::Rows { columns, rows }) => (columns, rows),
+            Ok(_) => return Err(SqlError::syntax("internal: the query returned no rows")),
+            Err(e) => return Err(e),
+        };
+        if into.dump && rows.len() > 1 {
+            return Err(SqlError::new(
+                1172,
+                "42000",
+                "Result consisted of more than one row",
+            ));
+        }
+        if into.after_from {
+            self.st.warnings.push(Warning::warn(1287, DEPRECATED_INTO));
+        }
+        let mut out = std::io::BufWriter::with_capacity(1 << 16, file);
+        let written = crate::load::write_rows(&mut out, into, &columns, &rows)
+            .and_then(|()| std::io::Write::flush(&mut out));
+        written.map_err(|e| cant(&e))?;
+        let mut res = ok(rows.len() as u64, 0, String::new());
+        recount_warnings(&mut res, self.st.warning_total());
+        Ok(res)
     }
 
     fn lock_wait(&self) -> std::time::Duration {
@@ -2467,6 +2549,7 @@ impl Core {
             Utility::Analyze { tables } => Ok(show::analyze(engine, tables, &self.st.temps)),
             Utility::Optimize { tables } => Ok(crate::maintain::optimize(engine, tables)),
             Utility::Check { tables } => Ok(crate::maintain::check(engine, tables)),
+            Utility::Repair { tables } => Ok(crate::maintain::repair(engine, tables)),
             Utility::CreateDatabase { name, .. } | Utility::DropDatabase { name, .. }
                 if crate::infoschema::is_schema(name) =>
             {
@@ -3023,6 +3106,7 @@ impl Core {
                 }
                 Ok(self.ok_with_note(4092, msg))
             }
+            Utility::SelectIntoFile { select, into } => self.select_into_file(select, into, params),
             Utility::SelectInto {
                 select,
                 vars,
@@ -3033,10 +3117,7 @@ impl Core {
                     _ => return Err(SqlError::syntax("internal: the query returned no rows")),
                 };
                 if *deprecated {
-                    self.st.warnings.push(Warning::warn(
-                        1287,
-                        "'<select expression> INTO <destination>;' is deprecated and will be removed in a future release. Please use 'SELECT <select list> INTO <destination> FROM...' instead",
-                    ));
+                    self.st.warnings.push(Warning::warn(1287, DEPRECATED_INTO));
                 }
                 match rows.as_slice() {
                     [] => Ok(self.ok_with_warning(
@@ -3830,6 +3911,22 @@ impl Core {
             }
         }
         Ok(())
+    }
+}
+
+/// Warning 1287: `SELECT ... FROM ... INTO ...`.
+const DEPRECATED_INTO: &str = "'<select expression> INTO <destination>;' is deprecated and will be removed in a future release. Please use 'SELECT <select list> INTO <destination> FROM...' instead";
+
+fn errno(e: &std::io::Error) -> i32 {
+    e.raw_os_error().unwrap_or(0)
+}
+
+/// The system's message alone (Rust adds " (os error N)"), as MariaDB prints it.
+fn os_text(e: &std::io::Error) -> String {
+    let t = e.to_string();
+    match t.rfind(" (os error ") {
+        Some(at) => t[..at].to_string(),
+        None => t,
     }
 }
 

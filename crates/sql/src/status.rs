@@ -42,6 +42,7 @@ counters! {
     ComAnalyze => "Com_analyze",
     ComOptimize => "Com_optimize",
     ComCheck => "Com_check",
+    ComRepair => "Com_repair",
     ComChangeDb => "Com_change_db",
     ComStmtPrepare => "Com_stmt_prepare",
     ComStmtExecute => "Com_stmt_execute",

@@ -15,7 +15,8 @@ use super::codec::{put_lenenc_bytes, put_u16, put_u32, Cursor, Malformed};
 use super::constants::{cap, ty};
 use super::packet::PacketWriter;
 use super::response;
-use super::text::{column_definition, format_double, write_columns};
+use super::text::{column_definition, write_columns};
+use tierdb_sql::result::{bit_bytes, format_double};
 
 /// What the connection remembers about one prepared statement.
 #[derive(Clone, Debug, Default)]
@@ -376,7 +377,7 @@ fn put_binary_value(out: &mut Vec<u8>, col: &Column, v: &Value) {
             put_binary_datetime(out, &text_of(col, v), false)
         }
         ColumnKind::Time => put_binary_time(out, v),
-        ColumnKind::Bit => put_lenenc_bytes(out, &super::text::bit_bytes(col, v)),
+        ColumnKind::Bit => put_lenenc_bytes(out, &bit_bytes(col, v)),
         ColumnKind::NewDecimal | ColumnKind::String | ColumnKind::VarString | ColumnKind::Blob => {
             put_lenenc_bytes(out, &text_of(col, v))
         }
