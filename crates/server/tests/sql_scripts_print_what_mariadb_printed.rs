@@ -771,6 +771,48 @@ fn division_by_zero_warnings_print_what_mariadb_printed() {
     prints_what_mariadb_printed("division_by_zero_warnings");
 }
 
+/// `load_data_local.sql`: LOAD DATA LOCAL INFILE of tab-separated, CSV (quoted fields,
+/// doubled and escaped quotes, a line break inside quotes, CRLF lines, IGNORE n LINES / ROWS),
+/// `|`-separated and prefixed (LINES STARTING BY) files: warnings 1261 / 1262 / 1263 / 1265 /
+/// 1366 / 1062 as MariaDB words them, LOCAL reading as IGNORE in strict mode and not, field
+/// lists with @variables and SET, `\N` and `NULL`, REPLACE and IGNORE with the info line's
+/// counts, an empty file, a load rolled back with its transaction, 1146 and 1083; REPAIR
+/// TABLE's note.
+#[test]
+fn load_data_local_prints_what_mariadb_printed() {
+    prints_what_mariadb_printed("load_data_local");
+}
+
+/// `select_into_outfile.sql`: SELECT ... INTO OUTFILE (default, CSV with OPTIONALLY
+/// ENCLOSED, ENCLOSED with no escape character and LINES STARTING BY, every column kind,
+/// NULLs, NUL bytes, tabs and newlines in values) and INTO DUMPFILE, 1086 for a file that is
+/// there, 1172 for DUMPFILE of several rows, server-side LOAD DATA INFILE of what was written
+/// (strict: 1062, 1366; IGNORE, REPLACE) and 13 for a missing file; DOUBLE values printed
+/// where MariaDB puts the point. Every file written equals MariaDB's byte for byte.
+#[test]
+fn select_into_outfile_writes_what_mariadb_wrote() {
+    const FILES: [&str; 8] = [
+        "a.txt", "b.csv", "c.csv", "d.bin", "e.txt", "f.txt", "g.txt", "h.bin",
+    ];
+    let path = |f: &str| format!("/tmp/tierdb_outfile_fixture_{f}");
+    for f in FILES {
+        let _ = std::fs::remove_file(path(f));
+    }
+    prints_what_mariadb_printed("select_into_outfile");
+    for f in FILES {
+        let got = std::fs::read(path(f)).unwrap_or_else(|e| panic!("{}: {e}", path(f)));
+        let want =
+            std::fs::read(fixture(&format!("outfile/{f}.mariadb_10_11"))).expect("recorded file");
+        assert_eq!(
+            String::from_utf8_lossy(&got),
+            String::from_utf8_lossy(&want),
+            "{f} differs from the file MariaDB wrote"
+        );
+        assert_eq!(got, want, "{f} differs from the file MariaDB wrote");
+        let _ = std::fs::remove_file(path(f));
+    }
+}
+
 fn prints_what_mariadb_printed(name: &str) {
     assert!(
         common::exists(MARIADB),

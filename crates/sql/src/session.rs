@@ -1840,20 +1840,26 @@ impl Core {
             Ok(_) => return Err(SqlError::syntax("internal: the query returned no rows")),
             Err(e) => return Err(e),
         };
-        if into.dump && rows.len() > 1 {
+        // DUMPFILE takes one row; past it MariaDB still writes the second row before its
+        // error 1172, and so does this (the same file either way).
+        let (rows, too_many) = match into.dump && rows.len() > 1 {
+            true => (&rows[..2], true),
+            false => (&rows[..], false),
+        };
+        if into.after_from {
+            self.st.warnings.push(Warning::warn(1287, DEPRECATED_INTO));
+        }
+        let mut out = std::io::BufWriter::with_capacity(1 << 16, file);
+        let written = crate::load::write_rows(&mut out, into, &columns, rows)
+            .and_then(|()| std::io::Write::flush(&mut out));
+        written.map_err(|e| cant(&e))?;
+        if too_many {
             return Err(SqlError::new(
                 1172,
                 "42000",
                 "Result consisted of more than one row",
             ));
         }
-        if into.after_from {
-            self.st.warnings.push(Warning::warn(1287, DEPRECATED_INTO));
-        }
-        let mut out = std::io::BufWriter::with_capacity(1 << 16, file);
-        let written = crate::load::write_rows(&mut out, into, &columns, &rows)
-            .and_then(|()| std::io::Write::flush(&mut out));
-        written.map_err(|e| cant(&e))?;
         let mut res = ok(rows.len() as u64, 0, String::new());
         recount_warnings(&mut res, self.st.warning_total());
         Ok(res)

@@ -266,12 +266,17 @@ pub mod raw {
 
     /// Connects and logs in as `root` without a password (no CLIENT_DEPRECATE_EOF).
     pub fn login(port: u16, db: Option<&str>) -> TcpStream {
+        login_with_caps(port, db, 0)
+    }
+
+    /// `login`, also offering the capability flags `extra` (e.g. CLIENT_LOCAL_FILES, 128).
+    pub fn login_with_caps(port: u16, db: Option<&str>, extra: u32) -> TcpStream {
         let mut s = TcpStream::connect(("127.0.0.1", port)).expect("connect");
         s.set_read_timeout(Some(Duration::from_secs(30)))
             .expect("timeout");
         let (greeting, _) = read_packet(&mut s).expect("greeting");
         assert_eq!(greeting[0], 10, "greeting {greeting:?}");
-        let mut caps: u32 = 1 | 4 | 512 | 8192 | 32768 | (1 << 19);
+        let mut caps: u32 = 1 | 4 | 512 | 8192 | 32768 | (1 << 19) | extra;
         if db.is_some() {
             caps |= 8;
         }
