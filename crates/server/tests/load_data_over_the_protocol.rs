@@ -55,7 +55,7 @@ fn a_driver_streams_a_large_file_and_every_row_arrives() {
         "LOAD DATA LOCAL INFILE 'generated.tsv' INTO TABLE t (id, @k, c) SET k = @k, twice = @k * 2",
     )
     .expect("load");
-    let info = String::from_utf8_lossy(&d.info_ref()).into_owned();
+    let info = String::from_utf8_lossy(d.info_ref()).into_owned();
     assert_eq!(
         info,
         format!("Records: {ROWS}  Deleted: 0  Skipped: 0  Warnings: 0")
