@@ -3,7 +3,8 @@
 //!
 //! Owns: command decoding and the mapping of backend results/errors onto reply packets,
 //! including the COM_FIELD_LIST terminator (always a classic 5-byte EOF, which every client
-//! accepts) and prepared-statement bookkeeping.
+//! accepts), prepared-statement bookkeeping, and LOAD DATA LOCAL's exchange (the file request,
+//! the client's file streamed to the backend and always read to its end).
 //! Must never: reply twice or not at all to a command that expects a reply; send a result
 //! set's rows without its column definitions; panic on a short or malformed command.
 
