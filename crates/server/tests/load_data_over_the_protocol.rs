@@ -256,6 +256,17 @@ fn server_files_need_file_privilege_and_stay_under_secure_file_priv() {
         let e = c.query_drop(&sql).unwrap_err();
         assert!(e.to_string().contains("1290"), "{sql}: {e}");
     }
+    // LOAD_FILE reads under the folder only (NULL elsewhere, as MariaDB).
+    let inside: Option<String> = c
+        .query_first(format!("SELECT LOAD_FILE('{dir}/out.txt')"))
+        .unwrap()
+        .unwrap();
+    assert_eq!(inside.as_deref(), Some("1\ta\n2\t\\N\n"));
+    let outside_read: Option<String> = c
+        .query_first(format!("SELECT LOAD_FILE('{}')", outside.display()))
+        .unwrap()
+        .unwrap();
+    assert_eq!(outside_read, None);
     c.query_drop("TRUNCATE p.t").unwrap();
     c.query_drop(format!("LOAD DATA INFILE '{dir}/out.txt' INTO TABLE p.t"))
         .unwrap();

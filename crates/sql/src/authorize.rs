@@ -555,6 +555,7 @@ fn utility_needs(u: &Utility, engine: &Engine) -> Vec<Need> {
         | Utility::ShowErrors { .. }
         | Utility::ShowWarningCount { .. }
         | Utility::ShowEngines
+        | Utility::ShowNone(_)
         | Utility::ShowCharset { .. }
         | Utility::ShowCollation { .. }
         | Utility::UnlockTables

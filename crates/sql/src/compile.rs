@@ -2356,6 +2356,7 @@ impl<'a> Compiler<'a> {
             "VERSION" => (Func::Version, 0, 0),
             "CONNECTION_ID" => (Func::ConnectionId, 0, 0),
             "BINLOG_GTID_POS" => (Func::BinlogGtidPos, 2, 2),
+            "LOAD_FILE" => (Func::LoadFile, 1, 1),
             "LAST_INSERT_ID" => (Func::LastInsertId, 0, 0),
             "ROW_COUNT" => (Func::RowCount, 0, 0),
             "FOUND_ROWS" => (Func::FoundRows, 0, 0),

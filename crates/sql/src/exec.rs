@@ -640,6 +640,11 @@ fn source_rows(
         Source::Virtual(info) => {
             let rows = match (info.schema, info.def.name.as_str()) {
                 (crate::infoschema::SCHEMA, "PROCESSLIST") => cx.env.processlist(),
+                (
+                    crate::infoschema::SCHEMA,
+                    t @ ("GLOBAL_STATUS" | "SESSION_STATUS" | "GLOBAL_VARIABLES"
+                    | "SESSION_VARIABLES"),
+                ) => cx.env.server_values(t),
                 _ => crate::infoschema::visible_rows(info, cx.env.account(), cx.env.accounts())?,
             };
             for row in rows {

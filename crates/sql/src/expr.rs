@@ -150,6 +150,8 @@ pub enum Func {
     UserLock(crate::user_locks::UserLockFunc),
     /// `BINLOG_GTID_POS(file, pos)`.
     BinlogGtidPos,
+    /// `LOAD_FILE(path)`: a server file's bytes (`Env::load_file`).
+    LoadFile,
     /// JSON_EXTRACT and the other JSON functions (`crate::json`).
     Json(crate::json::JsonFunc),
 }
@@ -468,6 +470,16 @@ pub trait Env {
     /// INFORMATION_SCHEMA.PROCESSLIST's rows: the connections this session may see (SHOW
     /// FULL PROCESSLIST's first eight columns); none without a server.
     fn processlist(&self) -> Vec<tierdb_engine::Row> {
+        Vec::new()
+    }
+    /// `LOAD_FILE(path)`: the bytes of a server file the account may read (FILE privilege,
+    /// under `secure_file_priv`, at most `max_allowed_packet`), else NULL (as MariaDB).
+    fn load_file(&self, _path: &str) -> Value {
+        Value::Null
+    }
+    /// INFORMATION_SCHEMA's GLOBAL_STATUS, SESSION_STATUS, GLOBAL_VARIABLES or
+    /// SESSION_VARIABLES rows (`table`, in capitals): name and value; none without a server.
+    fn server_values(&self, _table: &str) -> Vec<tierdb_engine::Row> {
         Vec::new()
     }
     fn connection_id(&self) -> u32;
@@ -1227,7 +1239,7 @@ impl Expr {
                 | Func::LastInsertId
                 | Func::UnixTimestamp
                 | Func::Regex(RegexFunc::Match | RegexFunc::Instr) => SqlType::Int,
-                Func::Regex(_) | Func::BinlogGtidPos => SqlType::Text,
+                Func::Regex(_) | Func::BinlogGtidPos | Func::LoadFile => SqlType::Text,
                 Func::UserLock(_) => SqlType::Int,
                 Func::Json(j) if j.is_int() => SqlType::Int,
                 Func::Json(_) => SqlType::Text,
@@ -2957,6 +2969,13 @@ fn eval_func(f: Func, args: &[Expr], row: &[Value], cx: &EvalCx) -> Result<Value
         Func::Regex(g) => regex_func(g, &eval_args(args, row, cx)?, Collation::GeneralCi)?,
         Func::Misc(m) => crate::funcs::eval(m, &eval_args(args, row, cx)?)?,
         Func::UserLock(u) => cx.env.user_lock(u, &eval_args(args, row, cx)?)?,
+        Func::LoadFile => {
+            let a = eval_args(args, row, cx)?;
+            match a.first().and_then(crate::coerce::to_text) {
+                Some(path) => cx.env.load_file(&String::from_utf8_lossy(&path)),
+                None => Value::Null,
+            }
+        }
         Func::BinlogGtidPos => {
             let a = eval_args(args, row, cx)?;
             let file = a.first().and_then(crate::coerce::to_text);

@@ -25,12 +25,16 @@ pub fn is_schema(db: &str) -> bool {
 pub const TABLES: &[&str] = &[
     "CHECK_CONSTRAINTS",
     "COLUMNS",
+    "GLOBAL_STATUS",
+    "GLOBAL_VARIABLES",
     "KEY_COLUMN_USAGE",
     "PROCESSLIST",
     "REFERENTIAL_CONSTRAINTS",
     "ROUTINES",
     "SCHEMATA",
     "SCHEMA_PRIVILEGES",
+    "SESSION_STATUS",
+    "SESSION_VARIABLES",
     "STATISTICS",
     "TABLES",
     "TABLE_CONSTRAINTS",
@@ -309,6 +313,11 @@ pub fn table(engine: &Arc<Engine>, name: &str) -> Result<InfoTable, SqlError> {
             text("ACTION_TIMING"),
             text("DEFINER"),
         ],
+        // SHOW [GLOBAL | SESSION] STATUS / VARIABLES as rows (from the session:
+        // `Env::server_values`), names in capitals as MariaDB lists them.
+        "GLOBAL_STATUS" | "SESSION_STATUS" | "GLOBAL_VARIABLES" | "SESSION_VARIABLES" => {
+            vec![text("VARIABLE_NAME"), text("VARIABLE_VALUE")]
+        }
         // SHOW FULL PROCESSLIST's columns (rows from the session: `Env::processlist`).
         "PROCESSLIST" => vec![
             int("ID"),

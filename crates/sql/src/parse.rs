@@ -493,6 +493,42 @@ fn meaningful(tokens: &[sqlparser::tokenizer::TokenWithSpan]) -> Vec<usize> {
         .collect()
 }
 
+/// `SHOW {FUNCTION | PROCEDURE} STATUS`, `SHOW TRIGGERS`, `SHOW EVENTS`, `SHOW {SLAVE |
+/// REPLICA} STATUS`, `SHOW ALL SLAVES STATUS`, with any `[FROM db] [LIKE ... | WHERE ...]`
+/// (sqlparser reads few of them): tierdb has none of these objects, so the words that name
+/// the statement and its database are handed on as a `SHOW` and the filter, which could
+/// only remove rows, is dropped.
+fn show_of_nothing(tokens: &[sqlparser::tokenizer::TokenWithSpan]) -> Option<Statement> {
+    let words: Vec<&Token> = significant(tokens);
+    if !is_keyword(words.first().copied(), "SHOW") {
+        return None;
+    }
+    let word = |i: usize| match words.get(i) {
+        Some(Token::Word(w)) => Some(w.value.to_ascii_uppercase()),
+        _ => None,
+    };
+    let head = match (word(1)?.as_str(), word(2).as_deref(), word(3).as_deref()) {
+        ("FUNCTION" | "PROCEDURE", Some("STATUS"), _) => 3,
+        ("SLAVE" | "REPLICA", Some("STATUS"), _) => 3,
+        ("ALL", Some("SLAVES" | "REPLICAS"), Some("STATUS")) => 4,
+        ("TRIGGERS" | "EVENTS", _, _) => 2,
+        _ => return None,
+    };
+    let mut n = head;
+    if matches!(word(head).as_deref(), Some("FROM" | "IN")) {
+        word(head + 1)?;
+        n = head + 2;
+    }
+    let variable = words[1..n]
+        .iter()
+        .map(|t| match t {
+            Token::Word(w) => sqlparser::ast::Ident::new(w.value.clone()),
+            other => sqlparser::ast::Ident::new(other.to_string()),
+        })
+        .collect();
+    Some(Statement::ShowVariable { variable })
+}
+
 /// `SHOW CREATE {DATABASE | SCHEMA} [IF NOT EXISTS] name`, which sqlparser does not parse:
 /// handed on as the words `CREATE DATABASE [IF NOT EXISTS] name` of a `SHOW`.
 fn show_create_database(tokens: &[sqlparser::tokenizer::TokenWithSpan]) -> Option<Statement> {
@@ -1569,7 +1605,10 @@ pub fn parse(sql: &str) -> Result<Parsed, SqlError> {
     mariadb_comments(&dialect, &mut tokens)?;
     let snapshot = consistent_snapshot(&mut tokens);
     let tx_scope = set_transaction_scope(&tokens);
-    if let Some(stmt) = show_create_database(&tokens).or_else(|| show_warnings_limit(&tokens)) {
+    if let Some(stmt) = show_create_database(&tokens)
+        .or_else(|| show_warnings_limit(&tokens))
+        .or_else(|| show_of_nothing(&tokens))
+    {
         return Ok(Parsed {
             stmt,
             placeholders: Vec::new(),

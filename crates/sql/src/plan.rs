@@ -977,6 +977,10 @@ pub enum Utility {
         errors: bool,
     },
     ShowEngines,
+    /// A SHOW of something tierdb has none of (stored routines, triggers, events, a replica
+    /// connection): MariaDB's columns and no rows, so GUI and monitoring tools that ask at
+    /// connect time go on.
+    ShowNone(crate::show::NoneOf),
     /// `SHOW CHARACTER SET` / `SHOW CHARSET [LIKE | WHERE]`.
     ShowCharset {
         filter: ShowFilter,
@@ -2315,6 +2319,35 @@ fn show_words(words: &[ast::Ident], cx: &PlanCx) -> Result<Plan, SqlError> {
         ["COUNT", "WARNINGS"] => Utility::ShowWarningCount { errors: false },
         ["COUNT", "ERRORS"] => Utility::ShowWarningCount { errors: true },
         ["ENGINES"] | ["STORAGE", "ENGINES"] => Utility::ShowEngines,
+        ["FUNCTION" | "PROCEDURE", "STATUS", ..] => {
+            Utility::ShowNone(crate::show::NoneOf::Routines)
+        }
+        ["TRIGGERS" | "EVENTS", rest @ ..] => {
+            // Of one database: the one named (which must exist) or the current one (1046).
+            match rest {
+                ["FROM" | "IN", ..] => {
+                    let db = raw.get(2).copied().unwrap_or_default();
+                    if !cx.engine.database_exists(db) {
+                        return Err(SqlError::new(
+                            1049,
+                            "42000",
+                            format!("Unknown database '{db}'"),
+                        ));
+                    }
+                }
+                _ => {
+                    cx.db()?;
+                }
+            }
+            Utility::ShowNone(match ws[0] {
+                "TRIGGERS" => crate::show::NoneOf::Triggers,
+                _ => crate::show::NoneOf::Events,
+            })
+        }
+        ["SLAVE" | "REPLICA", "STATUS", ..] => Utility::ShowNone(crate::show::NoneOf::Replica),
+        ["ALL", "SLAVES" | "REPLICAS", "STATUS", ..] => {
+            Utility::ShowNone(crate::show::NoneOf::AllReplicas)
+        }
         ["INDEX" | "INDEXES" | "KEYS", "FROM" | "IN", ..] => {
             let (db, table) = name_at(2)?;
             let table = cx.temp_key(&db, &table).unwrap_or(table);

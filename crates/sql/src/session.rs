@@ -262,6 +262,54 @@ impl Env for SessionState {
             _ => Vec::new(),
         }
     }
+    fn load_file(&self, name: &str) -> Value {
+        let may = self.grants.as_deref().is_none_or(|a| {
+            crate::accounts::check(
+                a,
+                &self.host,
+                &[crate::accounts::Need::Global(crate::accounts::FILE)],
+            )
+            .is_ok()
+        });
+        let max = match self.sysvar("max_allowed_packet", Some(true)) {
+            Ok(Value::Int(n)) if n > 0 => n as u64,
+            _ => 64 << 20,
+        };
+        let read = || -> Option<Vec<u8>> {
+            let path = server_path(self.shared.info(), name).ok()?;
+            let meta = std::fs::metadata(&path).ok()?;
+            if !meta.is_file() || meta.len() > max {
+                return None;
+            }
+            std::fs::read(&path).ok()
+        };
+        match may.then(read).flatten() {
+            Some(b) => Value::Bytes(b),
+            None => Value::Null,
+        }
+    }
+    fn server_values(&self, table: &str) -> Vec<tierdb_engine::Row> {
+        let none = crate::plan::ShowFilter::None;
+        let listed = match table {
+            "GLOBAL_STATUS" | "SESSION_STATUS" => {
+                show::status(&self.shared, &none, self, self.binlog_snapshot.as_ref())
+            }
+            "GLOBAL_VARIABLES" => show::variables(&self.shared, true, &|_| None, &none, self),
+            _ => show::variables(&self.shared, false, &|n| self.session_value(n), &none, self),
+        };
+        match listed {
+            Ok(QueryResult::Rows { rows, .. }) => rows
+                .into_iter()
+                .map(|mut r| {
+                    if let Some(Value::Bytes(name)) = r.first_mut() {
+                        name.make_ascii_uppercase();
+                    }
+                    r
+                })
+                .collect(),
+            _ => Vec::new(),
+        }
+    }
     fn binlog_gtid_pos(&self, file: &str, pos: u64) -> Option<String> {
         let b = self.shared.binlog()?;
         // The session's own snapshot position: known even before its bytes reach the file
@@ -1732,39 +1780,9 @@ impl Core {
     }
 
     /// The session's `lock_wait_timeout` (MariaDB's metadata-lock wait, 1 year at most).
-    /// A server-side file of LOAD DATA INFILE or SELECT ... INTO OUTFILE: a relative path is
-    /// taken from the data directory; with `secure_file_priv` set, only a path under that
-    /// folder (1290; `dir` is the folder that must be, for a file yet to be made).
-    fn server_path(&self, name: &str) -> Result<std::path::PathBuf, SqlError> {
-        let info = self.st.shared.info();
-        let path = std::path::Path::new(&info.datadir).join(name);
-        if !info.secure_file_priv.is_empty() {
-            // The file itself may not exist yet: its folder decides.
-            let real = match (
-                std::fs::canonicalize(&path),
-                path.parent(),
-                path.file_name(),
-            ) {
-                (Ok(r), _, _) => r,
-                (Err(_), Some(dir), Some(f)) => std::fs::canonicalize(dir)
-                    .map(|d| d.join(f))
-                    .unwrap_or_else(|_| path.clone()),
-                _ => path.clone(),
-            };
-            if !real.starts_with(&info.secure_file_priv) {
-                return Err(SqlError::new(
-                    1290,
-                    "HY000",
-                    "The MariaDB server is running with the --secure-file-priv option so it cannot execute this statement",
-                ));
-            }
-        }
-        Ok(path)
-    }
-
     /// The server-side file a LOAD DATA INFILE reads (see `server_path`).
     fn open_server_file(&self, name: &str) -> Result<std::fs::File, SqlError> {
-        let path = self.server_path(name)?;
+        let path = server_path(self.st.shared.info(), name)?;
         let meta = std::fs::metadata(&path).map_err(|e| {
             SqlError::new(
                 13,
@@ -1809,7 +1827,7 @@ impl Core {
         into: &crate::load::IntoFile,
         params: &[Value],
     ) -> Result<QueryResult, SqlError> {
-        let path = self.server_path(&into.file)?;
+        let path = server_path(self.st.shared.info(), &into.file)?;
         let cant = |e: &std::io::Error| {
             SqlError::new(
                 1,
@@ -2543,6 +2561,7 @@ impl Core {
                 })
             }
             Utility::ShowEngines => Ok(show::engines()),
+            Utility::ShowNone(of) => Ok(show::none_of(*of)),
             Utility::ShowCharset { filter } => show::charsets(filter, &self.st),
             Utility::ShowCollation { filter } => show::collations(filter, &self.st),
             Utility::ShowTableStatus { db, filter } => {
@@ -3918,6 +3937,37 @@ impl Core {
         }
         Ok(())
     }
+}
+
+/// A server-side file of LOAD DATA INFILE, SELECT ... INTO OUTFILE or LOAD_FILE: a relative
+/// path is taken from the data directory; with `secure_file_priv` set, only a path under that
+/// folder (1290; for a file yet to be made, its folder decides).
+fn server_path(
+    info: &crate::shared::ServerInfo,
+    name: &str,
+) -> Result<std::path::PathBuf, SqlError> {
+    let path = std::path::Path::new(&info.datadir).join(name);
+    if !info.secure_file_priv.is_empty() {
+        let real = match (
+            std::fs::canonicalize(&path),
+            path.parent(),
+            path.file_name(),
+        ) {
+            (Ok(r), _, _) => r,
+            (Err(_), Some(dir), Some(f)) => std::fs::canonicalize(dir)
+                .map(|d| d.join(f))
+                .unwrap_or_else(|_| path.clone()),
+            _ => path.clone(),
+        };
+        if !real.starts_with(&info.secure_file_priv) {
+            return Err(SqlError::new(
+                1290,
+                "HY000",
+                "The MariaDB server is running with the --secure-file-priv option so it cannot execute this statement",
+            ));
+        }
+    }
+    Ok(path)
 }
 
 /// Warning 1287: `SELECT ... FROM ... INTO ...`.

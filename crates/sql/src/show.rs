@@ -539,6 +539,151 @@ pub fn engines() -> QueryResult {
     }
 }
 
+/// What a `Utility::ShowNone` lists none of.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NoneOf {
+    /// SHOW FUNCTION STATUS / SHOW PROCEDURE STATUS.
+    Routines,
+    Triggers,
+    Events,
+    /// SHOW SLAVE STATUS / SHOW REPLICA STATUS: tierdb replicates from no server.
+    Replica,
+    /// SHOW ALL SLAVES STATUS.
+    AllReplicas,
+}
+
+/// MariaDB 10.11's columns of the SHOW, and no rows.
+pub fn none_of(of: NoneOf) -> QueryResult {
+    use crate::result::ColumnKind as K;
+    const T: K = K::VarString;
+    const ROUTINES: &[(&str, K)] = &[
+        ("Db", T),
+        ("Name", T),
+        ("Type", T),
+        ("Definer", T),
+        ("Modified", K::DateTime),
+        ("Created", K::DateTime),
+        ("Security_type", T),
+        ("Comment", K::Blob),
+        ("character_set_client", T),
+        ("collation_connection", T),
+        ("Database Collation", T),
+    ];
+    const TRIGGERS: &[(&str, K)] = &[
+        ("Trigger", T),
+        ("Event", T),
+        ("Table", T),
+        ("Statement", K::Blob),
+        ("Timing", T),
+        ("Created", K::DateTime),
+        ("sql_mode", T),
+        ("Definer", T),
+        ("character_set_client", T),
+        ("collation_connection", T),
+        ("Database Collation", T),
+    ];
+    const EVENTS: &[(&str, K)] = &[
+        ("Db", T),
+        ("Name", T),
+        ("Definer", T),
+        ("Time zone", T),
+        ("Type", T),
+        ("Execute at", K::DateTime),
+        ("Interval value", T),
+        ("Interval field", T),
+        ("Starts", K::DateTime),
+        ("Ends", K::DateTime),
+        ("Status", T),
+        ("Originator", K::LongLong),
+        ("character_set_client", T),
+        ("collation_connection", T),
+        ("Database Collation", T),
+    ];
+    const REPLICA: &[(&str, K)] = &[
+        ("Slave_IO_State", T),
+        ("Master_Host", T),
+        ("Master_User", T),
+        ("Master_Port", K::Long),
+        ("Connect_Retry", K::Long),
+        ("Master_Log_File", T),
+        ("Read_Master_Log_Pos", K::LongLong),
+        ("Relay_Log_File", T),
+        ("Relay_Log_Pos", K::LongLong),
+        ("Relay_Master_Log_File", T),
+        ("Slave_IO_Running", T),
+        ("Slave_SQL_Running", T),
+        ("Replicate_Do_DB", T),
+        ("Replicate_Ignore_DB", T),
+        ("Replicate_Do_Table", T),
+        ("Replicate_Ignore_Table", T),
+        ("Replicate_Wild_Do_Table", T),
+        ("Replicate_Wild_Ignore_Table", T),
+        ("Last_Errno", K::Long),
+        ("Last_Error", T),
+        ("Skip_Counter", K::Long),
+        ("Exec_Master_Log_Pos", K::LongLong),
+        ("Relay_Log_Space", K::LongLong),
+        ("Until_Condition", T),
+        ("Until_Log_File", T),
+        ("Until_Log_Pos", K::LongLong),
+        ("Master_SSL_Allowed", T),
+        ("Master_SSL_CA_File", T),
+        ("Master_SSL_CA_Path", T),
+        ("Master_SSL_Cert", T),
+        ("Master_SSL_Cipher", T),
+        ("Master_SSL_Key", T),
+        ("Seconds_Behind_Master", K::LongLong),
+        ("Master_SSL_Verify_Server_Cert", T),
+        ("Last_IO_Errno", K::Long),
+        ("Last_IO_Error", T),
+        ("Last_SQL_Errno", K::Long),
+        ("Last_SQL_Error", T),
+        ("Replicate_Ignore_Server_Ids", T),
+        ("Master_Server_Id", K::Long),
+        ("Master_SSL_Crl", T),
+        ("Master_SSL_Crlpath", T),
+        ("Using_Gtid", T),
+        ("Gtid_IO_Pos", T),
+        ("Replicate_Do_Domain_Ids", T),
+        ("Replicate_Ignore_Domain_Ids", T),
+        ("Parallel_Mode", T),
+        ("SQL_Delay", K::Long),
+        ("SQL_Remaining_Delay", K::Long),
+        ("Slave_SQL_Running_State", T),
+        ("Slave_DDL_Groups", K::LongLong),
+        ("Slave_Non_Transactional_Groups", K::LongLong),
+        ("Slave_Transactional_Groups", K::LongLong),
+        ("Replicate_Rewrite_DB", T),
+    ];
+    const ALL_EXTRA_FIRST: &[(&str, K)] = &[("Connection_name", T), ("Slave_SQL_State", T)];
+    const ALL_EXTRA_LAST: &[(&str, K)] = &[
+        ("Retried_transactions", K::Long),
+        ("Max_relay_log_size", K::LongLong),
+        ("Executed_log_entries", K::Long),
+        ("Slave_received_heartbeats", K::Long),
+        ("Slave_heartbeat_period", K::Double),
+        ("Gtid_Slave_Pos", T),
+    ];
+    let cols: Vec<(&str, K)> = match of {
+        NoneOf::Routines => ROUTINES.to_vec(),
+        NoneOf::Triggers => TRIGGERS.to_vec(),
+        NoneOf::Events => EVENTS.to_vec(),
+        NoneOf::Replica => REPLICA.to_vec(),
+        NoneOf::AllReplicas => [ALL_EXTRA_FIRST, REPLICA, ALL_EXTRA_LAST].concat(),
+    };
+    QueryResult::Rows {
+        columns: cols
+            .into_iter()
+            .map(|(name, kind)| crate::result::Column {
+                kind,
+                is_text: kind == T || kind == K::Blob,
+                ..crate::result::Column::text(name)
+            })
+            .collect(),
+        rows: Vec::new(),
+    }
+}
+
 /// The character sets tierdb accepts in DDL (`ddl::charset_named`), as MariaDB 10.11 lists
 /// them: name, description, default collation, bytes per character at most.
 const CHARSETS: [(&str, &str, &str, i64); 5] = [
