@@ -569,7 +569,7 @@ mod tests {
         back.apply_toml(&text).unwrap();
         assert_eq!(back.port, 3307);
         assert_eq!(back.users[0].native_hash(), c.users[0].native_hash());
-        assert_eq!(KEYS.len(), 32);
+        assert_eq!(KEYS.len(), 34);
     }
 }
 

@@ -1853,24 +1853,31 @@ impl Core {
                 ),
                 _ => cant(&e),
             })?;
-        let (columns, rows) = match self.dml(&Plan::Select(Box::new(select.clone())), params) {
-            Ok(QueryResult::Rows { columns, rows }) => (columns, rows),
-            Ok(_) => return Err(SqlError::syntax("internal: the query returned no rows")),
-            Err(e) => return Err(e),
-        };
-        // DUMPFILE takes one row; past it MariaDB still writes the second row before its
-        // error 1172, and so does this (the same file either way).
-        let (rows, too_many) = match into.dump && rows.len() > 1 {
-            true => (&rows[..2], true),
-            false => (&rows[..], false),
-        };
-        if into.after_from {
-            self.st.warnings.push(Warning::warn(1287, DEPRECATED_INTO));
-        }
+        // The rows go to the file as the query yields them (a sorted or grouped query
+        // gathers its rows first, as for any client).
         let mut out = std::io::BufWriter::with_capacity(1 << 16, file);
-        let written = crate::load::write_rows(&mut out, into, &columns, rows)
-            .and_then(|()| std::io::Write::flush(&mut out));
-        written.map_err(|e| cant(&e))?;
+        let plan = Plan::Select(Box::new(select.clone()));
+        let mut n = 0u64;
+        let mut too_many = false;
+        let r = self.in_statement(&plan, params, |txn, cx| {
+            with_subqueries(&plan, txn, cx, |txn, cx| {
+                exec::select_into(select, txn, cx, &mut |row| {
+                    n += 1;
+                    // DUMPFILE takes one row; past it MariaDB still writes the second row
+                    // before its error 1172, and so does this (the same file either way).
+                    if into.dump && n > 2 {
+                        too_many = true;
+                        return Ok(false);
+                    }
+                    crate::load::write_rows(&mut out, into, &select.columns, &[row])
+                        .map_err(|e| cant(&e))?;
+                    Ok(true)
+                })
+            })?;
+            Ok((QueryResult::ok(), None, Raised::default(), None))
+        });
+        std::io::Write::flush(&mut out).map_err(|e| cant(&e))?;
+        r?;
         if too_many {
             return Err(SqlError::new(
                 1172,
@@ -1878,7 +1885,10 @@ impl Core {
                 "Result consisted of more than one row",
             ));
         }
-        let mut res = ok(rows.len() as u64, 0, String::new());
+        if into.after_from {
+            self.st.warnings.push(Warning::warn(1287, DEPRECATED_INTO));
+        }
+        let mut res = ok(n, 0, String::new());
         recount_warnings(&mut res, self.st.warning_total());
         Ok(res)
     }
@@ -4015,6 +4025,17 @@ fn uses_no_table(plan: &Plan) -> bool {
 type DmlOutcome = (QueryResult, Option<i64>, Raised, Option<u64>);
 
 fn run_dml(plan: &Plan, txn: &mut Txn, cx: &EvalCx) -> Result<DmlOutcome, SqlError> {
+    with_subqueries(plan, txn, cx, |txn, cx| run_dml_plan(plan, txn, cx))
+}
+
+/// Runs `f` once the statement's uncorrelated subqueries have their rows (in the context it
+/// is given).
+fn with_subqueries<T>(
+    plan: &Plan,
+    txn: &mut Txn,
+    cx: &EvalCx,
+    f: impl FnOnce(&mut Txn, &EvalCx) -> Result<T, SqlError>,
+) -> Result<T, SqlError> {
     // The statement's subqueries first, in order (a later one may use an earlier one's rows).
     let subplans: &[crate::plan::SelectPlan] = match plan {
         Plan::Select(p) => &p.subqueries,
@@ -4064,6 +4085,10 @@ fn run_dml(plan: &Plan, txn: &mut Txn, cx: &EvalCx) -> Result<DmlOutcome, SqlErr
         subplans,
         runner: None,
     };
+    f(txn, cx)
+}
+
+fn run_dml_plan(plan: &Plan, txn: &mut Txn, cx: &EvalCx) -> Result<DmlOutcome, SqlError> {
     match plan {
         Plan::Select(p) => {
             let (rows, found) = exec::run_select_counting(p, txn, cx)?;
