@@ -65,7 +65,14 @@ fn env() -> &'static Env {
         cfg.binlog = Some(binlog.clone());
         let engine = Engine::open(cfg).expect("engine");
         binlog.start().expect("binlog start");
-        let shared = Shared::new(engine, ServerInfo::default()).expect("shared");
+        // Server-side files (LOAD DATA INFILE, INTO OUTFILE, LOAD_FILE) stay in the folder.
+        let real = dir.canonicalize().expect("canonical folder");
+        let info = ServerInfo {
+            datadir: format!("{}/", real.display()),
+            secure_file_priv: real.display().to_string(),
+            ..ServerInfo::default()
+        };
+        let shared = Shared::new(engine, info).expect("shared");
         shared.set_binlog(binlog);
         Env { shared }
     })
