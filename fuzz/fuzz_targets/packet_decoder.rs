@@ -96,6 +96,6 @@ fuzz_target!(|data: &[u8]| {
         ..EchoService::default()
     };
     let mut out = Vec::new();
-    let _ = protocol::serve(&service, &input[..], &mut out, 1, PEER, |_| {});
+    let _ = protocol::serve(&service, &input[..], &mut out, 1, PEER, |_, _| {});
     assert_well_framed(&out);
 });

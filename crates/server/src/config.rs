@@ -267,7 +267,7 @@ settings! {
     server_id: u32 = 1;
     /// LOAD DATA LOCAL INFILE (the client's file) allowed at start; SET GLOBAL local_infile changes it.
     local_infile: bool [num_args = 0..=1, default_missing_value = "true", action = clap::ArgAction::Set] = true;
-    /// The only folder server-side LOAD DATA INFILE may read files from; empty = any file the server can read (MariaDB's default). LOAD DATA LOCAL is not limited by it.
+    /// The only folder server-side files may be in (LOAD DATA INFILE, LOAD_FILE, SELECT ... INTO OUTFILE / DUMPFILE); empty = any path the server can reach (MariaDB's default). LOAD DATA LOCAL is not limited by it.
     secure_file_priv: PathBuf = PathBuf::new();
     /// Log filter (tracing env-filter syntax, e.g. "info" or "tierdb_server=debug"); the RUST_LOG environment variable overrides it.
     log: String = String::from("info");

@@ -132,6 +132,9 @@ impl ListenerState {
 
 /// How long a reply may wait for a client that does not read (like MySQL's net_write_timeout).
 const NET_WRITE_TIMEOUT: Duration = Duration::from_secs(60);
+/// How long a client may take to send the next packet of a file a statement asked it for
+/// (LOAD DATA LOCAL; MariaDB's `net_read_timeout`): the statement holds its locks meanwhile.
+const NET_READ_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// Refuses a connection over the limit with error 1040, sent in place of the greeting.
 fn refuse_too_many(mut stream: TcpStream) {
@@ -231,9 +234,19 @@ fn connection_thread<S: Service>(
     };
     let wait = opts.wait_timeout;
     let result = catch_unwind(AssertUnwindSafe(|| {
-        protocol::serve(service, stream, writer, id, peer, |s: &TcpStream| {
-            let _ = s.set_read_timeout(Some(wait));
-        })
+        protocol::serve(
+            service,
+            stream,
+            writer,
+            id,
+            peer,
+            move |s: &TcpStream, phase| {
+                let _ = s.set_read_timeout(Some(match phase {
+                    protocol::ReadPhase::Commands => wait,
+                    protocol::ReadPhase::ClientFile => NET_READ_TIMEOUT,
+                }));
+            },
+        )
     }));
     match result {
         Ok(end) => tracing::debug!(conn_id = id, %peer, reason = %end, "connection closed"),

@@ -162,6 +162,42 @@ fn a_client_vanishing_mid_file_commits_nothing_and_others_go_on() {
     assert_eq!(n, 2);
 }
 
+/// A client that stops sending its file without closing the connection: after the 30 s
+/// read timeout of the exchange (not the 8 hours of `wait_timeout`) the connection ends, the
+/// statement is rolled back and its row locks are free.
+#[test]
+fn a_client_stalling_mid_file_is_dropped_after_the_read_timeout() {
+    let server = TestServer::start();
+    let mut c = connect(&server);
+    c.query_drop("CREATE DATABASE st").unwrap();
+    c.query_drop("CREATE TABLE st.t (id INT PRIMARY KEY, s VARCHAR(20))")
+        .unwrap();
+    let mut s = login_with_caps(server.port, None, CLIENT_LOCAL_FILES);
+    s.set_read_timeout(Some(Duration::from_secs(120))).unwrap();
+    let mut q = vec![3u8];
+    q.extend_from_slice(b"LOAD DATA LOCAL INFILE 'rows.tsv' INTO TABLE st.t");
+    write_packet(&mut s, 0, &q).unwrap();
+    let (ask, seq) = read_packet(&mut s).unwrap();
+    assert_eq!(ask[0], 0xFB);
+    write_packet(&mut s, seq.wrapping_add(1), b"1\tone\n2\ttwo\n").unwrap();
+    let started = Instant::now();
+    // The connection ends on the server's side: the socket reads its end.
+    let end = read_packet(&mut s);
+    let waited = started.elapsed();
+    assert!(
+        end.is_err(),
+        "the server replied instead of ending: {end:?}"
+    );
+    assert!(
+        (Duration::from_secs(25)..Duration::from_secs(90)).contains(&waited),
+        "dropped after {waited:?}"
+    );
+    let n: u64 = c.query_first("SELECT COUNT(*) FROM st.t").unwrap().unwrap();
+    assert_eq!(n, 0);
+    // The rows it had locked are free.
+    c.query_drop("INSERT INTO st.t VALUES (1, 'mine')").unwrap();
+}
+
 /// A load that fails in the middle (strict mode, a server-side file) leaves no row behind
 /// and the connection keeps its place in the protocol; with LOCAL the client's whole file
 /// is read even when the statement failed early (here: a lock wait timeout).
@@ -256,6 +292,23 @@ fn server_files_need_file_privilege_and_stay_under_secure_file_priv() {
         let e = c.query_drop(&sql).unwrap_err();
         assert!(e.to_string().contains("1290"), "{sql}: {e}");
     }
+    // A query that fails while its file is written leaves no file behind: the same
+    // statement, fixed, can make it.
+    let e = c
+        .query_drop(format!(
+            "SELECT id, (SELECT 1 UNION SELECT 2) FROM p.t INTO OUTFILE '{dir}/failed.txt'"
+        ))
+        .unwrap_err();
+    assert!(e.to_string().contains("1242"), "{e}");
+    assert!(!allowed.path().join("failed.txt").exists());
+    c.query_drop(format!(
+        "SELECT id FROM p.t INTO OUTFILE '{dir}/failed.txt'"
+    ))
+    .unwrap();
+    assert_eq!(
+        std::fs::read_to_string(allowed.path().join("failed.txt")).unwrap(),
+        "1\n2\n"
+    );
     // LOAD_FILE reads under the folder only (NULL elsewhere, as MariaDB).
     let inside: Option<String> = c
         .query_first(format!("SELECT LOAD_FILE('{dir}/out.txt')"))

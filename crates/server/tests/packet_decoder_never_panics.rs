@@ -47,7 +47,7 @@ fn run(input: &[u8], max_packet: Option<u64>) -> Vec<u8> {
         ..EchoService::default()
     };
     let mut out = Vec::new();
-    let _ = protocol::serve(&service, input, &mut out, 1, PEER, |_| {});
+    let _ = protocol::serve(&service, input, &mut out, 1, PEER, |_, _| {});
     assert_well_framed(&out);
     out
 }

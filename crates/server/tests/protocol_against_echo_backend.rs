@@ -333,7 +333,7 @@ fn packet_over_max_allowed_packet_gets_error_1153_then_close() {
         &mut out,
         1,
         "127.0.0.1".parse().unwrap(),
-        |_| {},
+        |_, _| {},
     );
     assert!(
         matches!(

@@ -139,16 +139,10 @@ pub fn to_i64(v: &Value) -> Option<i64> {
     }
 }
 
-/// MySQL's text form of a double: shortest round-trip digits, no trailing ".0".
+/// A double's text where a string is made of it (CAST AS CHAR, CONCAT, comparisons with
+/// text): as MariaDB prints it, the same text a result set shows (`result::format_double`).
 pub fn format_double(d: f64) -> String {
-    if d.is_finite() && d == d.trunc() && d.abs() < 1e15 {
-        format!("{}", d as i64)
-    } else if d.is_finite() && (d.abs() >= 1e15 || (d != 0.0 && d.abs() < 1e-4)) {
-        let s = format!("{d:e}");
-        s.replace("e", "e+").replace("e+-", "e-")
-    } else {
-        format!("{d}")
-    }
+    crate::result::format_double(d)
 }
 
 /// The text form of a value (numbers formatted, bytes as-is). `None` for NULL.

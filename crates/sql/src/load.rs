@@ -92,10 +92,11 @@ fn syntax(msg: impl std::fmt::Display) -> SqlError {
     ))
 }
 
-/// A quick look: does `sql` start with `LOAD` (after spaces and comments)?
+/// A quick look: may `sql` be a LOAD DATA (it starts with `LOAD`, or with a comment)?
 pub fn may_be_load(sql: &str) -> bool {
     let t = sql.trim_start();
-    t.get(..4).is_some_and(|h| h.eq_ignore_ascii_case("LOAD")) || t.starts_with("/*")
+    t.get(..4).is_some_and(|h| h.eq_ignore_ascii_case("LOAD"))
+        || ["/*", "--", "#"].iter().any(|c| t.starts_with(c))
 }
 
 fn is_word(t: Option<&Token>, w: &str) -> bool {
@@ -635,11 +636,12 @@ pub fn run(
     let cols = &t.def.columns;
     let mode = crate::expr::write_mode(cx.env);
     let lenient = plan.ignore || !mode.strict;
-    let max_line = match cx.env.sysvar("max_allowed_packet", None) {
+    let max_line = match cx.env.sysvar("max_allowed_packet", Some(true)) {
         Ok(Value::Int(n)) if n > 0 => n as usize,
         _ => 64 << 20,
     };
-    let mut reader = FieldReader::new(src, &plan.format, max_line);
+    let mut reader =
+        FieldReader::new(src, &plan.format, max_line).keep_fields(plan.fields.len() + 1);
     let mut warnings = Raised::default();
     let mut tally = crate::exec::Tally::default();
     let fk = crate::fk::Fk::of(cx);
@@ -674,10 +676,12 @@ pub fn run(
                 crate::ddl::column_default(c).unwrap_or_else(|| crate::ddl::implicit_default(&c.ty))
             })
             .collect();
-        for (k, dest_of) in plan.fields.iter().enumerate() {
-            match (line.get(k), *dest_of) {
+        let surplus = line.len() > plan.fields.len() || reader.had_surplus();
+        let mut line = line.into_iter();
+        for dest_of in &plan.fields {
+            match (line.next(), *dest_of) {
                 (Some(field), FieldDest::Var(i)) => {
-                    vars[i] = field.clone().map_or(Value::Null, Value::Bytes);
+                    vars[i] = field.map_or(Value::Null, Value::Bytes);
                 }
                 (None, FieldDest::Var(i)) => vars[i] = Value::Null,
                 (Some(None), FieldDest::Column(ci)) => {
@@ -752,7 +756,6 @@ pub fn run(
                 row[*ci] = v;
             }
         }
-        let surplus = line.len() > plan.fields.len();
         crate::exec::put_row(
             &plan.insert,
             row,
@@ -786,7 +789,11 @@ pub fn run(
         skipped,
         first_auto_id: tally.first_auto,
         warnings,
-        vars: plan.vars.iter().cloned().zip(vars).collect(),
+        // (A file without rows leaves the variables as they were, as MariaDB does.)
+        vars: match n {
+            0 => Vec::new(),
+            _ => plan.vars.iter().cloned().zip(vars).collect(),
+        },
     })
 }
 
@@ -808,10 +815,17 @@ pub type Field = Option<Vec<u8>>;
 pub struct FieldReader<'a> {
     src: &'a mut dyn Read,
     fmt: &'a Format,
+    /// The escape character, unless it is also the enclosing one (MariaDB's CSV style
+    /// `ENCLOSED BY '"' ESCAPED BY '"'`: then only a doubled `"` inside quotes stands for one).
+    escape: Option<u8>,
     buf: Vec<u8>,
     pos: usize,
     eof: bool,
     max_line: usize,
+    /// Fields kept per line; the rest are read and dropped (only their presence counts).
+    max_fields: usize,
+    /// The last line had more fields than `max_fields`.
+    surplus: bool,
 }
 
 /// How much is read from the source at a time.
@@ -822,11 +836,26 @@ impl<'a> FieldReader<'a> {
         FieldReader {
             src,
             fmt,
+            escape: fmt.escaped.filter(|e| Some(*e) != fmt.enclosed),
             buf: Vec::with_capacity(CHUNK),
             pos: 0,
             eof: false,
             max_line,
+            max_fields: usize::MAX,
+            surplus: false,
         }
+    }
+
+    /// Keeps at most `n` fields per line (a line of nothing but terminators must not make
+    /// millions of them); `had_surplus` tells whether the last line had more.
+    pub fn keep_fields(mut self, n: usize) -> FieldReader<'a> {
+        self.max_fields = n.max(1);
+        self
+    }
+
+    /// The last line read had more fields than were kept.
+    pub fn had_surplus(&self) -> bool {
+        self.surplus
     }
 
     /// At least `n` unread bytes buffered, unless the source ends first. False: fewer.
@@ -894,9 +923,14 @@ impl<'a> FieldReader<'a> {
         }
         let mut fields = Vec::new();
         let mut size = 0usize;
+        self.surplus = false;
         loop {
             let (field, line_ends) = self.field(&mut size)?;
-            fields.push(field);
+            if fields.len() < self.max_fields {
+                fields.push(field);
+            } else {
+                self.surplus = true;
+            }
             if line_ends {
                 return Ok(Some(fields));
             }
@@ -928,9 +962,9 @@ impl<'a> FieldReader<'a> {
         let mut escaped_n = false;
         // The bytes that may end or change a field here; any other is taken as it is.
         let specials: [Option<u8>; 3] = match enclosed {
-            true => [fmt.escaped, fmt.enclosed, None],
+            true => [self.escape, fmt.enclosed, None],
             false => [
-                fmt.escaped,
+                self.escape,
                 fmt.field_term.first().copied(),
                 fmt.line_term.first().copied(),
             ],
@@ -959,7 +993,7 @@ impl<'a> FieldReader<'a> {
             let Some(b) = self.peek()? else {
                 return Ok((self.finish(out, enclosed, escaped_n), true));
             };
-            if Some(b) == fmt.escaped {
+            if Some(b) == self.escape {
                 self.pos += 1;
                 match self.peek()? {
                     Some(c) => {
@@ -1106,6 +1140,31 @@ mod tests {
     fn a_quote_not_before_a_terminator_is_part_of_the_value() {
         let got = lines(b"\"ab\"cd\",x\n", &csv());
         assert_eq!(got, vec![vec![f("ab\"cd"), f("x")]]);
+    }
+
+    #[test]
+    fn a_quote_that_is_also_the_escape_character_only_doubles() {
+        let fmt = Format {
+            escaped: Some(b'"'),
+            ..csv()
+        };
+        let got = lines(b"\"a\"\"b\",\"c,d\"\n\"x\",\"y\\\\z\"\n", &fmt);
+        assert_eq!(
+            got,
+            vec![vec![f("a\"b"), f("c,d")], vec![f("x"), f("y\\\\z")]]
+        );
+    }
+
+    #[test]
+    fn a_line_of_terminators_keeps_only_the_fields_asked_for() {
+        let data = vec![b'\t'; 1 << 20];
+        let mut src = data.as_slice();
+        let fmt = Format::default();
+        let mut r = FieldReader::new(&mut src, &fmt, 1 << 21).keep_fields(3);
+        let line = r.next_line().unwrap().unwrap();
+        assert_eq!(line, vec![f(""), f(""), f("")]);
+        assert!(r.had_surplus());
+        assert!(r.next_line().unwrap().is_none());
     }
 
     #[test]

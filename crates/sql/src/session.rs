@@ -686,7 +686,7 @@ impl Session {
             let _ = word("CONNECTION");
             true
         };
-        let target = match self.query_inner(&format!("SELECT {rest}"))? {
+        let target = match self.query_inner(&plain_select(rest)?)? {
             QueryResult::Rows { rows, .. } => {
                 rows.into_iter().next().and_then(|r| r.into_iter().next())
             }
@@ -795,7 +795,7 @@ impl Session {
         // returned (ORMs and scripts use `DO 1`, `DO SLEEP(n)`, `DO RELEASE_LOCK(..)`).
         if first("DO") && head.as_bytes().get(2).is_some_and(u8::is_ascii_whitespace) {
             let rest = sql.trim_start()[2..].to_string();
-            return match self.query_inner(&format!("SELECT {rest}"))? {
+            return match self.query_inner(&plain_select(&rest)?)? {
                 QueryResult::Rows { .. } => {
                     let mut res = ok(0, 0, String::new());
                     recount_warnings(&mut res, self.core.st.warning_total());
@@ -804,7 +804,7 @@ impl Session {
                 other => Ok(other),
             };
         }
-        if first("LOAD") || first("/*") {
+        if ["LOAD", "/*", "--", "#"].iter().any(|w| first(w)) {
             if let Some(s) = crate::load::parse(sql)? {
                 return self.load_statement(s, sql);
             }
@@ -1182,7 +1182,6 @@ impl Session {
             .map_err(|e| SqlError::new(1236, "HY000", e.0))
     }
 
-    /// COM_STMT_PREPARE.
     /// LOAD DATA: a server-side file is read now; for LOCAL the plan waits for the client's
     /// file (`load_local`), which the protocol asks for on seeing `QueryResult::LocalInfile`.
     fn load_statement(
@@ -1244,6 +1243,7 @@ impl Session {
         r
     }
 
+    /// COM_STMT_PREPARE.
     pub fn prepare(&mut self, sql: &str) -> Result<PreparedInfo, SqlError> {
         self.core.st.shared.counters.inc(Counter::ComStmtPrepare);
         self.core.st.warnings_fresh = false;
@@ -1779,7 +1779,6 @@ impl Core {
         }
     }
 
-    /// The session's `lock_wait_timeout` (MariaDB's metadata-lock wait, 1 year at most).
     /// The server-side file a LOAD DATA INFILE reads (see `server_path`).
     fn open_server_file(&self, name: &str) -> Result<std::fs::File, SqlError> {
         let path = server_path(self.st.shared.info(), name)?;
@@ -1876,8 +1875,13 @@ impl Core {
             })?;
             Ok((QueryResult::ok(), None, Raised::default(), None))
         });
-        std::io::Write::flush(&mut out).map_err(|e| cant(&e))?;
-        r?;
+        let flushed = std::io::Write::flush(&mut out).map_err(|e| cant(&e));
+        drop(out);
+        if let Err(e) = r.and(flushed) {
+            // No half-written file is left behind (the statement can be run again).
+            let _ = std::fs::remove_file(&path);
+            return Err(e);
+        }
         if too_many {
             return Err(SqlError::new(
                 1172,
@@ -1893,6 +1897,7 @@ impl Core {
         Ok(res)
     }
 
+    /// The session's `lock_wait_timeout` (MariaDB's metadata-lock wait, 1 year at most).
     fn lock_wait(&self) -> std::time::Duration {
         let secs = match self.st.sysvar("lock_wait_timeout", None) {
             Ok(Value::Int(s)) => s.clamp(0, 31_536_000) as u64,
@@ -3978,6 +3983,19 @@ fn server_path(
         }
     }
     Ok(path)
+}
+
+/// `SELECT rest`, for DO and KILL's expressions: an INTO clause there is a syntax error (as
+/// in MariaDB), never a file written.
+fn plain_select(rest: &str) -> Result<String, SqlError> {
+    let sql = format!("SELECT {rest}");
+    let into = crate::parse::parse(&sql).map(|p| p.into_file.is_some());
+    if matches!(into, Ok(true)) {
+        return Err(SqlError::syntax(
+            "INTO OUTFILE / DUMPFILE belongs to a SELECT",
+        ));
+    }
+    Ok(sql)
 }
 
 /// Warning 1287: `SELECT ... FROM ... INTO ...`.

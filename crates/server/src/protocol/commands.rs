@@ -318,6 +318,10 @@ impl<S: Service, R: Read, W: Write> Connection<'_, S, R, W> {
             b.extend_from_slice(file.as_bytes());
         })?;
         self.writer.flush()?;
+        (self.phase)(
+            self.reader.get_ref(),
+            super::connection::ReadPhase::ClientFile,
+        );
         let mut src = InfileStream {
             reader: &mut self.reader,
             seq: self.writer.seq(),
@@ -331,10 +335,14 @@ impl<S: Service, R: Read, W: Write> Connection<'_, S, R, W> {
             None => Err(SqlError::new(1053, "08S01", "Session ended; reconnect")),
         };
         src.drain();
-        if let Some(e) = src.failed.take() {
+        let (failed, seq) = (src.failed.take(), src.seq);
+        (self.phase)(
+            self.reader.get_ref(),
+            super::connection::ReadPhase::Commands,
+        );
+        if let Some(e) = failed {
             return Err(ConnEnd::Read(e));
         }
-        let seq = src.seq;
         self.writer.set_seq(seq);
         Ok(r)
     }

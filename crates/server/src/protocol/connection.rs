@@ -31,6 +31,16 @@ pub enum ConnEnd {
     Refused(String),
 }
 
+/// What the connection waits to read, for the socket's read timeout (`serve`'s `phase`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ReadPhase {
+    /// The next command (an idle client: `wait_timeout`).
+    Commands,
+    /// The rest of a file the statement asked the client for (LOAD DATA LOCAL): a client
+    /// that stalls holds the statement's locks, so it gets a short timeout.
+    ClientFile,
+}
+
 /// Result of one command: keep reading or close.
 pub(crate) enum Flow {
     Continue,
@@ -54,18 +64,20 @@ pub struct Connection<'s, S: Service, R, W> {
     pub(crate) multi_statements: bool,
     /// The reply being written is not the last of its COM_QUERY (SERVER_MORE_RESULTS_EXISTS).
     pub(crate) more_results: bool,
+    /// Sets the socket's read timeout for what is read next.
+    pub(crate) phase: Box<dyn Fn(&R, ReadPhase) + 's>,
 }
 
 /// Serves one connection on `reader`/`writer` until the client leaves or the stream breaks.
-/// `after_auth` runs once the client is authenticated (e.g. to switch the socket from the
-/// connect timeout to the idle timeout).
-pub fn serve<S, R, W>(
-    service: &S,
+/// `phase` runs once the client is authenticated (`Commands`: e.g. to switch the socket from
+/// the connect timeout to the idle timeout) and around each client file a statement reads.
+pub fn serve<'s, S, R, W>(
+    service: &'s S,
     reader: R,
     writer: W,
     conn_id: u32,
     peer: IpAddr,
-    after_auth: impl FnOnce(&R),
+    phase: impl Fn(&R, ReadPhase) + 's,
 ) -> ConnEnd
 where
     S: Service,
@@ -85,10 +97,11 @@ where
         stmts: HashMap::new(),
         multi_statements: false,
         more_results: false,
+        phase: Box::new(phase),
     };
     let end = match conn.handshake() {
         Ok(()) => {
-            after_auth(conn.reader.get_ref());
+            (conn.phase)(conn.reader.get_ref(), ReadPhase::Commands);
             conn.command_loop()
         }
         Err(e) => e,

@@ -17,4 +17,4 @@ pub mod testing;
 pub mod text;
 
 pub use backend::{Backend, Credential, Service};
-pub use connection::{serve, ConnEnd};
+pub use connection::{serve, ConnEnd, ReadPhase};
