@@ -41,6 +41,9 @@ pub enum ReadPhase {
     ClientFile,
 }
 
+/// `serve`'s read-phase callback, kept by the connection.
+pub(crate) type PhaseHook<'s, R> = Box<dyn Fn(&R, ReadPhase) + 's>;
+
 /// Result of one command: keep reading or close.
 pub(crate) enum Flow {
     Continue,
@@ -65,7 +68,7 @@ pub struct Connection<'s, S: Service, R, W> {
     /// The reply being written is not the last of its COM_QUERY (SERVER_MORE_RESULTS_EXISTS).
     pub(crate) more_results: bool,
     /// Sets the socket's read timeout for what is read next.
-    pub(crate) phase: Box<dyn Fn(&R, ReadPhase) + 's>,
+    pub(crate) phase: PhaseHook<'s, R>,
 }
 
 /// Serves one connection on `reader`/`writer` until the client leaves or the stream breaks.
