@@ -736,17 +736,28 @@ impl Session {
         let shared = self.core.st.shared.clone();
         shared.counters.inc(Counter::Questions);
         shared.counters.inc(Counter::Queries);
-        self.core.begin_busy(sql);
         self.core.st.warnings_fresh = false;
+        self.as_statement(sql, |s| s.query_inner(sql))
+    }
+
+    /// Runs `f` as the connection's statement `sql`: shown busy in PROCESSLIST, KILL-able,
+    /// and its error (also one before it ran: syntax, unknown table) noted for SHOW WARNINGS,
+    /// ROW_COUNT() and the refusal counters.
+    fn as_statement(
+        &mut self,
+        sql: &str,
+        f: impl FnOnce(&mut Session) -> Result<QueryResult, SqlError>,
+    ) -> Result<QueryResult, SqlError> {
+        let shared = self.core.st.shared.clone();
+        self.core.begin_busy(sql);
         let watch = self
             .core
             .conn
             .as_ref()
             .map(|c| crate::interrupt::watch(&c.kill, &c.waiting));
-        let r = self.query_inner(sql);
+        let r = f(self);
         drop(watch);
         if let Err(e) = &r {
-            // Also a statement that failed before it ran (syntax, unknown table).
             self.core.st.row_count = -1;
             self.core.st.note_error(e);
             count_denied(&shared, e);
@@ -1222,25 +1233,10 @@ impl Session {
                 "internal: no LOAD DATA LOCAL waits for a file",
             ));
         };
-        let shared = self.core.st.shared.clone();
-        self.core.begin_busy(&sql);
-        let watch = self
-            .core
-            .conn
-            .as_ref()
-            .map(|c| crate::interrupt::watch(&c.kill, &c.waiting));
-        let r = match data {
-            Some(d) => self.core.run_with(&plan, &[], Some(d)),
+        self.as_statement(&sql, |s| match data {
+            Some(d) => s.core.run_with(&plan, &[], Some(d)),
             None => Err(local_refused()),
-        };
-        drop(watch);
-        if let Err(e) = &r {
-            self.core.st.row_count = -1;
-            self.core.st.note_error(e);
-            count_denied(&shared, e);
-        }
-        self.core.end_busy();
-        r
+        })
     }
 
     /// COM_STMT_PREPARE.
