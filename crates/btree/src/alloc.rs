@@ -9,6 +9,7 @@
 //! outside an mtr.
 
 use crate::mtr::Mtr;
+use crate::pagemut::PageMut;
 use crate::{Error, Result};
 use tierdb_page::{PageId, PageType};
 
@@ -24,17 +25,17 @@ fn r64(p: &[u8], at: usize) -> u64 {
     a.copy_from_slice(&p[at..at + 8]);
     u64::from_le_bytes(a)
 }
-fn w64(p: &mut [u8], at: usize, v: u64) {
-    p[at..at + 8].copy_from_slice(&v.to_le_bytes());
+fn w64(p: &mut PageMut, at: usize, v: u64) {
+    p.write(at, &v.to_le_bytes());
 }
 
 /// Formats the meta page of a new data file (inside `mtr`).
 pub fn format_meta(mtr: &mut Mtr) -> Result<()> {
     let i = mtr.create(META_PAGE)?;
-    let p = mtr.page_mut(i);
-    tierdb_page::format(p, META_PAGE, PageType::Meta);
-    w64(p, NEXT_PAGE, 1);
-    w64(p, FREE_HEAD, 0);
+    let mut p = mtr.page_mut(i);
+    tierdb_page::format(p.rewrite(), META_PAGE, PageType::Meta);
+    w64(&mut p, NEXT_PAGE, 1);
+    w64(&mut p, FREE_HEAD, 0);
     Ok(())
 }
 
@@ -50,11 +51,11 @@ pub fn allocate(mtr: &mut Mtr) -> Result<usize> {
             )));
         }
         let next = r64(mtr.page(f), 32);
-        w64(mtr.page_mut(m), FREE_HEAD, next);
+        w64(&mut mtr.page_mut(m), FREE_HEAD, next);
         return Ok(f);
     }
     let id = r64(mtr.page(m), NEXT_PAGE);
-    w64(mtr.page_mut(m), NEXT_PAGE, id + 1);
+    w64(&mut mtr.page_mut(m), NEXT_PAGE, id + 1);
     mtr.create(PageId(id))
 }
 
@@ -63,10 +64,10 @@ pub fn free(mtr: &mut Mtr, slot: usize) -> Result<()> {
     let id = mtr.page_id(slot);
     let m = mtr.latch(META_PAGE)?;
     let head = r64(mtr.page(m), FREE_HEAD);
-    w64(mtr.page_mut(m), FREE_HEAD, id.0);
-    let p = mtr.page_mut(slot);
-    tierdb_page::format(p, id, PageType::Free);
-    w64(p, 32, head);
+    w64(&mut mtr.page_mut(m), FREE_HEAD, id.0);
+    let mut p = mtr.page_mut(slot);
+    tierdb_page::format(p.rewrite(), id, PageType::Free);
+    w64(&mut p, 32, head);
     Ok(())
 }
 
@@ -81,7 +82,7 @@ pub fn meta_slot(store: &crate::Store, i: usize) -> Result<u64> {
 pub fn set_meta_slot(mtr: &mut Mtr, i: usize, v: u64) -> Result<()> {
     assert!(i < META_SLOTS);
     let m = mtr.latch(META_PAGE)?;
-    w64(mtr.page_mut(m), SLOTS + 8 * i, v);
+    w64(&mut mtr.page_mut(m), SLOTS + 8 * i, v);
     Ok(())
 }
 

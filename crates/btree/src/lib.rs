@@ -1,8 +1,9 @@
 //! tierdb-btree: B+trees on buffer-pool pages, changed only through logged mini-transactions.
 //!
-//! Owns: the node format (`node`), mini-transactions and redo records (`mtr`, `redo`), page
-//! allocation and the meta page (`alloc`), and the tree algorithms (`tree`): point lookups,
-//! ordered scans, insert/update/delete with splits, merges and root collapse.
+//! Owns: the node format (`node`), mini-transactions, their tracked page writes and redo
+//! records (`mtr`, `pagemut`, `redo`), page allocation and the meta page (`alloc`), and the
+//! tree algorithms (`tree`): point lookups, ordered scans, insert/update/delete with splits,
+//! merges and root collapse.
 //!
 //! Concurrency: readers descend with shared-latch coupling (parent held until the child is
 //! latched). Writers first try an optimistic descent (shared latches, exclusive on the leaf);
@@ -20,6 +21,7 @@
 pub mod alloc;
 pub mod mtr;
 pub mod node;
+pub mod pagemut;
 pub mod redo;
 pub mod tree;
 

@@ -1,24 +1,32 @@
 //! Mini-transactions: the only way a page is changed.
 //!
 //! An `Mtr` X-latches the pages it changes, and at `commit` writes ONE redo record holding
-//! every changed page (a full image when the page was clean before the mtr, byte-range diffs
-//! otherwise) plus an optional logical part (the engine's undo information), then stamps the
-//! page LSNs and marks the pages dirty inside the WAL append lock — so a checkpoint that reads
-//! the log end under the same lock never misses a dirty page.
+//! every changed page (a full image when the page was clean before the mtr, the writes it
+//! recorded otherwise, see `pagemut`) plus an optional logical part (the engine's undo
+//! information), then stamps the page LSNs and marks the pages dirty inside the WAL append
+//! lock — so a checkpoint that reads the log end under the same lock never misses a dirty page.
+//!
+//! With the `verify-redo` feature (on in the workspace's tests), every recorded change is
+//! replayed on a copy of the page as it was before the mtr and compared with the page after
+//! it: a write that bypassed the record panics there instead of going missing at recovery.
 //!
 //! Lock order: tree pages top-down, then the meta page (allocation), then new/free pages.
 //! Must never: release a latch on a changed page before the redo record is appended; log a
 //! page it did not change.
 
+use crate::pagemut::{OpLog, PageMut};
 use crate::redo;
 use crate::Store;
 use tierdb_buffer::PageWrite;
-use tierdb_page::{Lsn, PageId, PAGE_SIZE};
+use tierdb_page::{Lsn, PageId};
 
 struct Entry<'a> {
     guard: PageWrite<'a>,
-    /// Copy of the page before the mtr when it was already dirty (diff logging); None when
-    /// it was clean or is new (full image logging).
+    /// The page's writes, when it was already dirty before the mtr (logged as those writes);
+    /// None when it was clean or is new (logged as a full image).
+    log: Option<OpLog>,
+    /// The page before the mtr, to check the recorded writes against (`verify-redo`).
+    #[cfg(any(test, feature = "verify-redo"))]
     before: Option<Box<[u8]>>,
     modified: bool,
 }
@@ -45,14 +53,12 @@ impl<'a> Mtr<'a> {
     }
 
     fn push(&mut self, guard: PageWrite<'a>, new: bool) -> usize {
-        let before = if !new && guard.is_dirty() {
-            Some(Box::<[u8]>::from(&guard[..]))
-        } else {
-            None
-        };
+        let diff = !new && guard.is_dirty();
         self.pages.push(Entry {
+            #[cfg(any(test, feature = "verify-redo"))]
+            before: diff.then(|| Box::<[u8]>::from(&guard[..])),
             guard,
-            before,
+            log: diff.then(OpLog::new),
             modified: new,
         });
         self.pages.len() - 1
@@ -87,11 +93,11 @@ impl<'a> Mtr<'a> {
         &self.pages[i].guard[..]
     }
 
-    /// Mutable access; marks the page as changed by this mtr.
-    pub fn page_mut(&mut self, i: usize) -> &mut [u8] {
+    /// Write access; marks the page as changed by this mtr.
+    pub fn page_mut(&mut self, i: usize) -> PageMut<'_> {
         let e = &mut self.pages[i];
         e.modified = true;
-        &mut e.guard[..]
+        PageMut::new(&mut e.guard[..], e.log.as_mut())
     }
 
     pub fn page_id(&self, i: usize) -> PageId {
@@ -115,27 +121,29 @@ impl<'a> Mtr<'a> {
             return Ok(None);
         }
         let mut payload = Vec::with_capacity(256);
-        // The count is patched in below: a page latched for change whose bytes came out the
-        // same (an empty diff) is not logged, and its bytes are taken back out.
+        // The count is patched in below: a page latched for change with no write recorded
+        // is not logged.
         redo::begin_mtr(&mut payload, self.txn, 0);
         let mut changed: Vec<usize> = Vec::with_capacity(self.pages.len());
-        for i in 0..self.pages.len() {
-            let e = &mut self.pages[i];
+        for (i, e) in self.pages.iter().enumerate() {
             if !e.modified {
                 continue;
             }
-            debug_assert_eq!(e.guard.len(), PAGE_SIZE);
-            let mark = payload.len();
-            if redo::encode_change(
-                &mut payload,
-                e.guard.id(),
-                e.before.as_deref_mut(),
-                &e.guard[..],
-            ) {
-                changed.push(i);
-            } else {
-                payload.truncate(mark);
+            let id = e.guard.id();
+            match &e.log {
+                Some(log) if log.is_whole() => redo::encode_image(&mut payload, id, &e.guard),
+                Some(log) if log.count() == 0 => continue,
+                Some(log) => {
+                    #[cfg(any(test, feature = "verify-redo"))]
+                    verify(id, e.before.as_deref(), log, &e.guard);
+                    redo::encode_ops(&mut payload, id, log);
+                }
+                None => redo::encode_image(&mut payload, id, &e.guard),
             }
+            changed.push(i);
+        }
+        if changed.is_empty() && self.logical.is_empty() {
+            return Ok(None);
         }
         redo::set_mtr_change_count(&mut payload, changed.len() as u16);
         redo::finish_mtr(&mut payload, &self.logical);
@@ -146,5 +154,30 @@ impl<'a> Mtr<'a> {
             }
         })?;
         Ok(Some(end))
+    }
+}
+
+/// Replays `log` on the page as it was before the mtr and checks it gives the page now
+/// (apart from the LSN and checksum fields, which redo stamps and the pool seals).
+#[cfg(any(test, feature = "verify-redo"))]
+fn verify(id: PageId, before: Option<&[u8]>, log: &OpLog, after: &[u8]) {
+    use tierdb_page::off;
+    let Some(before) = before else { return };
+    let mut rec = Vec::new();
+    redo::begin_mtr(&mut rec, 0, 1);
+    redo::encode_ops(&mut rec, id, log);
+    redo::finish_mtr(&mut rec, &[]);
+    let changes = match redo::decode(&rec) {
+        Ok(redo::Record::Mtr { changes, .. }) => changes,
+        other => panic!("page {id}: recorded writes do not decode: {other:?}"),
+    };
+    let mut page = before.to_vec();
+    redo::apply(&mut page, &changes[0]);
+    let fields = [off::CRC..off::CRC + 4, off::LSN..off::LSN + 8];
+    for r in fields {
+        page[r.clone()].copy_from_slice(&after[r]);
+    }
+    if let Some(at) = (0..page.len()).find(|&k| page[k] != after[k]) {
+        panic!("page {id}: a write was not recorded (first difference at byte {at})");
     }
 }

@@ -5,6 +5,7 @@
 //! Must never: touch latches, the log or other pages; trust a cell offset or length read from
 //! the page without bounds checks (a corrupt page gives `NodeError`, never a panic).
 
+use crate::pagemut::PageMut;
 use tierdb_page::{PageId, PageType, PAGE_HEADER_SIZE, PAGE_SIZE};
 
 /// Node header, right after the common page header.
@@ -39,31 +40,32 @@ pub struct NodeError {
 fn r16(p: &[u8], at: usize) -> usize {
     u16::from_le_bytes([p[at], p[at + 1]]) as usize
 }
-fn w16(p: &mut [u8], at: usize, v: usize) {
-    p[at..at + 2].copy_from_slice(&(v as u16).to_le_bytes());
+fn w16(p: &mut PageMut, at: usize, v: usize) {
+    p.write(at, &(v as u16).to_le_bytes());
 }
 fn r64(p: &[u8], at: usize) -> u64 {
     let mut a = [0u8; 8];
     a.copy_from_slice(&p[at..at + 8]);
     u64::from_le_bytes(a)
 }
-fn w64(p: &mut [u8], at: usize, v: u64) {
-    p[at..at + 8].copy_from_slice(&v.to_le_bytes());
+fn w64(p: &mut PageMut, at: usize, v: u64) {
+    p.write(at, &v.to_le_bytes());
 }
 
 /// Formats `p` as an empty node. Invariant kept by every function here: the gap between the
 /// slot array and the cell area is all zero, so full page images in the redo log can omit it.
-pub fn init(p: &mut [u8], id: PageId, level: u8) {
+/// The whole page is rewritten (logged as a full image).
+pub fn init(p: &mut PageMut, id: PageId, level: u8) {
     let ty = if level == 0 {
         PageType::BTreeLeaf
     } else {
         PageType::BTreeInternal
     };
-    tierdb_page::format(p, id, ty);
-    w16(p, off::NSLOTS, 0);
-    w16(p, off::FREE_END, PAGE_SIZE);
-    w16(p, off::FRAG, 0);
-    p[off::LEVEL] = level;
+    let b = p.rewrite();
+    tierdb_page::format(b, id, ty);
+    // NSLOTS and FRAG are zero after `format`.
+    b[off::FREE_END..off::FREE_END + 2].copy_from_slice(&(PAGE_SIZE as u16).to_le_bytes());
+    b[off::LEVEL] = level;
 }
 
 pub fn nslots(p: &[u8]) -> usize {
@@ -81,13 +83,13 @@ pub fn right(p: &[u8]) -> Option<PageId> {
         v => Some(PageId(v)),
     }
 }
-pub fn set_right(p: &mut [u8], r: Option<PageId>) {
+pub fn set_right(p: &mut PageMut, r: Option<PageId>) {
     w64(p, off::RIGHT, r.map_or(0, |x| x.0));
 }
 pub fn leftmost(p: &[u8]) -> PageId {
     PageId(r64(p, off::LEFTMOST))
 }
-pub fn set_leftmost(p: &mut [u8], c: PageId) {
+pub fn set_leftmost(p: &mut PageMut, c: PageId) {
     w64(p, off::LEFTMOST, c.0);
 }
 
@@ -129,7 +131,7 @@ fn free_end(p: &[u8]) -> usize {
         v => v,
     }
 }
-fn set_free_end(p: &mut [u8], v: usize) {
+fn set_free_end(p: &mut PageMut, v: usize) {
     w16(p, off::FREE_END, if v == PAGE_SIZE { 0 } else { v });
 }
 fn slot(p: &[u8], i: usize) -> usize {
@@ -215,8 +217,8 @@ pub fn child_at(p: &[u8], i: isize) -> PageId {
     }
 }
 
-/// Rewrites the cell area without holes.
-pub fn compact(p: &mut [u8]) {
+/// Rewrites the cell area without holes (logged as a full image).
+pub fn compact(p: &mut PageMut) {
     let n = nslots(p);
     let mut cells: Vec<Vec<u8>> = Vec::with_capacity(n);
     for i in 0..n {
@@ -224,18 +226,20 @@ pub fn compact(p: &mut [u8]) {
         cells.push(p[o..o + cell_size_at(p, o)].to_vec());
     }
     let mut end = PAGE_SIZE;
+    let b = p.rewrite();
     for (i, c) in cells.iter().enumerate() {
         end -= c.len();
-        p[end..end + c.len()].copy_from_slice(c);
-        w16(p, SLOTS_START + 2 * i, end);
+        b[end..end + c.len()].copy_from_slice(c);
+        let s = SLOTS_START + 2 * i;
+        b[s..s + 2].copy_from_slice(&(end as u16).to_le_bytes());
     }
     let slots_end = SLOTS_START + 2 * n;
-    p[slots_end..end].fill(0);
+    b[slots_end..end].fill(0);
     set_free_end(p, end);
     w16(p, off::FRAG, 0);
 }
 
-fn alloc_cell(p: &mut [u8], size: usize) -> Option<usize> {
+fn alloc_cell(p: &mut PageMut, size: usize) -> Option<usize> {
     let n = nslots(p);
     if free_end(p) < SLOTS_START + 2 * (n + 1) + size {
         if free_space(p) < size + 2 {
@@ -248,7 +252,7 @@ fn alloc_cell(p: &mut [u8], size: usize) -> Option<usize> {
     Some(o)
 }
 
-fn insert_slot(p: &mut [u8], i: usize, o: usize) {
+fn insert_slot(p: &mut PageMut, i: usize, o: usize) {
     let n = nslots(p);
     let s = SLOTS_START + 2 * i;
     p.copy_within(s..SLOTS_START + 2 * n, s + 2);
@@ -257,44 +261,44 @@ fn insert_slot(p: &mut [u8], i: usize, o: usize) {
 }
 
 /// Inserts a leaf cell at position `i`. False when it does not fit.
-pub fn leaf_insert_at(p: &mut [u8], i: usize, k: &[u8], v: &[u8]) -> bool {
+pub fn leaf_insert_at(p: &mut PageMut, i: usize, k: &[u8], v: &[u8]) -> bool {
     let size = leaf_cell_size(k, v);
     let Some(o) = alloc_cell(p, size) else {
         return false;
     };
     w16(p, o, k.len());
     w16(p, o + 2, v.len());
-    p[o + 4..o + 4 + k.len()].copy_from_slice(k);
-    p[o + 4 + k.len()..o + size].copy_from_slice(v);
+    p.write(o + 4, k);
+    p.write(o + 4 + k.len(), v);
     insert_slot(p, i, o);
     true
 }
 
 /// Inserts an internal cell (separator `k`, right child `c`) at position `i`.
-pub fn internal_insert_at(p: &mut [u8], i: usize, k: &[u8], c: PageId) -> bool {
+pub fn internal_insert_at(p: &mut PageMut, i: usize, k: &[u8], c: PageId) -> bool {
     let size = internal_cell_size(k);
     let Some(o) = alloc_cell(p, size) else {
         return false;
     };
     w16(p, o, k.len());
     w64(p, o + 2, c.0);
-    p[o + 10..o + 10 + k.len()].copy_from_slice(k);
+    p.write(o + 10, k);
     insert_slot(p, i, o);
     true
 }
 
 /// Removes slot `i` (its cell becomes fragmented space).
-pub fn remove_at(p: &mut [u8], i: usize) {
+pub fn remove_at(p: &mut PageMut, i: usize) {
     let n = nslots(p);
     let o = slot(p, i);
     let sz = cell_size_at(p, o);
     let s = SLOTS_START + 2 * i;
     p.copy_within(s + 2..SLOTS_START + 2 * n, s);
     // Keep the gap between the slot array and the cells zeroed (full page images skip it).
-    p[SLOTS_START + 2 * (n - 1)..SLOTS_START + 2 * n].fill(0);
+    p.fill(SLOTS_START + 2 * (n - 1)..SLOTS_START + 2 * n, 0);
     w16(p, off::NSLOTS, n - 1);
     if o == free_end(p) {
-        p[o..o + sz].fill(0);
+        p.fill(o..o + sz, 0);
         set_free_end(p, o + sz);
     } else {
         let f = r16(p, off::FRAG) + sz;
@@ -304,11 +308,11 @@ pub fn remove_at(p: &mut [u8], i: usize) {
 
 /// Replaces the value of leaf slot `i`; in place when the size is unchanged.
 /// False when the new value does not fit (the old cell is kept).
-pub fn leaf_set_value(p: &mut [u8], i: usize, v: &[u8]) -> bool {
+pub fn leaf_set_value(p: &mut PageMut, i: usize, v: &[u8]) -> bool {
     let o = slot(p, i);
     if r16(p, o + 2) == v.len() {
         let kl = r16(p, o);
-        p[o + 4 + kl..o + 4 + kl + v.len()].copy_from_slice(v);
+        p.write(o + 4 + kl, v);
         return true;
     }
     let k = key(p, i).to_vec();
@@ -338,7 +342,7 @@ pub fn internal_cells(p: &[u8]) -> Vec<(Vec<u8>, PageId)> {
 }
 
 /// Rebuilds node `p` (keeping id, level, right link, leftmost) with exactly `cells`.
-pub fn rebuild_leaf(p: &mut [u8], cells: &[(Vec<u8>, Vec<u8>)]) {
+pub fn rebuild_leaf(p: &mut PageMut, cells: &[(Vec<u8>, Vec<u8>)]) {
     let (id, lvl, r) = (tierdb_page::page_id(p), level(p), right(p));
     init(p, id, lvl);
     set_right(p, r);
@@ -347,7 +351,7 @@ pub fn rebuild_leaf(p: &mut [u8], cells: &[(Vec<u8>, Vec<u8>)]) {
         debug_assert!(ok, "rebuild_leaf: cells must fit");
     }
 }
-pub fn rebuild_internal(p: &mut [u8], leftmost_child: PageId, cells: &[(Vec<u8>, PageId)]) {
+pub fn rebuild_internal(p: &mut PageMut, leftmost_child: PageId, cells: &[(Vec<u8>, PageId)]) {
     let (id, lvl, r) = (tierdb_page::page_id(p), level(p), right(p));
     init(p, id, lvl);
     set_right(p, r);
@@ -374,7 +378,8 @@ mod tests {
 
     #[test]
     fn leaf_insert_search_remove_round_trip() {
-        let mut p = vec![0u8; PAGE_SIZE];
+        let mut buf = vec![0u8; PAGE_SIZE];
+        let mut p = PageMut::untracked(&mut buf);
         init(&mut p, PageId(3), 0);
         for i in (0..200u32).rev() {
             let k = i.to_be_bytes();
@@ -401,7 +406,8 @@ mod tests {
 
     #[test]
     fn full_leaf_refuses_insert() {
-        let mut p = vec![0u8; PAGE_SIZE];
+        let mut buf = vec![0u8; PAGE_SIZE];
+        let mut p = PageMut::untracked(&mut buf);
         init(&mut p, PageId(1), 0);
         let mut i = 0u32;
         loop {

@@ -2,12 +2,13 @@
 //! and how recovery re-applies page changes. Byte layout in `docs/format.md` ("Redo records").
 //!
 //! Owns: encoding/decoding of log payloads; the page-image rules (full page image on a page's
-//! first change after it was last clean, byte-range diffs otherwise); applying a record to a
+//! first change after it was last clean, otherwise the literal and move ranges the mtr recorded
+//! as it wrote, see `pagemut`); applying a record to a
 //! page during recovery, idempotently (skip when the page LSN already covers it).
 //! Must never: panic on a malformed payload (the decoder returns `RedoError`); apply a diff to
 //! a page whose LSN is at or past the record.
 
-use tierdb_page::{off, PageId, PAGE_SIZE};
+use tierdb_page::{PageId, PAGE_SIZE};
 
 pub const KIND_MTR: u8 = 1;
 pub const KIND_TXN_END: u8 = 2;
@@ -96,16 +97,6 @@ impl<'a> Rd<'a> {
 /// two bytes; a move logs that in 6 bytes instead of the whole tail of the array.
 const MOVE_FLAG: u16 = 0x8000;
 
-fn put_literal(out: &mut Vec<u8>, n: &mut u16, at: usize, bytes: &[u8]) {
-    if bytes.is_empty() {
-        return;
-    }
-    out.extend_from_slice(&(at as u16).to_le_bytes());
-    out.extend_from_slice(&(bytes.len() as u16).to_le_bytes());
-    out.extend_from_slice(bytes);
-    *n += 1;
-}
-
 /// The longest run of zero bytes in `p` as `(start, end)`, found in 64-byte steps.
 fn longest_zero_run(p: &[u8]) -> (usize, usize) {
     const STEP: usize = 64;
@@ -126,157 +117,30 @@ fn longest_zero_run(p: &[u8]) -> (usize, usize) {
     best
 }
 
-/// The 8 bytes of `p` at `at` (any alignment) as one number, first byte lowest.
-#[inline(always)]
-fn word(p: &[u8], at: usize) -> u64 {
-    let mut w = [0u8; 8];
-    w.copy_from_slice(&p[at..at + 8]);
-    u64::from_le_bytes(w)
-}
-
-/// Whether two 64-byte blocks are equal (eight word compares, no call).
-#[inline(always)]
-fn same_block(a: &[u8], b: &[u8]) -> bool {
-    (0..8).fold(0u64, |acc, k| acc | (word(a, 8 * k) ^ word(b, 8 * k))) == 0
-}
-
-/// Encodes the changed run `after[start..end]`, as a literal, or as literal + move + literal
-/// when most of it is the old bytes shifted by a slot (2 bytes) either way.
-fn encode_run(
-    out: &mut Vec<u8>,
-    n: &mut u16,
-    before: &[u8],
-    after: &[u8],
-    start: usize,
-    end: usize,
-) {
-    if end - start >= 24 {
-        for shift in [2isize, -2] {
-            // Longest stretch inside the run where after[j] == before[j - shift].
-            let (mut best, mut cur_start, mut best_start) = (0usize, start, start);
-            let mut j = start;
-            while j < end {
-                let src = j as isize - shift;
-                // Eight equal bytes at once (the stretch's length is then updated as the
-                // byte-by-byte walk would have).
-                if src >= 0
-                    && src as usize + 8 <= PAGE_SIZE
-                    && j + 8 <= end
-                    && word(after, j) == word(before, src as usize)
-                {
-                    j += 8;
-                    if j - cur_start > best {
-                        best = j - cur_start;
-                        best_start = cur_start;
-                    }
-                    continue;
-                }
-                let same =
-                    src >= 0 && (src as usize) < PAGE_SIZE && after[j] == before[src as usize];
-                if !same {
-                    cur_start = j + 1;
-                } else if j + 1 - cur_start > best {
-                    best = j + 1 - cur_start;
-                    best_start = cur_start;
-                }
-                j += 1;
-            }
-            if best >= 16 {
-                // The move first: it reads bytes that the literals around it overwrite.
-                out.extend_from_slice(&(best_start as u16).to_le_bytes());
-                out.extend_from_slice(&(best as u16 | MOVE_FLAG).to_le_bytes());
-                out.extend_from_slice(&((best_start as isize - shift) as u16).to_le_bytes());
-                *n += 1;
-                put_literal(out, n, start, &after[start..best_start]);
-                put_literal(out, n, best_start + best, &after[best_start + best..end]);
-                return;
-            }
-        }
-    }
-    put_literal(out, n, start, &after[start..end]);
-}
-
-/// Encodes page `after` relative to `before` (None → full image) into `out`. `before` is
-/// scratch: its CRC and LSN fields are overwritten (they are never logged; redo stamps the
-/// LSN and the pool seals the CRC). Returns false when the diff is empty (the page is
-/// unchanged apart from those fields): the caller then drops the bytes it appended.
-pub fn encode_change(
-    out: &mut Vec<u8>,
-    id: PageId,
-    before: Option<&mut [u8]>,
-    after: &[u8],
-) -> bool {
+/// Encodes the full image of `page` (minus its longest run of zero bytes, a node's free gap)
+/// as one change of an mtr record.
+pub fn encode_image(out: &mut Vec<u8>, id: PageId, page: &[u8]) {
     out.extend_from_slice(&id.0.to_le_bytes());
-    let Some(b) = before else {
-        // Full image, minus its longest run of zero bytes (a node's free gap).
-        let (zs, ze) = longest_zero_run(after);
-        out.push(0);
-        out.extend_from_slice(&(zs as u16).to_le_bytes());
-        out.extend_from_slice(&((ze - zs) as u16).to_le_bytes());
-        out.extend_from_slice(&after[..zs]);
-        out.extend_from_slice(&after[ze..]);
-        return true;
-    };
-    b[off::CRC..off::CRC + 4].copy_from_slice(&after[off::CRC..off::CRC + 4]);
-    b[off::LSN..off::LSN + 8].copy_from_slice(&after[off::LSN..off::LSN + 8]);
-    let b: &[u8] = b;
-    out.push(1);
-    let count_at = out.len();
-    out.extend_from_slice(&0u16.to_le_bytes());
-    let mut n = 0u16;
-    const BLOCK: usize = 64;
-    let mut i = 0;
-    while i < PAGE_SIZE {
-        // Skip equal blocks, then equal words, with compares the compiler keeps inline.
-        if i % BLOCK == 0 && same_block(&b[i..i + BLOCK], &after[i..i + BLOCK]) {
-            i += BLOCK;
-            continue;
-        }
-        if i % 8 == 0 && word(b, i) == word(after, i) {
-            i += 8;
-            continue;
-        }
-        if b[i] == after[i] {
-            i += 1;
-            continue;
-        }
-        // A changed run; bridge gaps of up to 8 equal bytes to keep ranges few. Aligned
-        // words are looked at whole: the run ends where the byte-by-byte walk would end it.
-        let start = i;
-        let mut end = i + 1;
-        let mut j = end;
-        while j < PAGE_SIZE && j - end <= 8 {
-            if j % 8 == 0 {
-                let x = word(b, j) ^ word(after, j);
-                if x == 0 {
-                    j += 8;
-                    continue;
-                }
-                // Little-endian: the lowest set byte is the first differing byte.
-                let (lo, hi) = (
-                    (x.trailing_zeros() / 8) as usize,
-                    (7 - x.leading_zeros() / 8) as usize,
-                );
-                if j + lo - end > 8 {
-                    break;
-                }
-                end = j + hi + 1;
-                j += 8;
-                continue;
-            }
-            if b[j] != after[j] {
-                end = j + 1;
-            }
-            j += 1;
-        }
-        encode_run(out, &mut n, b, after, start, end);
-        i = end;
-    }
-    out[count_at..count_at + 2].copy_from_slice(&n.to_le_bytes());
-    n > 0
+    let (zs, ze) = longest_zero_run(page);
+    out.push(0);
+    out.extend_from_slice(&(zs as u16).to_le_bytes());
+    out.extend_from_slice(&((ze - zs) as u16).to_le_bytes());
+    out.extend_from_slice(&page[..zs]);
+    out.extend_from_slice(&page[ze..]);
 }
 
-/// Starts an mtr payload; append `n_changes` changes with `encode_change`, then `finish_mtr`.
+/// Encodes the writes recorded in `log` (`pagemut`: literal and move ranges, in order) as one
+/// change of an mtr record. The caller logs a full image instead when `log.is_whole()`.
+pub fn encode_ops(out: &mut Vec<u8>, id: PageId, log: &crate::pagemut::OpLog) {
+    debug_assert!(!log.is_whole());
+    out.extend_from_slice(&id.0.to_le_bytes());
+    out.push(1);
+    out.extend_from_slice(&log.count().to_le_bytes());
+    out.extend_from_slice(log.ops());
+}
+
+/// Starts an mtr payload; append `n_changes` changes with `encode_image` / `encode_ops`,
+/// then `finish_mtr`.
 pub fn begin_mtr(out: &mut Vec<u8>, txn: u64, n_changes: u16) {
     out.push(KIND_MTR);
     out.extend_from_slice(&txn.to_le_bytes());
@@ -409,54 +273,12 @@ mod tests {
 
     proptest! {
         #[test]
-        fn diff_reproduces_the_after_image(edits in proptest::collection::vec((0usize..PAGE_SIZE, any::<u8>()), 0..50)) {
-            let mut before = vec![0u8; PAGE_SIZE];
-            tierdb_page::format(&mut before, PageId(4), tierdb_page::PageType::BTreeLeaf);
-            let mut after = before.clone();
-            for (i, b) in edits { if !(4..8).contains(&i) && !(16..24).contains(&i) { after[i] = b; } }
-            let mut out = Vec::new();
-            begin_mtr(&mut out, 7, 1);
-            encode_change(&mut out, PageId(4), Some(&mut before.clone()), &after);
-            finish_mtr(&mut out, b"undo");
-            let Record::Mtr { txn, changes, logical } = decode(&out).unwrap() else { panic!() };
-            prop_assert_eq!(txn, 7);
-            prop_assert_eq!(logical, b"undo".to_vec());
-            let mut page = before.clone();
-            apply(&mut page, &changes[0]);
-            prop_assert_eq!(page, after);
-        }
-
-        #[test]
-        fn shifted_slot_arrays_are_logged_as_moves(n in 20usize..400, at in 0usize..400, ins in any::<bool>()) {
-            let at = at % n;
-            let mut before = vec![0u8; PAGE_SIZE];
-            tierdb_page::format(&mut before, PageId(4), tierdb_page::PageType::BTreeLeaf);
-            for i in 0..n { before[64 + 2 * i..66 + 2 * i].copy_from_slice(&((i * 7919) as u16).to_le_bytes()); }
-            let mut after = before.clone();
-            if ins {
-                after.copy_within(64 + 2 * at..64 + 2 * n, 66 + 2 * at);
-                after[64 + 2 * at..66 + 2 * at].copy_from_slice(&[0xAB, 0xCD]);
-            } else {
-                after.copy_within(66 + 2 * at..64 + 2 * n, 64 + 2 * at);
-            }
-            let mut out = Vec::new();
-            begin_mtr(&mut out, 1, 1);
-            encode_change(&mut out, PageId(4), Some(&mut before.clone()), &after);
-            finish_mtr(&mut out, &[]);
-            let Record::Mtr { changes, .. } = decode(&out).unwrap() else { panic!() };
-            let mut page = before.clone();
-            apply(&mut page, &changes[0]);
-            prop_assert_eq!(&page, &after);
-            prop_assert!(out.len() < 80, "{} bytes for a slot shift of {} slots", out.len(), n - at);
-        }
-
-        #[test]
         fn full_images_round_trip_without_their_gap(fill in 0usize..PAGE_SIZE, seed in any::<u8>()) {
             let mut page = vec![0u8; PAGE_SIZE];
             for (i, b) in page.iter_mut().enumerate() { if i < fill || i > fill + 5000 { *b = (i as u8).wrapping_mul(seed) | 1; } }
             let mut out = Vec::new();
             begin_mtr(&mut out, 1, 1);
-            encode_change(&mut out, PageId(4), None, &page);
+            encode_image(&mut out, PageId(4), &page);
             finish_mtr(&mut out, &[]);
             let Record::Mtr { changes, .. } = decode(&out).unwrap() else { panic!() };
             let mut got = vec![0xEEu8; PAGE_SIZE];
@@ -464,111 +286,9 @@ mod tests {
             prop_assert_eq!(got, page);
         }
 
-        /// The word-at-a-time diff writes exactly what the byte-by-byte walk it replaced
-        /// wrote, for pages with clusters of edits and shifted stretches.
-        #[test]
-        fn word_diff_matches_the_byte_walk(
-            clusters in proptest::collection::vec((64usize..PAGE_SIZE, 1usize..200, 1usize..12), 0..12),
-            shifts in proptest::collection::vec((64usize..PAGE_SIZE - 600, 20usize..500, any::<bool>()), 0..3),
-            seed in any::<u8>(),
-        ) {
-            let mut before = vec![0u8; PAGE_SIZE];
-            tierdb_page::format(&mut before, PageId(4), tierdb_page::PageType::BTreeLeaf);
-            for (i, b) in before.iter_mut().enumerate().skip(64) { *b = (i as u8).wrapping_mul(seed) ^ (i >> 8) as u8; }
-            let mut after = before.clone();
-            // Every `stride`-th byte changed: gaps of stride - 1 equal bytes, around the
-            // 8-byte bridging limit, at any alignment.
-            for (at, len, stride) in clusters {
-                for (k, b) in after.iter_mut().skip(at).take(len).enumerate() {
-                    if k % stride == 0 { *b = b.wrapping_add(1); }
-                }
-            }
-            for (at, len, right) in shifts {
-                match right {
-                    true => after.copy_within(at..at + len, at + 2),
-                    false => after.copy_within(at + 2..at + len + 2, at),
-                }
-            }
-            let mut out = Vec::new();
-            encode_change(&mut out, PageId(4), Some(&mut before.clone()), &after);
-            let mut want = Vec::new();
-            byte_walk_encode(&mut want, PageId(4), &mut before.clone(), &after);
-            prop_assert_eq!(out, want);
-        }
-
         #[test]
         fn decoder_never_panics(bytes in proptest::collection::vec(any::<u8>(), 0..300)) {
             let _ = decode(&bytes);
         }
-    }
-
-    /// The diff as first written: byte by byte (the reference for the word-at-a-time one).
-    fn byte_walk_encode(out: &mut Vec<u8>, id: PageId, b: &mut [u8], after: &[u8]) {
-        out.extend_from_slice(&id.0.to_le_bytes());
-        b[off::CRC..off::CRC + 4].copy_from_slice(&after[off::CRC..off::CRC + 4]);
-        b[off::LSN..off::LSN + 8].copy_from_slice(&after[off::LSN..off::LSN + 8]);
-        let b: &[u8] = b;
-        out.push(1);
-        let count_at = out.len();
-        out.extend_from_slice(&0u16.to_le_bytes());
-        let mut n = 0u16;
-        let mut i = 0;
-        while i < PAGE_SIZE {
-            if i % 64 == 0 && b[i..i + 64] == after[i..i + 64] {
-                i += 64;
-                continue;
-            }
-            if b[i] == after[i] {
-                i += 1;
-                continue;
-            }
-            let start = i;
-            let mut end = i + 1;
-            let mut j = end;
-            while j < PAGE_SIZE && j - end <= 8 {
-                if b[j] != after[j] {
-                    end = j + 1;
-                }
-                j += 1;
-            }
-            byte_walk_run(out, &mut n, b, after, start, end);
-            i = end;
-        }
-        out[count_at..count_at + 2].copy_from_slice(&n.to_le_bytes());
-    }
-
-    fn byte_walk_run(
-        out: &mut Vec<u8>,
-        n: &mut u16,
-        before: &[u8],
-        after: &[u8],
-        start: usize,
-        end: usize,
-    ) {
-        if end - start >= 24 {
-            for shift in [2isize, -2] {
-                let (mut best, mut cur_start, mut best_start) = (0usize, start, start);
-                for (j, &a) in after.iter().enumerate().take(end).skip(start) {
-                    let src = j as isize - shift;
-                    let same = src >= 0 && (src as usize) < PAGE_SIZE && a == before[src as usize];
-                    if !same {
-                        cur_start = j + 1;
-                    } else if j + 1 - cur_start > best {
-                        best = j + 1 - cur_start;
-                        best_start = cur_start;
-                    }
-                }
-                if best >= 16 {
-                    out.extend_from_slice(&(best_start as u16).to_le_bytes());
-                    out.extend_from_slice(&(best as u16 | MOVE_FLAG).to_le_bytes());
-                    out.extend_from_slice(&((best_start as isize - shift) as u16).to_le_bytes());
-                    *n += 1;
-                    put_literal(out, n, start, &after[start..best_start]);
-                    put_literal(out, n, best_start + best, &after[best_start + best..end]);
-                    return;
-                }
-            }
-        }
-        put_literal(out, n, start, &after[start..end]);
     }
 }

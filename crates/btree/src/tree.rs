@@ -58,7 +58,7 @@ impl BTree {
     pub fn create(mtr: &mut Mtr) -> Result<BTree> {
         let s = alloc::allocate(mtr)?;
         let id = mtr.page_id(s);
-        node::init(mtr.page_mut(s), id, 0);
+        node::init(&mut mtr.page_mut(s), id, 0);
         Ok(BTree { root: id })
     }
 
@@ -325,7 +325,7 @@ impl BTree {
                     return Ok(None);
                 }
                 let s = mtr.adopt(w);
-                let p = mtr.page_mut(s);
+                let p = &mut mtr.page_mut(s);
                 let ok = match pos {
                     Ok(i) => node::leaf_set_value(p, i, &v),
                     Err(i) => node::leaf_insert_at(p, i, key, &v),
@@ -342,7 +342,7 @@ impl BTree {
                     return Ok(None);
                 }
                 let s = mtr.adopt(w);
-                node::remove_at(mtr.page_mut(s), i);
+                node::remove_at(&mut mtr.page_mut(s), i);
                 Ok(Some(old))
             }
         }
@@ -377,9 +377,9 @@ impl BTree {
                 }
                 let fitted = match pos {
                     Ok(i) => {
-                        let ok = node::leaf_set_value(mtr.page_mut(leaf), i, &v);
+                        let ok = node::leaf_set_value(&mut mtr.page_mut(leaf), i, &v);
                         if !ok {
-                            node::remove_at(mtr.page_mut(leaf), i);
+                            node::remove_at(&mut mtr.page_mut(leaf), i);
                         }
                         ok
                     }
@@ -391,7 +391,7 @@ impl BTree {
             }
             Modify::Delete => {
                 if let Ok(i) = pos {
-                    node::remove_at(mtr.page_mut(leaf), i);
+                    node::remove_at(&mut mtr.page_mut(leaf), i);
                     self.rebalance(mtr, &path, leaf)?;
                 }
             }
@@ -414,7 +414,7 @@ impl BTree {
         cells.insert(ins, (key.to_vec(), v.to_vec()));
         let total = node::leaf_cells_bytes(&cells);
         if total <= NODE_CAPACITY {
-            node::rebuild_leaf(mtr.page_mut(leaf), &cells);
+            node::rebuild_leaf(&mut mtr.page_mut(leaf), &cells);
             return Ok(());
         }
         // Appending at the end of the rightmost leaf (ascending loads): keep the left page full.
@@ -434,12 +434,12 @@ impl BTree {
             let l = alloc::allocate(mtr)?;
             let r = alloc::allocate(mtr)?;
             let (lid, rid) = (mtr.page_id(l), mtr.page_id(r));
-            node::init(mtr.page_mut(l), lid, 0);
-            node::rebuild_leaf(mtr.page_mut(l), &cells);
-            node::set_right(mtr.page_mut(l), Some(rid));
-            node::init(mtr.page_mut(r), rid, 0);
-            node::rebuild_leaf(mtr.page_mut(r), &right_cells);
-            let root = mtr.page_mut(leaf);
+            node::init(&mut mtr.page_mut(l), lid, 0);
+            node::rebuild_leaf(&mut mtr.page_mut(l), &cells);
+            node::set_right(&mut mtr.page_mut(l), Some(rid));
+            node::init(&mut mtr.page_mut(r), rid, 0);
+            node::rebuild_leaf(&mut mtr.page_mut(r), &right_cells);
+            let root = &mut mtr.page_mut(leaf);
             node::init(root, self.root, 1);
             node::set_leftmost(root, lid);
             node::internal_insert_at(root, 0, &sep, rid);
@@ -448,11 +448,14 @@ impl BTree {
         let n = alloc::allocate(mtr)?;
         let nid = mtr.page_id(n);
         let old_right = node::right(mtr.page(leaf));
-        node::init(mtr.page_mut(n), nid, 0);
-        node::rebuild_leaf(mtr.page_mut(n), &right_cells);
-        node::set_right(mtr.page_mut(n), old_right);
-        node::rebuild_leaf(mtr.page_mut(leaf), &cells);
-        node::set_right(mtr.page_mut(leaf), Some(nid));
+        node::init(&mut mtr.page_mut(n), nid, 0);
+        node::rebuild_leaf(&mut mtr.page_mut(n), &right_cells);
+        node::set_right(&mut mtr.page_mut(n), old_right);
+        // The new entry alone on the new page (an append): the leaf keeps the cells it has.
+        if !(at == ins && right_cells.len() == 1) {
+            node::rebuild_leaf(&mut mtr.page_mut(leaf), &cells);
+        }
+        node::set_right(&mut mtr.page_mut(leaf), Some(nid));
         self.insert_internal(mtr, path, path.len() - 1, sep, nid)
     }
 
@@ -466,7 +469,7 @@ impl BTree {
     ) -> Result<()> {
         let (s, pos) = path[depth];
         let at = (pos + 1) as usize;
-        if node::internal_insert_at(mtr.page_mut(s), at, &sep, child) {
+        if node::internal_insert_at(&mut mtr.page_mut(s), at, &sep, child) {
             return Ok(());
         }
         let p = mtr.page(s);
@@ -486,12 +489,12 @@ impl BTree {
             let l = alloc::allocate(mtr)?;
             let r = alloc::allocate(mtr)?;
             let (lid, rid) = (mtr.page_id(l), mtr.page_id(r));
-            node::init(mtr.page_mut(l), lid, lvl);
-            node::rebuild_internal(mtr.page_mut(l), lm, &cells);
-            node::set_right(mtr.page_mut(l), Some(rid));
-            node::init(mtr.page_mut(r), rid, lvl);
-            node::rebuild_internal(mtr.page_mut(r), pc, &right_cells);
-            let root = mtr.page_mut(s);
+            node::init(&mut mtr.page_mut(l), lid, lvl);
+            node::rebuild_internal(&mut mtr.page_mut(l), lm, &cells);
+            node::set_right(&mut mtr.page_mut(l), Some(rid));
+            node::init(&mut mtr.page_mut(r), rid, lvl);
+            node::rebuild_internal(&mut mtr.page_mut(r), pc, &right_cells);
+            let root = &mut mtr.page_mut(s);
             node::init(root, self.root, lvl + 1);
             node::set_leftmost(root, lid);
             node::internal_insert_at(root, 0, &pk, rid);
@@ -499,11 +502,11 @@ impl BTree {
         }
         let n = alloc::allocate(mtr)?;
         let nid = mtr.page_id(n);
-        node::init(mtr.page_mut(n), nid, lvl);
-        node::rebuild_internal(mtr.page_mut(n), pc, &right_cells);
-        node::set_right(mtr.page_mut(n), old_right);
-        node::rebuild_internal(mtr.page_mut(s), lm, &cells);
-        node::set_right(mtr.page_mut(s), Some(nid));
+        node::init(&mut mtr.page_mut(n), nid, lvl);
+        node::rebuild_internal(&mut mtr.page_mut(n), pc, &right_cells);
+        node::set_right(&mut mtr.page_mut(n), old_right);
+        node::rebuild_internal(&mut mtr.page_mut(s), lm, &cells);
+        node::set_right(&mut mtr.page_mut(s), Some(nid));
         self.insert_internal(mtr, path, depth - 1, pk, nid)
     }
 
@@ -538,7 +541,7 @@ impl BTree {
                 if node::leaf_cells_bytes(&cells) > NODE_CAPACITY {
                     return Ok(());
                 }
-                node::rebuild_leaf(mtr.page_mut(cur), &cells);
+                node::rebuild_leaf(&mut mtr.page_mut(cur), &cells);
             } else {
                 let sep = node::key(mtr.page(ps), rpos).to_vec();
                 let mut cells = node::internal_cells(mtr.page(cur));
@@ -548,10 +551,10 @@ impl BTree {
                     return Ok(());
                 }
                 let lm = node::leftmost(mtr.page(cur));
-                node::rebuild_internal(mtr.page_mut(cur), lm, &cells);
+                node::rebuild_internal(&mut mtr.page_mut(cur), lm, &cells);
             }
-            node::set_right(mtr.page_mut(cur), rr);
-            node::remove_at(mtr.page_mut(ps), rpos);
+            node::set_right(&mut mtr.page_mut(cur), rr);
+            node::remove_at(&mut mtr.page_mut(ps), rpos);
             alloc::free(mtr, rs)?;
             cur = ps;
             depth -= 1;
@@ -562,7 +565,8 @@ impl BTree {
             let cs = mtr.latch(c)?;
             check_node(mtr.page(cs), c)?;
             let bytes = mtr.page(cs).to_vec();
-            let root = mtr.page_mut(cur);
+            let mut root = mtr.page_mut(cur);
+            let root = root.rewrite();
             root.copy_from_slice(&bytes);
             root[tierdb_page::off::PAGE_ID..tierdb_page::off::PAGE_ID + 8]
                 .copy_from_slice(&self.root.0.to_le_bytes());
@@ -638,7 +642,7 @@ impl BTree {
                 break;
             }
             let c = node::child(m.page(l1), n - 1);
-            node::remove_at(m.page_mut(l1), n - 1);
+            node::remove_at(&mut m.page_mut(l1), n - 1);
             let s = m.create(c)?;
             alloc::free(&mut m, s)?;
             freed += 1;
@@ -653,9 +657,7 @@ impl BTree {
             let mut i = path.len() - 1;
             loop {
                 if i == 0 {
-                    let p = m.page_mut(path[0]);
-                    p.fill(0);
-                    node::init(p, self.root, 0);
+                    node::init(&mut m.page_mut(path[0]), self.root, 0);
                     break;
                 }
                 let parent = path[i - 1];
@@ -663,7 +665,7 @@ impl BTree {
                 freed += 1;
                 let pn = node::nslots(m.page(parent));
                 if pn > 0 {
-                    node::remove_at(m.page_mut(parent), pn - 1);
+                    node::remove_at(&mut m.page_mut(parent), pn - 1);
                     break;
                 }
                 i -= 1;

@@ -90,7 +90,7 @@ proptest! {
             let mut m = Mtr::new(&s, 0);
             let i = alloc::allocate(&mut m).unwrap();
             let id = m.page_id(i);
-            tierdb_page::format(m.page_mut(i), id, tierdb_page::PageType::BTreeLeaf);
+            tierdb_page::format(m.page_mut(i).rewrite(), id, tierdb_page::PageType::BTreeLeaf);
             m.commit().unwrap();
             prop_assert!(got.insert(id), "page {} handed out twice", id);
         }
