@@ -1336,27 +1336,28 @@ impl Inner {
         // Fill from the committed rows. If that fails, the half-built tree is freed later.
         let fill = || -> Result<u64> {
             let mut cur = self.committed_rows(&t);
-            let mut n = 0u64;
-            while let Some(row) = cur.next_row()? {
-                let k = crate::txn::index_key(&t.def, &index, &row);
-                // Writers are shut out, so an entry already holding this unique value
-                // belongs to another committed row: a duplicate.
-                let value = index
-                    .unique
-                    .then(|| crate::txn::unique_value(&t.def, &index, &row))
-                    .flatten();
-                if let Some(v) = value {
-                    if crate::txn::has_key_prefix(&self.store, tree, &v)? {
-                        return Err(Error::DuplicateKey {
-                            key: crate::txn::shown(&t.def, &index.columns, &row),
-                            index: index.name.clone(),
-                        });
+            let mut batch = SortedKeys::default();
+            let (mut n, mut batches) = (0u64, 0usize);
+            let mut more = true;
+            while more {
+                more = false;
+                while let Some(row) = cur.next_row()? {
+                    let k = crate::txn::index_key(&t.def, &index, &row);
+                    // The length of the unique value the key starts with (0: no constraint,
+                    // as for a NULL in a unique column).
+                    let unique = index
+                        .unique
+                        .then(|| crate::txn::unique_value(&t.def, &index, &row))
+                        .flatten()
+                        .map_or(0, |v| v.len());
+                    batch.push(&k, unique);
+                    if batch.bytes() >= self.cfg.index_build_batch_bytes {
+                        more = true;
+                        break;
                     }
                 }
-                let mut m = Mtr::new(&self.store, 0);
-                tree.modify(&mut m, &k, |_| Modify::Put(Vec::new()))?;
-                m.commit()?;
-                n += 1;
+                n += self.insert_sorted(&t, &index, tree, &mut batch, batches > 0)?;
+                batches += 1;
             }
             Ok(n)
         };
@@ -1378,6 +1379,63 @@ impl Inner {
         self.replace_table_built(db, table, &t, def, index_roots, &[tree.root])?;
         tracing::info!(db, table, entries = n, "index built");
         Ok(())
+    }
+
+    /// Inserts `batch` (keys of an index being built behind a closed gate) into `tree` in key
+    /// order, and empties it. In order, every key of a tree built from one batch lands at the
+    /// end of the rightmost leaf (full leaves, one leaf hot at a time); later batches
+    /// interleave with what the first ones left. A duplicate unique value is the next key's
+    /// neighbour in the batch, or (`earlier`: batches went in before) already in the tree.
+    fn insert_sorted(
+        self: &Arc<Self>,
+        t: &Arc<Table>,
+        index: &IndexDef,
+        tree: BTree,
+        batch: &mut SortedKeys,
+        earlier: bool,
+    ) -> Result<u64> {
+        batch.sort();
+        let mut prev: Option<&[u8]> = None;
+        let mut n = 0u64;
+        for (k, unique) in batch.iter() {
+            if unique > 0 {
+                let v = &k[..unique];
+                let dup = prev.is_some_and(|p| p.starts_with(v))
+                    || (earlier && crate::txn::has_key_prefix(&self.store, tree, v)?);
+                if dup {
+                    return Err(self.duplicate_in_build(t, index, v));
+                }
+            }
+            let mut m = Mtr::new(&self.store, 0);
+            tree.modify(&mut m, k, |_| Modify::Put(Vec::new()))?;
+            m.commit()?;
+            prev = Some(k);
+            n += 1;
+        }
+        batch.clear();
+        Ok(n)
+    }
+
+    /// The duplicate-key error of an index build that met unique value `value` twice, naming
+    /// a row that holds it (found by a scan: this is the failing path only).
+    fn duplicate_in_build(
+        self: &Arc<Self>,
+        t: &Arc<Table>,
+        index: &IndexDef,
+        value: &[u8],
+    ) -> Error {
+        let mut cur = self.committed_rows(t);
+        let mut key = String::new();
+        while let Ok(Some(row)) = cur.next_row() {
+            if crate::txn::unique_value(&t.def, index, &row).as_deref() == Some(value) {
+                key = crate::txn::shown(&t.def, &index.columns, &row);
+                break;
+            }
+        }
+        Error::DuplicateKey {
+            key,
+            index: index.name.clone(),
+        }
     }
 
     /// Persists a new definition / index list for table `t` and swaps its in-memory handle
@@ -2207,5 +2265,44 @@ mod tests {
             .expect("scan catalog");
         assert!(!found, "the void entry is still in the catalog");
         i.shutdown().expect("shutdown");
+    }
+}
+
+/// Keys of an index build, kept in one buffer and sorted by reference.
+#[derive(Default)]
+struct SortedKeys {
+    bytes: Vec<u8>,
+    /// (start in `bytes`, length, length of the unique value it starts with, 0 = none).
+    keys: Vec<(usize, u32, u32)>,
+}
+
+impl SortedKeys {
+    fn push(&mut self, key: &[u8], unique: usize) {
+        self.keys
+            .push((self.bytes.len(), key.len() as u32, unique as u32));
+        self.bytes.extend_from_slice(key);
+    }
+
+    fn bytes(&self) -> usize {
+        self.bytes.len() + self.keys.len() * std::mem::size_of::<(usize, u32, u32)>()
+    }
+
+    fn key(&self, e: &(usize, u32, u32)) -> &[u8] {
+        &self.bytes[e.0..e.0 + e.1 as usize]
+    }
+
+    fn sort(&mut self) {
+        let mut keys = std::mem::take(&mut self.keys);
+        keys.sort_unstable_by(|a, b| self.key(a).cmp(self.key(b)));
+        self.keys = keys;
+    }
+
+    fn iter(&self) -> impl Iterator<Item = (&[u8], usize)> {
+        self.keys.iter().map(|e| (self.key(e), e.2 as usize))
+    }
+
+    fn clear(&mut self) {
+        self.bytes.clear();
+        self.keys.clear();
     }
 }

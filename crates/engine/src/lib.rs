@@ -80,6 +80,9 @@ pub struct EngineConfig {
     /// The binary log: committed changes of non-TEMPORARY tables go to it, inside their
     /// commit records (see `binlog`). None = no binary log (`log_bin = OFF`).
     pub binlog: Option<Arc<dyn BinlogSink>>,
+    /// Bytes of keys CREATE INDEX sorts and inserts at a time (64 MiB; not in tierdb.toml,
+    /// tests make it small to build in several batches).
+    pub index_build_batch_bytes: usize,
 }
 
 /// Wraps a device; used by tests to inject faults below the engine.
@@ -127,6 +130,7 @@ impl EngineConfig {
             bpe: None,
             bpe_opener: None,
             binlog: None,
+            index_build_batch_bytes: 64 << 20,
         }
     }
 }

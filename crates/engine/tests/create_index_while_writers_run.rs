@@ -169,3 +169,98 @@ fn a_writer_open_past_the_timeout_makes_the_build_fail_and_the_table_stays_writa
     assert_eq!(by_table, vec![1, 2]);
     assert_eq!(by_index, by_table);
 }
+
+/// `bare` plus a nullable `u` column for unique-index builds.
+fn with_u(name: &str) -> TableDef {
+    let mut def = bare(name);
+    let mut u = common::int_col("u");
+    u.nullable = true;
+    def.columns.push(u);
+    def
+}
+
+fn u_row(id: i64, u: Option<i64>) -> tierdb_engine::Row {
+    let mut r = kv_row(id, id % 7, 5000 - id);
+    r.push(u.map_or(tierdb_engine::Value::Null, tierdb_engine::Value::Int));
+    r
+}
+
+#[test]
+fn an_index_built_in_small_sorted_batches_matches_the_table_and_finds_duplicates_across_batches() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut cfg = small_cfg(dir.path(), 4 << 20);
+    // About 400 keys per batch: 5000 rows go in 13 sorted batches.
+    cfg.index_build_batch_bytes = 12 << 10;
+    let e = Engine::open(cfg).expect("open");
+    e.create_database("db").expect("db");
+    e.create_table("db", with_u("t")).expect("table");
+    let t = e.table("db", "t").expect("table");
+    let mut tx = e.begin();
+    for id in 0..5000 {
+        // Unique values, except NULLs (any number allowed) every 10th row.
+        let u = (id % 10 != 0).then_some(10_000 - id);
+        tx.insert(&t, u_row(id, u)).expect("insert");
+    }
+    tx.commit().expect("commit");
+
+    // A non-unique index over values in reverse row order: every batch spans the key space.
+    e.create_index("db", "t", v_index()).expect("v index");
+    let t = e.table("db", "t").expect("table");
+    let (by_table, by_index) = pks_both_ways(&e, &t, 0);
+    assert_eq!(by_table.len(), 5000);
+    assert_eq!(by_table, by_index);
+    let mut tx = e.begin();
+    let rows = index_scan_all(&mut tx, &t, 0);
+    tx.commit().expect("commit");
+    let vs: Vec<i64> = rows
+        .iter()
+        .map(|r| match r[3] {
+            tierdb_engine::Value::Int(v) => v,
+            ref o => panic!("v {o:?}"),
+        })
+        .collect();
+    assert!(vs.windows(2).all(|w| w[0] <= w[1]), "index order");
+
+    // Unique over distinct values and many NULLs: builds.
+    let unique = |name: &str| IndexDef {
+        name: name.into(),
+        columns: vec![4],
+        unique: true,
+    };
+    e.create_index("db", "t", unique("u_ok"))
+        .expect("unique index");
+
+    // The same value in the first row and the last row scanned (different batches): refused,
+    // naming the value, and the table keeps working without the index.
+    e.drop_index("db", "t", "u_ok").expect("drop");
+    let t = e.table("db", "t").expect("table");
+    let mut tx = e.begin();
+    tx.update(&t, &key(4999), u_row(4999, Some(10_000 - 1)))
+        .expect("update");
+    tx.commit().expect("commit");
+    match e.create_index("db", "t", unique("u_dup")) {
+        Err(Error::DuplicateKey { key, index }) => {
+            assert_eq!((key.as_str(), index.as_str()), ("9999", "u_dup"));
+        }
+        other => panic!("expected a duplicate key, got {other:?}"),
+    }
+    // Within one batch (neighbouring rows).
+    let t = e.table("db", "t").expect("table");
+    let mut tx = e.begin();
+    tx.update(&t, &key(4999), u_row(4999, Some(7)))
+        .expect("update");
+    tx.update(&t, &key(2001), u_row(2001, Some(7)))
+        .expect("update");
+    tx.update(&t, &key(2002), u_row(2002, Some(7)))
+        .expect("update");
+    tx.commit().expect("commit");
+    match e.create_index("db", "t", unique("u_dup2")) {
+        Err(Error::DuplicateKey { key, .. }) => assert_eq!(key, "7"),
+        other => panic!("expected a duplicate key, got {other:?}"),
+    }
+    let t = e.table("db", "t").expect("table");
+    assert_eq!(t.def.indexes.len(), 1);
+    let mut tx = e.begin();
+    tx.insert(&t, u_row(9_000, Some(7))).expect("insert after");
+    tx.commit().expect("commit");
+}
