@@ -21,6 +21,7 @@ pub mod alter;
 pub mod alter_if;
 pub mod authorize;
 pub mod binlog_sql;
+pub mod bulk_values;
 pub mod check;
 pub mod coerce;
 pub mod compile;

@@ -7,7 +7,8 @@
 //! `ALTER TABLE t DISABLE KEYS` / `ENABLE KEYS` (what mysqldump writes around its INSERTs;
 //! InnoDB ignores them) are read as `ALTER TABLE t ALGORITHM = DEFAULT`, a no-op too;
 //! MariaDB's `/*M!NNNNNN ... */` comments are executed like MySQL's `/*!NNNNN ... */`; and
-//! `SHOW CREATE DATABASE [IF NOT EXISTS] x` is handed on as words of a `SHOW`.
+//! `SHOW CREATE DATABASE [IF NOT EXISTS] x` is handed on as words of a `SHOW`. Big multi-row
+//! `INSERT ... VALUES` of literals take `bulk_values`' fast path.
 //! Must never: panic on any input; it only tokenizes and parses.
 
 use crate::result::SqlError;
@@ -1598,6 +1599,15 @@ fn view_shims(tokens: &mut Vec<sqlparser::tokenizer::TokenWithSpan>) -> (bool, O
 }
 
 pub fn parse(sql: &str) -> Result<Parsed, SqlError> {
+    // Big multi-row INSERT / REPLACE of literals: the rows are read without sqlparser.
+    if let Some(parsed) = crate::bulk_values::parse(sql) {
+        return parsed;
+    }
+    parse_full(sql)
+}
+
+/// `parse` without the multi-row fast path.
+pub(crate) fn parse_full(sql: &str) -> Result<Parsed, SqlError> {
     let dialect = MySqlDialect {};
     let mut tokens = Tokenizer::new(&dialect, sql)
         .tokenize_with_location()
