@@ -257,6 +257,79 @@ impl BTree {
         self.modify_pessimistic(mtr, key, &mut f)
     }
 
+    /// Puts `(key, value)` entries of `run` (sorted ascending, no key twice) that belong to one
+    /// leaf into it, in one mtr of the caller's: the leaf of `run[0]`, as many entries as fit
+    /// it and lie below its upper fence (the separator to its right). Returns how many went
+    /// in; 0 when the first does not fit (its `modify` then splits). Bulk builds (an index
+    /// over sorted keys) use it to change a leaf once per run instead of once per entry.
+    pub fn put_sorted_run<'a>(&self, mtr: &mut Mtr<'a>, run: &[(&[u8], &[u8])]) -> Result<usize> {
+        let Some(&(first, _)) = run.first() else {
+            return Ok(0);
+        };
+        let store = mtr.store();
+        // The upper fence: the nearest separator right of the path, read under the parents'
+        // latches. Only a change of this leaf (X-latched below) could move it.
+        let mut fence: Option<Vec<u8>> = None;
+        let mut g = store.pool.read(self.root)?;
+        check_node(&g, self.root)?;
+        let w = if node::is_leaf(&g) {
+            drop(g);
+            let w = store.pool.write(self.root)?;
+            if !node::is_leaf(&w) {
+                return Ok(0);
+            }
+            w
+        } else {
+            loop {
+                let (c, pos) = node::child_for(&g, first);
+                let next = (pos + 1) as usize;
+                if next < node::nslots(&g) {
+                    fence = Some(node::key(&g, next).to_vec());
+                }
+                if node::level(&g) == 1 {
+                    let w = store.pool.write(c)?;
+                    drop(g);
+                    break w;
+                }
+                let next = store.pool.read(c)?;
+                check_node(&next, c)?;
+                g = next;
+            }
+        };
+        check_node(&w, w.id())?;
+        if !node::is_leaf(&w) {
+            return Err(Error::Corrupt(format!("page {} should be a leaf", w.id())));
+        }
+        let s = mtr.adopt(w);
+        let mut n = 0;
+        for &(k, v) in run {
+            // Too long or too large: `modify` gives the error.
+            if k.len() > node::MAX_KEY_LEN || node::leaf_cell_size(k, v) > node::MAX_LEAF_CELL {
+                break;
+            }
+            if fence.as_deref().is_some_and(|f| k >= f) {
+                break;
+            }
+            let p = mtr.page(s);
+            let pos = node::search(p, k);
+            let have = node::free_space(p)
+                + pos.map_or(0, |i| node::leaf_cell_size(k, node::value(p, i)) + 2);
+            if node::leaf_cell_size(k, v) + 2 > have {
+                break;
+            }
+            let p = &mut mtr.page_mut(s);
+            let ok = match pos {
+                Ok(i) => node::leaf_set_value(p, i, v),
+                Err(i) => node::leaf_insert_at(p, i, k, v),
+            };
+            if !ok {
+                return Err(Error::Corrupt("leaf space accounting disagrees".into()));
+            }
+            n += 1;
+        }
+        Ok(n)
+    }
+
     /// `modify` that X-latches the path from the root down (held, like every latch of the
     /// mtr, until it commits), so one mtr may call it several times on this tree to change
     /// several keys atomically. Other threads cannot read or change the tree until then:

@@ -180,3 +180,64 @@ proptest! {
         }
     }
 }
+
+/// `BTree::put_sorted_run` then `modify` for the key a full leaf refuses, as a bulk build
+/// does it, over sorted runs of keys that interleave with entries already in the tree.
+fn put_sorted(s: &Store, t: &BTree, entries: &[(Vec<u8>, Vec<u8>)]) {
+    let run: Vec<(&[u8], &[u8])> = entries
+        .iter()
+        .map(|(k, v)| (k.as_slice(), v.as_slice()))
+        .collect();
+    let mut at = 0;
+    while at < run.len() {
+        let mut m = Mtr::new(s, 0);
+        let n = t.put_sorted_run(&mut m, &run[at..]).unwrap();
+        m.commit().unwrap();
+        if n == 0 {
+            put(s, t, run[at].0, run[at].1.to_vec());
+            at += 1;
+        } else {
+            at += n;
+        }
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(24))]
+    #[test]
+    fn sorted_runs_put_like_single_puts(
+        batches in proptest::collection::vec(
+            proptest::collection::btree_map(0u32..20_000, 0usize..300, 1..2500),
+            1..4,
+        ),
+    ) {
+        let dir = tempfile::tempdir().unwrap();
+        let s = common::store(dir.path(), 48);
+        let mut m = Mtr::new(&s, 0);
+        let t = BTree::create(&mut m).unwrap();
+        m.commit().unwrap();
+        let mut model = BTreeMap::new();
+        for batch in batches {
+            let entries: Vec<(Vec<u8>, Vec<u8>)> =
+                batch.iter().map(|(&k, &l)| (key(k), val(k ^ l as u32, l))).collect();
+            put_sorted(&s, &t, &entries);
+            model.extend(entries);
+        }
+        check(&s, &t, &model);
+    }
+}
+
+#[test]
+fn a_sorted_build_into_an_empty_tree_fills_leaves() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = common::store(dir.path(), 128);
+    let mut m = Mtr::new(&s, 0);
+    let t = BTree::create(&mut m).unwrap();
+    m.commit().unwrap();
+    let entries: Vec<(Vec<u8>, Vec<u8>)> =
+        (0..20_000u32).map(|i| (key(i), vec![7u8; 190])).collect();
+    put_sorted(&s, &t, &entries);
+    let pages = t.pages(&s).unwrap().len();
+    assert!(pages < 270, "{pages} pages for a sorted build");
+    assert_eq!(all(&s, &t).len(), 20_000);
+}

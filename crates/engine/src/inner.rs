@@ -1382,10 +1382,11 @@ impl Inner {
     }
 
     /// Inserts `batch` (keys of an index being built behind a closed gate) into `tree` in key
-    /// order, and empties it. In order, every key of a tree built from one batch lands at the
-    /// end of the rightmost leaf (full leaves, one leaf hot at a time); later batches
-    /// interleave with what the first ones left. A duplicate unique value is the next key's
-    /// neighbour in the batch, or (`earlier`: batches went in before) already in the tree.
+    /// order, a leaf's worth per mtr (`BTree::put_sorted_run`), and empties it. In order, every
+    /// key of a tree built from one batch lands at the end of the rightmost leaf (full leaves,
+    /// one leaf hot at a time); later batches interleave with what the first ones left. A
+    /// duplicate unique value is the next key's neighbour in the batch, or (`earlier`:
+    /// batches went in before) already in the tree.
     fn insert_sorted(
         self: &Arc<Self>,
         t: &Arc<Table>,
@@ -1395,8 +1396,8 @@ impl Inner {
         earlier: bool,
     ) -> Result<u64> {
         batch.sort();
+        // Unique values first: the tree holds only earlier batches' keys until this one goes in.
         let mut prev: Option<&[u8]> = None;
-        let mut n = 0u64;
         for (k, unique) in batch.iter() {
             if unique > 0 {
                 let v = &k[..unique];
@@ -1406,12 +1407,28 @@ impl Inner {
                     return Err(self.duplicate_in_build(t, index, v));
                 }
             }
-            let mut m = Mtr::new(&self.store, 0);
-            tree.modify(&mut m, k, |_| Modify::Put(Vec::new()))?;
-            m.commit()?;
             prev = Some(k);
-            n += 1;
         }
+        // Then leaf by leaf: each mtr fills one leaf with the keys that belong to it.
+        let entries: Vec<(&[u8], &[u8])> = batch.iter().map(|(k, _)| (k, &[][..])).collect();
+        let mut at = 0;
+        while at < entries.len() {
+            let run = &entries[at..(at + 1024).min(entries.len())];
+            let mut m = Mtr::new(&self.store, 0);
+            let put = tree.put_sorted_run(&mut m, run)?;
+            m.commit()?;
+            if put == 0 {
+                // The leaf is full: this key splits it.
+                let mut m = Mtr::new(&self.store, 0);
+                tree.modify(&mut m, run[0].0, |_| Modify::Put(Vec::new()))?;
+                m.commit()?;
+                at += 1;
+            } else {
+                at += put;
+            }
+        }
+        let n = entries.len() as u64;
+        drop(entries);
         batch.clear();
         Ok(n)
     }
