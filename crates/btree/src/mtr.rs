@@ -6,9 +6,10 @@
 //! information), then stamps the page LSNs and marks the pages dirty inside the WAL append
 //! lock — so a checkpoint that reads the log end under the same lock never misses a dirty page.
 //!
-//! With the `verify-redo` feature (on in the workspace's tests), every recorded change is
-//! replayed on a copy of the page as it was before the mtr and compared with the page after
-//! it: a write that bypassed the record panics there instead of going missing at recovery.
+//! With the `verify-redo` feature (on in the tests of this crate and the engine), every
+//! recorded change is replayed on a copy of the page as it was before the mtr and compared
+//! with the page after it: a write that bypassed the record panics there instead of going
+//! missing at recovery.
 //!
 //! Lock order: tree pages top-down, then the meta page (allocation), then new/free pages.
 //! Must never: release a latch on a changed page before the redo record is appended; log a

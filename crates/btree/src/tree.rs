@@ -260,8 +260,9 @@ impl BTree {
     /// Puts `(key, value)` entries of `run` (sorted ascending, no key twice) that belong to one
     /// leaf into it, in one mtr of the caller's: the leaf of `run[0]`, as many entries as fit
     /// it and lie below its upper fence (the separator to its right). Returns how many went
-    /// in; 0 when the first does not fit (its `modify` then splits). Bulk builds (an index
-    /// over sorted keys) use it to change a leaf once per run instead of once per entry.
+    /// in; 0 when the first does not fit: its `modify` then splits, in ANOTHER mtr (this one
+    /// holds the leaf's X latch until it commits, and `modify` would wait for it). Bulk builds
+    /// (an index over sorted keys) use it to change a leaf once per run instead of per entry.
     pub fn put_sorted_run<'a>(&self, mtr: &mut Mtr<'a>, run: &[(&[u8], &[u8])]) -> Result<usize> {
         let Some(&(first, _)) = run.first() else {
             return Ok(0);

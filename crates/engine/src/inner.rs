@@ -1410,25 +1410,32 @@ impl Inner {
             prev = Some(k);
         }
         // Then leaf by leaf: each mtr fills one leaf with the keys that belong to it.
-        let entries: Vec<(&[u8], &[u8])> = batch.iter().map(|(k, _)| (k, &[][..])).collect();
-        let mut at = 0;
-        while at < entries.len() {
-            let run = &entries[at..(at + 1024).min(entries.len())];
+        let mut run: Vec<(&[u8], &[u8])> = Vec::with_capacity(1024);
+        let mut keys = batch.iter().map(|(k, _)| k).peekable();
+        let mut n = 0u64;
+        while keys.peek().is_some() || !run.is_empty() {
+            while run.len() < 1024 {
+                match keys.next() {
+                    Some(k) => run.push((k, &[][..])),
+                    None => break,
+                }
+            }
             let mut m = Mtr::new(&self.store, 0);
-            let put = tree.put_sorted_run(&mut m, run)?;
+            let mut put = tree.put_sorted_run(&mut m, &run)?;
             m.commit()?;
             if put == 0 {
-                // The leaf is full: this key splits it.
+                // The leaf is full: this key splits it (in an mtr of its own: the one above
+                // held the leaf).
                 let mut m = Mtr::new(&self.store, 0);
                 tree.modify(&mut m, run[0].0, |_| Modify::Put(Vec::new()))?;
                 m.commit()?;
-                at += 1;
-            } else {
-                at += put;
+                put = 1;
             }
+            run.drain(..put);
+            n += put as u64;
         }
-        let n = entries.len() as u64;
-        drop(entries);
+        drop(run);
+        drop(keys);
         batch.clear();
         Ok(n)
     }
@@ -1442,16 +1449,25 @@ impl Inner {
         value: &[u8],
     ) -> Error {
         let mut cur = self.committed_rows(t);
-        let mut key = String::new();
-        while let Ok(Some(row)) = cur.next_row() {
-            if crate::txn::unique_value(&t.def, index, &row).as_deref() == Some(value) {
-                key = crate::txn::shown(&t.def, &index.columns, &row);
-                break;
+        loop {
+            match cur.next_row() {
+                Ok(Some(row)) => {
+                    if crate::txn::unique_value(&t.def, index, &row).as_deref() == Some(value) {
+                        return Error::DuplicateKey {
+                            key: crate::txn::shown(&t.def, &index.columns, &row),
+                            index: index.name.clone(),
+                        };
+                    }
+                }
+                // The read failed: that error, not a duplicate without its value.
+                Err(e) => return e,
+                Ok(None) => {
+                    return Error::Internal(format!(
+                        "index build met a duplicate value of '{}' but no row holds it",
+                        index.name
+                    ))
+                }
             }
-        }
-        Error::DuplicateKey {
-            key,
-            index: index.name.clone(),
         }
     }
 
