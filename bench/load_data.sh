@@ -6,6 +6,7 @@
 # Usage: bench/load_data.sh OUT_DIR BINARY [BINARY...]; prints and writes OUT_DIR/results.csv
 # as "label,round,seconds,rows" (seconds: the client's wall time for the statement).
 set -u
+. "$(dirname "$0")/scratch_mariadb.sh"
 out=${1:?out dir}
 shift
 mkdir -p "$out"
@@ -43,14 +44,9 @@ tierdb_round() { # binary label round
   kill $pid; wait $pid 2>/dev/null
 }
 mariadb_round() { # round
-  local d=/tmp/loadbench/m; rm -rf $d; mkdir -p $d/data $d/tmp; chown -R mysql:mysql $d
-  mariadb-install-db --no-defaults --user=mysql --datadir=$d/data --tmpdir=$d/tmp --skip-test-db --auth-root-authentication-method=normal > /dev/null 2>&1
-  mariadbd --no-defaults --user=mysql --datadir=$d/data --tmpdir=$d/tmp --port=3461 --socket=$d/sock --bind-address=127.0.0.1 \
-    --innodb-buffer-pool-size=1G --innodb-flush-method=O_DIRECT --innodb-flush-log-at-trx-commit=1 --skip-log-bin > /tmp/loadbench/mariadb.log 2>&1 &
-  local pid=$!
-  for _ in $(seq 60); do mariadb -h127.0.0.1 -P3461 -uroot -e "SELECT 1" > /dev/null 2>&1 && break; sleep 0.5; done
+  start_scratch_mariadb /tmp/loadbench/m 3461 /tmp/loadbench/mariadb.log
   load 3461 mariadb "$1"
-  kill $pid; wait $pid 2>/dev/null
+  kill $SCRATCH_MARIADB_PID; wait $SCRATCH_MARIADB_PID 2>/dev/null
 }
 echo "label,round,seconds,rows" > "$out/results.csv"
 for r in $(seq "${ROUNDS:-2}"); do

@@ -9,7 +9,7 @@ use crate::mtr::Mtr;
 use crate::node::{self, NODE_CAPACITY};
 use crate::{alloc, Error, Result, Store};
 use std::ops::Bound;
-use tierdb_buffer::PageRead;
+use tierdb_buffer::{PageRead, PageWrite};
 use tierdb_page::{PageId, PageType};
 
 /// What `BTree::modify` should do with the entry, decided from its current value.
@@ -267,40 +267,12 @@ impl BTree {
         let Some(&(first, _)) = run.first() else {
             return Ok(0);
         };
-        let store = mtr.store();
         // The upper fence: the nearest separator right of the path, read under the parents'
         // latches. Only a change of this leaf (X-latched below) could move it.
         let mut fence: Option<Vec<u8>> = None;
-        let mut g = store.pool.read(self.root)?;
-        check_node(&g, self.root)?;
-        let w = if node::is_leaf(&g) {
-            drop(g);
-            let w = store.pool.write(self.root)?;
-            if !node::is_leaf(&w) {
-                return Ok(0);
-            }
-            w
-        } else {
-            loop {
-                let (c, pos) = node::child_for(&g, first);
-                let next = (pos + 1) as usize;
-                if next < node::nslots(&g) {
-                    fence = Some(node::key(&g, next).to_vec());
-                }
-                if node::level(&g) == 1 {
-                    let w = store.pool.write(c)?;
-                    drop(g);
-                    break w;
-                }
-                let next = store.pool.read(c)?;
-                check_node(&next, c)?;
-                g = next;
-            }
+        let Some(w) = self.leaf_for_write(mtr.store(), first, Some(&mut fence))? else {
+            return Ok(0);
         };
-        check_node(&w, w.id())?;
-        if !node::is_leaf(&w) {
-            return Err(Error::Corrupt(format!("page {} should be a leaf", w.id())));
-        }
         let s = mtr.adopt(w);
         let mut n = 0;
         for &(k, v) in run {
@@ -331,6 +303,50 @@ impl BTree {
         Ok(n)
     }
 
+    /// The leaf for `key`, X-latched after an optimistic descent (shared latches coupled down
+    /// to level 1). None when the root was a leaf and split before its X latch came. With
+    /// `fence`, also the leaf's upper fence: the nearest separator right of the path.
+    fn leaf_for_write<'a>(
+        &self,
+        store: &'a Store,
+        key: &[u8],
+        mut fence: Option<&mut Option<Vec<u8>>>,
+    ) -> Result<Option<PageWrite<'a>>> {
+        let mut g = store.pool.read(self.root)?;
+        check_node(&g, self.root)?;
+        let w = if node::is_leaf(&g) {
+            drop(g);
+            let w = store.pool.write(self.root)?;
+            if !node::is_leaf(&w) {
+                return Ok(None);
+            }
+            w
+        } else {
+            loop {
+                let (c, pos) = node::child_for(&g, key);
+                if let Some(f) = fence.as_deref_mut() {
+                    let next = (pos + 1) as usize;
+                    if next < node::nslots(&g) {
+                        *f = Some(node::key(&g, next).to_vec());
+                    }
+                }
+                if node::level(&g) == 1 {
+                    let w = store.pool.write(c)?;
+                    drop(g);
+                    break w;
+                }
+                let next = store.pool.read(c)?;
+                check_node(&next, c)?;
+                g = next;
+            }
+        };
+        check_node(&w, w.id())?;
+        if !node::is_leaf(&w) {
+            return Err(Error::Corrupt(format!("page {} should be a leaf", w.id())));
+        }
+        Ok(Some(w))
+    }
+
     /// `modify` that X-latches the path from the root down (held, like every latch of the
     /// mtr, until it commits), so one mtr may call it several times on this tree to change
     /// several keys atomically. Other threads cannot read or change the tree until then:
@@ -356,33 +372,9 @@ impl BTree {
         key: &[u8],
         f: &mut impl FnMut(Option<&[u8]>) -> Modify,
     ) -> Result<Option<Option<Vec<u8>>>> {
-        let store = mtr.store();
-        let mut g = store.pool.read(self.root)?;
-        check_node(&g, self.root)?;
-        let w = if node::is_leaf(&g) {
-            drop(g);
-            let w = store.pool.write(self.root)?;
-            if !node::is_leaf(&w) {
-                return Ok(None);
-            }
-            w
-        } else {
-            loop {
-                let (c, _) = node::child_for(&g, key);
-                if node::level(&g) == 1 {
-                    let w = store.pool.write(c)?;
-                    drop(g);
-                    break w;
-                }
-                let next = store.pool.read(c)?;
-                check_node(&next, c)?;
-                g = next;
-            }
+        let Some(w) = self.leaf_for_write(mtr.store(), key, None)? else {
+            return Ok(None);
         };
-        check_node(&w, w.id())?;
-        if !node::is_leaf(&w) {
-            return Err(Error::Corrupt(format!("page {} should be a leaf", w.id())));
-        }
         let pos = node::search(&w, key);
         let old = pos.ok().map(|i| node::value(&w, i).to_vec());
         let is_root = w.id() == self.root;
