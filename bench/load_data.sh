@@ -6,7 +6,7 @@
 # Usage: bench/load_data.sh OUT_DIR BINARY [BINARY...]; prints and writes OUT_DIR/results.csv
 # as "label,round,seconds,rows" (seconds: the client's wall time for the statement).
 set -u
-. "$(dirname "$0")/scratch_mariadb.sh"
+. "$(dirname "$0")/common.sh"
 out=${1:?out dir}
 shift
 mkdir -p "$out"
@@ -49,11 +49,4 @@ mariadb_round() { # round
   kill $SCRATCH_MARIADB_PID; wait $SCRATCH_MARIADB_PID 2>/dev/null
 }
 echo "label,round,seconds,rows" > "$out/results.csv"
-for r in $(seq "${ROUNDS:-2}"); do
-  i=0
-  for b in "$@"; do
-    i=$((i + 1))
-    tierdb_round "$b" "tierdb$i" "$r"
-  done
-  mariadb_round "$r"
-done
+alternate_rounds "$@"

@@ -164,16 +164,7 @@ impl<'a> Mtr<'a> {
 fn verify(id: PageId, before: Option<&[u8]>, log: &OpLog, after: &[u8]) {
     use tierdb_page::off;
     let Some(before) = before else { return };
-    let mut rec = Vec::new();
-    redo::begin_mtr(&mut rec, 0, 1);
-    redo::encode_ops(&mut rec, id, log);
-    redo::finish_mtr(&mut rec, &[]);
-    let changes = match redo::decode(&rec) {
-        Ok(redo::Record::Mtr { changes, .. }) => changes,
-        other => panic!("page {id}: recorded writes do not decode: {other:?}"),
-    };
-    let mut page = before.to_vec();
-    redo::apply(&mut page, &changes[0]);
+    let mut page = log.replay_on(id, before);
     let fields = [off::CRC..off::CRC + 4, off::LSN..off::LSN + 8];
     for r in fields {
         page[r.clone()].copy_from_slice(&after[r]);

@@ -135,6 +135,26 @@ impl OpLog {
     }
 }
 
+impl OpLog {
+    /// `before` with the recorded operations applied, through the redo record's encoder,
+    /// decoder and applier (what recovery would make of them). For checks (`verify-redo`).
+    #[cfg(any(test, feature = "verify-redo"))]
+    pub fn replay_on(&self, id: tierdb_page::PageId, before: &[u8]) -> Vec<u8> {
+        use crate::redo;
+        let mut rec = Vec::new();
+        redo::begin_mtr(&mut rec, 0, 1);
+        redo::encode_ops(&mut rec, id, self);
+        redo::finish_mtr(&mut rec, &[]);
+        let changes = match redo::decode(&rec) {
+            Ok(redo::Record::Mtr { changes, .. }) => changes,
+            other => panic!("page {id}: recorded writes do not decode: {other:?}"),
+        };
+        let mut page = before.to_vec();
+        redo::apply(&mut page, &changes[0]);
+        page
+    }
+}
+
 /// Write access to one page. Reads see the page; writes go through the methods.
 pub struct PageMut<'p> {
     bytes: &'p mut [u8],
@@ -198,23 +218,8 @@ impl Deref for PageMut<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::redo;
     use proptest::prelude::*;
     use tierdb_page::{PageId, PAGE_SIZE};
-
-    /// Replays `log` on `before` through the redo decoder and applier.
-    fn replay(before: &[u8], log: &OpLog) -> Vec<u8> {
-        let mut rec = Vec::new();
-        redo::begin_mtr(&mut rec, 1, 1);
-        redo::encode_ops(&mut rec, PageId(3), log);
-        redo::finish_mtr(&mut rec, &[]);
-        let redo::Record::Mtr { changes, .. } = redo::decode(&rec).expect("decodes") else {
-            panic!("not an mtr record")
-        };
-        let mut page = before.to_vec();
-        redo::apply(&mut page, &changes[0]);
-        page
-    }
 
     #[derive(Debug, Clone)]
     enum Op {
@@ -266,7 +271,7 @@ mod tests {
                 // Outgrew the limit: the full image is logged, nothing to replay.
                 prop_assert!(log.ops().is_empty());
             } else {
-                prop_assert_eq!(replay(&before, &log), page);
+                prop_assert_eq!(log.replay_on(PageId(3), &before), page);
             }
         }
     }
