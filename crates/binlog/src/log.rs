@@ -28,7 +28,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use parking_lot::{Condvar, Mutex};
 use tierdb_engine::binlog::AppendRecord;
-use tierdb_engine::{BinlogSink, Error, Result, RowChange};
+use tierdb_engine::{BinlogSink, Capture, Error, Result, RowChange, Table};
 
 use crate::events::{self, QueryEvent};
 use crate::rows::{self, RowsKind};
@@ -734,8 +734,9 @@ impl Binlog {
         self.ddl_cv.notify_all();
     }
 
-    /// Waits while a running DDL statement changed a table `changes` saw after that change.
-    fn wait_for_ddl(&self, changes: &[RowChange]) {
+    /// Waits while a running DDL statement changed one of `tables` (a transaction's) after
+    /// the transaction saw it.
+    fn wait_for_ddl(&self, tables: &[Arc<Table>]) {
         if self.ddl_running.load(Ordering::Acquire) == 0 {
             return;
         }
@@ -744,8 +745,7 @@ impl Binlog {
         loop {
             let blocked = d.iter().any(|r| {
                 r.tables.iter().any(|(db, name, before)| {
-                    changes.iter().any(|c| {
-                        let t = &c.table;
+                    tables.iter().any(|t| {
                         t.db == *db
                             && t.def.name.eq_ignore_ascii_case(name)
                             && *before != Some((t.id(), t.handle_version()))
@@ -918,26 +918,23 @@ impl Binlog {
     /// Appends `writes` as sink bytes of at most about `RECORD_SINK_BYTES` per record (a
     /// write longer than that is cut at byte boundaries: each piece is a write of its own, at
     /// its own offset); the last record is the completing one. Returns the first record's start
-    /// and the last one's end.
+    /// and the last one's end. One record's bytes are built at a time.
     fn append_split(writes: &[Write], append: &mut AppendRecord<'_>) -> Result<(u64, u64)> {
-        let mut groups: Vec<Vec<Write>> = vec![Vec::new()];
+        // The pieces of each record: (file, offset, bytes).
+        let mut records: Vec<Vec<(u32, u64, &[u8])>> = vec![Vec::new()];
         let mut size = 0;
         for w in writes {
             let mut at = 0;
             loop {
                 let room = RECORD_SINK_BYTES.saturating_sub(size);
                 if room == 0 {
-                    groups.push(Vec::new());
+                    records.push(Vec::new());
                     size = 0;
                     continue;
                 }
                 let n = room.min(w.bytes.len() - at);
-                if let Some(g) = groups.last_mut() {
-                    g.push(Write {
-                        file: w.file,
-                        offset: w.offset + at as u64,
-                        bytes: w.bytes[at..at + n].to_vec(),
-                    });
+                if let Some(r) = records.last_mut() {
+                    r.push((w.file, w.offset + at as u64, &w.bytes[at..at + n]));
                 }
                 size += n;
                 at += n;
@@ -948,26 +945,26 @@ impl Binlog {
         }
         let mut first = None;
         let mut end = 0;
-        let last = groups.len() - 1;
-        for (i, g) in groups.iter().enumerate() {
-            let (s, e) = append(&Self::encode_writes(g), i == last)?;
+        let last = records.len() - 1;
+        for (i, r) in records.iter().enumerate() {
+            let (s, e) = append(&Self::encode_writes(r), i == last)?;
             first.get_or_insert(s);
             end = e;
         }
         Ok((first.unwrap_or(end), end))
     }
 
-    /// The sink bytes of `writes` (see the module doc).
-    fn encode_writes(writes: &[Write]) -> Vec<u8> {
-        let n: usize = writes.iter().map(|w| 16 + w.bytes.len()).sum();
+    /// The sink bytes of `writes` (file, offset, bytes; see the module doc).
+    fn encode_writes(writes: &[(u32, u64, &[u8])]) -> Vec<u8> {
+        let n: usize = writes.iter().map(|w| 16 + w.2.len()).sum();
         let mut b = Vec::with_capacity(3 + n);
         b.push(SINK_VERSION);
         b.extend_from_slice(&(writes.len() as u16).to_le_bytes());
-        for w in writes {
-            b.extend_from_slice(&w.file.to_le_bytes());
-            b.extend_from_slice(&w.offset.to_le_bytes());
-            b.extend_from_slice(&(w.bytes.len() as u32).to_le_bytes());
-            b.extend_from_slice(&w.bytes);
+        for &(file, offset, bytes) in writes {
+            b.extend_from_slice(&file.to_le_bytes());
+            b.extend_from_slice(&offset.to_le_bytes());
+            b.extend_from_slice(&(bytes.len() as u32).to_le_bytes());
+            b.extend_from_slice(bytes);
         }
         b
     }
@@ -1073,12 +1070,8 @@ fn sync_dir(dir: &Path) -> Result<()> {
 }
 
 impl BinlogSink for Binlog {
-    fn encode_transaction(&self, changes: &[RowChange]) -> Result<Vec<u8>> {
-        self.wait_for_ddl(changes);
+    fn encode_changes(&self, changes: &[RowChange], out: &mut Vec<u8>) -> Result<()> {
         let ts = now_secs();
-        let sid = self.cfg.server_id;
-        let mut out = Vec::with_capacity(256);
-        events::gtid(&mut out, ts, sid, 0, DOMAIN, false);
         let mut i = 0;
         while i < changes.len() {
             let (t, k) = (&changes[i].table, kind_of(&changes[i]));
@@ -1092,18 +1085,36 @@ impl BinlogSink for Binlog {
                 j += 1;
             }
             let from = out.len();
-            self.encode_run(&mut out, ts, &changes[i..j])?;
+            if let Err(e) = self.encode_run(out, ts, &changes[i..j]) {
+                out.truncate(from);
+                return Err(e);
+            }
             if no_fk {
                 mark_no_fk_checks(&mut out[from..]);
             }
             i = j;
         }
-        let xid = self.next_xid.fetch_add(1, Ordering::Relaxed);
-        events::xid(&mut out, ts, sid, xid);
-        Ok(out)
+        Ok(())
     }
 
-    fn place(&self, mut events: Vec<u8>, append: &mut AppendRecord<'_>) -> Result<(u64, u64)> {
+    fn encode_transaction(&self, capture: Capture) -> Result<Vec<Vec<u8>>> {
+        self.wait_for_ddl(&capture.tables);
+        let ts = now_secs();
+        let sid = self.cfg.server_id;
+        let mut first = Vec::with_capacity(64);
+        events::gtid(&mut first, ts, sid, 0, DOMAIN, false);
+        let mut chunks = Vec::with_capacity(capture.chunks.len() + 2);
+        chunks.push(first);
+        chunks.extend(capture.chunks);
+        let mut rest = Vec::new();
+        self.encode_changes(&capture.pending, &mut rest)?;
+        let xid = self.next_xid.fetch_add(1, Ordering::Relaxed);
+        events::xid(&mut rest, ts, sid, xid);
+        chunks.push(rest);
+        Ok(chunks)
+    }
+
+    fn place(&self, mut events: Vec<Vec<u8>>, append: &mut AppendRecord<'_>) -> Result<(u64, u64)> {
         let sid = self.cfg.server_id;
         let mut o = self.order.lock();
         if !o.started {
@@ -1115,7 +1126,9 @@ impl BinlogSink for Binlog {
         // Where the events go; the order's state changes only once the record is appended.
         let (mut file, mut offset, mut header_end) = (o.file, o.offset, o.header_end);
         let has_txn = offset > header_end;
-        let rotating = o.rotate || (has_txn && offset + events.len() as u64 > self.cfg.max_size);
+        events.retain(|c| !c.is_empty());
+        let total: u64 = events.iter().map(|c| c.len() as u64).sum();
+        let rotating = o.rotate || (has_txn && offset + total > self.cfg.max_size);
         if rotating {
             let next = file + 1;
             let ts = now_secs();
@@ -1138,19 +1151,21 @@ impl BinlogSink for Binlog {
             (file, offset, header_end) = (next, len, len);
         }
         let mut seq = None;
-        if !events.is_empty() {
+        if let Some(head) = events.first_mut() {
             // Sequence numbers grow per domain, whatever server ids logged before (as MariaDB).
             let s = domain_seq(o.state.iter().map(|(&(d, _), &q)| (d, q))) + 1;
-            events::set_gtid_seq(&mut events, s).map_err(format_err)?;
-            events::set_positions(&mut events, offset).map_err(format_err)?;
+            events::set_gtid_seq(head, s).map_err(format_err)?;
             seq = Some(s);
-            let len = events.len() as u64;
-            writes.push(Write {
-                file,
-                offset,
-                bytes: events,
-            });
-            offset += len;
+            for mut chunk in events {
+                events::set_positions(&mut chunk, offset).map_err(format_err)?;
+                let len = chunk.len() as u64;
+                writes.push(Write {
+                    file,
+                    offset,
+                    bytes: chunk,
+                });
+                offset += len;
+            }
         }
         let (start, end) = Self::append_split(&writes, append)?;
         // Placed: from here on the offsets and the sequence number are taken.
@@ -1320,7 +1335,7 @@ mod tests {
     /// Places one DDL statement; returns its ticket.
     fn place(b: &Binlog, redo: &mut Redo, sql: &str) -> u64 {
         let ev = b.statement_events(&query(sql)).unwrap();
-        b.place(ev, &mut redo.append()).unwrap().0
+        b.place(vec![ev], &mut redo.append()).unwrap().0
     }
 
     /// (file name, GTID sequence numbers, SQL texts) of every complete file.
@@ -1403,7 +1418,7 @@ mod tests {
         let before = b.list().unwrap().len();
         // FLUSH BINARY LOGS without an engine: the rotation placed like any record.
         b.order.lock().rotate = true;
-        let t = b.place(Vec::new(), &mut redo.append()).unwrap().0;
+        let t = b.place(vec![Vec::new()], &mut redo.append()).unwrap().0;
         b.write(t);
         assert_eq!(b.list().unwrap().len(), before + 1);
         let index = std::fs::read_to_string(dir.path().join("tierdb-bin.index")).unwrap();
@@ -1658,7 +1673,7 @@ mod tests {
         events::xid(&mut ev, 1, 7, 9);
         let total = ev.len();
         let mut redo = Redo::default();
-        let (_, end) = b.place(ev, &mut redo.append()).unwrap();
+        let (_, end) = b.place(vec![ev], &mut redo.append()).unwrap();
         assert_eq!(redo.records.len(), 3, "three records of at most 4 MiB");
         assert_eq!(redo.last, vec![false, false, true]);
         assert_eq!(end, 300);
@@ -1727,7 +1742,7 @@ mod tests {
         );
         // The next file's header carries the state.
         b.order.lock().rotate = true;
-        let t = b.place(Vec::new(), &mut redo.append()).unwrap().0;
+        let t = b.place(vec![Vec::new()], &mut redo.append()).unwrap().0;
         b.write(t);
         b.finished(t);
         assert_eq!(
@@ -1753,7 +1768,9 @@ mod tests {
                 bytes: vec![],
             },
         ];
-        let b = Binlog::encode_writes(&w);
+        let pieces: Vec<(u32, u64, &[u8])> =
+            w.iter().map(|w| (w.file, w.offset, &w.bytes[..])).collect();
+        let b = Binlog::encode_writes(&pieces);
         assert_eq!(Binlog::decode_writes(&b).unwrap(), w);
         for cut in 0..b.len() {
             assert!(Binlog::decode_writes(&b[..cut]).is_err(), "cut at {cut}");

@@ -19,8 +19,8 @@ use tierdb_binlog::log::{Binlog, BinlogConfig};
 use tierdb_binlog::rows::RowsKind;
 use tierdb_engine::binlog::AppendRecord;
 use tierdb_engine::{
-    BinlogSink, Collation, ColumnDef, ColumnType, Engine, EngineConfig, Result, Row, RowChange,
-    TableDef, Value,
+    BinlogSink, Capture, Collation, ColumnDef, ColumnType, Engine, EngineConfig, Result, Row,
+    RowChange, TableDef, Value,
 };
 
 const ROWS: i64 = 60_000;
@@ -33,11 +33,16 @@ struct NoWrites {
 }
 
 impl BinlogSink for NoWrites {
-    fn encode_transaction(&self, changes: &[RowChange]) -> Result<Vec<u8>> {
-        self.inner.encode_transaction(changes)
+    fn encode_changes(&self, changes: &[RowChange], out: &mut Vec<u8>) -> Result<()> {
+        self.inner.encode_changes(changes, out)
     }
-    fn place(&self, events: Vec<u8>, append: &mut AppendRecord<'_>) -> Result<(u64, u64)> {
-        let doomed = events.windows(8).any(|w| w == b"DOOMED!!");
+    fn encode_transaction(&self, capture: Capture) -> Result<Vec<Vec<u8>>> {
+        self.inner.encode_transaction(capture)
+    }
+    fn place(&self, events: Vec<Vec<u8>>, append: &mut AppendRecord<'_>) -> Result<(u64, u64)> {
+        let doomed = events
+            .iter()
+            .any(|c| c.windows(8).any(|w| w == b"DOOMED!!"));
         let mut parts = 0;
         let mut wrapped = |b: &[u8], last: bool| -> Result<(u64, u64)> {
             if doomed && last {

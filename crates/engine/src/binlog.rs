@@ -3,8 +3,10 @@
 //!
 //! Owns: [`RowChange`] (a row image a transaction changed, captured by `Txn::insert` /
 //! `update` / `delete` while a sink is configured, the table is not TEMPORARY and the
-//! transaction logs), the [`BinlogSink`] contract, and the redo record kind
-//! [`KIND_BINLOG`] for a binary-log write that is no transaction's (DDL statements).
+//! transaction logs), [`Capture`] (a running transaction's changes: encoded by the sink in
+//! batches as they come, so a big transaction holds its events' bytes, not its rows), the
+//! [`BinlogSink`] contract, and the redo record kind [`KIND_BINLOG`] for a binary-log write
+//! that is no transaction's (DDL statements).
 //!
 //! The binary log is made durable by the redo log, not by fsyncs of its own: a committing
 //! transaction's events go into its commit record (`redo::encode_txn_end_with`), placed in
@@ -61,6 +63,122 @@ pub struct RowChange {
     pub no_fk_checks: bool,
 }
 
+/// Pending changes are encoded once this many wait (and at each savepoint and the commit).
+const CAPTURE_BATCH: usize = 256;
+/// An encoded chunk is closed and the next one started past this many bytes, so that a big
+/// transaction's bytes never sit in one buffer that doubles as it grows.
+const CAPTURE_CHUNK: usize = 1 << 20;
+
+/// The binary-log changes of a running transaction: chunks of whole encoded events (the
+/// sink's format, without the transaction's first and last events), then changes not yet
+/// encoded, and the tables changed.
+#[derive(Default)]
+pub struct Capture {
+    pub chunks: Vec<Vec<u8>>,
+    pub pending: Vec<RowChange>,
+    /// Every table a captured change was made to (each handle once).
+    pub tables: Vec<Arc<Table>>,
+    /// Encoding failed: the changes stay pending for the commit, which fails with the error.
+    stuck: bool,
+}
+
+/// Where a savepoint left a [`Capture`] (see `Capture::mark`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct CaptureMark {
+    chunks: usize,
+    last_len: usize,
+    pending: usize,
+}
+
+impl Capture {
+    pub fn is_empty(&self) -> bool {
+        self.chunks.is_empty() && self.pending.is_empty()
+    }
+
+    /// Encodes the pending changes unless `n` more fit the batch: the next `n` captures then
+    /// stay pending side by side (an update that moves a row merges its delete and insert).
+    pub(crate) fn make_room(&mut self, sink: &dyn BinlogSink, n: usize) {
+        if self.pending.len() + n >= CAPTURE_BATCH && !self.stuck {
+            self.encode_pending(sink);
+        }
+    }
+
+    /// Captures `c`; a full batch is encoded.
+    pub(crate) fn push(&mut self, sink: &dyn BinlogSink, c: RowChange) {
+        if !self.tables.iter().any(|t| Arc::ptr_eq(t, &c.table)) {
+            self.tables.push(c.table.clone());
+        }
+        self.pending.push(c);
+        if self.pending.len() >= CAPTURE_BATCH && !self.stuck {
+            self.encode_pending(sink);
+        }
+    }
+
+    /// Encodes the pending changes into the last chunk (a new one past `CAPTURE_CHUNK`). On
+    /// an error they stay pending: the commit encodes them again and fails there.
+    pub(crate) fn encode_pending(&mut self, sink: &dyn BinlogSink) {
+        if self.pending.is_empty() || self.stuck {
+            return;
+        }
+        if self.chunks.last().is_none_or(|c| c.len() >= CAPTURE_CHUNK) {
+            self.chunks.push(Vec::new());
+        }
+        let Some(out) = self.chunks.last_mut() else {
+            return;
+        };
+        let len = out.len();
+        match sink.encode_changes(&self.pending, out) {
+            Ok(()) => self.pending.clear(),
+            Err(_) => {
+                out.truncate(len);
+                self.stuck = true;
+            }
+        }
+        if self.chunks.last().is_some_and(|c| c.is_empty()) {
+            self.chunks.pop();
+        }
+    }
+
+    /// Where the capture is now; the pending changes are encoded first, so that a later
+    /// batch cannot carry changes from before the mark.
+    pub(crate) fn mark(&mut self, sink: Option<&dyn BinlogSink>) -> CaptureMark {
+        if let Some(s) = sink {
+            self.encode_pending(s);
+        }
+        CaptureMark {
+            chunks: self.chunks.len(),
+            last_len: self.chunks.last().map_or(0, |c| c.len()),
+            pending: self.pending.len(),
+        }
+    }
+
+    /// Whether `m` is a place this capture has passed (it was not cut back before it).
+    pub(crate) fn has(&self, m: CaptureMark) -> bool {
+        m.chunks <= self.chunks.len()
+            && (m.chunks == 0 || m.last_len <= self.chunks[m.chunks - 1].len())
+            && (m.chunks < self.chunks.len() || m.pending <= self.pending.len())
+    }
+
+    /// Forgets what was captured after `m`.
+    pub(crate) fn cut(&mut self, m: CaptureMark) {
+        if m.chunks < self.chunks.len() {
+            self.pending.clear();
+        }
+        self.pending.truncate(m.pending);
+        self.chunks.truncate(m.chunks);
+        if let Some(c) = self.chunks.last_mut() {
+            c.truncate(m.last_len);
+        }
+        if self.chunks.last().is_some_and(|c| c.is_empty()) {
+            self.chunks.pop();
+        }
+    }
+
+    pub(crate) fn clear(&mut self) {
+        *self = Capture::default();
+    }
+}
+
 /// Appends one redo record whose payload ends with the given sink bytes and returns its start
 /// and end. `last`: the record that completes the placement (the commit record, or a kind 4
 /// record); `false`: a part record that counts only once the last one is found (a caller
@@ -70,13 +188,20 @@ pub type AppendRecord<'a> = dyn FnMut(&[u8], bool) -> Result<(u64, u64)> + 'a;
 /// Where the engine sends committed changes when a binary log is configured
 /// (`EngineConfig::binlog`). Implemented by `tierdb-binlog`.
 pub trait BinlogSink: Send + Sync {
-    /// Encodes a committing transaction's changes (called outside every lock).
-    fn encode_transaction(&self, changes: &[RowChange]) -> Result<Vec<u8>>;
-    /// Under the sink's order lock: gives `events` their place in the binary log and appends
-    /// the redo record carrying them through `append` (whose argument is the sink's bytes;
-    /// bytes too large for one record go in parts, the last call with `last = true`).
-    /// Returns a ticket for `write` and the last record's end LSN.
-    fn place(&self, events: Vec<u8>, append: &mut AppendRecord<'_>) -> Result<(u64, u64)>;
+    /// Encodes `changes` (the next ones of a running transaction, in order) as whole events
+    /// appended to `out` (called outside every lock; a batch's first event may repeat a
+    /// table's map).
+    fn encode_changes(&self, changes: &[RowChange], out: &mut Vec<u8>) -> Result<()>;
+    /// A committing transaction's events, in chunks of whole events: its first event, the
+    /// captured changes (the rest still pending encoded too), its last event (called outside
+    /// every lock; may wait for a DDL statement on `capture.tables` to be logged first).
+    fn encode_transaction(&self, capture: Capture) -> Result<Vec<Vec<u8>>>;
+    /// Under the sink's order lock: gives `events` (chunks of whole events, in order) their
+    /// place in the binary log and appends the redo record carrying them through `append`
+    /// (whose argument is the sink's bytes; bytes too large for one record go in parts, the
+    /// last call with `last = true`). Returns a ticket for `write` and the last record's end
+    /// LSN.
+    fn place(&self, events: Vec<Vec<u8>>, append: &mut AppendRecord<'_>) -> Result<(u64, u64)>;
     /// After the record of `ticket` is durable: writes its bytes to the binary-log files.
     /// A failure is the sink's to report; the record stays for recovery and checkpoints.
     fn write(&self, ticket: u64);

@@ -463,7 +463,7 @@ impl Inner {
             let mut losers: Vec<_> = pending.into_iter().collect();
             losers.sort_by_key(|(t, _)| std::cmp::Reverse(*t));
             for (txn, undo) in &losers {
-                inner.apply_undo(*txn, undo)?;
+                inner.apply_undo(*txn, undo.iter().rev().cloned().map(Ok))?;
                 let payload = redo::encode_txn_end(*txn, false);
                 inner.store.wal.append(&payload, |_, _| {})?;
             }
@@ -503,7 +503,7 @@ impl Inner {
             let end = wal.append(&p, |s, _| start = s.0)?.0;
             Ok((start, end))
         };
-        let (ticket, end) = sink.place(events, &mut append)?;
+        let (ticket, end) = sink.place(vec![events], &mut append)?;
         let r = match wal.commit(Lsn(end)) {
             Ok(()) => {
                 self.write_binlog(sink.as_ref(), ticket, end);
@@ -547,8 +547,13 @@ impl Inner {
     }
 
     /// Restores before-images in reverse order (idempotent).
-    pub fn apply_undo(&self, txn: u64, undo: &[Undo]) -> Result<()> {
-        for u in undo.iter().rev() {
+    pub fn apply_undo(
+        &self,
+        txn: u64,
+        newest_first: impl IntoIterator<Item = Result<Undo>>,
+    ) -> Result<()> {
+        for u in newest_first {
+            let u = u?;
             let tree = BTree {
                 root: PageId(u.tree),
             };

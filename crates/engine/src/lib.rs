@@ -23,7 +23,7 @@ mod txn;
 mod txns;
 pub mod types;
 
-pub use binlog::{BinlogSink, RowChange};
+pub use binlog::{BinlogSink, Capture, RowChange};
 pub use collation::Collation;
 pub use error::{Error, Result};
 pub use keys::time_micros;
@@ -894,9 +894,10 @@ impl Txn {
         self.done = true;
         self.st.rollback()
     }
-    /// Marks the current point of the transaction (cheap: two lengths). The SQL layer takes
-    /// one before every statement of an explicit transaction.
-    pub fn savepoint(&self) -> Savepoint {
+    /// Marks the current point of the transaction (a few lengths; binary-log changes still
+    /// pending are encoded first). The SQL layer takes one before every statement of an
+    /// explicit transaction.
+    pub fn savepoint(&mut self) -> Savepoint {
         self.st.savepoint()
     }
     /// Undoes the changes made after `sp` (newest first, secondary index entries included)

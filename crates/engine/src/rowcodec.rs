@@ -199,13 +199,17 @@ pub struct Undo {
 }
 
 impl Undo {
+    #[cfg(test)]
     pub fn encode(&self) -> Vec<u8> {
-        let mut v =
-            Vec::with_capacity(16 + self.key.len() + self.before.as_ref().map_or(0, |b| b.len()));
-        v.extend_from_slice(&self.tree.to_le_bytes());
-        v.extend_from_slice(&(self.key.len() as u16).to_le_bytes());
-        v.extend_from_slice(&self.key);
-        match &self.before {
+        Undo::encode_parts(self.tree, &self.key, self.before.as_deref())
+    }
+    /// The encoding of the entry (`tree`, `key`, `before`) without building it first.
+    pub fn encode_parts(tree: u64, key: &[u8], before: Option<&[u8]>) -> Vec<u8> {
+        let mut v = Vec::with_capacity(16 + key.len() + before.map_or(0, |b| b.len()));
+        v.extend_from_slice(&tree.to_le_bytes());
+        v.extend_from_slice(&(key.len() as u16).to_le_bytes());
+        v.extend_from_slice(key);
+        match before {
             None => v.push(0),
             Some(b) => {
                 v.push(1);
@@ -244,6 +248,80 @@ impl Undo {
             tree: u64::from_le_bytes(t),
             key,
             before,
+        })
+    }
+}
+
+/// Bytes of one chunk of an [`UndoLog`] (an entry larger than this gets a chunk of its own).
+const UNDO_CHUNK: usize = 1 << 20;
+
+/// A running transaction's undo entries, oldest first, kept encoded (`Undo::encode`) and
+/// packed into chunks of about 1 MiB: no allocation per entry, and no buffer of the whole
+/// log's size that doubles as it grows.
+#[derive(Default)]
+pub(crate) struct UndoLog {
+    chunks: Vec<Vec<u8>>,
+    /// Where each entry starts: its chunk's index in the high 32 bits, the offset in it in
+    /// the low ones. An entry ends where the next one in its chunk starts, or at the chunk's
+    /// end.
+    starts: Vec<u64>,
+}
+
+impl UndoLog {
+    pub fn len(&self) -> usize {
+        self.starts.len()
+    }
+
+    pub fn push(&mut self, entry: &[u8]) {
+        let fits = self
+            .chunks
+            .last()
+            .is_some_and(|c| c.len() + entry.len() <= UNDO_CHUNK);
+        if !fits {
+            self.chunks
+                .push(Vec::with_capacity(entry.len().max(UNDO_CHUNK)));
+        }
+        let ci = self.chunks.len() - 1;
+        let c = &mut self.chunks[ci];
+        self.starts.push(((ci as u64) << 32) | c.len() as u64);
+        c.extend_from_slice(entry);
+    }
+
+    /// Forgets the entries from the `n`-th on.
+    pub fn truncate(&mut self, n: usize) {
+        let Some(&start) = self.starts.get(n) else {
+            return;
+        };
+        let (ci, off) = ((start >> 32) as usize, (start & 0xffff_ffff) as usize);
+        self.chunks.truncate(ci + 1);
+        self.chunks[ci].truncate(off);
+        if off == 0 {
+            self.chunks.pop();
+        }
+        self.starts.truncate(n);
+    }
+
+    pub fn clear(&mut self) {
+        *self = UndoLog::default();
+    }
+
+    /// The encoded entry `i`.
+    fn entry(&self, i: usize) -> &[u8] {
+        let start = self.starts[i];
+        let (ci, off) = ((start >> 32) as usize, (start & 0xffff_ffff) as usize);
+        let end = match self.starts.get(i + 1) {
+            Some(&next) if (next >> 32) as usize == ci => (next & 0xffff_ffff) as usize,
+            _ => self.chunks[ci].len(),
+        };
+        &self.chunks[ci][off..end]
+    }
+
+    /// The entries from the `n`-th on, newest first, decoded (a malformed one is an error).
+    pub fn newest_first_from(&self, n: usize) -> impl Iterator<Item = crate::Result<Undo>> + '_ {
+        (n.min(self.len())..self.len()).rev().map(|i| {
+            Undo::decode(self.entry(i)).ok_or_else(|| {
+                crate::Error::Internal("a transaction's undo entry is unreadable".into())
+            })
         })
     }
 }
@@ -342,6 +420,54 @@ mod tests {
                 before,
             };
             assert_eq!(Undo::decode(&u.encode()), Some(u));
+        }
+    }
+    #[derive(Clone, Debug)]
+    enum LogOp {
+        Push(usize, u8),
+        Truncate(usize),
+    }
+
+    fn log_op() -> impl Strategy<Value = LogOp> {
+        prop_oneof![
+            8 => (prop_oneof![0usize..200, 300_000usize..1_200_000], any::<u8>())
+                .prop_map(|(n, b)| LogOp::Push(n, b)),
+            1 => (0usize..64).prop_map(LogOp::Truncate),
+        ]
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(64))]
+        /// Pushes of small and chunk-sized entries and cuts back to any entry give the same
+        /// entries, newest first, as a plain list of them.
+        #[test]
+        fn the_undo_log_keeps_what_a_list_would(ops in proptest::collection::vec(log_op(), 1..40)) {
+            let mut log = UndoLog::default();
+            let mut model: Vec<Undo> = Vec::new();
+            for op in ops {
+                match op {
+                    LogOp::Push(n, b) => {
+                        let u = Undo {
+                            tree: n as u64,
+                            key: vec![b; n % 7],
+                            before: (n % 3 != 0).then(|| vec![b; n]),
+                        };
+                        log.push(&u.encode());
+                        model.push(u);
+                    }
+                    LogOp::Truncate(k) => {
+                        let n = model.len().saturating_sub(k);
+                        log.truncate(n);
+                        model.truncate(n);
+                    }
+                }
+                prop_assert_eq!(log.len(), model.len());
+            }
+            for from in [0, model.len() / 2, model.len()] {
+                let got: Vec<Undo> = log.newest_first_from(from).map(|u| u.unwrap()).collect();
+                let want: Vec<Undo> = model[from..].iter().rev().cloned().collect();
+                prop_assert!(got == want, "entries from {} differ", from);
+            }
         }
     }
 }

@@ -27,14 +27,14 @@
 //! rollback record is appended (when the transaction logged anything); return a version
 //! written by another active transaction.
 
-use crate::binlog::RowChange;
+use crate::binlog::{Capture, CaptureMark, RowChange};
 use crate::inner::Inner;
 use crate::keys::{
     decode_key, encode_column_value, encode_key, encode_key_of, lower_bound, upper_bound,
 };
 use crate::lob;
 use crate::rowcodec::{
-    decode_row_ext, encode_row_ext, header, with_header, External, Undo, FLAG_DELETED,
+    decode_row_ext, encode_row_ext, header, with_header, External, Undo, UndoLog, FLAG_DELETED,
 };
 use crate::txns::{ActiveTxn, ReadAs, ReadView, Visible};
 use crate::types::{IndexDef, Row, TableDef, Value};
@@ -81,7 +81,7 @@ impl Deferred {
 pub(crate) struct TxnState {
     pub inner: Arc<Inner>,
     active: Option<Arc<ActiveTxn>>,
-    undo: Vec<Undo>,
+    undo: UndoLog,
     locks: Vec<LockKey>,
     purge: Vec<Purge>,
     /// Gates of the tables this transaction writes, held until it ends (see `gate`).
@@ -96,7 +96,7 @@ pub(crate) struct TxnState {
     /// The read view of a REPEATABLE READ transaction, opened by its first consistent read.
     view: Option<Arc<ReadView>>,
     /// Row changes for the binary log (see `binlog`), in the order they were made.
-    binlog: Vec<RowChange>,
+    binlog: Capture,
     /// Changes are not captured for the binary log (`sql_log_bin = 0`, and the rows a
     /// foreign key's cascade changes: a replica's engine cascades by itself).
     pub binlog_off: bool,
@@ -118,7 +118,7 @@ pub(crate) struct TxnState {
 pub struct Savepoint {
     undo: usize,
     purge: usize,
-    binlog: usize,
+    binlog: CaptureMark,
 }
 
 /// Why a commit record could not be appended.
@@ -408,7 +408,7 @@ impl TxnState {
         TxnState {
             inner,
             active: None,
-            undo: Vec::new(),
+            undo: UndoLog::default(),
             locks: Vec::new(),
             purge: Vec::new(),
             gates: Vec::new(),
@@ -417,7 +417,7 @@ impl TxnState {
             logged: false,
             view: None,
             consistent: false,
-            binlog: Vec::new(),
+            binlog: Capture::default(),
             binlog_off: false,
             binlog_no_fk_checks: false,
             binlog_ticket: None,
@@ -563,6 +563,13 @@ impl TxnState {
         Ok(a)
     }
 
+    /// Captures `c` for the binary log (callers check `capturing` first).
+    fn capture(&mut self, c: RowChange) {
+        if let Some(sink) = &self.inner.cfg.binlog {
+            self.binlog.push(sink.as_ref(), c);
+        }
+    }
+
     fn lock(&mut self, t: &Table, key: &[u8]) -> Result<()> {
         self.lock_mode(t, key, LockMode::Exclusive)
     }
@@ -611,8 +618,10 @@ impl TxnState {
         self.change_entry(tree, key, decide, true)
     }
 
-    /// `change`, recording the before-image for readers only with `seen` (entries of a
-    /// long-value tree are never read through versions, so theirs is not kept).
+    /// `change`, recording the before-image for readers only with `seen`: readers walk
+    /// versions of primary entries only (a secondary entry is a key with an empty value,
+    /// checked against its row; a long-value tree's entries are read through their row), so
+    /// the other trees' before-images are not kept.
     fn change_entry(
         &mut self,
         tree: BTree,
@@ -630,16 +639,12 @@ impl TxnState {
             d
         })?;
         if changed {
-            let u = Undo {
-                tree: tree.root.0,
-                key: key.to_vec(),
-                before: old.clone(),
-            };
-            m.set_logical(u.encode());
+            let u = Undo::encode_parts(tree.root.0, key, old.as_deref());
+            self.undo.push(&u);
+            m.set_logical(u);
             if seen {
                 a.record_before(tree.root.0, key, old.as_deref());
             }
-            self.undo.push(u);
             self.logged = true;
         }
         m.commit()?;
@@ -1067,10 +1072,10 @@ impl TxnState {
         }
         for (i, idx) in t.def.indexes.iter().enumerate() {
             let sk = index_key(&t.def, idx, &row);
-            self.change(t.secondary[i], &sk, |_| Modify::Put(Vec::new()))?;
+            self.change_entry(t.secondary[i], &sk, |_| Modify::Put(Vec::new()), false)?;
         }
         if self.capturing(t) {
-            self.binlog.push(RowChange {
+            self.capture(RowChange {
                 table: t.clone(),
                 before: None,
                 after: Some(row),
@@ -1106,18 +1111,21 @@ impl TxnState {
         let key = pk_key(&t.def, pk);
         // A key that changes only in ways its collation ignores ('abc' -> 'ABC') stays in place.
         if pk_key(&t.def, &pk_values(&t.def, &new_row)) != key {
-            let mark = self.binlog.len();
+            if let Some(sink) = &self.inner.cfg.binlog {
+                self.binlog.make_room(sink.as_ref(), 2);
+            }
+            let mark = self.binlog.pending.len();
             if !self.delete(t, pk)? {
                 return Ok(false);
             }
             self.insert(t, new_row)?;
             // One update for the binary log, not a delete and an insert: a replica's foreign
             // keys must see the key change (ON UPDATE, not ON DELETE).
-            if self.binlog.len() == mark + 2 {
-                let ins = self.binlog.pop();
-                let del = self.binlog.pop();
+            if self.binlog.pending.len() == mark + 2 {
+                let ins = self.binlog.pending.pop();
+                let del = self.binlog.pending.pop();
                 if let (Some(del), Some(ins)) = (del, ins) {
-                    self.binlog.push(RowChange {
+                    self.binlog.pending.push(RowChange {
                         table: ins.table,
                         before: del.before,
                         after: ins.after,
@@ -1170,7 +1178,7 @@ impl TxnState {
         for (i, idx) in t.def.indexes.iter().enumerate() {
             if idx.columns.iter().any(|&c| old_row[c] != new_row[c]) {
                 let nk = index_key(&t.def, idx, &new_row);
-                self.change(t.secondary[i], &nk, |_| Modify::Put(Vec::new()))?;
+                self.change_entry(t.secondary[i], &nk, |_| Modify::Put(Vec::new()), false)?;
                 let ok = index_key(&t.def, idx, &old_row);
                 self.purge.push(Purge::Sec {
                     table: t.clone(),
@@ -1181,7 +1189,7 @@ impl TxnState {
             }
         }
         if capture {
-            self.binlog.push(RowChange {
+            self.capture(RowChange {
                 table: t.clone(),
                 before: Some(old_row),
                 after: Some(new_row),
@@ -1238,7 +1246,7 @@ impl TxnState {
             });
         }
         if capture {
-            self.binlog.push(RowChange {
+            self.capture(RowChange {
                 table: t.clone(),
                 before: Some(old_row),
                 after: None,
@@ -1311,11 +1319,12 @@ impl TxnState {
         }
     }
 
-    pub fn savepoint(&self) -> Savepoint {
+    pub fn savepoint(&mut self) -> Savepoint {
+        let sink = self.inner.cfg.binlog.clone();
         Savepoint {
             undo: self.undo.len(),
             purge: self.purge.len(),
-            binlog: self.binlog.len(),
+            binlog: self.binlog.mark(sink.as_deref()),
         }
     }
 
@@ -1323,8 +1332,7 @@ impl TxnState {
     /// the transaction's state is unknown and the caller must roll it back entirely (which
     /// re-applies every undo entry, the restored ones included: restoring is idempotent).
     pub fn rollback_to(&mut self, sp: Savepoint) -> Result<()> {
-        if sp.undo > self.undo.len() || sp.purge > self.purge.len() || sp.binlog > self.binlog.len()
-        {
+        if sp.undo > self.undo.len() || sp.purge > self.purge.len() || !self.binlog.has(sp.binlog) {
             return Err(Error::Internal(
                 "rollback to a savepoint this transaction no longer has".into(),
             ));
@@ -1332,10 +1340,11 @@ impl TxnState {
         let Some(a) = self.active.clone() else {
             return Ok(());
         };
-        self.inner.apply_undo(a.id, &self.undo[sp.undo..])?;
+        self.inner
+            .apply_undo(a.id, self.undo.newest_first_from(sp.undo))?;
         self.undo.truncate(sp.undo);
         self.purge.truncate(sp.purge);
-        self.binlog.truncate(sp.binlog);
+        self.binlog.cut(sp.binlog);
         Ok(())
     }
 
@@ -1408,9 +1417,8 @@ impl TxnState {
             }
         };
         let events = sink
-            .encode_transaction(&self.binlog)
+            .encode_transaction(std::mem::take(&mut self.binlog))
             .map_err(CommitFailure::Encode)?;
-        self.binlog.clear();
         let mut failed = None;
         let mut append = |bytes: &[u8], last: bool| -> Result<(u64, u64)> {
             let payload = if last {
@@ -1479,15 +1487,18 @@ impl TxnState {
             return Ok(());
         }
         let undo = std::mem::take(&mut self.undo);
-        let r = self.inner.apply_undo(a.id, &undo).and_then(|_| {
-            let payload = tierdb_btree::redo::encode_txn_end(a.id, false);
-            self.inner
-                .store
-                .wal
-                .append(&payload, |_, _| {})
-                .map(|_| ())
-                .map_err(Error::from)
-        });
+        let r = self
+            .inner
+            .apply_undo(a.id, undo.newest_first_from(0))
+            .and_then(|_| {
+                let payload = tierdb_btree::redo::encode_txn_end(a.id, false);
+                self.inner
+                    .store
+                    .wal
+                    .append(&payload, |_, _| {})
+                    .map(|_| ())
+                    .map_err(Error::from)
+            });
         self.inner
             .counters
             .rollbacks

@@ -115,7 +115,7 @@ fn child(dir: &str) {
     let d = e.table("crash", "doc").unwrap();
     let mut n: i64 = std::env::var("CRASH_START").unwrap().parse().unwrap();
     let out = std::io::stdout();
-    let mut seed = n as u64 * 6364136223846793005 + 1;
+    let mut seed = (n as u64).wrapping_mul(6364136223846793005).wrapping_add(1);
     let mut rnd = move || {
         seed = seed
             .wrapping_mul(6364136223846793005)

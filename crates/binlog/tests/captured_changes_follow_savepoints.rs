@@ -1,0 +1,198 @@
+//! A transaction's binary-log changes are encoded while it runs (in batches, into chunks of
+//! about 1 MiB), not at its commit. What reaches the file must still be exactly the changes
+//! that stayed: megabytes rolled back to a savepoint leave no event behind even when they
+//! spanned several chunks, and an update that moves a row to another primary key is one
+//! update event (not a delete and an insert) also when it falls on a batch boundary.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use tierdb_binlog::decode::{to_value, Decoder, Event, RawValue};
+use tierdb_binlog::log::{Binlog, BinlogConfig};
+use tierdb_binlog::rows::RowsKind;
+use tierdb_engine::{
+    Collation, ColumnDef, ColumnType, Engine, EngineConfig, Row, Table, TableDef, Value,
+};
+
+fn col(name: &str, ty: ColumnType) -> ColumnDef {
+    ColumnDef {
+        name: name.into(),
+        ty,
+        nullable: false,
+        auto_increment: false,
+        default: None,
+        fill: None,
+        collation: Collation::GeneralCi,
+        on_update_now: false,
+    }
+}
+
+fn table() -> TableDef {
+    TableDef {
+        name: "t".into(),
+        columns: vec![
+            col(
+                "id",
+                ColumnType::Int {
+                    bytes: 8,
+                    unsigned: false,
+                },
+            ),
+            col("pad", ColumnType::VarChar(400)),
+        ],
+        primary_key: vec![0],
+        indexes: Vec::new(),
+        foreign_keys: Vec::new(),
+        checks: Vec::new(),
+    }
+}
+
+fn row(id: i64, tag: &str) -> Row {
+    let mut pad = format!("{tag}-{id}-").into_bytes();
+    pad.resize(300, b'a' + id.rem_euclid(26) as u8);
+    vec![Value::Int(id), Value::Bytes(pad)]
+}
+
+/// One row change as the file tells it: (kind, before image, after image).
+type Change = (RowsKind, Option<Row>, Option<Row>);
+
+fn changes_in(file: &Path, t: &Table) -> (Vec<Change>, usize) {
+    let bytes = std::fs::read(file).unwrap();
+    let events = Decoder::new()
+        .feed(&bytes[4..])
+        .expect("decode the binary log");
+    let cols = &t.def.columns;
+    let value = |raw: &Option<Vec<RawValue>>| -> Option<Row> {
+        raw.as_ref().map(|raw| {
+            raw.iter()
+                .zip(cols)
+                .map(|(v, c)| to_value(v, &c.ty).expect("value"))
+                .collect()
+        })
+    };
+    let mut out = Vec::new();
+    let mut xids = 0;
+    for ev in &events {
+        match ev {
+            Event::Rows(r) => {
+                for (b, a) in &r.rows {
+                    out.push((r.kind, value(b), value(a)));
+                }
+            }
+            Event::Xid(_) => xids += 1,
+            _ => {}
+        }
+    }
+    (out, xids)
+}
+
+#[test]
+fn rolled_back_megabytes_and_moved_rows_reach_the_log_as_they_stayed() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = Binlog::open(BinlogConfig::new(dir.path().join("binlog"))).expect("open log");
+    let mut cfg = EngineConfig::under(dir.path().join("db"));
+    cfg.buffer_pool_size_bytes = 64 << 20;
+    cfg.binlog = Some(log.clone());
+    let e = Engine::open(cfg).expect("open engine");
+    log.start().expect("start the log");
+    e.create_database("d").expect("create database");
+    e.create_table("d", table()).expect("create table");
+    let t = e.table("d", "t").expect("table");
+
+    let mut want: Vec<Change> = Vec::new();
+    let mut tx = e.begin();
+    // About 1.5 MB of inserts: more than one chunk before the savepoint.
+    for id in 1..=5000 {
+        tx.insert(&t, row(id, "ins")).expect("insert");
+        want.push((RowsKind::Write, None, Some(row(id, "ins"))));
+    }
+    let sp = tx.savepoint();
+    // About 3 MB of updates and deletes, all rolled back: several chunks are cut.
+    for id in 1..=4000 {
+        tx.update(&t, &[Value::Int(id)], row(id, "gone"))
+            .expect("update");
+    }
+    for id in 4001..=5000 {
+        assert!(tx.delete(&t, &[Value::Int(id)]).expect("delete"));
+    }
+    tx.rollback_to_savepoint(sp).expect("rollback to savepoint");
+    // 600 updates that move their row to another key: one lands on every batch boundary.
+    for id in 1..=600 {
+        tx.update(&t, &[Value::Int(id)], row(id + 100_000, "moved"))
+            .expect("moving update");
+        want.push((
+            RowsKind::Update,
+            Some(row(id, "ins")),
+            Some(row(id + 100_000, "moved")),
+        ));
+    }
+    // A savepoint in the middle of pending changes, rolled back at once.
+    for id in 601..=700 {
+        assert!(tx.delete(&t, &[Value::Int(id)]).expect("delete"));
+        want.push((RowsKind::Delete, Some(row(id, "ins")), None));
+    }
+    let sp = tx.savepoint();
+    for id in 701..=800 {
+        assert!(tx.delete(&t, &[Value::Int(id)]).expect("delete"));
+    }
+    tx.rollback_to_savepoint(sp).expect("rollback to savepoint");
+    tx.commit().expect("commit");
+
+    let first = dir.path().join("binlog").join("tierdb-bin.000001");
+    let (got, xids) = changes_in(&first, &t);
+    assert_eq!(xids, 1, "one transaction");
+    assert_eq!(got.len(), want.len(), "row changes in the log");
+    for (i, (g, w)) in got.iter().zip(&want).enumerate() {
+        assert!(g == w, "change {i}: got {g:?}, want {w:?}");
+    }
+
+    // And the log's changes applied to an empty table give the table.
+    let mut model: BTreeMap<i64, Row> = BTreeMap::new();
+    for (_, b, a) in got {
+        if let Some(b) = b {
+            assert!(model.remove(&b[0].as_i64().unwrap()).is_some());
+        }
+        if let Some(a) = a {
+            model.insert(a[0].as_i64().unwrap(), a);
+        }
+    }
+    let mut tx = e.begin();
+    let stored: BTreeMap<i64, Row> = tx
+        .scan(&t, std::ops::Bound::Unbounded, std::ops::Bound::Unbounded)
+        .expect("scan")
+        .map(|r| {
+            let r = r.expect("row");
+            (r[0].as_i64().unwrap(), r)
+        })
+        .collect();
+    assert_eq!(stored.len(), 4900);
+    assert!(model == stored, "the log's rows differ from the table's");
+}
+
+#[test]
+fn a_transaction_rolled_back_whole_logs_nothing_and_the_next_one_logs_alone() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = Binlog::open(BinlogConfig::new(dir.path().join("binlog"))).expect("open log");
+    let mut cfg = EngineConfig::under(dir.path().join("db"));
+    cfg.buffer_pool_size_bytes = 64 << 20;
+    cfg.binlog = Some(log.clone());
+    let e = Engine::open(cfg).expect("open engine");
+    log.start().expect("start the log");
+    e.create_database("d").expect("create database");
+    e.create_table("d", table()).expect("create table");
+    let t = e.table("d", "t").expect("table");
+
+    let mut tx = e.begin();
+    for id in 1..=3000 {
+        tx.insert(&t, row(id, "lost")).expect("insert");
+    }
+    tx.rollback().expect("rollback");
+    let mut tx = e.begin();
+    tx.insert(&t, row(1, "kept")).expect("insert");
+    tx.commit().expect("commit");
+
+    let first = dir.path().join("binlog").join("tierdb-bin.000001");
+    let (got, xids) = changes_in(&first, &t);
+    assert_eq!(xids, 1);
+    assert_eq!(got, vec![(RowsKind::Write, None, Some(row(1, "kept")))]);
+}
