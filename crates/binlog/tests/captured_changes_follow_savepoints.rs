@@ -7,9 +7,11 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
+use std::sync::Arc;
 use tierdb_binlog::decode::{to_value, Decoder, Event, RawValue};
 use tierdb_binlog::log::{Binlog, BinlogConfig};
 use tierdb_binlog::rows::RowsKind;
+
 use tierdb_engine::{
     Collation, ColumnDef, ColumnType, Engine, EngineConfig, Row, Table, TableDef, Value,
 };
@@ -56,7 +58,8 @@ fn row(id: i64, tag: &str) -> Row {
 /// One row change as the file tells it: (kind, before image, after image).
 type Change = (RowsKind, Option<Row>, Option<Row>);
 
-fn changes_in(file: &Path, t: &Table) -> (Vec<Change>, usize) {
+/// The row changes of the file, its transactions (Xid events) and its table maps.
+fn changes_in(file: &Path, t: &Table) -> (Vec<Change>, usize, usize) {
     let bytes = std::fs::read(file).unwrap();
     let events = Decoder::new()
         .feed(&bytes[4..])
@@ -71,7 +74,7 @@ fn changes_in(file: &Path, t: &Table) -> (Vec<Change>, usize) {
         })
     };
     let mut out = Vec::new();
-    let mut xids = 0;
+    let (mut xids, mut maps) = (0, 0);
     for ev in &events {
         match ev {
             Event::Rows(r) => {
@@ -80,17 +83,16 @@ fn changes_in(file: &Path, t: &Table) -> (Vec<Change>, usize) {
                 }
             }
             Event::Xid(_) => xids += 1,
+            Event::TableMap(_) => maps += 1,
             _ => {}
         }
     }
-    (out, xids)
+    (out, xids, maps)
 }
 
-#[test]
-fn rolled_back_megabytes_and_moved_rows_reach_the_log_as_they_stayed() {
-    let dir = tempfile::tempdir().unwrap();
-    let log = Binlog::open(BinlogConfig::new(dir.path().join("binlog"))).expect("open log");
-    let mut cfg = EngineConfig::under(dir.path().join("db"));
+fn engine_with_log(dir: &Path) -> (Arc<Engine>, Arc<Table>) {
+    let log = Binlog::open(BinlogConfig::new(dir.join("binlog"))).expect("open log");
+    let mut cfg = EngineConfig::under(dir.join("db"));
     cfg.buffer_pool_size_bytes = 64 << 20;
     cfg.binlog = Some(log.clone());
     let e = Engine::open(cfg).expect("open engine");
@@ -98,6 +100,13 @@ fn rolled_back_megabytes_and_moved_rows_reach_the_log_as_they_stayed() {
     e.create_database("d").expect("create database");
     e.create_table("d", table()).expect("create table");
     let t = e.table("d", "t").expect("table");
+    (e, t)
+}
+
+#[test]
+fn rolled_back_megabytes_and_moved_rows_reach_the_log_as_they_stayed() {
+    let dir = tempfile::tempdir().unwrap();
+    let (e, t) = engine_with_log(dir.path());
 
     let mut want: Vec<Change> = Vec::new();
     let mut tx = e.begin();
@@ -139,7 +148,7 @@ fn rolled_back_megabytes_and_moved_rows_reach_the_log_as_they_stayed() {
     tx.commit().expect("commit");
 
     let first = dir.path().join("binlog").join("tierdb-bin.000001");
-    let (got, xids) = changes_in(&first, &t);
+    let (got, xids, _) = changes_in(&first, &t);
     assert_eq!(xids, 1, "one transaction");
     assert_eq!(got.len(), want.len(), "row changes in the log");
     for (i, (g, w)) in got.iter().zip(&want).enumerate() {
@@ -172,15 +181,7 @@ fn rolled_back_megabytes_and_moved_rows_reach_the_log_as_they_stayed() {
 #[test]
 fn a_transaction_rolled_back_whole_logs_nothing_and_the_next_one_logs_alone() {
     let dir = tempfile::tempdir().unwrap();
-    let log = Binlog::open(BinlogConfig::new(dir.path().join("binlog"))).expect("open log");
-    let mut cfg = EngineConfig::under(dir.path().join("db"));
-    cfg.buffer_pool_size_bytes = 64 << 20;
-    cfg.binlog = Some(log.clone());
-    let e = Engine::open(cfg).expect("open engine");
-    log.start().expect("start the log");
-    e.create_database("d").expect("create database");
-    e.create_table("d", table()).expect("create table");
-    let t = e.table("d", "t").expect("table");
+    let (e, t) = engine_with_log(dir.path());
 
     let mut tx = e.begin();
     for id in 1..=3000 {
@@ -192,7 +193,53 @@ fn a_transaction_rolled_back_whole_logs_nothing_and_the_next_one_logs_alone() {
     tx.commit().expect("commit");
 
     let first = dir.path().join("binlog").join("tierdb-bin.000001");
-    let (got, xids) = changes_in(&first, &t);
+    let (got, xids, _) = changes_in(&first, &t);
     assert_eq!(xids, 1);
     assert_eq!(got, vec![(RowsKind::Write, None, Some(row(1, "kept")))]);
+}
+
+#[test]
+fn rows_written_under_per_row_savepoints_share_their_events() {
+    let dir = tempfile::tempdir().unwrap();
+    let (e, t) = engine_with_log(dir.path());
+    let mut tx = e.begin();
+    for id in 1..=2000 {
+        tx.insert(&t, row(id, "ins")).expect("insert");
+    }
+    tx.commit().expect("commit");
+
+    // As UPDATE IGNORE does: a savepoint per row, every seventh row cut back, some rows
+    // moved to another key (a delete and an insert, merged into one update).
+    let mut want: Vec<Change> = Vec::new();
+    let mut tx = e.begin();
+    for id in 1..=2000 {
+        let sp = tx.row_savepoint();
+        let new_id = if id % 5 == 0 { id + 100_000 } else { id };
+        tx.update(&t, &[Value::Int(id)], row(new_id, "upd"))
+            .expect("update");
+        if id % 7 == 0 {
+            tx.rollback_to_savepoint(sp).expect("cut the row back");
+        } else {
+            want.push((
+                RowsKind::Update,
+                Some(row(id, "ins")),
+                Some(row(new_id, "upd")),
+            ));
+        }
+    }
+    tx.commit().expect("commit");
+
+    let first = dir.path().join("binlog").join("tierdb-bin.000001");
+    let (got, xids, maps) = changes_in(&first, &t);
+    assert_eq!(xids, 2);
+    let got: Vec<Change> = got.into_iter().skip(2000).collect();
+    assert_eq!(got.len(), want.len());
+    for (i, (g, w)) in got.iter().zip(&want).enumerate() {
+        assert!(g == w, "change {i}: got {g:?}, want {w:?}");
+    }
+    // One table map per batch of 256 changes (and per transaction), not one per row.
+    assert!(
+        maps <= 20,
+        "{maps} table maps for two transactions of 2000 rows"
+    );
 }

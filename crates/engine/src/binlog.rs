@@ -80,6 +80,9 @@ pub struct Capture {
     pub tables: Vec<Arc<Table>>,
     /// Encoding failed: the changes stay pending for the commit, which fails with the error.
     stuck: bool,
+    /// Batches encoded so far (a mark taken with changes pending is good only while no
+    /// batch was encoded since).
+    encodes: u64,
 }
 
 /// Where a savepoint left a [`Capture`] (see `Capture::mark`).
@@ -88,7 +91,12 @@ pub(crate) struct CaptureMark {
     chunks: usize,
     last_len: usize,
     pending: usize,
+    encodes: u64,
 }
+
+/// Changes a row's write may capture after a light mark (`Capture::light_mark`) before it
+/// is cut back or the row is done: a delete and an insert, with room to spare.
+const ROW_CHANGES: usize = 8;
 
 impl Capture {
     pub fn is_empty(&self) -> bool {
@@ -128,7 +136,10 @@ impl Capture {
         };
         let len = out.len();
         match sink.encode_changes(&self.pending, out) {
-            Ok(()) => self.pending.clear(),
+            Ok(()) => {
+                self.pending.clear();
+                self.encodes += 1;
+            }
             Err(_) => {
                 out.truncate(len);
                 self.stuck = true;
@@ -145,18 +156,36 @@ impl Capture {
         if let Some(s) = sink {
             self.encode_pending(s);
         }
+        self.here()
+    }
+
+    /// A mark for one row's writes (per-row savepoints of UPDATE / DELETE IGNORE): the
+    /// pending changes are not encoded (each row would get events of its own), room is made
+    /// for the few changes one row's write captures, so that no batch is encoded before the
+    /// row is cut back or done.
+    pub(crate) fn light_mark(&mut self, sink: Option<&dyn BinlogSink>) -> CaptureMark {
+        if let Some(s) = sink {
+            self.make_room(s, ROW_CHANGES);
+        }
+        self.here()
+    }
+
+    fn here(&self) -> CaptureMark {
         CaptureMark {
             chunks: self.chunks.len(),
             last_len: self.chunks.last().map_or(0, |c| c.len()),
             pending: self.pending.len(),
+            encodes: self.encodes,
         }
     }
 
-    /// Whether `m` is a place this capture has passed (it was not cut back before it).
+    /// Whether the capture can be cut back to `m`: it has passed that place (was not cut back
+    /// before it), and changes pending at `m` were not encoded since.
     pub(crate) fn has(&self, m: CaptureMark) -> bool {
         m.chunks <= self.chunks.len()
             && (m.chunks == 0 || m.last_len <= self.chunks[m.chunks - 1].len())
             && (m.chunks < self.chunks.len() || m.pending <= self.pending.len())
+            && (m.pending == 0 || m.encodes == self.encodes)
     }
 
     /// Forgets what was captured after `m`.

@@ -46,6 +46,10 @@ pub enum Error {
     /// A transaction's binary-log events exceed what one commit record holds.
     #[error("Multi-statement transaction required more than 'max_binlog_cache_size' bytes of storage; increase this mysqld variable and try again")]
     BinlogCacheFull,
+    /// The running transactions' row locks, undo entries, before-images and binary-log
+    /// changes passed `transaction_memory_limit`, this transaction holding a good share.
+    #[error("The total number of locks exceeds the lock table size: running transactions hold {total} bytes of row locks, undo and binary-log changes ({held} of them this transaction's), over transaction_memory_limit ({limit}); the transaction was rolled back: change fewer rows per transaction or raise the limit")]
+    TransactionMemoryFull { held: u64, total: u64, limit: u64 },
     #[error("This version of tierdb doesn't yet support '{0}'")]
     NotSupported(String),
     #[error("storage I/O error: {0}")]
@@ -72,6 +76,7 @@ impl Error {
             Error::TableDefinitionChanged => (1412, "HY000"),
             Error::LockWaitTimeout => (1205, "HY000"),
             Error::BinlogCacheFull => (1197, "HY000"),
+            Error::TransactionMemoryFull { .. } => (1206, "HY000"),
             Error::Interrupted => (1317, "70100"),
             Error::ReadViewTooOld => (1105, "HY000"),
             Error::NoDefault(_) => (1364, "HY000"),

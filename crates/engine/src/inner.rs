@@ -41,6 +41,8 @@ pub(crate) struct Counters {
     pub long_values_written: AtomicU64,
     pub long_values_read: AtomicU64,
     pub long_values_purged: AtomicU64,
+    /// Transactions refused for passing `transaction_memory_limit`.
+    pub txn_memory_refusals: AtomicU64,
 }
 
 /// What keeps a dropped tree reachable.
@@ -102,6 +104,10 @@ pub(crate) struct Inner {
     pub active: ActiveTxns,
     pub counters: Counters,
     pub lock_wait_timeout_ms: AtomicU64,
+    /// `transaction_memory_limit` in bytes (resolved: never 0).
+    pub txn_memory_limit: AtomicU64,
+    /// Bytes the running transactions hold in memory (their estimates, see `txn::TxnState`).
+    pub txn_memory: AtomicU64,
     stop: Mutex<bool>,
     stop_cv: Condvar,
     checkpoint_lock: Mutex<()>,
@@ -426,6 +432,11 @@ impl Inner {
 
         let inner = Arc::new(Inner {
             lock_wait_timeout_ms: AtomicU64::new(cfg.lock_wait_timeout.as_millis() as u64),
+            txn_memory_limit: AtomicU64::new(match cfg.transaction_memory_limit {
+                0 => crate::auto_transaction_memory_limit(cfg.buffer_pool_size_bytes),
+                v => v,
+            }),
+            txn_memory: AtomicU64::new(0),
             cfg,
             store,
             bpe,

@@ -65,6 +65,12 @@ pub struct EngineConfig {
     /// REPEATABLE READ views; past it the oldest views are released and their next read fails
     /// (`Error::ReadViewTooOld`). 0 = no limit.
     pub read_view_history_limit: u64,
+    /// Most bytes all running transactions may hold in memory (row locks, undo entries,
+    /// before-images, binary-log changes); past it the transaction adding to it, if it
+    /// holds a sixteenth of the limit or more, fails with `Error::TransactionMemoryFull`
+    /// (MySQL 1206) and is rolled back, instead of the server running out of memory.
+    /// 0 = automatic (`auto_transaction_memory_limit`).
+    pub transaction_memory_limit: u64,
     /// In-process emulation of a slow cloud disk for the data file (IOPS cap, latency), for
     /// machines where kernel throttling is unavailable. None = the device as it is.
     pub data_throttle: Option<ThrottleConfig>,
@@ -83,6 +89,31 @@ pub struct EngineConfig {
     /// Bytes of keys CREATE INDEX sorts and inserts at a time (64 MiB; not in tierdb.toml,
     /// tests make it small to build in several batches).
     pub index_build_batch_bytes: usize,
+}
+
+/// The automatic `transaction_memory_limit`: half of the memory the machine (or the
+/// cgroup the server runs in) has beyond the buffer pool, at least 256 MiB (1 GiB when the
+/// machine's memory cannot be read).
+pub fn auto_transaction_memory_limit(buffer_pool_bytes: u64) -> u64 {
+    let read = |path: &str| std::fs::read_to_string(path).ok();
+    let mut total: Option<u64> = read("/proc/meminfo").and_then(|m| {
+        m.lines()
+            .find_map(|l| l.strip_prefix("MemTotal:"))
+            .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+            .map(|kb| kb * 1024)
+    });
+    for cg in [
+        "/sys/fs/cgroup/memory.max",
+        "/sys/fs/cgroup/memory/memory.limit_in_bytes",
+    ] {
+        if let Some(limit) = read(cg).and_then(|v| v.trim().parse::<u64>().ok()) {
+            total = Some(total.map_or(limit, |t| t.min(limit)));
+        }
+    }
+    match total {
+        Some(t) => (t.saturating_sub(buffer_pool_bytes) / 2).max(256 << 20),
+        None => 1 << 30,
+    }
 }
 
 /// Wraps a device; used by tests to inject faults below the engine.
@@ -107,6 +138,7 @@ impl std::fmt::Debug for EngineConfig {
             .field("flush_log_at_trx_commit", &self.flush_log_at_trx_commit)
             .field("lock_wait_timeout", &self.lock_wait_timeout)
             .field("read_view_history_limit", &self.read_view_history_limit)
+            .field("transaction_memory_limit", &self.transaction_memory_limit)
             .field("data_throttle", &self.data_throttle)
             .field("bpe", &self.bpe)
             .field("binlog", &self.binlog.is_some())
@@ -124,6 +156,7 @@ impl EngineConfig {
             flush_log_at_trx_commit: 1,
             lock_wait_timeout: Duration::from_secs(50),
             read_view_history_limit: 1 << 30,
+            transaction_memory_limit: 0,
             data_throttle: None,
             data_device_wrapper: None,
             redo_opener: None,
@@ -561,6 +594,11 @@ impl Engine {
                     .sum::<u64>()
                     .to_string(),
             ),
+            ("Tierdb_transaction_memory".into(), ld(&i.txn_memory)),
+            (
+                "Tierdb_transaction_memory_refusals".into(),
+                ld(&c.txn_memory_refusals),
+            ),
             (
                 "Tierdb_recovery_redo_records".into(),
                 ld(&c.recovered_redo_records),
@@ -597,6 +635,13 @@ impl Engine {
             (
                 "tierdb_read_view_history_limit".into(),
                 self.inner.active.history_limit().to_string(),
+            ),
+            (
+                "tierdb_transaction_memory_limit".into(),
+                self.inner
+                    .txn_memory_limit
+                    .load(Ordering::Relaxed)
+                    .to_string(),
             ),
             (
                 "innodb_page_size".into(),
@@ -648,6 +693,15 @@ impl Engine {
                 if let Some(h) = self.inner.active.trim_history() {
                     txn::run_deferred(&self.inner, h);
                 }
+                Ok(true)
+            }
+            "tierdb_transaction_memory_limit" | "transaction_memory_limit" => {
+                let v = value.as_i64().filter(|v| *v >= 0).ok_or_else(bad)?;
+                let v = match v as u64 {
+                    0 => auto_transaction_memory_limit(self.inner.cfg.buffer_pool_size_bytes),
+                    v => v,
+                };
+                self.inner.txn_memory_limit.store(v, Ordering::Relaxed);
                 Ok(true)
             }
             "innodb_buffer_pool_size" => Err(Error::NotSupported(
@@ -899,6 +953,13 @@ impl Txn {
     /// explicit transaction.
     pub fn savepoint(&mut self) -> Savepoint {
         self.st.savepoint()
+    }
+    /// A savepoint for one row's write (UPDATE / DELETE IGNORE undo a refused row's foreign
+    /// key effects): binary-log changes stay pending, so rows keep sharing events. Only the
+    /// row's own write may come between it and its rollback (a few captured changes);
+    /// otherwise the rollback fails and the transaction must be rolled back whole.
+    pub fn row_savepoint(&mut self) -> Savepoint {
+        self.st.row_savepoint()
     }
     /// Undoes the changes made after `sp` (newest first, secondary index entries included)
     /// and keeps the earlier ones and every row lock; the transaction stays open. Rolling

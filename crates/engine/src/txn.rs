@@ -110,7 +110,18 @@ pub(crate) struct TxnState {
     /// Plain reads go through `view` (else they read the last committed versions: the
     /// current reads of UPDATE, DELETE and locking SELECTs, and READ COMMITTED).
     consistent: bool,
+    /// Bytes of memory this transaction holds (an estimate: undo entries, before-images,
+    /// row locks, purges, captured changes), also counted in `Inner::txn_memory` until it ends.
+    mem: u64,
 }
+
+/// Estimated bytes held per item beyond its keys' and values' bytes (allocation headers,
+/// hash-table slots, vectors' slack).
+const MEM_UNDO: u64 = 16;
+const MEM_BEFORE: u64 = 96;
+const MEM_LOCK: u64 = 160;
+const MEM_PURGE: u64 = 80;
+const MEM_VALUE: u64 = 16;
 
 /// A point inside a transaction that `Txn::rollback_to_savepoint` returns to: the changes
 /// made after it are undone, the earlier ones and every row lock are kept.
@@ -421,6 +432,7 @@ impl TxnState {
             binlog_off: false,
             binlog_no_fk_checks: false,
             binlog_ticket: None,
+            mem: 0,
             table_writes: false,
         }
     }
@@ -563,8 +575,45 @@ impl TxnState {
         Ok(a)
     }
 
+    /// Counts `bytes` more held by this transaction.
+    fn account(&mut self, bytes: u64) {
+        self.mem += bytes;
+        self.inner.txn_memory.fetch_add(bytes, Ordering::Relaxed);
+    }
+
+    /// Before a change or a row lock: refuses to go on when the running transactions hold
+    /// more than `transaction_memory_limit` and this one a sixteenth of it or more (smaller
+    /// transactions pass: the big one growing is refused first).
+    fn check_memory(&self) -> Result<()> {
+        let limit = self.inner.txn_memory_limit.load(Ordering::Relaxed);
+        let total = self.inner.txn_memory.load(Ordering::Relaxed);
+        if limit == 0 || total <= limit || self.mem < limit / 16 {
+            return Ok(());
+        }
+        self.inner
+            .counters
+            .txn_memory_refusals
+            .fetch_add(1, Ordering::Relaxed);
+        Err(Error::TransactionMemoryFull {
+            held: self.mem,
+            total,
+            limit,
+        })
+    }
+
     /// Captures `c` for the binary log (callers check `capturing` first).
     fn capture(&mut self, c: RowChange) {
+        let values = c.before.iter().chain(c.after.iter()).flatten();
+        let bytes: u64 = values
+            .map(|v| {
+                MEM_VALUE
+                    + match v {
+                        Value::Bytes(b) => b.len() as u64,
+                        _ => 8,
+                    }
+            })
+            .sum();
+        self.account(bytes);
         if let Some(sink) = &self.inner.cfg.binlog {
             self.binlog.push(sink.as_ref(), c);
         }
@@ -595,9 +644,11 @@ impl TxnState {
     }
 
     fn lock_key_within(&mut self, lk: LockKey, mode: LockMode, timeout: Duration) -> Result<()> {
+        self.check_memory()?;
         let id = self.ensure_active()?.id;
         match self.inner.locks.lock_mode(id, &lk, mode, timeout) {
             Ok(true) => {
+                self.account(2 * lk.key.len() as u64 + MEM_LOCK);
                 self.locks.push(lk);
                 Ok(())
             }
@@ -633,6 +684,7 @@ impl TxnState {
         let mut m = Mtr::new(&self.inner.store, a.id);
         let mut decide = decide;
         let mut changed = false;
+        let mut held = 0;
         let old = tree.modify(&mut m, key, |cur| {
             let d = decide(cur);
             changed = d != Modify::Keep;
@@ -641,13 +693,17 @@ impl TxnState {
         if changed {
             let u = Undo::encode_parts(tree.root.0, key, old.as_deref());
             self.undo.push(&u);
+            held = u.len() as u64 + MEM_UNDO;
             m.set_logical(u);
             if seen {
                 a.record_before(tree.root.0, key, old.as_deref());
+                held += (key.len() + old.as_ref().map_or(0, |o| o.len())) as u64 + MEM_BEFORE;
             }
             self.logged = true;
         }
-        m.commit()?;
+        let done = m.commit();
+        self.account(held);
+        done?;
         Ok(old)
     }
 
@@ -798,6 +854,7 @@ impl TxnState {
                 id: e.id,
                 len: e.len,
             });
+            self.account(MEM_PURGE);
         }
     }
 
@@ -1010,6 +1067,7 @@ impl TxnState {
     }
 
     pub fn insert(&mut self, t: &Arc<Table>, mut row: Row) -> Result<Option<i64>> {
+        self.check_memory()?;
         let current = self.enter(t)?;
         let t = current.as_ref().unwrap_or(t);
         if row.len() != t.def.columns.len() {
@@ -1090,6 +1148,7 @@ impl TxnState {
     }
 
     pub fn update(&mut self, t: &Arc<Table>, pk: &[Value], new_row: Row) -> Result<bool> {
+        self.check_memory()?;
         let current = self.enter(t)?;
         let t = current.as_ref().unwrap_or(t);
         // A row of a table without a primary key carries its hidden row id at the end.
@@ -1180,6 +1239,7 @@ impl TxnState {
                 let nk = index_key(&t.def, idx, &new_row);
                 self.change_entry(t.secondary[i], &nk, |_| Modify::Put(Vec::new()), false)?;
                 let ok = index_key(&t.def, idx, &old_row);
+                self.account((ok.len() + key.len()) as u64 + MEM_PURGE);
                 self.purge.push(Purge::Sec {
                     table: t.clone(),
                     index: i,
@@ -1204,6 +1264,7 @@ impl TxnState {
     }
 
     pub fn delete(&mut self, t: &Arc<Table>, pk: &[Value]) -> Result<bool> {
+        self.check_memory()?;
         let current = self.enter(t)?;
         let t = current.as_ref().unwrap_or(t);
         let key = pk_key(&t.def, pk);
@@ -1232,12 +1293,14 @@ impl TxnState {
         let capture = self.capturing(t);
         let old_row = self.with_long_values(t, complete_row(&t.def, old_row), &old_ext, capture)?;
         self.purge_long_values(t, &old_ext, &[]);
+        self.account(key.len() as u64 + MEM_PURGE);
         self.purge.push(Purge::Row {
             tree: t.primary,
             key: key.clone(),
         });
         for (i, idx) in t.def.indexes.iter().enumerate() {
             let sk = index_key(&t.def, idx, &old_row);
+            self.account((sk.len() + key.len()) as u64 + MEM_PURGE);
             self.purge.push(Purge::Sec {
                 table: t.clone(),
                 index: i,
@@ -1311,6 +1374,9 @@ impl TxnState {
         self.undo.clear();
         self.purge.clear();
         self.binlog.clear();
+        self.inner
+            .txn_memory
+            .fetch_sub(std::mem::take(&mut self.mem), Ordering::Relaxed);
         self.logged = false;
         self.consistent = false;
         if let Some(v) = self.view.take() {
@@ -1325,6 +1391,16 @@ impl TxnState {
             undo: self.undo.len(),
             purge: self.purge.len(),
             binlog: self.binlog.mark(sink.as_deref()),
+        }
+    }
+
+    /// A savepoint for one row's write (see `Capture::light_mark`).
+    pub fn row_savepoint(&mut self) -> Savepoint {
+        let sink = self.inner.cfg.binlog.clone();
+        Savepoint {
+            undo: self.undo.len(),
+            purge: self.purge.len(),
+            binlog: self.binlog.light_mark(sink.as_deref()),
         }
     }
 

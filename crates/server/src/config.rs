@@ -220,6 +220,8 @@ settings! {
     lock_wait_timeout: u64 = 50;
     /// Most DRAM (bytes or K/M/G) for the row history that open REPEATABLE READ transactions still need; past it the oldest one is released (its next read fails); 0 = no limit.
     read_view_history_limit: ByteSize = ByteSize(1 << 30);
+    /// Most DRAM (bytes or K/M/G) all running transactions may hold for row locks, undo and binary-log changes; past it the big transaction growing gets error 1206 and is rolled back; 0 = automatic (half the memory beyond the buffer pool, at least 256M).
+    transaction_memory_limit: ByteSize = ByteSize(0);
     /// Most client connections at once; one more gets error 1040.
     max_connections: u32 = 1024;
     /// Largest packet a client may send (bytes or K/M/G); larger gets error 1153 and the connection is closed.
@@ -432,6 +434,7 @@ impl Config {
         e.flush_log_at_trx_commit = self.flush_log_at_trx_commit;
         e.lock_wait_timeout = std::time::Duration::from_secs(self.lock_wait_timeout);
         e.read_view_history_limit = self.read_view_history_limit.0;
+        e.transaction_memory_limit = self.transaction_memory_limit.0;
         let throttle = |r: u32, w: u32, total: u32, lat: u32| {
             (r > 0 || w > 0 || total > 0 || lat > 0).then_some(tierdb_engine::ThrottleConfig {
                 read_iops: r,
@@ -569,7 +572,7 @@ mod tests {
         back.apply_toml(&text).unwrap();
         assert_eq!(back.port, 3307);
         assert_eq!(back.users[0].native_hash(), c.users[0].native_hash());
-        assert_eq!(KEYS.len(), 34);
+        assert_eq!(KEYS.len(), 35);
     }
 }
 

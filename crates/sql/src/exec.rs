@@ -2331,7 +2331,7 @@ pub fn run_update(plan: &UpdatePlan, txn: &mut Txn, cx: &EvalCx) -> Result<Write
     // Under IGNORE a row a key or foreign key refuses stays as it was, with what its foreign
     // keys changed undone (false: not written); MariaDB gives no warning for it.
     let write = |txn: &mut Txn, old: &Row, new: Row| -> Result<bool, SqlError> {
-        let mark = plan.ignore.then(|| txn.savepoint());
+        let mark = plan.ignore.then(|| txn.row_savepoint());
         let r = (|| {
             fk::child_row(&fk, txn, t, &new, Some(old))?;
             fk::parent_row(&fk, txn, t, old, Some(&new))?;
@@ -2426,7 +2426,7 @@ pub fn run_delete(plan: &DeletePlan, txn: &mut Txn, cx: &EvalCx) -> Result<Write
     // IGNORE a row whose children keep it stays, with what its foreign keys changed undone
     // and warning 1451.
     let delete = |txn: &mut Txn, old: &Row| -> Result<bool, SqlError> {
-        let mark = plan.ignore.then(|| txn.savepoint());
+        let mark = plan.ignore.then(|| txn.row_savepoint());
         let r = fk::parent_row(&fk, txn, t, old, None)
             .and_then(|()| Ok(txn.delete(t, &pk_of(t, old))?));
         match (r, mark) {

@@ -5,7 +5,8 @@
 //! `Txn` (begin → run → commit; rollback on error). `BEGIN`/`START TRANSACTION` or
 //! `autocommit=0` keep a `Txn` open in the session until COMMIT/ROLLBACK. DDL commits an
 //! open transaction first. Inside an open transaction every statement starts at an engine
-//! savepoint. A deadlock (1213) rolls the whole transaction back; any other error — a lock
+//! savepoint. A deadlock (1213) or a transaction past `transaction_memory_limit` (1206)
+//! rolls the whole transaction back; any other error — a lock
 //! wait timeout (1205, like InnoDB with `innodb_rollback_on_timeout=OFF`), a duplicate key
 //! (1062) half-way through a multi-row INSERT, a bad value — rolls back only the failed
 //! statement's changes, keeps the row locks it took and leaves the transaction open (if that
@@ -1582,8 +1583,10 @@ fn set_info(c: &ConnInfo, sql: &str) {
     info.push_str(&sql[..end]);
 }
 
+/// A deadlock (1213), and a transaction past `transaction_memory_limit` (1206, as InnoDB
+/// rolls back on a full lock table).
 fn is_txn_abort(e: &SqlError) -> bool {
-    e.code == 1213
+    e.code == 1213 || e.code == 1206
 }
 
 impl Core {
