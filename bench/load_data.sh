@@ -13,18 +13,7 @@ mkdir -p "$out"
 rows=${ROWS:-1000000}
 file=/tmp/loadbench/rows.tsv
 mkdir -p /tmp/loadbench
-if [ ! -s $file ] || [ "$(wc -l < $file)" != "$rows" ]; then
-  python3 - "$rows" "$file" <<'EOF'
-import random, sys
-random.seed(1)
-n, path = int(sys.argv[1]), sys.argv[2]
-with open(path, 'w') as f:
-    for i in range(1, n + 1):
-        c = '-'.join('%011d' % random.randint(0, 10**11) for _ in range(10))
-        pad = '-'.join('%011d' % random.randint(0, 10**11) for _ in range(5))
-        f.write('%d\t%d\t%s\t%s\n' % (i, random.randint(1, 1000000), c, pad))
-EOF
-fi
+make_rows_file "$rows" "$file"
 ddl="CREATE TABLE sb (id INT PRIMARY KEY, k INT NOT NULL DEFAULT 0, c CHAR(120) NOT NULL DEFAULT '', pad CHAR(60) NOT NULL DEFAULT '', KEY k_1 (k))"
 load() { # port label round
   mariadb -h127.0.0.1 -P$1 -uroot -e "DROP DATABASE IF EXISTS lb; CREATE DATABASE lb; USE lb; $ddl"
