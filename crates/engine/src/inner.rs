@@ -432,10 +432,10 @@ impl Inner {
 
         let inner = Arc::new(Inner {
             lock_wait_timeout_ms: AtomicU64::new(cfg.lock_wait_timeout.as_millis() as u64),
-            txn_memory_limit: AtomicU64::new(match cfg.transaction_memory_limit {
-                0 => crate::auto_transaction_memory_limit(cfg.buffer_pool_size_bytes),
-                v => v,
-            }),
+            txn_memory_limit: AtomicU64::new(crate::transaction_memory_limit(
+                cfg.transaction_memory_limit,
+                cfg.buffer_pool_size_bytes,
+            )),
             txn_memory: AtomicU64::new(0),
             cfg,
             store,

@@ -68,8 +68,10 @@ pub struct EngineConfig {
     /// Most bytes all running transactions may hold in memory (row locks, undo entries,
     /// before-images, binary-log changes); past it the transaction adding to it, if it
     /// holds a sixteenth of the limit or more, fails with `Error::TransactionMemoryFull`
-    /// (MySQL 1206) and is rolled back, instead of the server running out of memory.
-    /// 0 = automatic (`auto_transaction_memory_limit`).
+    /// (MySQL 1206) and is rolled back, instead of the server running out of memory. A soft
+    /// limit: smaller transactions go on past it, and one that stopped growing is not
+    /// refused. 0 = automatic (`auto_transaction_memory_limit`); at least
+    /// `MIN_TRANSACTION_MEMORY_LIMIT`.
     pub transaction_memory_limit: u64,
     /// In-process emulation of a slow cloud disk for the data file (IOPS cap, latency), for
     /// machines where kernel throttling is unavailable. None = the device as it is.
@@ -89,6 +91,18 @@ pub struct EngineConfig {
     /// Bytes of keys CREATE INDEX sorts and inserts at a time (64 MiB; not in tierdb.toml,
     /// tests make it small to build in several batches).
     pub index_build_batch_bytes: usize,
+}
+
+/// Smallest `transaction_memory_limit` in force (a smaller setting is raised to it): below
+/// it, transactions of a few rows would be refused.
+pub const MIN_TRANSACTION_MEMORY_LIMIT: u64 = 1 << 20;
+
+/// The `transaction_memory_limit` in force for a setting of `bytes` (0: automatic).
+pub fn transaction_memory_limit(bytes: u64, buffer_pool_bytes: u64) -> u64 {
+    match bytes {
+        0 => auto_transaction_memory_limit(buffer_pool_bytes),
+        b => b.max(MIN_TRANSACTION_MEMORY_LIMIT),
+    }
 }
 
 /// The automatic `transaction_memory_limit`: half of the memory the machine (or the
@@ -697,10 +711,7 @@ impl Engine {
             }
             "tierdb_transaction_memory_limit" | "transaction_memory_limit" => {
                 let v = value.as_i64().filter(|v| *v >= 0).ok_or_else(bad)?;
-                let v = match v as u64 {
-                    0 => auto_transaction_memory_limit(self.inner.cfg.buffer_pool_size_bytes),
-                    v => v,
-                };
+                let v = transaction_memory_limit(v as u64, self.inner.cfg.buffer_pool_size_bytes);
                 self.inner.txn_memory_limit.store(v, Ordering::Relaxed);
                 Ok(true)
             }
@@ -930,7 +941,9 @@ impl Txn {
         self.st.locked_duplicate(t, row, index)
     }
     /// Replaces the row with primary key `pk` by `new_row` (which may change the key).
-    /// Returns false when no such row exists.
+    /// Returns false when no such row exists. An error may leave a key change half done (the
+    /// old row deleted): roll back to a savepoint, or the whole transaction after
+    /// `TransactionMemoryFull`.
     pub fn update(&mut self, t: &Arc<Table>, pk: &[Value], new_row: Row) -> Result<bool> {
         self.st.update(t, pk, new_row)
     }

@@ -278,8 +278,9 @@ impl UndoLog {
             .last()
             .is_some_and(|c| c.len() + entry.len() <= UNDO_CHUNK);
         if !fits {
-            self.chunks
-                .push(Vec::with_capacity(entry.len().max(UNDO_CHUNK)));
+            // Small to start (most transactions change a few rows); it doubles up to the
+            // chunk size at most, as an entry that would pass it starts the next chunk.
+            self.chunks.push(Vec::with_capacity(entry.len().max(4096)));
         }
         let ci = self.chunks.len() - 1;
         let c = &mut self.chunks[ci];
@@ -463,7 +464,8 @@ mod tests {
                 }
                 prop_assert_eq!(log.len(), model.len());
             }
-            for from in [0, model.len() / 2, model.len()] {
+            let n = model.len();
+            for from in [0, 1.min(n), n / 3, n / 2, n.saturating_sub(1), n] {
                 let got: Vec<Undo> = log.newest_first_from(from).map(|u| u.unwrap()).collect();
                 let want: Vec<Undo> = model[from..].iter().rev().cloned().collect();
                 prop_assert!(got == want, "entries from {} differ", from);

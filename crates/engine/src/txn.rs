@@ -10,12 +10,14 @@
 //! secondary entry. Deletes only delete-mark the row and keep old secondary entries; both are
 //! removed physically after the commit record (purge), while the row lock is still held.
 //!
-//! Savepoints: a `Savepoint` is the length of the undo list and of the purge list. Rolling
-//! back to it restores the newer undo entries' before-images newest first (primary and
-//! secondary entries alike, so indexes stay consistent), forgets the newer purge entries and
-//! keeps every row lock (as InnoDB does). The active-transaction table keeps the first
-//! before-image of every key the transaction touched: for a key first touched after the
-//! savepoint that image is now the stored version again, which readers get either way.
+//! Savepoints: a `Savepoint` is the length of the undo list and of the purge list, the
+//! binary-log capture's place and the memory held then. Rolling back to it restores the
+//! newer undo entries' before-images newest first (primary and secondary entries alike, so
+//! indexes stay consistent), forgets the newer purge entries and captured changes and the
+//! memory they held, and keeps every row lock (as InnoDB does). The active-transaction table
+//! keeps the first before-image of every primary key the transaction touched: for a key
+//! first touched after the savepoint that image is now the stored version again, which
+//! readers get either way.
 //! Crash recovery needs nothing new: the undo entries of the rolled-back part stay in the
 //! redo log, and re-applying all of a loser's entries newest first still ends at each key's
 //! first before-image.
@@ -113,6 +115,8 @@ pub(crate) struct TxnState {
     /// Bytes of memory this transaction holds (an estimate: undo entries, before-images,
     /// row locks, purges, captured changes), also counted in `Inner::txn_memory` until it ends.
     mem: u64,
+    /// The part of `mem` a savepoint rollback does not give back (row locks, before-images).
+    mem_kept: u64,
 }
 
 /// Estimated bytes held per item beyond its keys' and values' bytes (allocation headers,
@@ -130,6 +134,8 @@ pub struct Savepoint {
     undo: usize,
     purge: usize,
     binlog: CaptureMark,
+    /// `mem - mem_kept` then.
+    mem: u64,
 }
 
 /// Why a commit record could not be appended.
@@ -433,6 +439,7 @@ impl TxnState {
             binlog_no_fk_checks: false,
             binlog_ticket: None,
             mem: 0,
+            mem_kept: 0,
             table_writes: false,
         }
     }
@@ -575,10 +582,22 @@ impl TxnState {
         Ok(a)
     }
 
-    /// Counts `bytes` more held by this transaction.
-    fn account(&mut self, bytes: u64) {
+    /// Counts `bytes` more held by this transaction (`kept`: until it ends, whatever
+    /// savepoint it rolls back to).
+    fn account(&mut self, bytes: u64, kept: bool) {
         self.mem += bytes;
+        if kept {
+            self.mem_kept += bytes;
+        }
         self.inner.txn_memory.fetch_add(bytes, Ordering::Relaxed);
+    }
+
+    /// Gives back what the changes after `sp` held (a savepoint rollback).
+    fn release_to(&mut self, sp: &Savepoint) {
+        let now = self.mem - self.mem_kept;
+        let freed = now.saturating_sub(sp.mem);
+        self.mem -= freed;
+        self.inner.txn_memory.fetch_sub(freed, Ordering::Relaxed);
     }
 
     /// Before a change or a row lock: refuses to go on when the running transactions hold
@@ -613,7 +632,7 @@ impl TxnState {
                     }
             })
             .sum();
-        self.account(bytes);
+        self.account(bytes, false);
         if let Some(sink) = &self.inner.cfg.binlog {
             self.binlog.push(sink.as_ref(), c);
         }
@@ -648,7 +667,7 @@ impl TxnState {
         let id = self.ensure_active()?.id;
         match self.inner.locks.lock_mode(id, &lk, mode, timeout) {
             Ok(true) => {
-                self.account(2 * lk.key.len() as u64 + MEM_LOCK);
+                self.account(2 * lk.key.len() as u64 + MEM_LOCK, true);
                 self.locks.push(lk);
                 Ok(())
             }
@@ -684,7 +703,7 @@ impl TxnState {
         let mut m = Mtr::new(&self.inner.store, a.id);
         let mut decide = decide;
         let mut changed = false;
-        let mut held = 0;
+        let (mut held, mut kept) = (0, 0);
         let old = tree.modify(&mut m, key, |cur| {
             let d = decide(cur);
             changed = d != Modify::Keep;
@@ -695,14 +714,14 @@ impl TxnState {
             self.undo.push(&u);
             held = u.len() as u64 + MEM_UNDO;
             m.set_logical(u);
-            if seen {
-                a.record_before(tree.root.0, key, old.as_deref());
-                held += (key.len() + old.as_ref().map_or(0, |o| o.len())) as u64 + MEM_BEFORE;
+            if seen && a.record_before(tree.root.0, key, old.as_deref()) {
+                kept = (key.len() + old.as_ref().map_or(0, |o| o.len())) as u64 + MEM_BEFORE;
             }
             self.logged = true;
         }
         let done = m.commit();
-        self.account(held);
+        self.account(held, false);
+        self.account(kept, true);
         done?;
         Ok(old)
     }
@@ -854,7 +873,7 @@ impl TxnState {
                 id: e.id,
                 len: e.len,
             });
-            self.account(MEM_PURGE);
+            self.account(MEM_PURGE, false);
         }
     }
 
@@ -1239,7 +1258,7 @@ impl TxnState {
                 let nk = index_key(&t.def, idx, &new_row);
                 self.change_entry(t.secondary[i], &nk, |_| Modify::Put(Vec::new()), false)?;
                 let ok = index_key(&t.def, idx, &old_row);
-                self.account((ok.len() + key.len()) as u64 + MEM_PURGE);
+                self.account((ok.len() + key.len()) as u64 + MEM_PURGE, false);
                 self.purge.push(Purge::Sec {
                     table: t.clone(),
                     index: i,
@@ -1293,14 +1312,14 @@ impl TxnState {
         let capture = self.capturing(t);
         let old_row = self.with_long_values(t, complete_row(&t.def, old_row), &old_ext, capture)?;
         self.purge_long_values(t, &old_ext, &[]);
-        self.account(key.len() as u64 + MEM_PURGE);
+        self.account(key.len() as u64 + MEM_PURGE, false);
         self.purge.push(Purge::Row {
             tree: t.primary,
             key: key.clone(),
         });
         for (i, idx) in t.def.indexes.iter().enumerate() {
             let sk = index_key(&t.def, idx, &old_row);
-            self.account((sk.len() + key.len()) as u64 + MEM_PURGE);
+            self.account((sk.len() + key.len()) as u64 + MEM_PURGE, false);
             self.purge.push(Purge::Sec {
                 table: t.clone(),
                 index: i,
@@ -1377,6 +1396,7 @@ impl TxnState {
         self.inner
             .txn_memory
             .fetch_sub(std::mem::take(&mut self.mem), Ordering::Relaxed);
+        self.mem_kept = 0;
         self.logged = false;
         self.consistent = false;
         if let Some(v) = self.view.take() {
@@ -1391,6 +1411,7 @@ impl TxnState {
             undo: self.undo.len(),
             purge: self.purge.len(),
             binlog: self.binlog.mark(sink.as_deref()),
+            mem: self.mem - self.mem_kept,
         }
     }
 
@@ -1401,6 +1422,7 @@ impl TxnState {
             undo: self.undo.len(),
             purge: self.purge.len(),
             binlog: self.binlog.light_mark(sink.as_deref()),
+            mem: self.mem - self.mem_kept,
         }
     }
 
@@ -1421,6 +1443,7 @@ impl TxnState {
         self.undo.truncate(sp.undo);
         self.purge.truncate(sp.purge);
         self.binlog.cut(sp.binlog);
+        self.release_to(&sp);
         Ok(())
     }
 

@@ -42,13 +42,15 @@ pub struct ActiveTxn {
 }
 
 impl ActiveTxn {
-    /// Remembers the before-image of `key` unless one is already recorded.
-    pub fn record_before(&self, tree: u64, key: &[u8], before: Option<&[u8]>) {
+    /// Remembers the before-image of `key` unless one is already recorded; true if it did.
+    pub fn record_before(&self, tree: u64, key: &[u8], before: Option<&[u8]>) -> bool {
         let mut w = self.writes.lock();
         let t = w.entry(tree).or_default();
-        if !t.contains_key(key) {
-            t.insert(key.to_vec(), before.map(|b| b.to_vec()));
+        if t.contains_key(key) {
+            return false;
         }
+        t.insert(key.to_vec(), before.map(|b| b.to_vec()));
+        true
     }
     fn before(&self, tree: u64, key: &[u8]) -> Option<Option<Vec<u8>>> {
         self.writes

@@ -149,3 +149,43 @@ fn updates_and_deletes_count_too_and_the_limit_changes_online() {
         .set_variable("tierdb_transaction_memory_limit", &Value::Int(-1))
         .is_err());
 }
+
+#[test]
+fn a_savepoint_rollback_gives_back_what_the_undone_part_held() {
+    let dir = tempfile::tempdir().unwrap();
+    let e = open(dir.path());
+    let t = e.table("d", "t").unwrap();
+    let held = |e: &Engine| status(e, "Tierdb_transaction_memory");
+
+    let mut tx = e.begin();
+    for id in 0..100 {
+        tx.insert(&t, kv_row(id, id, 0)).expect("insert");
+    }
+    let at_savepoint = held(&e);
+    assert!(
+        at_savepoint > 100 * 200,
+        "{at_savepoint} bytes for 100 rows"
+    );
+    // Many statements that fail and roll back: what they held goes back each time, except
+    // their row locks and before-images (kept to the end, like the locks themselves).
+    for round in 0..50 {
+        let sp = tx.savepoint();
+        for id in 0..100 {
+            tx.update(&t, &key(id), kv_row(id, id + round + 1, round))
+                .expect("update");
+        }
+        let during = held(&e);
+        assert!(
+            during > at_savepoint + 100 * 200,
+            "{during} during round {round}"
+        );
+        tx.rollback_to_savepoint(sp).expect("rollback to savepoint");
+    }
+    let after = held(&e);
+    assert!(
+        after < at_savepoint + 100 * 600,
+        "{after} bytes after 50 rolled-back rounds (at the savepoint: {at_savepoint})"
+    );
+    tx.commit().expect("commit");
+    assert_eq!(held(&e), 0);
+}
