@@ -6,7 +6,7 @@
 //! recovery has rolled back every unfinished transaction.
 
 use crate::catalog::{self, TableEntry, SLOT_CATALOG_ROOT, SLOT_NEXT_TABLE_ID, SLOT_NEXT_TXN_ID};
-use crate::rowcodec::Undo;
+use crate::rowcodec::{Undo, UndoLog};
 use crate::storage::{DataFile, LogGate};
 use crate::txns::ActiveTxns;
 use crate::{ColumnDef, EngineConfig, Error, IndexDef, Result, Table, TableDef, ViewDef};
@@ -311,7 +311,8 @@ impl Inner {
 
         // Redo from the checkpoint; collect undo of transactions without an end record.
         let t0 = Instant::now();
-        let mut pending: HashMap<u64, Vec<Undo>> = HashMap::new();
+        // The undo entries of each transaction without an end record yet, kept encoded.
+        let mut pending: HashMap<u64, UndoLog> = HashMap::new();
         let mut max_txn = 0u64;
         let mut n_records = 0u64;
         let from = store.wal.checkpoint_lsn();
@@ -357,10 +358,12 @@ impl Inner {
                     if txn != 0 {
                         max_txn = max_txn.max(txn);
                         if !logical.is_empty() {
-                            let u = Undo::decode(&logical).ok_or_else(|| {
-                                Error::Corrupt(format!("undo record at {start} is malformed"))
-                            })?;
-                            pending.entry(txn).or_default().push(u);
+                            if Undo::decode(&logical).is_none() {
+                                return Err(Error::Corrupt(format!(
+                                    "undo record at {start} is malformed"
+                                )));
+                            }
+                            pending.entry(txn).or_default().push(&logical);
                         }
                     }
                 }
@@ -474,7 +477,7 @@ impl Inner {
             let mut losers: Vec<_> = pending.into_iter().collect();
             losers.sort_by_key(|(t, _)| std::cmp::Reverse(*t));
             for (txn, undo) in &losers {
-                inner.apply_undo(*txn, undo.iter().rev().cloned().map(Ok))?;
+                inner.apply_undo(*txn, undo.newest_first_from(0))?;
                 let payload = redo::encode_txn_end(*txn, false);
                 inner.store.wal.append(&payload, |_, _| {})?;
             }
