@@ -7,6 +7,8 @@
 //! sink never writes the files itself (as if each commit's `pwrite` was still to come) and is
 //! killed with SIGKILL; the parent recovers with the real sink and decodes the files.
 
+mod common;
+
 use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader};
 use std::path::Path;
@@ -14,13 +16,13 @@ use std::process::{Command, Stdio};
 use std::sync::Arc;
 use std::time::Duration;
 
+use common::{id_pad_row, id_pad_table};
 use tierdb_binlog::decode::{to_value, Decoder, Event};
 use tierdb_binlog::log::{Binlog, BinlogConfig};
 use tierdb_binlog::rows::RowsKind;
 use tierdb_engine::binlog::AppendRecord;
 use tierdb_engine::{
-    BinlogSink, Capture, Collation, ColumnDef, ColumnType, Engine, EngineConfig, Result, Row,
-    RowChange, TableDef, Value,
+    BinlogSink, Capture, Engine, EngineConfig, Result, Row, RowChange, TableDef, Value,
 };
 
 const ROWS: i64 = 60_000;
@@ -78,43 +80,12 @@ impl BinlogSink for NoWrites {
     }
 }
 
-fn col(name: &str, ty: ColumnType) -> ColumnDef {
-    ColumnDef {
-        name: name.into(),
-        ty,
-        nullable: false,
-        auto_increment: false,
-        default: None,
-        fill: None,
-        collation: Collation::GeneralCi,
-        on_update_now: false,
-    }
-}
-
 fn table() -> TableDef {
-    TableDef {
-        name: "big".into(),
-        columns: vec![
-            col(
-                "id",
-                ColumnType::Int {
-                    bytes: 8,
-                    unsigned: false,
-                },
-            ),
-            col("pad", ColumnType::VarChar(400)),
-        ],
-        primary_key: vec![0],
-        indexes: Vec::new(),
-        foreign_keys: Vec::new(),
-        checks: Vec::new(),
-    }
+    id_pad_table("big")
 }
 
 fn row(id: i64, tag: &str) -> Row {
-    let mut pad = format!("{tag}-{id}-").into_bytes();
-    pad.resize(300, b'a' + id.rem_euclid(26) as u8);
-    vec![Value::Int(id), Value::Bytes(pad)]
+    id_pad_row(id, tag)
 }
 
 fn engine_cfg(dir: &Path, sink: Arc<dyn BinlogSink>) -> EngineConfig {

@@ -4,55 +4,24 @@
 //! spanned several chunks, and an update that moves a row to another primary key is one
 //! update event (not a delete and an insert) also when it falls on a batch boundary.
 
+mod common;
+
 use std::collections::BTreeMap;
 use std::path::Path;
-
 use std::sync::Arc;
+
+use common::{id_pad_row, id_pad_table};
 use tierdb_binlog::decode::{to_value, Decoder, Event, RawValue};
 use tierdb_binlog::log::{Binlog, BinlogConfig};
 use tierdb_binlog::rows::RowsKind;
-
-use tierdb_engine::{
-    Collation, ColumnDef, ColumnType, Engine, EngineConfig, Row, Table, TableDef, Value,
-};
-
-fn col(name: &str, ty: ColumnType) -> ColumnDef {
-    ColumnDef {
-        name: name.into(),
-        ty,
-        nullable: false,
-        auto_increment: false,
-        default: None,
-        fill: None,
-        collation: Collation::GeneralCi,
-        on_update_now: false,
-    }
-}
+use tierdb_engine::{Engine, EngineConfig, Row, Table, TableDef, Value};
 
 fn table() -> TableDef {
-    TableDef {
-        name: "t".into(),
-        columns: vec![
-            col(
-                "id",
-                ColumnType::Int {
-                    bytes: 8,
-                    unsigned: false,
-                },
-            ),
-            col("pad", ColumnType::VarChar(400)),
-        ],
-        primary_key: vec![0],
-        indexes: Vec::new(),
-        foreign_keys: Vec::new(),
-        checks: Vec::new(),
-    }
+    id_pad_table("t")
 }
 
 fn row(id: i64, tag: &str) -> Row {
-    let mut pad = format!("{tag}-{id}-").into_bytes();
-    pad.resize(300, b'a' + id.rem_euclid(26) as u8);
-    vec![Value::Int(id), Value::Bytes(pad)]
+    id_pad_row(id, tag)
 }
 
 /// One row change as the file tells it: (kind, before image, after image).

@@ -1,7 +1,8 @@
 //! Helpers shared by the integration tests that run the real MariaDB 10.11 tools: finding a
 //! tool ([`tool`]), running a command that must succeed ([`run`]), building columns and
-//! values ([`col`], [`b`], [`big_blob`], [`hex_upper`]), and a scratch `mariadbd`
-//! ([`Server`]), killed when dropped.
+//! values ([`col`], [`b`], [`big_blob`], [`hex_upper`]), the `(id BIGINT, pad VARCHAR(400))`
+//! table of the engine-level tests ([`id_pad_table`], [`id_pad_row`]), and a scratch
+//! `mariadbd` ([`Server`]), killed when dropped.
 
 #![allow(dead_code)]
 
@@ -11,7 +12,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-use tierdb_engine::{Collation, ColumnDef, ColumnType, Value};
+use tierdb_engine::{Collation, ColumnDef, ColumnType, Row, TableDef, Value};
 
 /// The path of an installed MariaDB tool; panics (the test fails, it is not skipped) when
 /// it is missing.
@@ -37,6 +38,32 @@ pub fn col(name: &str, ty: ColumnType, nullable: bool) -> ColumnDef {
         collation: Collation::GeneralCi,
         on_update_now: false,
     }
+}
+
+/// `name (id BIGINT NOT NULL PRIMARY KEY, pad VARCHAR(400) NOT NULL)`.
+pub fn id_pad_table(name: &str) -> TableDef {
+    let int = ColumnType::Int {
+        bytes: 8,
+        unsigned: false,
+    };
+    TableDef {
+        name: name.into(),
+        columns: vec![
+            col("id", int, false),
+            col("pad", ColumnType::VarChar(400), false),
+        ],
+        primary_key: vec![0],
+        indexes: Vec::new(),
+        foreign_keys: Vec::new(),
+        checks: Vec::new(),
+    }
+}
+
+/// A row of `id_pad_table`: a 300-byte pad starting with `tag` and the id.
+pub fn id_pad_row(id: i64, tag: &str) -> Row {
+    let mut pad = format!("{tag}-{id}-").into_bytes();
+    pad.resize(300, b'a' + id.rem_euclid(26) as u8);
+    vec![Value::Int(id), Value::Bytes(pad)]
 }
 
 /// A string value as tierdb stores it (its UTF-8 bytes).
