@@ -2170,9 +2170,9 @@ fn ordered_targets(
     cx: &EvalCx,
 ) -> Result<Vec<Row>, SqlError> {
     if order.is_empty() {
-        return collect_targets(t, access, filter, limit, txn, cx);
+        return collect_targets(t, access, filter, limit, true, txn, cx);
     }
-    let rows = collect_targets(t, access, filter, None, txn, cx)?;
+    let rows = collect_targets(t, access, filter, None, false, txn, cx)?;
     let mut keyed = Vec::with_capacity(rows.len());
     for r in rows {
         let keys = order
@@ -2191,17 +2191,37 @@ fn ordered_targets(
         Ordering::Equal
     });
     let n = limit.map_or(keyed.len(), |l| (l as usize).min(keyed.len()));
-    Ok(keyed.into_iter().take(n).map(|(_, r)| r).collect())
+    Ok(keyed
+        .into_iter()
+        .take(n)
+        .map(|(_, r)| key_skeleton(t, r))
+        .collect())
 }
 
-/// The rows of `t` an UPDATE / DELETE targets, read without locks. A WHERE running a
-/// correlated subquery is checked after the scan (the subquery reads through the
-/// transaction the scan holds).
+/// `row` with only what `pk_of` reads kept (its key columns, or the hidden row id at its
+/// end), the other values NULL: a statement's list of target rows holds no long strings.
+fn key_skeleton(t: &Table, mut row: Row) -> Row {
+    let hidden = t.def.has_hidden_key();
+    let keys = t.def.key_columns();
+    let last = row.len().saturating_sub(1);
+    for (i, v) in row.iter_mut().enumerate() {
+        let kept = if hidden { i == last } else { keys.contains(&i) };
+        if !kept {
+            *v = Value::Null;
+        }
+    }
+    row
+}
+
+/// The rows of `t` an UPDATE / DELETE targets, read without locks (`skeleton`: only their
+/// keys kept, see `key_skeleton`). A WHERE running a correlated subquery is checked after
+/// the scan (the subquery reads through the transaction the scan holds).
 fn collect_targets(
     t: &Arc<Table>,
     access: &AccessPlan,
     filter: &Option<Expr>,
     limit: Option<u64>,
+    skeleton: bool,
     txn: &RefCell<&mut Txn>,
     cx: &EvalCx,
 ) -> Result<Vec<Row>, SqlError> {
@@ -2227,7 +2247,11 @@ fn collect_targets(
             if !pass {
                 return Ok(true);
             }
-            rows.push(row);
+            rows.push(if skeleton && later.is_none() {
+                key_skeleton(t, row)
+            } else {
+                row
+            });
             Ok(later.is_some() || !full(rows.len()))
         },
     )?;
@@ -2238,7 +2262,7 @@ fn collect_targets(
                 break;
             }
             if f.matches(&row, cx)? {
-                kept.push(row);
+                kept.push(if skeleton { key_skeleton(t, row) } else { row });
             }
         }
         rows = kept;
