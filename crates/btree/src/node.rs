@@ -219,22 +219,45 @@ pub fn child_at(p: &[u8], i: isize) -> PageId {
 
 /// Rewrites the cell area without holes (logged as a full image).
 pub fn compact(p: &mut PageMut) {
+    // In place, by moves the redo log records as such (a few bytes per run of cells, not a
+    // full page image): cells are taken from the highest offset down and packed against the
+    // page end, so each one moves up (or stays) and never onto a cell not moved yet. Cells
+    // already adjacent move together, as one run.
     let n = nslots(p);
-    let mut cells: Vec<Vec<u8>> = Vec::with_capacity(n);
-    for i in 0..n {
-        let o = slot(p, i);
-        cells.push(p[o..o + cell_size_at(p, o)].to_vec());
-    }
+    let mut order: Vec<(usize, usize)> = (0..n).map(|i| (slot(p, i), i)).collect();
+    order.sort_unstable_by_key(|&(o, _)| std::cmp::Reverse(o));
+    let mut slots = vec![0u8; 2 * n];
     let mut end = PAGE_SIZE;
-    let b = p.rewrite();
-    for (i, c) in cells.iter().enumerate() {
-        end -= c.len();
-        b[end..end + c.len()].copy_from_slice(c);
-        let s = SLOTS_START + 2 * i;
-        b[s..s + 2].copy_from_slice(&(end as u16).to_le_bytes());
+    // The run being gathered: source start and end, and how far up it moves.
+    let mut run: Option<(usize, usize, usize)> = None;
+    for (o, i) in order {
+        let size = cell_size_at(p, o);
+        end -= size;
+        let up = end - o;
+        run = match run {
+            // Adjacent cells pack with the same distance up: one run.
+            Some((s, e, d)) if o + size == s => Some((o, e, d)),
+            other => {
+                if let Some((s, e, d)) = other {
+                    if d > 0 {
+                        p.copy_within(s..e, s + d);
+                    }
+                }
+                Some((o, o + size, up))
+            }
+        };
+        slots[2 * i..2 * i + 2].copy_from_slice(&(end as u16).to_le_bytes());
+    }
+    if let Some((s, e, d)) = run {
+        if d > 0 {
+            p.copy_within(s..e, s + d);
+        }
+    }
+    if n > 0 {
+        p.write(SLOTS_START, &slots);
     }
     let slots_end = SLOTS_START + 2 * n;
-    b[slots_end..end].fill(0);
+    p.fill(slots_end..end, 0);
     set_free_end(p, end);
     w16(p, off::FRAG, 0);
 }
@@ -306,12 +329,19 @@ pub fn remove_at(p: &mut PageMut, i: usize) {
     }
 }
 
-/// Replaces the value of leaf slot `i`; in place when the size is unchanged.
+/// Replaces the value of leaf slot `i`; in place when it is no longer than the old one.
 /// False when the new value does not fit (the old cell is kept).
 pub fn leaf_set_value(p: &mut PageMut, i: usize, v: &[u8]) -> bool {
     let o = slot(p, i);
-    if r16(p, o + 2) == v.len() {
+    let old_len = r16(p, o + 2);
+    if old_len >= v.len() {
+        // In place; a shorter value leaves its cell's tail as fragmented space.
         let kl = r16(p, o);
+        if old_len > v.len() {
+            w16(p, o + 2, v.len());
+            let f = r16(p, off::FRAG) + (old_len - v.len());
+            w16(p, off::FRAG, f);
+        }
         p.write(o + 4 + kl, v);
         return true;
     }
@@ -402,6 +432,54 @@ mod tests {
         assert!(leaf_set_value(&mut p, 0, &[9u8; 500]));
         assert_eq!(free_space(&p), before - 480);
         check(&p, PageId(3)).unwrap();
+    }
+
+    /// A leaf full of rows whose values change size (an UPDATE making rows shorter, then
+    /// longer): shrinking stays in place, growing compacts; each change's recorded writes
+    /// replay to the page and stay far below a full 16 KiB image.
+    #[test]
+    fn value_changes_and_compaction_log_moves_not_images() {
+        use crate::pagemut::OpLog;
+        let mut buf = vec![0u8; PAGE_SIZE];
+        init(&mut PageMut::untracked(&mut buf), PageId(5), 0);
+        let mut n = 0u32;
+        while leaf_insert_at(
+            &mut PageMut::untracked(&mut buf),
+            n as usize,
+            &n.to_be_bytes(),
+            &[n as u8; 200],
+        ) {
+            n += 1;
+        }
+        let mut largest = 0;
+        for (round, len) in [(0, 150usize), (1, 199), (2, 120), (3, 200)] {
+            for i in 0..n as usize {
+                let before = buf.clone();
+                let mut log = OpLog::new();
+                let ok = leaf_set_value(
+                    &mut PageMut::new(&mut buf, Some(&mut log)),
+                    i,
+                    &[(i + round) as u8; 256][..len],
+                );
+                assert!(ok, "round {round}, slot {i}");
+                assert!(
+                    !log.is_whole(),
+                    "round {round}, slot {i}: logged as a full image"
+                );
+                largest = largest.max(log.ops().len());
+                assert_eq!(
+                    log.replay_on(PageId(5), &before),
+                    buf,
+                    "round {round}, slot {i}"
+                );
+                check(&buf, PageId(5)).unwrap();
+            }
+        }
+        for i in 0..n as usize {
+            assert_eq!(value(&buf, i), &[(i + 3) as u8; 200][..]);
+            assert_eq!(key(&buf, i), &(i as u32).to_be_bytes());
+        }
+        assert!(largest < 2048, "largest recorded change: {largest} bytes");
     }
 
     #[test]

@@ -3,7 +3,8 @@
 //! A [`PageMut`] reads as the page's bytes, and every write goes through one of its methods
 //! (`write`, `fill`, `copy_within`, `rewrite`), which also records the write in the page's
 //! [`OpLog`] when the mtr logs the page as a diff. The log holds the diff's operations in the
-//! redo format itself (`redo`'s literal and move ranges, `docs/format.md`, "Redo records"),
+//! redo format itself (`redo`'s literal, move and fill ranges, `docs/format.md`, "Redo
+//! records"),
 //! with the bytes each literal wrote *at the time of the write*: replaying the operations in
 //! order on the page as it was before the mtr reproduces it exactly, whatever the later
 //! operations overwrite or move. A log that grows past [`OPLOG_LIMIT`] bytes, or a whole-page
@@ -20,6 +21,12 @@ pub const OPLOG_LIMIT: usize = 4096;
 
 /// Redo's marker for a move range (high bit of the length field).
 const MOVE_FLAG: u16 = 0x8000;
+/// Redo's marker for a fill range (both high bits of the length field).
+const FILL_FLAG: u16 = 0xC000;
+/// Longest move or fill the encoding holds (their lengths keep the high bits clear).
+const MAX_RANGE: usize = 0x4000 - 1;
+/// Fills shorter than this are recorded as literals (which later writes can extend).
+const MIN_FILL: usize = 8;
 
 /// The recorded operations of one page in one mtr, in redo's diff encoding.
 #[derive(Debug, Default)]
@@ -109,19 +116,28 @@ impl OpLog {
                 return;
             }
         }
-        if len > OPLOG_LIMIT {
+        if len < MIN_FILL {
+            self.literal(at, &[v; MIN_FILL][..len]);
+            return;
+        }
+        if len > MAX_RANGE {
             self.set_whole();
             return;
         }
-        let bytes = vec![v; len];
-        self.literal(at, &bytes);
+        self.ops.extend_from_slice(&(at as u16).to_le_bytes());
+        self.ops
+            .extend_from_slice(&(len as u16 | FILL_FLAG).to_le_bytes());
+        self.ops.push(v);
+        self.count += 1;
+        self.last = None;
+        self.check_limit();
     }
 
     fn moved(&mut self, dst: usize, src: usize, len: usize) {
         if self.whole || len == 0 || dst == src {
             return;
         }
-        if len >= MOVE_FLAG as usize {
+        if len > MAX_RANGE {
             self.set_whole();
             return;
         }

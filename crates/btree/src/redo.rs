@@ -41,6 +41,8 @@ pub enum DiffOp {
     Literal(u16, Vec<u8>),
     /// `memmove` of `len` bytes from `src` to `dst` (as the page is at this step).
     Move { dst: u16, src: u16, len: u16 },
+    /// `len` copies of `byte` from `dst` on.
+    Fill { dst: u16, len: u16, byte: u8 },
 }
 
 /// A decoded log payload.
@@ -96,6 +98,9 @@ impl<'a> Rd<'a> {
 /// follows) instead of literal bytes. Inserting or removing a slot shifts the slot array by
 /// two bytes; a move logs that in 6 bytes instead of the whole tail of the array.
 const MOVE_FLAG: u16 = 0x8000;
+/// Marker for a fill range (both high bits of the length field; moves and literals are
+/// shorter than 0x4000 bytes).
+const FILL_FLAG: u16 = 0xC000;
 
 /// The longest run of zero bytes in `p` as `(start, end)`, found in 64-byte steps.
 fn longest_zero_run(p: &[u8]) -> (usize, usize) {
@@ -197,7 +202,14 @@ pub fn decode(payload: &[u8]) -> Result<Record, RedoError> {
                         for _ in 0..k {
                             let o = r.u16()?;
                             let l = r.u16()?;
-                            if l & MOVE_FLAG != 0 {
+                            if l & FILL_FLAG == FILL_FLAG {
+                                let len = l & !FILL_FLAG;
+                                let byte = r.u8()?;
+                                if o as usize + len as usize > PAGE_SIZE {
+                                    return Err(RedoError("diff fill past page end"));
+                                }
+                                ranges.push(DiffOp::Fill { dst: o, len, byte });
+                            } else if l & MOVE_FLAG != 0 {
                                 let len = l & !MOVE_FLAG;
                                 let src = r.u16()?;
                                 if o as usize + len as usize > PAGE_SIZE
@@ -259,6 +271,10 @@ pub fn apply(page: &mut [u8], change: &PageChange) {
                     DiffOp::Move { dst, src, len } => {
                         let (s, l) = (*src as usize, *len as usize);
                         page.copy_within(s..s + l, *dst as usize);
+                    }
+                    DiffOp::Fill { dst, len, byte } => {
+                        let d = *dst as usize;
+                        page[d..d + *len as usize].fill(*byte);
                     }
                 }
             }
