@@ -47,6 +47,11 @@ ops = struct.pack("<HH", 100, 3) + b"abc"  # literal
 ops += struct.pack("<HHH", 200, 0x8000 | 16, 202)  # move
 diff += struct.pack("<H", 2) + ops + struct.pack("<I", 4) + b"undo"
 write("redo_record", "mtr_diff", diff)
+fill = bytes([1]) + struct.pack("<QH", 9, 1) + struct.pack("<QB", 4, 1)
+fops = struct.pack("<HHB", 300, 0xC000 | 1000, 0)  # fill of zeros
+fops += struct.pack("<HHB", 16000, 0xC000 | 1000, 7)  # fill past the page end: refused
+fill += struct.pack("<H", 2) + fops + struct.pack("<I", 0)
+write("redo_record", "mtr_fill", fill)
 img_body = bytes(range(256)) * 4
 img = bytes([1]) + struct.pack("<QH", 9, 1) + struct.pack("<QB", 4, 0)
 img += struct.pack("<HH", len(img_body), PAGE - len(img_body)) + img_body

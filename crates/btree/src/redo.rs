@@ -2,8 +2,8 @@
 //! and how recovery re-applies page changes. Byte layout in `docs/format.md` ("Redo records").
 //!
 //! Owns: encoding/decoding of log payloads; the page-image rules (full page image on a page's
-//! first change after it was last clean, otherwise the literal and move ranges the mtr recorded
-//! as it wrote, see `pagemut`); applying a record to a
+//! first change after it was last clean, otherwise the literal, move and fill ranges the mtr
+//! recorded as it wrote, see `pagemut`); applying a record to a
 //! page during recovery, idempotently (skip when the page LSN already covers it).
 //! Must never: panic on a malformed payload (the decoder returns `RedoError`); apply a diff to
 //! a page whose LSN is at or past the record.
@@ -134,7 +134,7 @@ pub fn encode_image(out: &mut Vec<u8>, id: PageId, page: &[u8]) {
     out.extend_from_slice(&page[ze..]);
 }
 
-/// Encodes the writes recorded in `log` (`pagemut`: literal and move ranges, in order) as one
+/// Encodes the writes recorded in `log` (`pagemut`: literal, move and fill ranges, in order) as one
 /// change of an mtr record. The caller logs a full image instead when `log.is_whole()`.
 pub fn encode_ops(out: &mut Vec<u8>, id: PageId, log: &crate::pagemut::OpLog) {
     debug_assert!(!log.is_whole());
