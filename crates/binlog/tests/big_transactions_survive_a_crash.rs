@@ -16,7 +16,7 @@ use std::process::{Command, Stdio};
 use std::sync::Arc;
 use std::time::Duration;
 
-use common::{id_pad_row, id_pad_table};
+use common::{id_pad_row, id_pad_table, stored_rows};
 use tierdb_binlog::decode::{to_value, Decoder, Event};
 use tierdb_binlog::log::{Binlog, BinlogConfig};
 use tierdb_binlog::rows::RowsKind;
@@ -234,15 +234,7 @@ fn transactions_larger_than_a_redo_record_are_recovered_whole_into_the_binary_lo
         "four committed transactions, in order"
     );
     assert_eq!(xids, 4);
-    let mut tx = e.begin();
-    let stored: BTreeMap<i64, Row> = tx
-        .scan(&t, std::ops::Bound::Unbounded, std::ops::Bound::Unbounded)
-        .expect("scan")
-        .map(|r| {
-            let r = r.expect("row");
-            (r[0].as_i64().unwrap(), r)
-        })
-        .collect();
+    let stored = stored_rows(&e, &t);
     assert_eq!(stored.len() as i64, ROWS + 2, "no doomed row is stored");
     assert!(model == stored, "the log's rows differ from the table's");
     assert_eq!(log.gtid_binlog_pos(), "0-1-4");

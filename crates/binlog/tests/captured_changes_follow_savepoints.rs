@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::Arc;
 
-use common::{id_pad_row, id_pad_table};
+use common::{id_pad_row, id_pad_table, stored_rows};
 use tierdb_binlog::decode::{to_value, Decoder, Event, RawValue};
 use tierdb_binlog::log::{Binlog, BinlogConfig};
 use tierdb_binlog::rows::RowsKind;
@@ -134,15 +134,7 @@ fn rolled_back_megabytes_and_moved_rows_reach_the_log_as_they_stayed() {
             model.insert(a[0].as_i64().unwrap(), a);
         }
     }
-    let mut tx = e.begin();
-    let stored: BTreeMap<i64, Row> = tx
-        .scan(&t, std::ops::Bound::Unbounded, std::ops::Bound::Unbounded)
-        .expect("scan")
-        .map(|r| {
-            let r = r.expect("row");
-            (r[0].as_i64().unwrap(), r)
-        })
-        .collect();
+    let stored = stored_rows(&e, &t);
     assert_eq!(stored.len(), 4900);
     assert!(model == stored, "the log's rows differ from the table's");
 }

@@ -94,7 +94,7 @@ pub(crate) struct CaptureMark {
     encodes: u64,
 }
 
-/// Changes a row's write may capture after a light mark (`Capture::light_mark`) before it
+/// Changes a row's write may capture after a row's mark (`Capture::mark`) before it
 /// is cut back or the row is done: a delete and an insert, with room to spare.
 const ROW_CHANGES: usize = 8;
 
@@ -106,7 +106,7 @@ impl Capture {
     /// Encodes the pending changes unless `n` more fit the batch: the next `n` captures then
     /// stay pending side by side (an update that moves a row merges its delete and insert).
     pub(crate) fn make_room(&mut self, sink: &dyn BinlogSink, n: usize) {
-        if self.pending.len() + n >= CAPTURE_BATCH && !self.stuck {
+        if self.pending.len() + n >= CAPTURE_BATCH {
             self.encode_pending(sink);
         }
     }
@@ -117,9 +117,7 @@ impl Capture {
             self.tables.push(c.table.clone());
         }
         self.pending.push(c);
-        if self.pending.len() >= CAPTURE_BATCH && !self.stuck {
-            self.encode_pending(sink);
-        }
+        self.make_room(sink, 0);
     }
 
     /// Encodes the pending changes into the last chunk (a new one past `CAPTURE_CHUNK`). On
@@ -150,27 +148,15 @@ impl Capture {
         }
     }
 
-    /// Where the capture is now; the pending changes are encoded first, so that a later
-    /// batch cannot carry changes from before the mark.
-    pub(crate) fn mark(&mut self, sink: Option<&dyn BinlogSink>) -> CaptureMark {
+    /// Where the capture is now. The pending changes are encoded first, so that a later
+    /// batch cannot carry changes from before the mark; except for a mark of one row's
+    /// writes (`row`: per-row savepoints of UPDATE / DELETE IGNORE), where they stay pending
+    /// (each row would get events of its own) and room is made for the few changes one row's
+    /// write captures, so that no batch is encoded before the row is cut back or done.
+    pub(crate) fn mark(&mut self, sink: Option<&dyn BinlogSink>, row: bool) -> CaptureMark {
         if let Some(s) = sink {
-            self.encode_pending(s);
+            self.make_room(s, if row { ROW_CHANGES } else { CAPTURE_BATCH });
         }
-        self.here()
-    }
-
-    /// A mark for one row's writes (per-row savepoints of UPDATE / DELETE IGNORE): the
-    /// pending changes are not encoded (each row would get events of its own), room is made
-    /// for the few changes one row's write captures, so that no batch is encoded before the
-    /// row is cut back or done.
-    pub(crate) fn light_mark(&mut self, sink: Option<&dyn BinlogSink>) -> CaptureMark {
-        if let Some(s) = sink {
-            self.make_room(s, ROW_CHANGES);
-        }
-        self.here()
-    }
-
-    fn here(&self) -> CaptureMark {
         CaptureMark {
             chunks: self.chunks.len(),
             last_len: self.chunks.last().map_or(0, |c| c.len()),

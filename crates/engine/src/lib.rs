@@ -965,14 +965,14 @@ impl Txn {
     /// pending are encoded first). The SQL layer takes one before every statement of an
     /// explicit transaction.
     pub fn savepoint(&mut self) -> Savepoint {
-        self.st.savepoint()
+        self.st.savepoint(false)
     }
     /// A savepoint for one row's write (UPDATE / DELETE IGNORE undo a refused row's foreign
     /// key effects): binary-log changes stay pending, so rows keep sharing events. Only the
     /// row's own write may come between it and its rollback (a few captured changes);
     /// otherwise the rollback fails and the transaction must be rolled back whole.
     pub fn row_savepoint(&mut self) -> Savepoint {
-        self.st.row_savepoint()
+        self.st.savepoint(true)
     }
     /// Undoes the changes made after `sp` (newest first, secondary index entries included)
     /// and keeps the earlier ones and every row lock; the transaction stays open. Rolling

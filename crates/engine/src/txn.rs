@@ -1405,23 +1405,13 @@ impl TxnState {
         }
     }
 
-    pub fn savepoint(&mut self) -> Savepoint {
+    /// A savepoint here; `row`: for one row's write (see `Capture::mark`).
+    pub fn savepoint(&mut self, row: bool) -> Savepoint {
         let sink = self.inner.cfg.binlog.clone();
         Savepoint {
             undo: self.undo.len(),
             purge: self.purge.len(),
-            binlog: self.binlog.mark(sink.as_deref()),
-            mem: self.mem - self.mem_kept,
-        }
-    }
-
-    /// A savepoint for one row's write (see `Capture::light_mark`).
-    pub fn row_savepoint(&mut self) -> Savepoint {
-        let sink = self.inner.cfg.binlog.clone();
-        Savepoint {
-            undo: self.undo.len(),
-            purge: self.purge.len(),
-            binlog: self.binlog.light_mark(sink.as_deref()),
+            binlog: self.binlog.mark(sink.as_deref(), row),
             mem: self.mem - self.mem_kept,
         }
     }

@@ -1,7 +1,8 @@
 //! Helpers shared by the integration tests that run the real MariaDB 10.11 tools: finding a
 //! tool ([`tool`]), running a command that must succeed ([`run`]), building columns and
 //! values ([`col`], [`b`], [`big_blob`], [`hex_upper`]), the `(id BIGINT, pad VARCHAR(400))`
-//! table of the engine-level tests ([`id_pad_table`], [`id_pad_row`]), and a scratch
+//! table of the engine-level tests ([`id_pad_table`], [`id_pad_row`], [`stored_rows`]), and a
+//! scratch
 //! `mariadbd` ([`Server`]), killed when dropped.
 
 #![allow(dead_code)]
@@ -12,7 +13,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-use tierdb_engine::{Collation, ColumnDef, ColumnType, Row, TableDef, Value};
+use tierdb_engine::{Collation, ColumnDef, ColumnType, Engine, Row, Table, TableDef, Value};
 
 /// The path of an installed MariaDB tool; panics (the test fails, it is not skipped) when
 /// it is missing.
@@ -64,6 +65,18 @@ pub fn id_pad_row(id: i64, tag: &str) -> Row {
     let mut pad = format!("{tag}-{id}-").into_bytes();
     pad.resize(300, b'a' + id.rem_euclid(26) as u8);
     vec![Value::Int(id), Value::Bytes(pad)]
+}
+
+/// Every row of an `id_pad_table`, by id, read in a new transaction.
+pub fn stored_rows(e: &Engine, t: &std::sync::Arc<Table>) -> std::collections::BTreeMap<i64, Row> {
+    let mut tx = e.begin();
+    tx.scan(t, std::ops::Bound::Unbounded, std::ops::Bound::Unbounded)
+        .expect("scan")
+        .map(|r| {
+            let r = r.expect("row");
+            (r[0].as_i64().expect("integer id"), r)
+        })
+        .collect()
 }
 
 /// A string value as tierdb stores it (its UTF-8 bytes).
