@@ -236,7 +236,11 @@ impl BufferPool {
             if self.is_poisoned() {
                 return Ok(false);
             }
-            self.write_latched_in_place(idx, id)?;
+            if self.store.writes_anywhere() {
+                self.write_victim_batch(idx, id)?;
+            } else {
+                self.write_latched_in_place(idx, id)?;
+            }
             bump(&self.counters.evictions_dirty);
         }
         if let Some(h) = self.hooks() {

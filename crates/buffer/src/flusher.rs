@@ -32,7 +32,7 @@ use tierdb_page::{page_lsn, seal, Lsn, PageId, PAGE_SIZE};
 
 use crate::arena::Arena;
 use crate::error::BufferError;
-use crate::frame::{FrameIdx, SharedToken, DIRTY, NO_PAGE, SEALED, VALID};
+use crate::frame::{FrameIdx, SharedToken, DIRTY, HOT, NO_PAGE, SEALED, VALID};
 use crate::pool::BufferPool;
 use crate::stats::{bump, drop_one, get};
 
@@ -147,7 +147,7 @@ impl Flusher {
         }
         let ctl = Arc::clone(&self.ctl);
         let interval = Duration::from_millis(interval_ms);
-        let run_pages = (frames / 64).clamp(1, RUN_MAX);
+        let run_pages = run_pages(frames);
         self.run_pages.store(run_pages, Ordering::Relaxed);
         let handle = std::thread::Builder::new()
             .name("tierdb-flusher".into())
@@ -188,6 +188,12 @@ impl Flusher {
     }
 }
 
+/// Pages of one write run in a pool of `frames` frames: `frames / 64`, 1..=`RUN_MAX`, so the
+/// scratch stays small against the pool.
+pub(crate) fn run_pages(frames: usize) -> usize {
+    (frames / 64).clamp(1, RUN_MAX)
+}
+
 fn run(pool: Weak<BufferPool>, ctl: Arc<Ctl>, interval: Duration, run_pages: usize) {
     let Some(mut scratch) = Arena::new(run_pages) else {
         tracing::error!("flusher: cannot allocate its scratch page; background flushing is off");
@@ -209,6 +215,20 @@ fn run(pool: Weak<BufferPool>, ctl: Arc<Ctl>, interval: Duration, run_pages: usi
         let Some(pool) = pool.upgrade() else { return };
         pool.flush_round(scratch.all_mut(), &mut batch, urgent, &ctl.stop);
     }
+}
+
+/// A page in a batch being written, and how it is latched.
+struct Member {
+    page: u64,
+    idx: FrameIdx,
+    held: Held,
+}
+
+enum Held {
+    /// Shared latch taken by the batch's writer; `true`: pinned by it too.
+    Shared(SharedToken, bool),
+    /// X latch held by the caller (an evicting thread's victim).
+    Caller,
 }
 
 impl BufferPool {
@@ -365,9 +385,12 @@ impl BufferPool {
             return Ok(0);
         }
         let max = (run.len() / PAGE_SIZE).max(1);
-        // (page id, frame, token, pinned by us): the seed first, then neighbours.
-        let mut members: Vec<(u64, FrameIdx, SharedToken, bool)> = Vec::with_capacity(max);
-        members.push((page, idx, s, false));
+        let mut members: Vec<Member> = Vec::with_capacity(max);
+        members.push(Member {
+            page,
+            idx,
+            held: Held::Shared(s, false),
+        });
         for dir in [1i64, -1] {
             let mut next = page;
             while members.len() < max {
@@ -376,40 +399,131 @@ impl BufferPool {
                     _ => break,
                 };
                 match self.latch_dirty_neighbour(PageId(next)) {
-                    Some((nidx, token)) => members.push((next, nidx, token, true)),
+                    Some((nidx, token)) => members.push(Member {
+                        page: next,
+                        idx: nidx,
+                        held: Held::Shared(token, true),
+                    }),
                     None => break,
                 }
             }
         }
-        members.sort_unstable_by_key(|m| m.0);
-        let first = PageId(members[0].0);
+        members.sort_unstable_by_key(|m| m.page);
+        self.write_members(members, run)
+    }
+
+    /// Try-latches (shared) frame `idx` if it holds a valid dirty page (no pin: the latch
+    /// alone keeps the page from being evicted).
+    fn latch_dirty_frame(&self, idx: FrameIdx) -> Option<Member> {
+        let f = self.frame(idx);
+        if f.flags() & (VALID | DIRTY) != (VALID | DIRTY) {
+            return None;
+        }
+        let token = f.latch.try_lock_shared()?;
+        let page = f.page.load(Ordering::Acquire);
+        if page != NO_PAGE && f.flags() & (VALID | DIRTY) == (VALID | DIRTY) {
+            return Some(Member {
+                page,
+                idx,
+                held: Held::Shared(token, false),
+            });
+        }
+        // SAFETY: `token` is this thread's shared acquisition.
+        unsafe { f.latch.unlock_shared(token) };
+        None
+    }
+
+    /// The flusher's write for a store that writes any pages together: the dirty frames of
+    /// `order` (the round's order) from `*at` on, try-latched shared, up to a run's worth,
+    /// written with one `write_batch`. Advances `*at` past the frames it looked at.
+    fn write_gathered(
+        &self,
+        order: &[(u64, FrameIdx)],
+        at: &mut usize,
+        run: &mut [u8],
+    ) -> Result<u64, BufferError> {
+        let max = (run.len() / PAGE_SIZE).max(1);
+        let mut members: Vec<Member> = Vec::with_capacity(max);
+        while *at < order.len() && members.len() < max {
+            if let Some(m) = self.latch_dirty_frame(order[*at].1) {
+                members.push(m);
+            }
+            *at += 1;
+        }
+        if members.is_empty() {
+            return Ok(0);
+        }
+        self.write_members(members, run)
+    }
+
+    /// Eviction's write for a store that writes any pages together: the victim `idx` (X
+    /// latched by the caller, dirty) and the dirty cold frames the clock hand reaches next
+    /// (try-latched shared; they become clean victims for the next misses), with one
+    /// `write_batch`. Falls back to writing the victim alone when no batch scratch is free.
+    pub(crate) fn write_victim_batch(&self, idx: FrameIdx, id: PageId) -> Result<(), BufferError> {
+        let Some(mut scratch) = self.batch_scratch.iter().find_map(|m| m.try_lock()) else {
+            return self.write_latched_in_place(idx, id);
+        };
+        let run = scratch.all_mut();
+        let max = (run.len() / PAGE_SIZE).max(1);
+        let n = self.frames.len();
+        let mut members: Vec<Member> = Vec::with_capacity(max);
+        members.push(Member {
+            page: id.0,
+            idx,
+            held: Held::Caller,
+        });
+        for step in 1..(4 * max).min(n) {
+            if members.len() >= max {
+                break;
+            }
+            let j = ((idx as usize + step) % n) as FrameIdx;
+            if self.frame(j).flags() & HOT != 0 {
+                continue;
+            }
+            if let Some(m) = self.latch_dirty_frame(j) {
+                members.push(m);
+            }
+        }
+        self.write_members(members, run).map(|_| ())
+    }
+
+    /// Writes `members` (each latched: shared by this call's caller or X by the evicting
+    /// thread) with one `write_batch` once the log is durable up to their highest page LSN,
+    /// marks them clean, and releases the shared latches and pins it took. Returns the pages
+    /// written.
+    fn write_members(&self, members: Vec<Member>, run: &mut [u8]) -> Result<u64, BufferError> {
         let n = members.len();
         let mut max_lsn = Lsn(0);
+        let mut ids = Vec::with_capacity(n);
         for (i, m) in members.iter().enumerate() {
             let dst = &mut run[i * PAGE_SIZE..(i + 1) * PAGE_SIZE];
-            // SAFETY: S latch held on every member.
-            dst.copy_from_slice(unsafe { self.page(m.1) });
+            // SAFETY: every member is latched (S or X) by this thread.
+            dst.copy_from_slice(unsafe { self.page(m.idx) });
             seal(dst);
             max_lsn = max_lsn.max(page_lsn(dst));
+            ids.push(PageId(m.page));
         }
         let r = self.check_poison().and_then(|()| {
             self.ensure_wal(max_lsn)?;
             self.store
-                .write_pages(first, &run[..n * PAGE_SIZE])
-                .map_err(|e| self.write_failed(first, e))
+                .write_batch(&ids, &run[..n * PAGE_SIZE])
+                .map_err(|e| self.write_failed(ids[0], e))
         });
         if r.is_ok() {
             bump(&self.counters.write_ios);
         }
-        for (_, midx, token, pinned) in members {
-            let mf = self.frame(midx);
+        for m in members {
+            let mf = self.frame(m.idx);
             if r.is_ok() {
-                self.page_written(midx);
+                self.page_written(m.idx);
             }
-            // SAFETY: `token` is this thread's shared acquisition of `midx`.
-            unsafe { mf.latch.unlock_shared(token) };
-            if pinned {
-                mf.unpin();
+            if let Held::Shared(token, pinned) = m.held {
+                // SAFETY: `token` is this thread's shared acquisition of `m.idx`.
+                unsafe { mf.latch.unlock_shared(token) };
+                if pinned {
+                    mf.unpin();
+                }
             }
         }
         r.map(|()| n as u64)
@@ -478,15 +592,24 @@ impl BufferPool {
             }
         }
         batch.sort_unstable();
+        let anywhere = self.store.writes_anywhere();
         let mut wrote = 0u64;
-        for &(key, idx) in batch.iter() {
+        let mut at = 0;
+        while at < batch.len() {
+            let (key, idx) = batch[at];
             if stop.load(Ordering::Acquire) {
                 break;
             }
             if get(&self.counters.dirty) <= target && key & CHANGE_ORDER != 0 {
                 break;
             }
-            match self.write_run(idx, scratch) {
+            let r = if anywhere {
+                self.write_gathered(batch, &mut at, scratch)
+            } else {
+                at += 1;
+                self.write_run(idx, scratch)
+            };
+            match r {
                 Ok(n) => wrote += n,
                 Err(error) => {
                     tracing::warn!(%error, "flusher: page write failed");

@@ -66,6 +66,6 @@ mod table;
 pub use error::BufferError;
 pub use guard::{PageRead, PageWrite};
 pub use pool::{BufferPool, PoolConfig};
-pub use seams::{PageStore, TierHooks, WalGate};
+pub use seams::{write_adjacent_runs, PageStore, TierHooks, WalGate};
 pub use stats::PoolStats;
 pub use tierdb_page::{Lsn, PageId, PAGE_SIZE};

@@ -37,6 +37,9 @@ use crate::seams::{PageStore, TierHooks, WalGate};
 use crate::stats::{bump, drop_one, get, Counters, PoolStats};
 use crate::table::{PageTable, Publish};
 
+/// Scratch runs for evicting threads' batch writes (see `BufferPool::batch_scratch`).
+const BATCH_SCRATCH_RUNS: usize = 2;
+
 /// Smallest pool, whatever `size_bytes` says.
 pub const MIN_FRAMES: u64 = 16;
 
@@ -94,6 +97,10 @@ pub struct BufferPool {
     pub(crate) dirty_high_water: u64,
     /// The flusher writes dirty pages whose rec_lsn is below this (0 = only under pressure).
     pub(crate) flush_below: std::sync::atomic::AtomicU64,
+    /// Scratch runs for evicting threads' batch writes (a store that `writes_anywhere`;
+    /// empty otherwise). Taken with a try-lock; a thread finding none busy-free writes its
+    /// victim alone.
+    pub(crate) batch_scratch: Box<[parking_lot::Mutex<Arena>]>,
     cfg: PoolConfig,
 }
 
@@ -130,6 +137,14 @@ impl BufferPool {
         })?;
         let metas: Box<[FrameMeta]> = (0..n).map(|_| FrameMeta::new()).collect();
         let pct = u64::from(cfg.dirty_high_water_pct.clamp(1, 100));
+        let batch_scratch: Box<[parking_lot::Mutex<Arena>]> = if store.writes_anywhere() {
+            let pages = crate::flusher::run_pages(n);
+            (0..BATCH_SCRATCH_RUNS)
+                .filter_map(|_| Arena::new(pages).map(parking_lot::Mutex::new))
+                .collect()
+        } else {
+            Box::new([])
+        };
         let pool = Arc::new(BufferPool {
             arena,
             frames: metas,
@@ -146,6 +161,7 @@ impl BufferPool {
             sync_floor: SyncFloor::default(),
             flush_below: std::sync::atomic::AtomicU64::new(0),
             dirty_high_water: (frames * pct / 100).max(1),
+            batch_scratch,
             cfg,
         });
         pool.flusher.start(
@@ -270,6 +286,7 @@ impl BufferPool {
             + self.table.bytes()
             + std::mem::size_of::<BufferPool>()
             + self.flusher.bytes()
+            + self.batch_scratch.len() * crate::flusher::run_pages(self.frames.len()) * PAGE_SIZE
     }
 
     /// Stops the background flusher (does not flush; call `flush_all` first).

@@ -31,8 +31,39 @@ pub trait PageStore: Send + Sync + 'static {
         }
         Ok(())
     }
+    /// Writes the pages `ids` (distinct, in any order) from `buf` (page `ids[i]` at
+    /// `i * PAGE_SIZE`, 4096-aligned, each page sealed). A store that places pages where it
+    /// likes ([`PageStore::writes_anywhere`]) writes them with one I/O; the default writes
+    /// each run of adjacent ids with one `write_pages`.
+    fn write_batch(&self, ids: &[PageId], buf: &[u8]) -> io::Result<()> {
+        write_adjacent_runs(self, ids, buf)
+    }
+    /// True when any set of pages costs one write (`write_batch`), adjacent or not: the pool
+    /// then gathers dirty pages into batches rather than runs of neighbours.
+    fn writes_anywhere(&self) -> bool {
+        false
+    }
     /// Makes completed writes durable.
     fn sync(&self) -> io::Result<()>;
+}
+
+/// `write_batch` for a store that writes pages in place: one `write_pages` per run of
+/// consecutive ids in `ids`' order.
+pub fn write_adjacent_runs<S: PageStore + ?Sized>(
+    store: &S,
+    ids: &[PageId],
+    buf: &[u8],
+) -> io::Result<()> {
+    let mut i = 0;
+    while i < ids.len() {
+        let mut j = i + 1;
+        while j < ids.len() && ids[j].0 == ids[j - 1].0 + 1 {
+            j += 1;
+        }
+        store.write_pages(ids[i], &buf[i * PAGE_SIZE..j * PAGE_SIZE])?;
+        i = j;
+    }
+    Ok(())
 }
 
 /// Redo-log gate for the WAL rule: before a page with page LSN `L` is written to the store,

@@ -82,6 +82,8 @@ pub(crate) struct Dropped {
 pub(crate) struct Inner {
     pub cfg: EngineConfig,
     pub store: Store,
+    /// The data file under the pool (its page map is made durable by each checkpoint).
+    pub data: Arc<DataFile>,
     /// The SSD tier, when configured (installed as the pool's `TierHooks`).
     pub bpe: Option<Arc<Bpe>>,
     pub catalog_tree: BTree,
@@ -239,10 +241,11 @@ impl Inner {
             std::fs::create_dir_all(d)
                 .map_err(|e| Error::Io(format!("cannot create {}: {e}", d.display())))?;
         }
-        let data_path = cfg.data_dir.join("tierdb.dat");
+        let data_path = cfg.data_dir.join(crate::storage::DATA_FILE);
         let data = Arc::new(
             DataFile::open(
-                &data_path,
+                &cfg.data_dir,
+                cfg.relocating_writes,
                 cfg.data_throttle,
                 cfg.data_device_wrapper.as_ref(),
             )
@@ -442,6 +445,7 @@ impl Inner {
             txn_memory: AtomicU64::new(0),
             cfg,
             store,
+            data,
             bpe,
             catalog_tree,
             catalog: RwLock::new(BTreeMap::new()),
@@ -2036,6 +2040,11 @@ impl Inner {
             if let Some(sink) = &self.cfg.binlog {
                 sink.before_checkpoint(c.0, self.store.wal.durable_lsn().0)?;
             }
+            // Every page write the new redo start relies on must be named by the durable page
+            // map (the map names slots whose writes completed before this call).
+            self.data
+                .persist_map()
+                .map_err(|e| Error::Io(format!("persisting the page map: {e}")))?;
             // The BPE index is persisted first, tagged with the new redo start: after a crash
             // it is reused only together with a log that still holds every later change.
             if let Some(b) = &self.bpe {

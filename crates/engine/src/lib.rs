@@ -18,6 +18,7 @@ mod inner;
 pub mod keys;
 mod lob;
 mod rowcodec;
+pub mod pagemap;
 mod storage;
 mod txn;
 mod txns;
@@ -73,6 +74,12 @@ pub struct EngineConfig {
     /// refused. 0 = automatic (`auto_transaction_memory_limit`); at least
     /// `MIN_TRANSACTION_MEMORY_LIMIT`.
     pub transaction_memory_limit: u64,
+    /// Relocating page writes: dirty pages are written in batches to adjacent free slots of
+    /// the data file (one I/O per batch) and a page map, made durable by each checkpoint,
+    /// says where each page is. Off: each page is written in place (page `n` at byte
+    /// `n * 16384`), one I/O per page or per run of neighbours. A data file once written
+    /// with it on keeps needing it (its map file says where the pages are).
+    pub relocating_writes: bool,
     /// In-process emulation of a slow cloud disk for the data file (IOPS cap, latency), for
     /// machines where kernel throttling is unavailable. None = the device as it is.
     pub data_throttle: Option<ThrottleConfig>,
@@ -153,6 +160,7 @@ impl std::fmt::Debug for EngineConfig {
             .field("lock_wait_timeout", &self.lock_wait_timeout)
             .field("read_view_history_limit", &self.read_view_history_limit)
             .field("transaction_memory_limit", &self.transaction_memory_limit)
+            .field("relocating_writes", &self.relocating_writes)
             .field("data_throttle", &self.data_throttle)
             .field("bpe", &self.bpe)
             .field("binlog", &self.binlog.is_some())
@@ -171,6 +179,7 @@ impl EngineConfig {
             lock_wait_timeout: Duration::from_secs(50),
             read_view_history_limit: 1 << 30,
             transaction_memory_limit: 0,
+            relocating_writes: true,
             data_throttle: None,
             data_device_wrapper: None,
             redo_opener: None,
@@ -622,6 +631,14 @@ impl Engine {
                 ld(&c.recovered_rolled_back_txns),
             ),
         ];
+        if let Some(m) = i.data.map_stats() {
+            v.extend([
+                ("Tierdb_data_file_slots".into(), m.slots.to_string()),
+                ("Tierdb_data_file_pages".into(), m.pages.to_string()),
+                ("Tierdb_data_file_slots_held".into(), m.held.to_string()),
+                ("Tierdb_page_maps_written".into(), m.persisted.to_string()),
+            ]);
+        }
         if let Some(b) = &i.bpe {
             v.extend(b.stats().status_vars());
         }
@@ -662,6 +679,10 @@ impl Engine {
                 tierdb_page::PAGE_SIZE.to_string(),
             ),
             ("innodb_flush_method".into(), "O_DIRECT".into()),
+            (
+                "tierdb_relocating_writes".into(),
+                if cfg.relocating_writes { "ON" } else { "OFF" }.into(),
+            ),
             ("tierdb_data_dir".into(), cfg.data_dir.display().to_string()),
             ("tierdb_redo_dir".into(), cfg.redo_dir.display().to_string()),
         ]

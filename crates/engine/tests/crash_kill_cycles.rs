@@ -247,13 +247,9 @@ fn verify(dir: &std::path::Path, acked: &[i64]) -> i64 {
     e.shutdown().unwrap();
     drop(e);
     // Every page in the data file verifies after a clean shutdown.
-    let data = std::fs::read(dir.join("data").join("tierdb.dat")).unwrap();
-    for (i, p) in data.chunks(tierdb_page::PAGE_SIZE).enumerate() {
-        if tierdb_page::is_zeroed(p) {
-            continue;
-        }
-        tierdb_page::verify(p, tierdb_page::PageId(i as u64))
-            .unwrap_or_else(|e| panic!("page {i}: {e}"));
+    let pages = tierdb_engine::pagemap::read_mapped_pages(&dir.join("data")).unwrap();
+    for (id, p) in &pages {
+        tierdb_page::verify(p, *id).unwrap_or_else(|e| panic!("page {id}: {e}"));
     }
     per_txn.keys().next_back().copied().unwrap_or(0)
 }

@@ -368,9 +368,12 @@ fn corrupt_page_read_names_the_page_and_does_not_panic() {
 /// table make the pool write pages back (flusher under pressure, or eviction).
 const TORN_ROWS: i64 = 6000;
 
-fn torn_cfg(dir: &Path) -> EngineConfig {
+/// In place (the torn page is repaired from the redo log's full images) or relocating (the
+/// torn write hits a slot no durable page map names).
+fn torn_cfg(dir: &Path, relocating: bool) -> EngineConfig {
     let mut c = small_cfg(dir, 1 << 20);
     c.flush_log_at_trx_commit = 1;
+    c.relocating_writes = relocating;
     c
 }
 
@@ -381,9 +384,9 @@ fn torn_txn_rows(j: i64) -> impl Iterator<Item = i64> {
 
 /// The child: load, arm a silent tear of the Nth data write, commit updates (printing
 /// "ACK j") until a write was torn, freeze the data disk, print READY and wait to be killed.
-fn run_torn_child(dir: &str, nth: u64) {
+fn run_torn_child(dir: &str, nth: u64, relocating: bool) {
     let (wrap, slot) = faulty_data_wrapper();
-    let mut cfg = torn_cfg(Path::new(dir));
+    let mut cfg = torn_cfg(Path::new(dir), relocating);
     cfg.data_device_wrapper = Some(wrap);
     let e = Engine::open(cfg).expect("child open");
     let f = faulty_of(&slot);
@@ -441,12 +444,22 @@ fn torn_child() {
             .ok()
             .and_then(|v| v.parse().ok())
             .unwrap_or(1);
-        run_torn_child(&dir, nth);
+        let relocating = std::env::var("TORN_RELOCATING").is_ok_and(|v| v == "1");
+        run_torn_child(&dir, nth, relocating);
     }
 }
 
-/// Pages of a data file that fail verification (not counting all-zero pages).
-fn bad_pages(dir: &Path) -> Vec<usize> {
+/// Pages of a data file that fail verification (not counting all-zero pages): at their
+/// place in an in-place file, at the slot the page map names in a relocating one.
+fn bad_pages(dir: &Path, relocating: bool) -> Vec<u64> {
+    if relocating {
+        return tierdb_engine::pagemap::read_mapped_pages(&dir.join("data"))
+            .expect("read the mapped pages")
+            .into_iter()
+            .filter(|(id, p)| !tierdb_page::is_zeroed(p) && tierdb_page::verify(p, *id).is_err())
+            .map(|(id, _)| id.0)
+            .collect();
+    }
     let data = std::fs::read(dir.join("data").join("tierdb.dat")).expect("read data file");
     data.chunks(tierdb_page::PAGE_SIZE)
         .enumerate()
@@ -454,12 +467,25 @@ fn bad_pages(dir: &Path) -> Vec<usize> {
             !tierdb_page::is_zeroed(p)
                 && tierdb_page::verify(p, tierdb_page::PageId(*i as u64)).is_err()
         })
-        .map(|(i, _)| i)
+        .map(|(i, _)| i as u64)
         .collect()
 }
 
 #[test]
 fn torn_page_write_then_crash_is_repaired_from_the_redo_log() {
+    let torn_seen = torn_write_then_crash(false);
+    assert!(torn_seen > 0, "no torn page ever reached the data file");
+}
+
+#[test]
+fn a_torn_relocated_write_never_reaches_a_page_the_map_names() {
+    let torn_seen = torn_write_then_crash(true);
+    assert_eq!(torn_seen, 0, "a torn slot is named by the durable page map");
+}
+
+/// Tears the Nth data write of a child under update load, kills it, and recovers: every
+/// acknowledged update is there. Returns how many torn pages recovery found in place.
+fn torn_write_then_crash(relocating: bool) -> usize {
     let exe = std::env::current_exe().expect("current exe");
     let mut torn_seen = 0;
     for nth in [1u64, 4, 16, 40, 80] {
@@ -468,6 +494,7 @@ fn torn_page_write_then_crash_is_repaired_from_the_redo_log() {
             .args(["--exact", "torn_child", "--nocapture", "--test-threads=1"])
             .env("TORN_CHILD_DIR", dir.path())
             .env("TORN_NTH", nth.to_string())
+            .env("TORN_RELOCATING", if relocating { "1" } else { "0" })
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
             .spawn()
@@ -499,10 +526,10 @@ fn torn_page_write_then_crash_is_repaired_from_the_redo_log() {
         child.kill().expect("kill");
         child.wait().expect("wait");
         reader.join().expect("reader");
-        let bad = bad_pages(dir.path());
+        let bad = bad_pages(dir.path(), relocating);
         torn_seen += bad.len();
         // Recovery: redo from the checkpoint, full images repair the torn page.
-        let e = Engine::open(torn_cfg(dir.path())).expect("recovery");
+        let e = Engine::open(torn_cfg(dir.path(), relocating)).expect("recovery");
         let mut want: BTreeMap<i64, Row> = (0..TORN_ROWS)
             .map(|id| (id, kv_row(id, id % 13, 0)))
             .collect();
@@ -544,5 +571,5 @@ fn torn_page_write_then_crash_is_repaired_from_the_redo_log() {
             acked.len()
         );
     }
-    assert!(torn_seen > 0, "no torn page ever reached the data file");
+    torn_seen
 }

@@ -157,19 +157,17 @@ pub fn faulty_of(slot: &Mutex<Option<Arc<FaultyDev>>>) -> Arc<FaultyDev> {
         .expect("the engine did not open the data device through the wrapper")
 }
 
-/// Verifies every non-zero page of a closed engine's data file.
+/// Verifies every page a closed engine's page map names (each must carry its own id).
 pub fn verify_data_file(dir: &Path) -> Result<usize, String> {
-    let data = std::fs::read(dir.join("data").join("tierdb.dat")).map_err(|e| e.to_string())?;
-    let mut n = 0;
-    for (i, p) in data.chunks(tierdb_page::PAGE_SIZE).enumerate() {
+    let pages =
+        tierdb_engine::pagemap::read_mapped_pages(&dir.join("data")).map_err(|e| e.to_string())?;
+    for (id, p) in &pages {
         if tierdb_page::is_zeroed(p) {
             continue;
         }
-        tierdb_page::verify(p, tierdb_page::PageId(i as u64))
-            .map_err(|e| format!("page {i}: {e}"))?;
-        n += 1;
+        tierdb_page::verify(p, *id).map_err(|e| format!("page {id}: {e}"))?;
     }
-    Ok(n)
+    Ok(pages.len())
 }
 
 /// Copies the flat `data` and `redo` folders of an engine directory.

@@ -1,0 +1,574 @@
+//! The page map of the data file: which 16 KiB slot of `tierdb.dat` holds each page, the slot
+//! allocator, and the map file `tierdb.map` that a checkpoint makes durable.
+//!
+//! Why: the durable disk is capped in IOPS, and dirty pages leaving DRAM are rarely neighbours
+//! in the file. Writing each page where it was (in place) costs one I/O per page. Writing a
+//! batch of dirty pages into free slots that lie next to each other costs one I/O per batch:
+//! the page's new slot goes into the map, its old slot is freed.
+//!
+//! Owns: [`PageMap`] (page → slot, slot bitmap, next-fit cursor, the slots freed since the
+//! last persisted map) and the map file's encoding (see `docs/format.md`, "Page map").
+//!
+//! Must never: hand out a slot the last *durable* map file still names (a slot freed by a
+//! relocation is reused only once a map file written after the relocation is durable — so a
+//! crash always finds every page of the durable map intact, and a torn write can only hit a
+//! slot no durable map names); persist a map naming a slot whose write is not yet durable
+//! (`persist` syncs the data file after taking its copy and before writing the file); name
+//! one slot for two pages.
+//!
+//! Lock order: `persist` (serialises map files) → `map` → `slots` (leaf).
+
+use std::fs;
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+
+use parking_lot::{Mutex, RwLock};
+use tierdb_page::{PageId, PAGE_SIZE};
+
+const MAGIC: &[u8; 8] = b"TDBPGMAP";
+const VERSION: u32 = 1;
+const HEADER: usize = 32;
+/// Slot numbers are stored as `slot + 1` in a u32 (0 = page never written).
+const MAX_SLOTS: u64 = u32::MAX as u64 - 1;
+/// A batch is split over free runs of at least this many slots before the file grows.
+const MIN_RUN: u64 = 8;
+/// The file may grow past its live pages by half of them, and by at least this many slots
+/// (16 MiB), before allocation settles for short runs of free slots.
+const GROW_SLACK: u64 = 1024;
+
+/// A run of adjacent slots handed out for one write.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Run {
+    pub slot: u64,
+    pub len: u64,
+}
+
+/// What `SHOW STATUS` shows of the map.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct MapStats {
+    /// Slots in the data file.
+    pub slots: u64,
+    /// Pages the map names (each in one slot).
+    pub pages: u64,
+    /// Slots freed by a relocation and held until the next map file is durable.
+    pub held: u64,
+    /// Map files written.
+    pub persisted: u64,
+}
+
+struct Slots {
+    /// One bit per slot: named by the map, or freed but held for the durable map.
+    used: Vec<u64>,
+    /// Slots in the file.
+    n: u64,
+    /// Pages named by the map.
+    live: u64,
+    /// Slots freed since the last map copy was taken (still named by the durable map).
+    held: Vec<u32>,
+    /// Slots a running `persist` took from `held`: free once its file is durable.
+    releasing: u64,
+    cursor: u64,
+    persisted: u64,
+}
+
+impl Slots {
+    fn is_used(&self, s: u64) -> bool {
+        self.used
+            .get((s / 64) as usize)
+            .is_some_and(|w| w >> (s % 64) & 1 == 1)
+    }
+
+    fn set(&mut self, s: u64, on: bool) {
+        let w = (s / 64) as usize;
+        if w >= self.used.len() {
+            self.used.resize(w + 1, 0);
+        }
+        if on {
+            self.used[w] |= 1 << (s % 64);
+        } else {
+            self.used[w] &= !(1 << (s % 64));
+        }
+    }
+
+    fn may_grow(&self) -> bool {
+        self.n < self.live + (self.live / 2).max(GROW_SLACK)
+    }
+
+    /// Takes free runs of at least `min_run` slots (or the rest of what is needed) going
+    /// round the file once from the cursor.
+    fn take_runs(&mut self, runs: &mut Vec<Run>, need: &mut u64, min_run: u64) {
+        let n = self.n;
+        if n == 0 {
+            return;
+        }
+        let mut s = self.cursor % n;
+        let mut scanned = 0u64;
+        while *need > 0 && scanned < n {
+            // Skip whole used words quickly.
+            if s % 64 == 0 && s + 64 <= n && self.used.get((s / 64) as usize) == Some(&u64::MAX) {
+                s = (s + 64) % n;
+                scanned += 64;
+                continue;
+            }
+            if self.is_used(s) {
+                s = (s + 1) % n;
+                scanned += 1;
+                continue;
+            }
+            let start = s;
+            let mut len = 0;
+            while start + len < n && len < *need && !self.is_used(start + len) {
+                len += 1;
+            }
+            // A run cut short by the need is long enough; one ended by a used slot or the
+            // file end must reach `min_run`.
+            if len >= min_run.min(*need) {
+                for i in 0..len {
+                    self.set(start + i, true);
+                }
+                runs.push(Run { slot: start, len });
+                *need -= len;
+                self.cursor = start + len;
+            }
+            scanned += len.max(1);
+            s = (start + len.max(1)) % n;
+        }
+    }
+
+    fn grow(&mut self, runs: &mut Vec<Run>, need: &mut u64) {
+        let start = self.n;
+        for i in 0..*need {
+            self.set(start + i, true);
+        }
+        runs.push(Run {
+            slot: start,
+            len: *need,
+        });
+        self.n += *need;
+        self.cursor = self.n;
+        *need = 0;
+    }
+}
+
+/// The page map of one data file.
+pub struct PageMap {
+    path: PathBuf,
+    /// Page id → slot + 1 (0: never written).
+    map: RwLock<Vec<u32>>,
+    slots: Mutex<Slots>,
+    persist: Mutex<()>,
+}
+
+impl PageMap {
+    /// Opens the map of a data file of `file_len` bytes. Without a map file the data file is
+    /// taken to be laid out in place (page `n` in slot `n`: an empty file, or one written by a
+    /// tierdb without page maps) and that map is made durable before anything is relocated.
+    pub fn open(path: &Path, file_len: u64) -> io::Result<PageMap> {
+        let file_slots = file_len.div_ceil(PAGE_SIZE as u64);
+        let (entries, written) = match fs::read(path) {
+            Ok(bytes) => (decode(&bytes, path)?, true),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {
+                if file_slots > MAX_SLOTS {
+                    return Err(io::Error::other(format!(
+                        "{}: a data file of {file_slots} pages is past the page map's limit",
+                        path.display()
+                    )));
+                }
+                ((1..=file_slots as u32).collect(), false)
+            }
+            Err(e) => return Err(io::Error::new(e.kind(), format!("{}: {e}", path.display()))),
+        };
+        let mut s = Slots {
+            used: Vec::new(),
+            n: file_slots,
+            live: 0,
+            held: Vec::new(),
+            releasing: 0,
+            cursor: 0,
+            persisted: 0,
+        };
+        for (page, &e) in entries.iter().enumerate() {
+            if e == 0 {
+                continue;
+            }
+            let slot = u64::from(e - 1);
+            if slot >= file_slots {
+                return Err(io::Error::new(
+                    io::ErrorKind::InvalidData,
+                    format!(
+                        "{}: page {page} is in slot {slot}, past the data file's end ({file_slots} slots)",
+                        path.display()
+                    ),
+                ));
+            }
+            if s.is_used(slot) {
+                return Err(io::Error::new(
+                    io::ErrorKind::InvalidData,
+                    format!("{}: slot {slot} is named twice", path.display()),
+                ));
+            }
+            s.set(slot, true);
+            s.live += 1;
+        }
+        let m = PageMap {
+            path: path.to_path_buf(),
+            map: RwLock::new(entries),
+            slots: Mutex::new(s),
+            persist: Mutex::new(()),
+        };
+        if !written {
+            // Nothing was relocated yet, so the data file needs no sync first.
+            m.persist(|| Ok(()))?;
+        }
+        Ok(m)
+    }
+
+    /// The slot holding page `id`, if it was ever written.
+    pub fn slot(&self, id: PageId) -> Option<u64> {
+        let m = self.map.read();
+        match m.get(usize::try_from(id.0).ok()?) {
+            Some(&e) if e != 0 => Some(u64::from(e - 1)),
+            _ => None,
+        }
+    }
+
+    /// Hands out `n` free slots in as few runs as it can: runs of at least `MIN_RUN` slots
+    /// going round from where the last allocation ended, then the file's end while the file
+    /// is within its growth allowance, then any free slot, then the file's end regardless.
+    pub(crate) fn allocate(&self, n: u64) -> io::Result<Vec<Run>> {
+        let mut s = self.slots.lock();
+        let mut runs = Vec::new();
+        let mut need = n;
+        s.take_runs(&mut runs, &mut need, MIN_RUN);
+        if need > 0 && s.may_grow() {
+            s.grow(&mut runs, &mut need);
+        }
+        if need > 0 {
+            s.take_runs(&mut runs, &mut need, 1);
+        }
+        if need > 0 {
+            s.grow(&mut runs, &mut need);
+        }
+        if s.n > MAX_SLOTS {
+            for r in &runs {
+                for i in 0..r.len {
+                    s.set(r.slot + i, false);
+                }
+            }
+            s.n = s.n.min(MAX_SLOTS);
+            return Err(io::Error::other(
+                "the data file reached the page map's limit of 2^32 slots (64 TiB)",
+            ));
+        }
+        Ok(runs)
+    }
+
+    /// Gives back slots whose write failed (no map names them).
+    pub(crate) fn unallocate(&self, runs: &[Run]) {
+        let mut s = self.slots.lock();
+        for r in runs {
+            for i in 0..r.len {
+                s.set(r.slot + i, false);
+            }
+        }
+    }
+
+    /// The pages `ids` (in order) were written to `runs` (in order) and the writes completed:
+    /// the map names the new slots; the old ones are held until the next map file is durable.
+    pub(crate) fn commit(&self, ids: &[PageId], runs: &[Run]) {
+        let mut m = self.map.write();
+        let mut s = self.slots.lock();
+        let mut slots = runs.iter().flat_map(|r| r.slot..r.slot + r.len);
+        for id in ids {
+            let slot = slots.next().expect("one slot per page");
+            let i = id.0 as usize;
+            if i >= m.len() {
+                m.resize(i + 1, 0);
+            }
+            let old = std::mem::replace(&mut m[i], slot as u32 + 1);
+            if old == 0 {
+                s.live += 1;
+            } else {
+                s.held.push(old - 1);
+            }
+        }
+    }
+
+    /// Makes the map durable: takes a copy (and the slots held since the last copy), calls
+    /// `sync_data` so every write the copy names is durable, writes the map file atomically,
+    /// then frees the held slots (no durable map names them any more).
+    pub fn persist(&self, sync_data: impl FnOnce() -> io::Result<()>) -> io::Result<()> {
+        let _p = self.persist.lock();
+        let (copy, release, n) = {
+            let m = self.map.read();
+            let mut s = self.slots.lock();
+            let release = std::mem::take(&mut s.held);
+            s.releasing = release.len() as u64;
+            (m.clone(), release, s.n)
+        };
+        let r = sync_data().and_then(|()| write_atomic(&self.path, &encode(&copy, n)));
+        let mut s = self.slots.lock();
+        s.releasing = 0;
+        match r {
+            Ok(()) => {
+                for slot in release {
+                    s.set(u64::from(slot), false);
+                }
+                s.persisted += 1;
+                Ok(())
+            }
+            Err(e) => {
+                // The old file may still be the durable one: keep holding its slots.
+                s.held.extend(release);
+                Err(io::Error::new(
+                    e.kind(),
+                    format!("{}: {e}", self.path.display()),
+                ))
+            }
+        }
+    }
+
+    pub fn stats(&self) -> MapStats {
+        let s = self.slots.lock();
+        MapStats {
+            slots: s.n,
+            pages: s.live,
+            held: s.held.len() as u64 + s.releasing,
+            persisted: s.persisted,
+        }
+    }
+}
+
+fn encode(entries: &[u32], slots: u64) -> Vec<u8> {
+    let mut b = Vec::with_capacity(HEADER + entries.len() * 4 + 4);
+    b.extend_from_slice(MAGIC);
+    b.extend_from_slice(&VERSION.to_le_bytes());
+    b.extend_from_slice(&0u32.to_le_bytes());
+    b.extend_from_slice(&(entries.len() as u64).to_le_bytes());
+    b.extend_from_slice(&slots.to_le_bytes());
+    for e in entries {
+        b.extend_from_slice(&e.to_le_bytes());
+    }
+    let crc = crc32c::crc32c(&b);
+    b.extend_from_slice(&crc.to_le_bytes());
+    b
+}
+
+fn decode(b: &[u8], path: &Path) -> io::Result<Vec<u32>> {
+    let bad = |what: String| {
+        io::Error::new(
+            io::ErrorKind::InvalidData,
+            format!("{}: {what}", path.display()),
+        )
+    };
+    if b.len() < HEADER + 4 || &b[..8] != MAGIC {
+        return Err(bad("not a tierdb page map".into()));
+    }
+    let u32_at = |at: usize| u32::from_le_bytes(b[at..at + 4].try_into().expect("4 bytes"));
+    let version = u32_at(8);
+    if version != VERSION {
+        return Err(bad(format!("page map version {version} (this binary reads {VERSION})")));
+    }
+    let pages = u64::from_le_bytes(b[16..24].try_into().expect("8 bytes"));
+    let want = u64::try_from(HEADER + 4)
+        .ok()
+        .and_then(|h| pages.checked_mul(4)?.checked_add(h));
+    if want != Some(b.len() as u64) {
+        return Err(bad(format!(
+            "{} bytes for {pages} pages: truncated or corrupt",
+            b.len()
+        )));
+    }
+    let body = b.len() - 4;
+    if crc32c::crc32c(&b[..body]) != u32_at(body) {
+        return Err(bad("checksum mismatch".into()));
+    }
+    Ok(b[HEADER..body]
+        .chunks_exact(4)
+        .map(|c| u32::from_le_bytes(c.try_into().expect("4 bytes")))
+        .collect())
+}
+
+fn write_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
+    let tmp = path.with_extension("map.tmp");
+    {
+        let mut f = fs::File::create(&tmp)?;
+        f.write_all(bytes)?;
+        f.sync_all()?;
+    }
+    fs::rename(&tmp, path)?;
+    if let Some(dir) = path.parent() {
+        fs::File::open(dir)?.sync_all()?;
+    }
+    Ok(())
+}
+
+/// Reads every page a closed data directory's map names: `(page id, bytes)` in page order.
+/// For tools and tests that look at a data file from outside the engine.
+pub fn read_mapped_pages(data_dir: &Path) -> io::Result<Vec<(PageId, Vec<u8>)>> {
+    let data = fs::read(data_dir.join(crate::storage::DATA_FILE))?;
+    let map = PageMap::open(&data_dir.join(crate::storage::MAP_FILE), data.len() as u64)?;
+    let m = map.map.read();
+    let mut out = Vec::new();
+    for (page, &e) in m.iter().enumerate() {
+        if e == 0 {
+            continue;
+        }
+        let at = (e as usize - 1) * PAGE_SIZE;
+        let bytes = data
+            .get(at..at + PAGE_SIZE)
+            .ok_or_else(|| io::Error::new(io::ErrorKind::UnexpectedEof, "slot past the end"))?;
+        out.push((PageId(page as u64), bytes.to_vec()));
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn ids(v: &[u64]) -> Vec<PageId> {
+        v.iter().map(|&i| PageId(i)).collect()
+    }
+
+    #[test]
+    fn a_data_file_without_a_map_is_read_in_place_and_gets_one() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("tierdb.map");
+        let m = PageMap::open(&p, 3 * PAGE_SIZE as u64).unwrap();
+        assert!(p.exists());
+        for i in 0..3 {
+            assert_eq!(m.slot(PageId(i)), Some(i));
+        }
+        assert_eq!(m.slot(PageId(3)), None);
+        let again = PageMap::open(&p, 3 * PAGE_SIZE as u64).unwrap();
+        assert_eq!(again.slot(PageId(2)), Some(2));
+    }
+
+    #[test]
+    fn a_relocated_page_keeps_its_old_slot_until_the_next_map_is_durable() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("tierdb.map");
+        let m = PageMap::open(&p, 4 * PAGE_SIZE as u64).unwrap();
+        let runs = m.allocate(2).unwrap();
+        assert!(runs.iter().all(|r| r.slot >= 4), "no free slot inside: {runs:?}");
+        m.commit(&ids(&[1, 3]), &runs);
+        assert_eq!(m.stats().held, 2);
+        // Slots 1 and 3 are still named by the durable map: not handed out.
+        for _ in 0..100 {
+            let r = m.allocate(1).unwrap();
+            assert!(r.iter().all(|r| r.slot != 1 && r.slot != 3), "{r:?}");
+            m.unallocate(&r);
+        }
+        // A crash now finds the old map.
+        let before = PageMap::open(&p, 6 * PAGE_SIZE as u64).unwrap();
+        assert_eq!(before.slot(PageId(1)), Some(1));
+        let mut synced = false;
+        m.persist(|| {
+            synced = true;
+            Ok(())
+        })
+        .unwrap();
+        assert!(synced);
+        assert_eq!(m.stats().held, 0);
+        let after = PageMap::open(&p, 6 * PAGE_SIZE as u64).unwrap();
+        assert_eq!(after.slot(PageId(1)), m.slot(PageId(1)));
+        assert_ne!(after.slot(PageId(1)), Some(1));
+    }
+
+    #[test]
+    fn a_failed_sync_keeps_the_held_slots() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("tierdb.map");
+        let m = PageMap::open(&p, 2 * PAGE_SIZE as u64).unwrap();
+        let runs = m.allocate(1).unwrap();
+        m.commit(&ids(&[0]), &runs);
+        assert!(m.persist(|| Err(io::Error::other("disk gone"))).is_err());
+        assert_eq!(m.stats().held, 1);
+        let again = PageMap::open(&p, 3 * PAGE_SIZE as u64).unwrap();
+        assert_eq!(again.slot(PageId(0)), Some(0), "the old map is still the durable one");
+    }
+
+    #[test]
+    fn corrupt_or_truncated_map_files_are_refused_with_the_path() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("tierdb.map");
+        PageMap::open(&p, 2 * PAGE_SIZE as u64).unwrap();
+        let good = fs::read(&p).unwrap();
+        for cut in [0, 10, good.len() - 1] {
+            fs::write(&p, &good[..cut]).unwrap();
+            let e = PageMap::open(&p, 2 * PAGE_SIZE as u64).err().unwrap();
+            assert!(e.to_string().contains("tierdb.map"), "{e}");
+        }
+        let mut flipped = good.clone();
+        flipped[HEADER] ^= 1;
+        fs::write(&p, &flipped).unwrap();
+        let e = PageMap::open(&p, 2 * PAGE_SIZE as u64).err().unwrap();
+        assert!(e.to_string().contains("checksum"), "{e}");
+        // A map naming a slot past the file's end.
+        fs::write(&p, &good).unwrap();
+        let e = PageMap::open(&p, PAGE_SIZE as u64).err().unwrap();
+        assert!(e.to_string().contains("past the data file"), "{e}");
+    }
+
+    #[test]
+    fn batches_go_to_adjacent_free_slots() {
+        let d = tempfile::tempdir().unwrap();
+        let m = PageMap::open(&d.path().join("m"), 0).unwrap();
+        let r = m.allocate(16).unwrap();
+        assert_eq!(r, vec![Run { slot: 0, len: 16 }]);
+        m.commit(&(0..16).map(PageId).collect::<Vec<_>>(), &r);
+        let r = m.allocate(16).unwrap();
+        assert_eq!(r, vec![Run { slot: 16, len: 16 }]);
+        m.commit(&(0..16).map(PageId).collect::<Vec<_>>(), &r);
+        m.persist(|| Ok(())).unwrap();
+        // Slots 0..16 are free again and form one run.
+        let r = m.allocate(16).unwrap();
+        assert_eq!(r.len(), 1, "{r:?}");
+    }
+
+    proptest! {
+        /// Whatever the writes and map files, no slot is named twice, no held slot is handed
+        /// out, and reopening after a persist gives the same map.
+        #[test]
+        fn the_map_never_names_a_slot_twice_nor_reuses_a_durable_slot(
+            ops in proptest::collection::vec((0u8..4, proptest::collection::vec(0u64..40, 1..20)), 1..60)
+        ) {
+            let d = tempfile::tempdir().unwrap();
+            let p = d.path().join("m");
+            let m = PageMap::open(&p, 0).unwrap();
+            let mut durable: Vec<u32> = Vec::new();
+            for (op, pages) in ops {
+                if op == 0 {
+                    m.persist(|| Ok(())).unwrap();
+                    durable = m.map.read().clone();
+                    continue;
+                }
+                let mut pages = pages;
+                pages.sort_unstable();
+                pages.dedup();
+                let runs = m.allocate(pages.len() as u64).unwrap();
+                let got: u64 = runs.iter().map(|r| r.len).sum();
+                prop_assert_eq!(got, pages.len() as u64);
+                for r in &runs {
+                    for s in r.slot..r.slot + r.len {
+                        prop_assert!(!durable.contains(&(s as u32 + 1)), "durable slot {} reused", s);
+                        prop_assert!(!m.map.read().contains(&(s as u32 + 1)), "live slot {} reused", s);
+                    }
+                }
+                if op == 3 {
+                    m.unallocate(&runs);
+                } else {
+                    m.commit(&ids(&pages), &runs);
+                }
+                let st = m.stats();
+                prop_assert!(st.slots <= st.pages + (st.pages / 2).max(GROW_SLACK) + st.held + 20);
+            }
+            m.persist(|| Ok(())).unwrap();
+            let n = m.stats().slots * PAGE_SIZE as u64;
+            let again = PageMap::open(&p, n).unwrap();
+            prop_assert_eq!(&*again.map.read(), &*m.map.read());
+        }
+    }
+}
