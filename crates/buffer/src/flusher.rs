@@ -45,6 +45,10 @@ const CHANGE_ORDER: u64 = 1 << 63;
 /// IOPS takes several page write-backs per I/O.
 pub(crate) const RUN_MAX: usize = 16;
 
+/// How far ahead of its victim (in run lengths) an evicting thread looks for dirty cold
+/// frames to write with it.
+const GATHER_SPAN: usize = 32;
+
 /// The rec_lsns of pages written but not yet covered by a `PageStore::sync`. Without it a
 /// checkpoint could drop redo for a page whose write completed but is not durable.
 ///
@@ -459,10 +463,19 @@ impl BufferPool {
     /// Eviction's write for a store that writes any pages together: the victim `idx` (X
     /// latched by the caller, dirty) and the dirty cold frames the clock hand reaches next
     /// (try-latched shared; they become clean victims for the next misses), with one
-    /// `write_batch`. Falls back to writing the victim alone when no batch scratch is free.
-    pub(crate) fn write_victim_batch(&self, idx: FrameIdx, id: PageId) -> Result<(), BufferError> {
+    /// `write_batch`. When no batch scratch is free: `Ok(false)` (nothing written) if
+    /// `patient`, else the victim is written alone. `Ok(true)`: the victim is clean.
+    pub(crate) fn write_victim_batch(
+        &self,
+        idx: FrameIdx,
+        id: PageId,
+        patient: bool,
+    ) -> Result<bool, BufferError> {
         let Some(mut scratch) = self.batch_scratch.iter().find_map(|m| m.try_lock()) else {
-            return self.write_latched_in_place(idx, id);
+            if patient {
+                return Ok(false);
+            }
+            return self.write_latched_in_place(idx, id).map(|()| true);
         };
         let run = scratch.all_mut();
         let max = (run.len() / PAGE_SIZE).max(1);
@@ -473,7 +486,7 @@ impl BufferPool {
             idx,
             held: Held::Caller,
         });
-        for step in 1..(4 * max).min(n) {
+        for step in 1..(GATHER_SPAN * max).min(n) {
             if members.len() >= max {
                 break;
             }
@@ -485,7 +498,7 @@ impl BufferPool {
                 members.push(m);
             }
         }
-        self.write_members(members, run).map(|_| ())
+        self.write_members(members, run).map(|_| true)
     }
 
     /// Writes `members` (each latched: shared by this call's caller or X by the evicting

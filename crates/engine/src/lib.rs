@@ -17,8 +17,8 @@ pub mod collation;
 mod inner;
 pub mod keys;
 mod lob;
-mod rowcodec;
 pub mod pagemap;
+mod rowcodec;
 mod storage;
 mod txn;
 mod txns;
@@ -631,6 +631,13 @@ impl Engine {
                 ld(&c.recovered_rolled_back_txns),
             ),
         ];
+        let d = i.data.io_stats();
+        v.extend([
+            ("Innodb_data_reads".into(), d.reads.to_string()),
+            ("Innodb_data_writes".into(), d.writes.to_string()),
+            ("Innodb_data_read".into(), d.bytes_read.to_string()),
+            ("Innodb_data_written".into(), d.bytes_written.to_string()),
+        ]);
         if let Some(m) = i.data.map_stats() {
             v.extend([
                 ("Tierdb_data_file_slots".into(), m.slots.to_string()),

@@ -367,7 +367,9 @@ fn decode(b: &[u8], path: &Path) -> io::Result<Vec<u32>> {
     let u32_at = |at: usize| u32::from_le_bytes(b[at..at + 4].try_into().expect("4 bytes"));
     let version = u32_at(8);
     if version != VERSION {
-        return Err(bad(format!("page map version {version} (this binary reads {VERSION})")));
+        return Err(bad(format!(
+            "page map version {version} (this binary reads {VERSION})"
+        )));
     }
     let pages = u64::from_le_bytes(b[16..24].try_into().expect("8 bytes"));
     let want = u64::try_from(HEADER + 4)
@@ -452,7 +454,10 @@ mod tests {
         let p = d.path().join("tierdb.map");
         let m = PageMap::open(&p, 4 * PAGE_SIZE as u64).unwrap();
         let runs = m.allocate(2).unwrap();
-        assert!(runs.iter().all(|r| r.slot >= 4), "no free slot inside: {runs:?}");
+        assert!(
+            runs.iter().all(|r| r.slot >= 4),
+            "no free slot inside: {runs:?}"
+        );
         m.commit(&ids(&[1, 3]), &runs);
         assert_eq!(m.stats().held, 2);
         // Slots 1 and 3 are still named by the durable map: not handed out.
@@ -487,7 +492,11 @@ mod tests {
         assert!(m.persist(|| Err(io::Error::other("disk gone"))).is_err());
         assert_eq!(m.stats().held, 1);
         let again = PageMap::open(&p, 3 * PAGE_SIZE as u64).unwrap();
-        assert_eq!(again.slot(PageId(0)), Some(0), "the old map is still the durable one");
+        assert_eq!(
+            again.slot(PageId(0)),
+            Some(0),
+            "the old map is still the durable one"
+        );
     }
 
     #[test]

@@ -6,6 +6,7 @@
 
 use std::io;
 use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use tierdb_buffer::{PageStore, WalGate};
 use tierdb_io::{Device, DirectFile, ThrottleConfig, Throttled};
@@ -25,6 +26,23 @@ pub const MAP_FILE: &str = "tierdb.map";
 pub struct DataFile {
     dev: Arc<dyn Device>,
     map: Option<PageMap>,
+    /// Device reads and writes issued (syncs not counted), and their bytes.
+    io: [AtomicU64; 4],
+}
+
+/// Indexes into `DataFile::io`.
+const READS: usize = 0;
+const WRITES: usize = 1;
+const BYTES_READ: usize = 2;
+const BYTES_WRITTEN: usize = 3;
+
+/// What `SHOW STATUS` shows of the data file's I/O (InnoDB's `Innodb_data_*`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct DataIo {
+    pub reads: u64,
+    pub writes: u64,
+    pub bytes_read: u64,
+    pub bytes_written: u64,
 }
 
 impl DataFile {
@@ -62,7 +80,11 @@ impl DataFile {
         } else {
             None
         };
-        Ok(DataFile { dev, map })
+        Ok(DataFile {
+            dev,
+            map,
+            io: Default::default(),
+        })
     }
 
     pub fn len(&self) -> io::Result<u64> {
@@ -82,6 +104,23 @@ impl DataFile {
     pub fn map_stats(&self) -> Option<MapStats> {
         self.map.as_ref().map(PageMap::stats)
     }
+
+    pub fn io_stats(&self) -> DataIo {
+        let g = |i: usize| self.io[i].load(Ordering::Relaxed);
+        DataIo {
+            reads: g(READS),
+            writes: g(WRITES),
+            bytes_read: g(BYTES_READ),
+            bytes_written: g(BYTES_WRITTEN),
+        }
+    }
+
+    fn write_at(&self, buf: &[u8], at: u64) -> io::Result<()> {
+        self.io[WRITES].fetch_add(1, Ordering::Relaxed);
+        self.dev.write_at(buf, at)?;
+        self.io[BYTES_WRITTEN].fetch_add(buf.len() as u64, Ordering::Relaxed);
+        Ok(())
+    }
 }
 
 impl PageStore for DataFile {
@@ -99,18 +138,21 @@ impl PageStore for DataFile {
                 }
             },
         };
-        self.dev.read_at(buf, at)
+        self.io[READS].fetch_add(1, Ordering::Relaxed);
+        self.dev.read_at(buf, at)?;
+        self.io[BYTES_READ].fetch_add(buf.len() as u64, Ordering::Relaxed);
+        Ok(())
     }
     fn write_page(&self, id: PageId, buf: &[u8]) -> io::Result<()> {
         match &self.map {
-            None => self.dev.write_at(buf, id.offset()),
+            None => self.write_at(buf, id.offset()),
             Some(_) => self.write_batch(&[id], buf),
         }
     }
     fn write_pages(&self, first: PageId, buf: &[u8]) -> io::Result<()> {
         debug_assert_eq!(buf.len() % PAGE_SIZE, 0);
         match &self.map {
-            None => self.dev.write_at(buf, first.offset()),
+            None => self.write_at(buf, first.offset()),
             Some(_) => {
                 let n = (buf.len() / PAGE_SIZE) as u64;
                 let ids: Vec<PageId> = (first.0..first.0 + n).map(PageId).collect();
@@ -127,10 +169,7 @@ impl PageStore for DataFile {
         let mut at = 0usize;
         for r in &runs {
             let bytes = r.len as usize * PAGE_SIZE;
-            if let Err(e) = self
-                .dev
-                .write_at(&buf[at..at + bytes], r.slot * PAGE_SIZE as u64)
-            {
+            if let Err(e) = self.write_at(&buf[at..at + bytes], r.slot * PAGE_SIZE as u64) {
                 m.unallocate(&runs);
                 return Err(e);
             }

@@ -222,6 +222,8 @@ settings! {
     read_view_history_limit: ByteSize = ByteSize(1 << 30);
     /// Most DRAM (bytes or K/M/G) all running transactions may hold for row locks, undo and binary-log changes; past it the big transaction growing gets error 1206 and is rolled back; 0 = automatic (half the memory beyond the buffer pool, at least 256M).
     transaction_memory_limit: ByteSize = ByteSize(0);
+    /// Relocating page writes: dirty pages go in batches to adjacent free slots of the data file (one I/O per batch on an IOPS-capped disk), a page map (tierdb.map, made durable by each checkpoint) says where each page is; false = each page written in place. A data folder once written with it on needs it on.
+    relocating_writes: bool [num_args = 0..=1, default_missing_value = "true", action = clap::ArgAction::Set] = true;
     /// Most client connections at once; one more gets error 1040.
     max_connections: u32 = 1024;
     /// Largest packet a client may send (bytes or K/M/G); larger gets error 1153 and the connection is closed.
@@ -435,6 +437,7 @@ impl Config {
         e.lock_wait_timeout = std::time::Duration::from_secs(self.lock_wait_timeout);
         e.read_view_history_limit = self.read_view_history_limit.0;
         e.transaction_memory_limit = self.transaction_memory_limit.0;
+        e.relocating_writes = self.relocating_writes;
         let throttle = |r: u32, w: u32, total: u32, lat: u32| {
             (r > 0 || w > 0 || total > 0 || lat > 0).then_some(tierdb_engine::ThrottleConfig {
                 read_iops: r,
@@ -572,7 +575,7 @@ mod tests {
         back.apply_toml(&text).unwrap();
         assert_eq!(back.port, 3307);
         assert_eq!(back.users[0].native_hash(), c.users[0].native_hash());
-        assert_eq!(KEYS.len(), 35);
+        assert_eq!(KEYS.len(), 36);
     }
 }
 
