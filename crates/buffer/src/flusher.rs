@@ -236,11 +236,25 @@ enum Held {
 }
 
 impl BufferPool {
-    /// Writes every page dirty at the time of the call (WAL rule honoured), then syncs the
-    /// store. Waits for each dirty page's latch (shared), so the calling thread must hold no
+    /// Writes every page dirty at the time of the call (WAL rule honoured; in batches when
+    /// the store writes anywhere), then syncs the store. Waits for each dirty page's latch (shared), so the calling thread must hold no
     /// page guard.
     pub fn flush_all(&self) -> Result<(), BufferError> {
         self.check_poison()?;
+        if self.store.writes_anywhere() {
+            // Batches first (latches tried), then whatever was busy, page by page.
+            let run_pages = run_pages(self.frames.len());
+            let mut run = Arena::new(run_pages)
+                .ok_or_else(|| BufferError::Setup("cannot allocate a scratch run".into()))?;
+            let order: Vec<(u64, FrameIdx)> = (0..self.frames.len())
+                .filter(|&i| self.frames[i].flags() & DIRTY != 0)
+                .map(|i| (0, i as FrameIdx))
+                .collect();
+            let mut at = 0;
+            while at < order.len() {
+                self.write_gathered(&order, &mut at, run.all_mut())?;
+            }
+        }
         let mut scratch = Arena::new(1)
             .ok_or_else(|| BufferError::Setup("cannot allocate a scratch page".into()))?;
         for idx in 0..self.frames.len() {

@@ -105,7 +105,10 @@ impl Slots {
         let mut scanned = 0u64;
         while *need > 0 && scanned < n {
             // Skip whole used words quickly.
-            if s % 64 == 0 && s + 64 <= n && self.used.get((s / 64) as usize) == Some(&u64::MAX) {
+            if s.is_multiple_of(64)
+                && s + 64 <= n
+                && self.used.get((s / 64) as usize) == Some(&u64::MAX)
+            {
                 s = (s + 64) % n;
                 scanned += 64;
                 continue;

@@ -67,6 +67,10 @@ pub struct TestStore {
     pub bad_writes: AtomicU64,
     pub bad_reads: AtomicU64,
     gate: Mutex<Option<(PageId, Arc<Gate>)>>,
+    /// Claim `writes_anywhere` (pages still land at their own offsets, one batch = one write).
+    pub anywhere: AtomicBool,
+    /// Pages per `write_batch` call, in order.
+    pub batches: Mutex<Vec<usize>>,
 }
 
 impl TestStore {
@@ -105,6 +109,8 @@ impl TestStore {
             bad_writes: AtomicU64::new(0),
             bad_reads: AtomicU64::new(0),
             gate: Mutex::new(None),
+            anywhere: AtomicBool::new(false),
+            batches: Mutex::new(Vec::new()),
         })
     }
 
@@ -202,6 +208,28 @@ impl PageStore for TestStore {
         self.writes.fetch_add(1, Ordering::SeqCst);
         *self.writes_by_page.lock().unwrap().entry(id.0).or_default() += 1;
         Ok(())
+    }
+
+    fn write_batch(&self, ids: &[PageId], buf: &[u8]) -> io::Result<()> {
+        if !self.anywhere.load(Ordering::SeqCst) {
+            return tierdb_buffer::write_adjacent_runs(self, ids, buf);
+        }
+        let mut seen = std::collections::HashSet::new();
+        if !(buf.as_ptr() as usize).is_multiple_of(4096)
+            || buf.len() != ids.len() * PAGE_SIZE
+            || !ids.iter().all(|id| seen.insert(id.0))
+        {
+            self.bad_writes.fetch_add(1, Ordering::SeqCst);
+        }
+        self.batches.lock().unwrap().push(ids.len());
+        for (id, page) in ids.iter().zip(buf.chunks_exact(PAGE_SIZE)) {
+            self.write_page(*id, page)?;
+        }
+        Ok(())
+    }
+
+    fn writes_anywhere(&self) -> bool {
+        self.anywhere.load(Ordering::SeqCst)
     }
 
     fn sync(&self) -> io::Result<()> {
