@@ -1,10 +1,12 @@
 //! Writing dirty pages back to the store: the background flusher thread, `flush_all`, the
 //! write used by eviction, the WAL rule, and poisoning on failure.
 //!
-//! Owns: [`Flusher`] (thread handle + wake-up), `ensure_wal`, the three write paths
+//! Owns: [`Flusher`] (thread handle + wake-up), `ensure_wal`, the write paths
 //! (`write_latched_in_place` under an X latch, `write_shared_copy` under an S latch,
-//! `write_run`: a page and its dirty neighbours in the data file with one store write),
-//! `flush_all`, `sync_store`.
+//! `write_run`: a page and its dirty neighbours in the data file with one store write; for a
+//! store that `writes_anywhere`, `write_gathered`: the next dirty pages of the flusher's
+//! order, and `write_victim_batch`: an evicting thread's victim with the dirty cold frames
+//! ahead of it — each one `write_batch`), `flush_all`, `sync_store`.
 //!
 //! Must never: write a page before `WalGate::flush_to(page LSN)` returned Ok; write unsealed
 //! bytes; mark a page clean before its write completed; write anything once the pool is
@@ -18,7 +20,8 @@
 //! flush target set by the checkpointer (`set_flush_target`), oldest first; when dirty frames
 //! exceed the high-water mark (or an evictor found no clean victim), write until 7/8 of the
 //! high-water mark is left, least recently changed (`mod_lsn`) first. Each write takes the
-//! dirty pages adjacent to the chosen one along (`write_run`, up to `RUN_MAX` pages). Each round
+//! dirty pages adjacent to the chosen one along (`write_run`, up to `RUN_MAX` pages), or, for
+//! a store that writes anywhere, the next dirty pages of that order (`write_gathered`). Each round
 //! that wrote something ends with `PageStore::sync`.
 
 use std::sync::atomic::{AtomicBool, Ordering};

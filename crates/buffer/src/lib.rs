@@ -8,8 +8,9 @@
 //! [`PageStore`]; the redo log through [`WalGate`] (`seams`).
 //!
 //! Must never: write a page to the store before the redo log is durable up to that page's LSN;
-//! hand out page bytes that failed `tierdb_page::verify`; hold any lock other than one frame's
-//! own latch across a disk read or write (or a hook call); take a global lock on a hit; grow
+//! hand out page bytes that failed `tierdb_page::verify`; hold any lock other than the latches
+//! of the frames being read or written (and a try-locked batch scratch) across a disk read or
+//! write (or a hook call); take a global lock on a hit; grow
 //! past its byte budget (frames are never added after `new`).
 //!
 //! # Lock order (the whole crate)
@@ -22,6 +23,8 @@
 //! 2. **Shard locks** (`table`, 64 `RwLock<HashMap<PageId, FrameIdx>>`).
 //! 3. The **hooks lock** (`RwLock<Option<Arc<dyn TierHooks>>>`).
 //! 4. The **flusher control mutex**.
+//! 5. The **batch scratch mutexes** (`BufferPool::batch_scratch`): only ever try-locked by an
+//!    evicting thread, held across its batch write; never waited for.
 //!
 //! Rules:
 //!
@@ -39,9 +42,10 @@
 //!   latch, one frame at a time). Every other frame latch the pool takes is a try-lock
 //!   (victim selection, background flusher), so the pool adds no latch-wait edges between
 //!   pages: latch ordering between pages is entirely the caller's (B+tree top-down).
-//! - Calls out of the pool (`PageStore`, `WalGate`, `TierHooks`) are made holding at most one
-//!   frame latch taken by the pool (plus whatever latches the caller itself holds), never a
-//!   shard, hooks or flusher lock. Implementations of those traits must not call back into
+//! - Calls out of the pool (`PageStore`, `WalGate`, `TierHooks`) are made holding only the
+//!   latches of the frames in question (one, or the members of a write run / batch: the
+//!   victim's X latch and try-taken shared latches; plus whatever latches the caller itself
+//!   holds), never a shard, hooks or flusher lock. Implementations of those traits must not call back into
 //!   the pool.
 //!
 //! # Pins
