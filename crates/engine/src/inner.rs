@@ -2088,6 +2088,10 @@ impl Inner {
                     .pool
                     .set_flush_target(Lsn(end - REDO_AGE_MAX / 4));
             }
+            // Slots that pages left are reusable once a map naming their new slots is durable.
+            if let Err(e) = self.data.persist_map_if_held() {
+                tracing::error!(error = %e, "persisting the page map failed; will retry");
+            }
             // Freed pages are written back like any other change: a bounded number of pages
             // per second keeps a large DROP from eating a slow disk's IOPS.
             if let Err(e) = self.reclaim_dropped(RECLAIM_STEPS_PER_TICK) {

@@ -1,6 +1,11 @@
 //! The page map of the data file: which 16 KiB slot of `tierdb.dat` holds each page, the slot
 //! allocator, and the map file `tierdb.map` that a checkpoint makes durable.
 //!
+//! A map persisted at any time after a checkpoint is valid for that checkpoint: each page's
+//! slot holds a version at least as new as the one the checkpoint relied on. So besides each
+//! checkpoint, the checkpointer persists the map whenever many slots are held
+//! (`wants_persist`), which bounds how far the file grows between checkpoints.
+//!
 //! Why: the durable disk is capped in IOPS, and dirty pages leaving DRAM are rarely neighbours
 //! in the file. Writing each page where it was (in place) costs one I/O per page. Writing a
 //! batch of dirty pages into free slots that lie next to each other costs one I/O per batch:
@@ -240,6 +245,7 @@ impl PageMap {
     /// is within its growth allowance, then any free slot, then the file's end regardless.
     pub(crate) fn allocate(&self, n: u64) -> io::Result<Vec<Run>> {
         let mut s = self.slots.lock();
+        let n_before = s.n;
         let mut runs = Vec::new();
         let mut need = n;
         s.take_runs(&mut runs, &mut need, MIN_RUN);
@@ -258,7 +264,7 @@ impl PageMap {
                     s.set(r.slot + i, false);
                 }
             }
-            s.n = s.n.min(MAX_SLOTS);
+            s.n = n_before;
             return Err(io::Error::other(
                 "the data file reached the page map's limit of 2^32 slots (64 TiB)",
             ));
@@ -329,6 +335,13 @@ impl PageMap {
                 ))
             }
         }
+    }
+
+    /// True when the slots held for the durable map are many (a sixteenth of the live pages,
+    /// at least `GROW_SLACK`): persisting now lets them be reused before the file grows.
+    pub fn wants_persist(&self) -> bool {
+        let s = self.slots.lock();
+        s.held.len() as u64 > (s.live / 16).max(GROW_SLACK)
     }
 
     pub fn stats(&self) -> MapStats {

@@ -101,6 +101,14 @@ impl DataFile {
         }
     }
 
+    /// Persists the page map if many slots wait for it (see `PageMap::wants_persist`).
+    pub fn persist_map_if_held(&self) -> io::Result<()> {
+        match &self.map {
+            Some(m) if m.wants_persist() => m.persist(|| self.dev.sync()),
+            _ => Ok(()),
+        }
+    }
+
     pub fn map_stats(&self) -> Option<MapStats> {
         self.map.as_ref().map(PageMap::stats)
     }
