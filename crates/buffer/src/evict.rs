@@ -29,8 +29,9 @@
 //! `VICTIM_WAIT` has passed, then the miss fails with `NoFreeFrame` (or `Poisoned` when only
 //! dirty frames are left and the pool is poisoned).
 //!
-//! Must never: wait for a latch (every latch here is a try-lock), evict a pinned frame, or
-//! write a dirty victim once the pool is poisoned.
+//! Must never: wait for a latch (every latch here is a try-lock; the only wait is for a batch
+//! scratch, whose holder waits for nothing but its write), evict a pinned frame, or write a
+//! dirty victim once the pool is poisoned.
 //!
 //! Lock order: victim X latch (try) → [WalGate, PageStore, TierHooks calls] → shard write lock
 //! (leaf, via `table.unmap`, re-checks `pins == 0`).
@@ -51,10 +52,6 @@ pub(crate) const HOT_SHARE: (u64, u64) = (5, 8);
 /// Most frames one strict pass looks at (bounds a miss's CPU cost in a huge pool whose cold
 /// region is all dirty or pinned).
 pub(crate) const STRICT_SCAN_MAX: u64 = 8192;
-/// Sweeps in which an evicting thread that finds only dirty victims and no free batch
-/// scratch (a store that writes anywhere) leaves them to the batch writers and sweeps again,
-/// rather than writing one page with one I/O.
-pub(crate) const PATIENT_ROUNDS: u32 = 2;
 /// How long a miss keeps sweeping when every frame is pinned or latched.
 pub(crate) const VICTIM_WAIT: Duration = Duration::from_millis(200);
 
@@ -138,7 +135,7 @@ impl BufferPool {
                     self.flusher.nudge();
                 }
                 let idx = (self.clock.hand.fetch_add(1, Ordering::Relaxed) % n) as FrameIdx;
-                match self.try_victim(idx, strict, round < PATIENT_ROUNDS, &mut saw_dirty) {
+                match self.try_victim(idx, strict, &mut saw_dirty) {
                     Ok(Some(x)) => return Ok((idx, x)),
                     Ok(None) => {}
                     Err(error) => {
@@ -170,7 +167,6 @@ impl BufferPool {
         &self,
         idx: FrameIdx,
         strict: bool,
-        patient: bool,
         saw_dirty: &mut bool,
     ) -> Result<Option<ExclusiveToken>, BufferError> {
         let f = self.frame(idx);
@@ -202,7 +198,7 @@ impl BufferPool {
         let Some(x) = f.latch.try_lock_exclusive() else {
             return Ok(None);
         };
-        match self.evict_latched(idx, patient) {
+        match self.evict_latched(idx) {
             Ok(true) => Ok(Some(x)),
             Ok(false) => {
                 // SAFETY: `x` is this thread's exclusive acquisition.
@@ -221,7 +217,7 @@ impl BufferPool {
     /// first (WAL rule, sealed in place: the X latch excludes every reader, so no copy is
     /// needed). Clean bytes go to `on_evict_clean` while the page is still mapped. `Ok(false)`
     /// if the frame turned out to be in use (pinned) and was left as it is.
-    fn evict_latched(&self, idx: FrameIdx, patient: bool) -> Result<bool, BufferError> {
+    fn evict_latched(&self, idx: FrameIdx) -> Result<bool, BufferError> {
         let f = self.frame(idx);
         if f.pins() != 0 {
             return Ok(false);
@@ -242,9 +238,7 @@ impl BufferPool {
                 return Ok(false);
             }
             if self.store.writes_anywhere() {
-                if !self.write_victim_batch(idx, id, patient)? {
-                    return Ok(false);
-                }
+                self.write_victim_batch(idx, id)?;
             } else {
                 self.write_latched_in_place(idx, id)?;
             }

@@ -480,19 +480,17 @@ impl BufferPool {
     /// Eviction's write for a store that writes any pages together: the victim `idx` (X
     /// latched by the caller, dirty) and the dirty cold frames the clock hand reaches next
     /// (try-latched shared; they become clean victims for the next misses), with one
-    /// `write_batch`. When no batch scratch is free: `Ok(false)` (nothing written) if
-    /// `patient`, else the victim is written alone. `Ok(true)`: the victim is clean.
-    pub(crate) fn write_victim_batch(
-        &self,
-        idx: FrameIdx,
-        id: PageId,
-        patient: bool,
-    ) -> Result<bool, BufferError> {
-        let Some(mut scratch) = self.batch_scratch.iter().find_map(|m| m.try_lock()) else {
-            if patient {
-                return Ok(false);
-            }
-            return self.write_latched_in_place(idx, id).map(|()| true);
+    /// `write_batch`. Waits for a batch scratch when all are in use (never single writes:
+    /// on an IOPS-capped disk they would crowd out the batches).
+    pub(crate) fn write_victim_batch(&self, idx: FrameIdx, id: PageId) -> Result<(), BufferError> {
+        if self.batch_scratch.is_empty() {
+            return self.write_latched_in_place(idx, id);
+        }
+        // All busy: wait for one. Its holder only writes (no latch wait), and writing the
+        // victim alone would queue one more I/O behind its batch anyway.
+        let mut scratch = match self.batch_scratch.iter().find_map(|m| m.try_lock()) {
+            Some(s) => s,
+            None => self.batch_scratch[idx as usize % self.batch_scratch.len()].lock(),
         };
         let run = scratch.all_mut();
         let max = (run.len() / PAGE_SIZE).max(1);
@@ -515,7 +513,7 @@ impl BufferPool {
                 members.push(m);
             }
         }
-        self.write_members(members, run).map(|_| true)
+        self.write_members(members, run).map(|_| ())
     }
 
     /// Writes `members` (each latched: shared by this call's caller or X by the evicting

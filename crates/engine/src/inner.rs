@@ -118,12 +118,17 @@ pub(crate) struct Inner {
     pub dropped: Mutex<Vec<Dropped>>,
     /// One reclaimer at a time (the checkpointer, or a test).
     reclaim_lock: Mutex<()>,
+    /// Held (shared) by the data-file cleaners through each turn; shutdown waits for them.
+    cleaner_lock: RwLock<()>,
     /// Purges of transactions that ended while a read view was open, with the clock value
     /// they are retained under (see `txns`): run once no view opened before is open.
     pub deferred: Mutex<BTreeMap<u64, Vec<crate::txn::Deferred>>>,
     /// Deferred purges taken out of `deferred` and still running (raised under its lock).
     pub deferred_running: AtomicU64,
 }
+
+/// Data-file cleaner threads (relocating writes).
+pub(crate) const CLEANER_THREADS: usize = 4;
 
 fn err_b(e: tierdb_btree::Error) -> Error {
     match e {
@@ -465,6 +470,7 @@ impl Inner {
             closed: AtomicBool::new(false),
             dropped: Mutex::new(Vec::new()),
             reclaim_lock: Mutex::new(()),
+            cleaner_lock: RwLock::new(()),
             deferred: Mutex::new(BTreeMap::new()),
             deferred_running: AtomicU64::new(0),
         });
@@ -2106,12 +2112,60 @@ impl Inner {
         }
     }
 
+    /// Background cleaner of a relocating data file (`CLEANER_THREADS` of them): every 20 ms, while few segments are
+    /// wholly free, it moves the live pages of the emptiest segments (`DataFile::clean_step`,
+    /// at most 64 segments per turn), then persists the page map if many slots wait for it.
+    /// An I/O error is logged and the cleaner pauses a second (nothing it wrote is named by
+    /// any map until its write completed).
+    pub fn run_cleaner(self: Arc<Self>) {
+        const STEPS_PER_TURN: usize = 64;
+        loop {
+            let pause = {
+                let mut s = self.stop.lock();
+                if *s {
+                    return;
+                }
+                self.stop_cv.wait_for(&mut s, Duration::from_millis(20));
+                if *s {
+                    return;
+                }
+                let _g = self.cleaner_lock.read();
+                if self.closed.load(Ordering::SeqCst) || self.store.pool.is_poisoned() {
+                    return;
+                }
+                drop(s);
+                let mut pause = false;
+                for _ in 0..STEPS_PER_TURN {
+                    match self.data.clean_step() {
+                        Ok(Some(_)) => {}
+                        Ok(None) => break,
+                        Err(e) => {
+                            tracing::warn!(error = %e, "data file cleaner: step failed; pausing");
+                            pause = true;
+                            break;
+                        }
+                    }
+                }
+                if let Err(e) = self.data.persist_map_if_held() {
+                    tracing::warn!(error = %e, "data file cleaner: persisting the page map failed");
+                    pause = true;
+                }
+                pause
+            };
+            if pause {
+                std::thread::sleep(Duration::from_secs(1));
+            }
+        }
+    }
+
     pub fn shutdown(&self) -> Result<()> {
         if self.closed.swap(true, Ordering::SeqCst) {
             return Ok(());
         }
         *self.stop.lock() = true;
         self.stop_cv.notify_all();
+        // A cleaner step in progress finishes first; none starts after (`closed` is set).
+        drop(self.cleaner_lock.write());
         // A reclaim step in progress finishes first; none starts after (`closed` is set).
         let _reclaim = self.reclaim_lock.lock();
         self.store.pool.flush_all()?;

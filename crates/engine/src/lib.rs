@@ -297,6 +297,19 @@ impl Engine {
             .name("tierdb-checkpointer".into())
             .spawn(move || i2.run_checkpointer())
             .map_err(|e| Error::Internal(format!("cannot start the checkpointer: {e}")))?;
+        if inner.cfg.relocating_writes {
+            // Several cleaners: each waits on its own I/Os, which queue behind the sessions'
+            // on an IOPS-capped disk.
+            for n in 0..inner::CLEANER_THREADS {
+                let i3 = inner.clone();
+                std::thread::Builder::new()
+                    .name(format!("tierdb-cleaner-{n}"))
+                    .spawn(move || i3.run_cleaner())
+                    .map_err(|e| {
+                        Error::Internal(format!("cannot start the data file cleaner: {e}"))
+                    })?;
+            }
+        }
         Ok(Arc::new(Engine {
             inner,
             checkpointer: parking_lot::Mutex::new(Some(h)),
@@ -644,6 +657,14 @@ impl Engine {
                 ("Tierdb_data_file_pages".into(), m.pages.to_string()),
                 ("Tierdb_data_file_slots_held".into(), m.held.to_string()),
                 ("Tierdb_page_maps_written".into(), m.persisted.to_string()),
+                (
+                    "Tierdb_data_file_segments_cleaned".into(),
+                    i.data.cleaner_stats().0.to_string(),
+                ),
+                (
+                    "Tierdb_data_file_pages_moved".into(),
+                    i.data.cleaner_stats().1.to_string(),
+                ),
             ]);
         }
         if let Some(b) = &i.bpe {

@@ -35,6 +35,13 @@ const VERSION: u32 = 1;
 const HEADER: usize = 32;
 /// Slot numbers are stored as `slot + 1` in a u32 (0 = page never written).
 const MAX_SLOTS: u64 = u32::MAX as u64 - 1;
+/// Slots per segment, the cleaner's unit (one bitmap word; 1 MiB, read with one I/O).
+pub(crate) const SEGMENT: u64 = 64;
+/// The cleaner works while fewer segments than this are wholly free (16 MiB of long runs).
+const CLEAN_TARGET_FREE_SEGMENTS: u64 = 16;
+/// The cleaner leaves alone segments with more live pages than this (moving them would cost
+/// more writes than the free slots it gains are worth).
+const CLEAN_MAX_LIVE: u16 = 48;
 /// A batch is split over free runs of at least this many slots before the file grows.
 const MIN_RUN: u64 = 8;
 /// The file may grow past its live pages by half of them, and by at least this many slots
@@ -46,6 +53,13 @@ const GROW_SLACK: u64 = 1024;
 pub(crate) struct Run {
     pub slot: u64,
     pub len: u64,
+}
+
+/// A segment being cleaned: its slot range and the free slots reserved meanwhile.
+pub(crate) struct Clean {
+    pub first: u64,
+    pub slots: u64,
+    reserved: Vec<u64>,
 }
 
 /// What `SHOW STATUS` shows of the map.
@@ -68,6 +82,10 @@ struct Slots {
     n: u64,
     /// Pages named by the map.
     live: u64,
+    /// Per segment (`SEGMENT` slots = one bitmap word): slots the map names.
+    seg_live: Vec<u16>,
+    /// Segments a cleaner is working on.
+    cleaning: Vec<u64>,
     /// Slots freed since the last map copy was taken (still named by the durable map).
     held: Vec<u32>,
     /// Slots a running `persist` took from `held`: free once its file is durable.
@@ -93,6 +111,30 @@ impl Slots {
         } else {
             self.used[w] &= !(1 << (s % 64));
         }
+    }
+
+    /// Slot `s` became (`on`) or stopped being named by the map.
+    fn named(&mut self, s: u64, on: bool) {
+        let g = (s / SEGMENT) as usize;
+        if g >= self.seg_live.len() {
+            self.seg_live.resize(g + 1, 0);
+        }
+        if on {
+            self.seg_live[g] += 1;
+        } else {
+            self.seg_live[g] -= 1;
+        }
+    }
+
+    /// Segments wholly inside the file with no slot in use.
+    fn free_segments(&self) -> u64 {
+        let whole = (self.n / SEGMENT) as usize;
+        self.used
+            .iter()
+            .take(whole)
+            .filter(|&&w| w == 0)
+            .count() as u64
+            + (whole.saturating_sub(self.used.len())) as u64
     }
 
     fn may_grow(&self) -> bool {
@@ -190,6 +232,8 @@ impl PageMap {
             used: Vec::new(),
             n: file_slots,
             live: 0,
+            seg_live: Vec::new(),
+            cleaning: Vec::new(),
             held: Vec::new(),
             releasing: 0,
             cursor: 0,
@@ -216,6 +260,7 @@ impl PageMap {
                 ));
             }
             s.set(slot, true);
+            s.named(slot, true);
             s.live += 1;
         }
         let m = PageMap {
@@ -295,9 +340,11 @@ impl PageMap {
                 m.resize(i + 1, 0);
             }
             let old = std::mem::replace(&mut m[i], slot as u32 + 1);
+            s.named(slot, true);
             if old == 0 {
                 s.live += 1;
             } else {
+                s.named(u64::from(old - 1), false);
                 s.held.push(old - 1);
             }
         }
@@ -335,6 +382,78 @@ impl PageMap {
                 ))
             }
         }
+    }
+
+    /// The cleaner's next segment, when fewer than `CLEAN_TARGET_FREE_SEGMENTS` are wholly
+    /// free: the one with the fewest live pages (1..=`CLEAN_MAX_LIVE`). Its free slots are
+    /// reserved (no batch lands there meanwhile) until `end_clean`. Returns the segment and
+    /// its slot range within the file.
+    pub(crate) fn begin_clean(&self) -> Option<Clean> {
+        let mut s = self.slots.lock();
+        if s.free_segments() >= CLEAN_TARGET_FREE_SEGMENTS {
+            return None;
+        }
+        let whole = (s.n / SEGMENT) as usize;
+        let seg = s
+            .seg_live
+            .iter()
+            .take(whole)
+            .enumerate()
+            .filter(|(g, &l)| {
+                (1..=CLEAN_MAX_LIVE).contains(&l) && !s.cleaning.contains(&(*g as u64))
+            })
+            .min_by_key(|(_, &l)| l)
+            .map(|(g, _)| g as u64)?;
+        s.cleaning.push(seg);
+        let first = seg * SEGMENT;
+        let reserved: Vec<u64> = (first..first + SEGMENT)
+            .filter(|&slot| !s.is_used(slot))
+            .collect();
+        for &slot in &reserved {
+            s.set(slot, true);
+        }
+        Some(Clean {
+            first,
+            slots: SEGMENT,
+            reserved,
+        })
+    }
+
+    /// Gives back the slots `begin_clean` reserved.
+    pub(crate) fn end_clean(&self, c: Clean) {
+        let mut s = self.slots.lock();
+        let seg = c.first / SEGMENT;
+        s.cleaning.retain(|&g| g != seg);
+        for slot in c.reserved {
+            s.set(slot, false);
+        }
+    }
+
+    /// The cleaner copied pages `moves[i].0` from slot `moves[i].1` to `runs` (in order) and
+    /// the writes completed: each page whose map entry still names its old slot now names the
+    /// copy (the old slot is held like any other); a page written elsewhere meanwhile keeps its
+    /// newer slot and the copy's slot is free at once (no map ever named it). Returns the
+    /// pages moved.
+    pub(crate) fn commit_moves(&self, moves: &[(PageId, u64)], runs: &[Run]) -> u64 {
+        let mut m = self.map.write();
+        let mut s = self.slots.lock();
+        let mut slots = runs.iter().flat_map(|r| r.slot..r.slot + r.len);
+        let mut moved = 0;
+        for &(id, old) in moves {
+            let slot = slots.next().expect("one slot per page");
+            let e = m.get_mut(id.0 as usize);
+            match e {
+                Some(e) if *e == old as u32 + 1 => {
+                    *e = slot as u32 + 1;
+                    s.named(slot, true);
+                    s.named(old, false);
+                    s.held.push(old as u32);
+                    moved += 1;
+                }
+                _ => s.set(slot, false),
+            }
+        }
+        moved
     }
 
     /// True when the slots held for the durable map are many (a sixteenth of the live pages,

@@ -13,7 +13,8 @@ use tierdb_io::{Device, DirectFile, ThrottleConfig, Throttled};
 use tierdb_page::{Lsn, PageId, PAGE_SIZE};
 use tierdb_wal::Wal;
 
-use crate::pagemap::{MapStats, PageMap};
+use crate::pagemap::{Clean, MapStats, PageMap};
+use tierdb_io::AlignedBuf;
 
 /// The data file's name in `data_dir`.
 pub const DATA_FILE: &str = "tierdb.dat";
@@ -28,7 +29,12 @@ pub struct DataFile {
     map: Option<PageMap>,
     /// Device reads and writes issued (syncs not counted), and their bytes.
     io: [AtomicU64; 4],
+    /// Segments cleaned, pages the cleaner moved.
+    cleaned: [AtomicU64; 2],
 }
+
+/// Pages the cleaner writes with one I/O (as the pool's batches: 256 KiB).
+const CLEAN_BATCH: usize = 16;
 
 /// Indexes into `DataFile::io`.
 const READS: usize = 0;
@@ -84,6 +90,7 @@ impl DataFile {
             dev,
             map,
             io: Default::default(),
+            cleaned: Default::default(),
         })
     }
 
@@ -99,6 +106,76 @@ impl DataFile {
             Some(m) => m.persist(|| self.dev.sync()),
             None => Ok(()),
         }
+    }
+
+    /// One step of the cleaner (relocating writes): when few segments of the data file are
+    /// wholly free, reads the segment with the fewest live pages (one I/O), copies its live
+    /// pages to free slots in batches (one write each) and names the copies in the map — so
+    /// batches keep finding long runs of free slots without the file growing. A slot that
+    /// does not hold the page its header names, or whose page the map no longer puts there,
+    /// is left alone. Returns the pages moved (`None`: nothing to clean).
+    pub fn clean_step(&self) -> io::Result<Option<u64>> {
+        let Some(m) = &self.map else { return Ok(None) };
+        let Some(c) = m.begin_clean() else {
+            return Ok(None);
+        };
+        let r = self.clean_segment(m, &c);
+        m.end_clean(c);
+        if let Ok(n) = &r {
+            self.cleaned[0].fetch_add(1, Ordering::Relaxed);
+            self.cleaned[1].fetch_add(*n, Ordering::Relaxed);
+        }
+        r.map(Some)
+    }
+
+    fn clean_segment(&self, m: &PageMap, c: &Clean) -> io::Result<u64> {
+        let bytes = c.slots as usize * PAGE_SIZE;
+        let mut seg = AlignedBuf::new(bytes)?;
+        self.io[READS].fetch_add(1, Ordering::Relaxed);
+        self.dev
+            .read_at(seg.as_mut_slice(), c.first * PAGE_SIZE as u64)?;
+        self.io[BYTES_READ].fetch_add(bytes as u64, Ordering::Relaxed);
+        let mut live: Vec<(PageId, u64, usize)> = Vec::new();
+        for (i, page) in seg.as_slice().chunks_exact(PAGE_SIZE).enumerate() {
+            let slot = c.first + i as u64;
+            if tierdb_page::is_zeroed(page) {
+                continue;
+            }
+            let id = tierdb_page::page_id(page);
+            if m.slot(id) == Some(slot) && tierdb_page::verify(page, id).is_ok() {
+                live.push((id, slot, i));
+            }
+        }
+        let mut moved = 0;
+        let mut batch = AlignedBuf::new(CLEAN_BATCH * PAGE_SIZE)?;
+        for chunk in live.chunks(CLEAN_BATCH) {
+            for (j, &(_, _, i)) in chunk.iter().enumerate() {
+                batch.as_mut_slice()[j * PAGE_SIZE..(j + 1) * PAGE_SIZE]
+                    .copy_from_slice(&seg.as_slice()[i * PAGE_SIZE..(i + 1) * PAGE_SIZE]);
+            }
+            let buf = &batch.as_slice()[..chunk.len() * PAGE_SIZE];
+            let runs = m.allocate(chunk.len() as u64)?;
+            let mut at = 0usize;
+            for r in &runs {
+                let n = r.len as usize * PAGE_SIZE;
+                if let Err(e) = self.write_at(&buf[at..at + n], r.slot * PAGE_SIZE as u64) {
+                    m.unallocate(&runs);
+                    return Err(e);
+                }
+                at += n;
+            }
+            let moves: Vec<(PageId, u64)> = chunk.iter().map(|&(id, slot, _)| (id, slot)).collect();
+            moved += m.commit_moves(&moves, &runs);
+        }
+        Ok(moved)
+    }
+
+    /// Segments cleaned and pages the cleaner moved.
+    pub fn cleaner_stats(&self) -> (u64, u64) {
+        (
+            self.cleaned[0].load(Ordering::Relaxed),
+            self.cleaned[1].load(Ordering::Relaxed),
+        )
     }
 
     /// Persists the page map if many slots wait for it (see `PageMap::wants_persist`).
