@@ -9,6 +9,7 @@
 #   env: TABLES ROWS POOL SECONDS_RUN THREADS DATA_IOPS DATA_LAT_US BPE_IOPS WORKLOADS
 #        DATA_CAP=separate (DATA_IOPS reads + DATA_IOPS writes, as the kernel lab) | shared
 #        (DATA_IOPS shared by reads and writes, as most cloud disks sell IOPS)
+#        SERVER_FLAGS (extra `tierdb serve` flags, e.g. "--relocating-writes false")
 set -euo pipefail
 cd "$(dirname "$0")/.."
 TABLES=${TABLES:-8} ROWS=${ROWS:-100000} POOL=${POOL:-16M} RUN=${SECONDS_RUN:-60} THREADS=${THREADS:-64}
@@ -35,17 +36,17 @@ start() { # devices...
   local devs; devs=$(IFS=,; echo "$*")
   ( cd "$WORK" && exec "$BIN" serve --port $PORT --buffer-pool-size "$POOL" \
       "${DATA_FLAGS[@]}" --data-latency-us "$DATA_LAT_US" \
-      --bpe-read-iops "$BPE_IOPS" --bpe-write-iops "$BPE_IOPS" --bpe-devices "$devs" >> server.log 2>&1 ) &
+      --bpe-read-iops "$BPE_IOPS" --bpe-write-iops "$BPE_IOPS" --bpe-devices "$devs" ${SERVER_FLAGS:-} >> server.log 2>&1 ) &
   SPID=$!
   for _ in $(seq 100); do q 'select 1' >/dev/null 2>&1 && return; sleep 0.2; done
   echo "server did not start" >&2; exit 1
 }
 stop() { kill -TERM "$SPID"; wait "$SPID" || true; }
 
-echo "system,workload,tps,qps,p95_ms,errors,bpe_hits,bpe_lookups,data_reads,pages_flushed,data_write_ios" > "$OUT/results.csv"
+echo "system,workload,tps,qps,p95_ms,errors,bpe_hits,bpe_lookups,data_reads,pages_flushed,data_write_ios,data_file_slots,data_file_pages" > "$OUT/results.csv"
 measure() { # system workload
   local h0 l0 r0 f0 w0; h0=$(stat Tierdb_bpe_hits); l0=$(stat Tierdb_bpe_lookups); r0=$(stat Innodb_buffer_pool_reads)
-  f0=$(stat Innodb_buffer_pool_pages_flushed); w0=$(stat Tierdb_data_page_write_ios)
+  f0=$(stat Innodb_buffer_pool_pages_flushed); w0=$(stat Innodb_data_writes)
   sysbench "$2" "${SBARGS[@]}" --threads="$THREADS" --time="$RUN" --report-interval=10 run > "$OUT/$1-$2.log" 2>&1
   local tps qps p95 err
   tps=$(grep -oP 'transactions:\s+\d+\s+\(\K[0-9.]+' "$OUT/$1-$2.log")
@@ -53,9 +54,10 @@ measure() { # system workload
   p95=$(grep -oP '95th percentile:\s+\K[0-9.]+' "$OUT/$1-$2.log")
   err=$(grep -oP 'ignored errors:\s+\K\d+' "$OUT/$1-$2.log")
   local h l r f w; h=$(( $(stat Tierdb_bpe_hits) - h0 )); l=$(( $(stat Tierdb_bpe_lookups) - l0 )); r=$(( $(stat Innodb_buffer_pool_reads) - r0 ))
-  f=$(( $(stat Innodb_buffer_pool_pages_flushed) - f0 )); w=$(( $(stat Tierdb_data_page_write_ios) - w0 ))
-  echo "$1,$2,$tps,$qps,$p95,$err,$h,$l,$r,$f,$w" >> "$OUT/results.csv"
-  echo "$1 $2: tps=$tps qps=$qps p95=${p95}ms bpe_hits=$h/$l data_reads=$r pages_flushed=$f write_ios=$w"
+  f=$(( $(stat Innodb_buffer_pool_pages_flushed) - f0 )); w=$(( $(stat Innodb_data_writes) - w0 ))
+  local slots pages; slots=$(stat Tierdb_data_file_slots); pages=$(stat Tierdb_data_file_pages)
+  echo "$1,$2,$tps,$qps,$p95,$err,$h,$l,$r,$f,$w,${slots:-},${pages:-}" >> "$OUT/results.csv"
+  echo "$1 $2: tps=$tps qps=$qps p95=${p95}ms bpe_hits=$h/$l data_reads=$r pages_flushed=$f data_writes=$w slots=${slots:-} pages=${pages:-}"
 }
 
 start "$WORK/ssd0/bpe.cache"
@@ -85,6 +87,7 @@ stop
 {
   echo "machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), $(free -g | awk '/Mem/{print $2}') GiB, kernel $(uname -r)"
   echo "throttling: in-process (tierdb Throttled devices): data file ${DATA_IOPS} IOPS (${DATA_CAP:-separate} read/write caps) + ${DATA_LAT_US} us; each BPE device ${BPE_IOPS} IOPS"
+  echo "server flags: ${SERVER_FLAGS:-(defaults)}; binary: $(git rev-parse --short HEAD)"
   echo "data: $TABLES tables x $ROWS rows ($(cut -f1 "$OUT/data-size.txt")); pool $POOL; BPE 4x pool; $THREADS threads; ${RUN}s per run"
   echo "QPS gain from the BPE (on / off), 1 device and 2 devices:"
   for w in $WORKLOADS; do

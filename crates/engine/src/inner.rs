@@ -256,6 +256,9 @@ impl Inner {
             )
             .map_err(|e| Error::Io(format!("{}: {e}", data_path.display())))?,
         );
+        if let Some(m) = data.map() {
+            m.set_free_space_pct(cfg.relocating_free_space_pct);
+        }
         let policy = FlushPolicy::from_mysql(cfg.flush_log_at_trx_commit)
             .unwrap_or(FlushPolicy::EveryCommit);
         let wcfg = WalConfig {

@@ -80,6 +80,10 @@ pub struct EngineConfig {
     /// `n * 16384`), one I/O per page or per run of neighbours. A data file once written
     /// with it on keeps needing it (its map file says where the pages are).
     pub relocating_writes: bool,
+    /// With relocating writes: free slots the data file may hold beyond its live pages, in
+    /// percent of them (10..=400), before batches settle for short runs of free slots (more
+    /// write I/Os). The cleaner keeps long runs free inside that room.
+    pub relocating_free_space_pct: u64,
     /// In-process emulation of a slow cloud disk for the data file (IOPS cap, latency), for
     /// machines where kernel throttling is unavailable. None = the device as it is.
     pub data_throttle: Option<ThrottleConfig>,
@@ -161,6 +165,7 @@ impl std::fmt::Debug for EngineConfig {
             .field("read_view_history_limit", &self.read_view_history_limit)
             .field("transaction_memory_limit", &self.transaction_memory_limit)
             .field("relocating_writes", &self.relocating_writes)
+            .field("relocating_free_space_pct", &self.relocating_free_space_pct)
             .field("data_throttle", &self.data_throttle)
             .field("bpe", &self.bpe)
             .field("binlog", &self.binlog.is_some())
@@ -180,6 +185,7 @@ impl EngineConfig {
             read_view_history_limit: 1 << 30,
             transaction_memory_limit: 0,
             relocating_writes: true,
+            relocating_free_space_pct: pagemap::DEFAULT_FREE_PCT,
             data_throttle: None,
             data_device_wrapper: None,
             redo_opener: None,
@@ -711,6 +717,14 @@ impl Engine {
                 "tierdb_relocating_writes".into(),
                 if cfg.relocating_writes { "ON" } else { "OFF" }.into(),
             ),
+            (
+                "tierdb_relocating_free_space".into(),
+                self.inner
+                    .data
+                    .map()
+                    .map_or(cfg.relocating_free_space_pct, |m| m.free_space_pct())
+                    .to_string(),
+            ),
             ("tierdb_data_dir".into(), cfg.data_dir.display().to_string()),
             ("tierdb_redo_dir".into(), cfg.redo_dir.display().to_string()),
         ]
@@ -738,6 +752,20 @@ impl Engine {
                     .filter(|v| (0..=2).contains(v))
                     .ok_or_else(bad)?;
                 self.inner.set_flush_policy(v as u8).ok_or_else(bad)?;
+                Ok(true)
+            }
+            "tierdb_relocating_free_space" => {
+                let Some(m) = self.inner.data.map() else {
+                    return Err(Error::NotSupported(format!(
+                        "SET {name}: relocating writes are off"
+                    )));
+                };
+                let v = value
+                    .as_i64()
+                    .and_then(|v| u64::try_from(v).ok())
+                    .filter(|v| pagemap::FREE_PCT_RANGE.contains(v))
+                    .ok_or_else(bad)?;
+                m.set_free_space_pct(v);
                 Ok(true)
             }
             "innodb_lock_wait_timeout" => {

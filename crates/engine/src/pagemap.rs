@@ -44,9 +44,13 @@ const CLEAN_TARGET_FREE_SEGMENTS: u64 = 16;
 const CLEAN_MAX_LIVE: u16 = 48;
 /// A batch is split over free runs of at least this many slots before the file grows.
 const MIN_RUN: u64 = 8;
-/// The file may grow past its live pages by half of them, and by at least this many slots
-/// (16 MiB), before allocation settles for short runs of free slots.
+/// The file may grow past its live pages by `free_pct` percent of them (`relocating_free_space`),
+/// and by at least this many slots (16 MiB), before allocation settles for short runs.
 const GROW_SLACK: u64 = 1024;
+/// Default `relocating_free_space` (percent).
+pub const DEFAULT_FREE_PCT: u64 = 50;
+/// Bounds of `relocating_free_space` (percent).
+pub const FREE_PCT_RANGE: std::ops::RangeInclusive<u64> = 10..=400;
 
 /// A run of adjacent slots handed out for one write.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -92,6 +96,9 @@ struct Slots {
     releasing: u64,
     cursor: u64,
     persisted: u64,
+    /// Free slots the file may hold beyond its live pages, in percent of them, before
+    /// allocation settles for short runs.
+    free_pct: u64,
 }
 
 impl Slots {
@@ -129,16 +136,12 @@ impl Slots {
     /// Segments wholly inside the file with no slot in use.
     fn free_segments(&self) -> u64 {
         let whole = (self.n / SEGMENT) as usize;
-        self.used
-            .iter()
-            .take(whole)
-            .filter(|&&w| w == 0)
-            .count() as u64
+        self.used.iter().take(whole).filter(|&&w| w == 0).count() as u64
             + (whole.saturating_sub(self.used.len())) as u64
     }
 
     fn may_grow(&self) -> bool {
-        self.n < self.live + (self.live / 2).max(GROW_SLACK)
+        self.n < self.live + (self.live * self.free_pct / 100).max(GROW_SLACK)
     }
 
     /// Takes free runs of at least `min_run` slots (or the rest of what is needed) going
@@ -238,6 +241,7 @@ impl PageMap {
             releasing: 0,
             cursor: 0,
             persisted: 0,
+            free_pct: DEFAULT_FREE_PCT,
         };
         for (page, &e) in entries.iter().enumerate() {
             if e == 0 {
@@ -454,6 +458,15 @@ impl PageMap {
             }
         }
         moved
+    }
+
+    /// Sets `relocating_free_space` (percent of the live pages; clamped to `FREE_PCT_RANGE`).
+    pub fn set_free_space_pct(&self, pct: u64) {
+        self.slots.lock().free_pct = pct.clamp(*FREE_PCT_RANGE.start(), *FREE_PCT_RANGE.end());
+    }
+
+    pub fn free_space_pct(&self) -> u64 {
+        self.slots.lock().free_pct
     }
 
     /// True when the slots held for the durable map are many (a sixteenth of the live pages,

@@ -186,6 +186,11 @@ impl DataFile {
         }
     }
 
+    /// The page map (relocating writes), if any.
+    pub fn map(&self) -> Option<&PageMap> {
+        self.map.as_ref()
+    }
+
     pub fn map_stats(&self) -> Option<MapStats> {
         self.map.as_ref().map(PageMap::stats)
     }

@@ -224,6 +224,8 @@ settings! {
     transaction_memory_limit: ByteSize = ByteSize(0);
     /// Relocating page writes: dirty pages go in batches to adjacent free slots of the data file (one I/O per batch on an IOPS-capped disk), a page map (tierdb.map, made durable by each checkpoint) says where each page is; false = each page written in place. A data folder once written with it on needs it on.
     relocating_writes: bool [num_args = 0..=1, default_missing_value = "true", action = clap::ArgAction::Set] = true;
+    /// With relocating writes: free slots the data file may hold beyond its live pages, in percent of them (10..400); more room = longer runs of free slots = fewer write I/Os, at the cost of disk space.
+    relocating_free_space: u64 = 50;
     /// Most client connections at once; one more gets error 1040.
     max_connections: u32 = 1024;
     /// Largest packet a client may send (bytes or K/M/G); larger gets error 1153 and the connection is closed.
@@ -337,6 +339,12 @@ impl Config {
         if self.max_connections == 0 {
             return bad("max_connections must be at least 1".into());
         }
+        if !(10..=400).contains(&self.relocating_free_space) {
+            return bad(format!(
+                "relocating_free_space = {}: must be between 10 and 400 (percent)",
+                self.relocating_free_space
+            ));
+        }
         if self.max_allowed_packet.0 < 1024 || self.max_allowed_packet.0 > 1 << 30 {
             return bad(format!(
                 "max_allowed_packet = {}: must be between 1K and 1G",
@@ -438,6 +446,7 @@ impl Config {
         e.read_view_history_limit = self.read_view_history_limit.0;
         e.transaction_memory_limit = self.transaction_memory_limit.0;
         e.relocating_writes = self.relocating_writes;
+        e.relocating_free_space_pct = self.relocating_free_space;
         let throttle = |r: u32, w: u32, total: u32, lat: u32| {
             (r > 0 || w > 0 || total > 0 || lat > 0).then_some(tierdb_engine::ThrottleConfig {
                 read_iops: r,
@@ -575,7 +584,7 @@ mod tests {
         back.apply_toml(&text).unwrap();
         assert_eq!(back.port, 3307);
         assert_eq!(back.users[0].native_hash(), c.users[0].native_hash());
-        assert_eq!(KEYS.len(), 36);
+        assert_eq!(KEYS.len(), 37);
     }
 }
 
