@@ -388,13 +388,15 @@ impl PageMap {
         }
     }
 
-    /// The cleaner's next segment, when fewer than `CLEAN_TARGET_FREE_SEGMENTS` are wholly
-    /// free: the one with the fewest live pages (1..=`CLEAN_MAX_LIVE`). Its free slots are
+    /// The cleaner's next segment, when the file has reached its room (`free_pct`) and fewer
+    /// than `CLEAN_TARGET_FREE_SEGMENTS` segments are wholly free: the one with the fewest live pages (1..=`CLEAN_MAX_LIVE`). Its free slots are
     /// reserved (no batch lands there meanwhile) until `end_clean`. Returns the segment and
     /// its slot range within the file.
     pub(crate) fn begin_clean(&self) -> Option<Clean> {
         let mut s = self.slots.lock();
-        if s.free_segments() >= CLEAN_TARGET_FREE_SEGMENTS {
+        // While the file may still grow, batches find long runs at its end: no cleaning (a
+        // small or idle database is never rewritten behind its back).
+        if s.may_grow() || s.free_segments() >= CLEAN_TARGET_FREE_SEGMENTS {
             return None;
         }
         let whole = (s.n / SEGMENT) as usize;
@@ -683,6 +685,58 @@ mod tests {
         // Slots 0..16 are free again and form one run.
         let r = m.allocate(16).unwrap();
         assert_eq!(r.len(), 1, "{r:?}");
+    }
+
+    #[test]
+    fn the_cleaner_works_only_at_the_room_limit_on_the_emptiest_segment_and_loses_no_race() {
+        let d = tempfile::tempdir().unwrap();
+        // 4 segments, in place: pages 0..256 in slots 0..256.
+        let m = PageMap::open(&d.path().join("m"), 4 * SEGMENT * PAGE_SIZE as u64).unwrap();
+        m.set_free_space_pct(10);
+        // Room left (256 slots < 256 + 1024): no cleaning.
+        assert!(m.begin_clean().is_none());
+        // Move 1..64 except page 5 out of segment 0, 100..120 out of segment 1; the file grows
+        // past its room (GROW_SLACK).
+        let moved: Vec<u64> = (0..64).filter(|&p| p != 5).chain(100..120).collect();
+        for chunk in moved.chunks(16) {
+            let runs = m.allocate(chunk.len() as u64).unwrap();
+            m.commit(&ids(chunk), &runs);
+        }
+        // 2100 more pages, then every other one rewritten: the freed slots alternate, so no
+        // segment is wholly free, and the file ends past its room.
+        let big: Vec<u64> = (1000..3100).collect();
+        let even: Vec<u64> = (1000..3100).step_by(2).collect();
+        for chunk in big.chunks(16).chain(even.chunks(16)) {
+            let runs = m.allocate(chunk.len() as u64).unwrap();
+            m.commit(&ids(chunk), &runs);
+        }
+        m.persist(|| Ok(())).unwrap();
+        let st = m.stats();
+        assert!(st.slots >= st.pages + GROW_SLACK, "{st:?}");
+        let c = m
+            .begin_clean()
+            .expect("at the room limit with few free segments");
+        assert_eq!(c.first, 0, "segment 0 holds one live page, the fewest");
+        // A second cleaner gets another segment.
+        let c2 = m.begin_clean().expect("another segment");
+        assert_ne!(c2.first, 0);
+        m.end_clean(c2);
+        // Page 5 is rewritten by the pool while the cleaner copies it: the pool's slot stays.
+        let r = m.allocate(1).unwrap();
+        assert!(
+            r.iter().all(|r| r.slot >= SEGMENT),
+            "reserved slots are not handed out: {r:?}"
+        );
+        m.commit(&ids(&[5]), &r);
+        let pool_slot = m.slot(PageId(5));
+        let copy = m.allocate(1).unwrap();
+        assert_eq!(m.commit_moves(&[(PageId(5), 5)], &copy), 0);
+        assert_eq!(m.slot(PageId(5)), pool_slot);
+        // A page still in its old slot moves.
+        let copy2 = m.allocate(1).unwrap();
+        assert_eq!(m.commit_moves(&[(PageId(64), 64)], &copy2), 1);
+        assert_eq!(m.slot(PageId(64)), Some(copy2[0].slot));
+        m.end_clean(c);
     }
 
     proptest! {
