@@ -23,8 +23,10 @@
 //! 2. **Shard locks** (`table`, 64 `RwLock<HashMap<PageId, FrameIdx>>`).
 //! 3. The **hooks lock** (`RwLock<Option<Arc<dyn TierHooks>>>`).
 //! 4. The **flusher control mutex**.
-//! 5. The **batch scratch mutexes** (`BufferPool::batch_scratch`): only ever try-locked by an
-//!    evicting thread, held across its batch write; never waited for.
+//! 5. The **batch scratch mutexes** (`BufferPool::batch_scratch`): taken by an evicting
+//!    thread (holding its victim's X latch) and held across its batch write; a thread finding
+//!    all in use waits for one. A holder takes only try-latches and then waits for nothing
+//!    but the WAL gate and the store, so the wait closes no cycle.
 //!
 //! Rules:
 //!

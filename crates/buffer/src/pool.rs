@@ -98,8 +98,8 @@ pub struct BufferPool {
     /// The flusher writes dirty pages whose rec_lsn is below this (0 = only under pressure).
     pub(crate) flush_below: std::sync::atomic::AtomicU64,
     /// Scratch runs for evicting threads' batch writes (a store that `writes_anywhere`;
-    /// empty otherwise). Taken with a try-lock; a thread finding none busy-free writes its
-    /// victim alone.
+    /// empty otherwise). A thread finding all in use waits for one (their holders wait for
+    /// nothing but their write).
     pub(crate) batch_scratch: Box<[parking_lot::Mutex<Arena>]>,
     cfg: PoolConfig,
 }

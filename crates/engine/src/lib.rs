@@ -82,7 +82,7 @@ pub struct EngineConfig {
     pub relocating_writes: bool,
     /// With relocating writes: free slots the data file may hold beyond its live pages, in
     /// percent of them (10..=400), before batches settle for short runs of free slots (more
-    /// write I/Os). The cleaner keeps long runs free inside that room.
+    /// write I/Os). Once the file has used up that room the cleaners keep long runs free.
     pub relocating_free_space_pct: u64,
     /// In-process emulation of a slow cloud disk for the data file (IOPS cap, latency), for
     /// machines where kernel throttling is unavailable. None = the device as it is.

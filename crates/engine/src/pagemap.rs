@@ -3,7 +3,7 @@
 //!
 //! A map persisted at any time after a checkpoint is valid for that checkpoint: each page's
 //! slot holds a version at least as new as the one the checkpoint relied on. So besides each
-//! checkpoint, the checkpointer persists the map whenever many slots are held
+//! checkpoint, the checkpointer and the cleaners persist the map whenever many slots are held
 //! (`wants_persist`), which bounds how far the file grows between checkpoints.
 //!
 //! Why: the durable disk is capped in IOPS, and dirty pages leaving DRAM are rarely neighbours
@@ -33,8 +33,9 @@ use tierdb_page::{PageId, PAGE_SIZE};
 const MAGIC: &[u8; 8] = b"TDBPGMAP";
 const VERSION: u32 = 1;
 const HEADER: usize = 32;
-/// Slot numbers are stored as `slot + 1` in a u32 (0 = page never written).
-const MAX_SLOTS: u64 = u32::MAX as u64 - 1;
+/// Slot numbers are stored as `slot + 1` in a u32 (0 = page never written): slots
+/// `0 .. 2^32 - 1`.
+const MAX_SLOTS: u64 = u32::MAX as u64;
 /// Slots per segment, the cleaner's unit (one bitmap word; 1 MiB, read with one I/O).
 pub(crate) const SEGMENT: u64 = 64;
 /// The cleaner works while fewer segments than this are wholly free (16 MiB of long runs).
@@ -47,6 +48,8 @@ const MIN_RUN: u64 = 8;
 /// The file may grow past its live pages by `free_pct` percent of them (`relocating_free_space`),
 /// and by at least this many slots (16 MiB), before allocation settles for short runs.
 const GROW_SLACK: u64 = 1024;
+/// Held slots past which the map is persisted outside checkpoints (8 MiB of slots).
+const PERSIST_HELD_MIN: u64 = 512;
 /// Default `relocating_free_space` (percent).
 pub const DEFAULT_FREE_PCT: u64 = 50;
 /// Bounds of `relocating_free_space` (percent).
@@ -88,8 +91,13 @@ struct Slots {
     live: u64,
     /// Per segment (`SEGMENT` slots = one bitmap word): slots the map names.
     seg_live: Vec<u16>,
-    /// Segments a cleaner is working on.
+    /// Segments a cleaner is working on: their slots are not freed by a persist meanwhile
+    /// (a page leaving one of them and coming back to the same slot would fool the cleaner's
+    /// compare-and-set into naming its old copy).
     cleaning: Vec<u64>,
+    /// Slots being read (count per slot): not freed by a persist meanwhile, so a read that
+    /// looked its slot up never finds another page there.
+    reading: std::collections::HashMap<u64, u32>,
     /// Slots freed since the last map copy was taken (still named by the durable map).
     held: Vec<u32>,
     /// Slots a running `persist` took from `held`: free once its file is durable.
@@ -133,11 +141,13 @@ impl Slots {
         }
     }
 
-    /// Segments wholly inside the file with no slot in use.
+    /// Segments wholly inside the file that hold no live page (free, or free once the next
+    /// map is durable: the cleaner does not empty more than it needs while it waits for that).
     fn free_segments(&self) -> u64 {
         let whole = (self.n / SEGMENT) as usize;
-        self.used.iter().take(whole).filter(|&&w| w == 0).count() as u64
-            + (whole.saturating_sub(self.used.len())) as u64
+        (0..whole)
+            .filter(|&g| self.seg_live.get(g).is_none_or(|&l| l == 0))
+            .count() as u64
     }
 
     fn may_grow(&self) -> bool {
@@ -237,6 +247,7 @@ impl PageMap {
             live: 0,
             seg_live: Vec::new(),
             cleaning: Vec::new(),
+            reading: std::collections::HashMap::new(),
             held: Vec::new(),
             releasing: 0,
             cursor: 0,
@@ -289,6 +300,29 @@ impl PageMap {
         }
     }
 
+    /// The slot holding page `id`, registered as being read until `end_read`: no persist
+    /// frees it meanwhile (the cleaner may move the page; its old slot stays as it was).
+    pub fn begin_read(&self, id: PageId) -> Option<u64> {
+        let m = self.map.read();
+        let slot = match m.get(usize::try_from(id.0).ok()?) {
+            Some(&e) if e != 0 => u64::from(e - 1),
+            _ => return None,
+        };
+        *self.slots.lock().reading.entry(slot).or_default() += 1;
+        Some(slot)
+    }
+
+    /// The read of `slot` that `begin_read` registered is over.
+    pub fn end_read(&self, slot: u64) {
+        let mut s = self.slots.lock();
+        if let Some(c) = s.reading.get_mut(&slot) {
+            *c -= 1;
+            if *c == 0 {
+                s.reading.remove(&slot);
+            }
+        }
+    }
+
     /// Hands out `n` free slots in as few runs as it can: runs of at least `MIN_RUN` slots
     /// going round from where the last allocation ended, then the file's end while the file
     /// is within its growth allowance, then any free slot, then the file's end regardless.
@@ -315,7 +349,7 @@ impl PageMap {
             }
             s.n = n_before;
             return Err(io::Error::other(
-                "the data file reached the page map's limit of 2^32 slots (64 TiB)",
+                "the data file reached the page map's limit of 2^32 - 1 slots (64 TiB)",
             ));
         }
         Ok(runs)
@@ -372,7 +406,13 @@ impl PageMap {
         match r {
             Ok(()) => {
                 for slot in release {
-                    s.set(u64::from(slot), false);
+                    let at = u64::from(slot);
+                    if s.cleaning.contains(&(at / SEGMENT)) || s.reading.contains_key(&at) {
+                        // Still looked at: free after the next persist.
+                        s.held.push(slot);
+                    } else {
+                        s.set(at, false);
+                    }
                 }
                 s.persisted += 1;
                 Ok(())
@@ -471,11 +511,11 @@ impl PageMap {
         self.slots.lock().free_pct
     }
 
-    /// True when the slots held for the durable map are many (a sixteenth of the live pages,
-    /// at least `GROW_SLACK`): persisting now lets them be reused before the file grows.
+    /// True when the slots held for the durable map are many (1/64 of the live pages, at
+    /// least `PERSIST_HELD_MIN`): persisting now lets them be reused before the file grows.
     pub fn wants_persist(&self) -> bool {
         let s = self.slots.lock();
-        s.held.len() as u64 > (s.live / 16).max(GROW_SLACK)
+        s.held.len() as u64 > (s.live / 64).max(PERSIST_HELD_MIN)
     }
 
     pub fn stats(&self) -> MapStats {
@@ -732,11 +772,42 @@ mod tests {
         let copy = m.allocate(1).unwrap();
         assert_eq!(m.commit_moves(&[(PageId(5), 5)], &copy), 0);
         assert_eq!(m.slot(PageId(5)), pool_slot);
+        // A persist while the segment is cleaned keeps its slots held: page 5's old slot can
+        // not come back to page 5 (or go to another page) under the cleaner's feet.
+        m.persist(|| Ok(())).unwrap();
+        assert!(m.stats().held >= 1, "slot 5 stays held while its segment is cleaned");
+        for _ in 0..200 {
+            let r = m.allocate(1).unwrap();
+            assert!(r.iter().all(|r| r.slot != 5), "{r:?}");
+            m.unallocate(&r);
+        }
         // A page still in its old slot moves.
         let copy2 = m.allocate(1).unwrap();
         assert_eq!(m.commit_moves(&[(PageId(64), 64)], &copy2), 1);
         assert_eq!(m.slot(PageId(64)), Some(copy2[0].slot));
         m.end_clean(c);
+        m.persist(|| Ok(())).unwrap();
+        assert_eq!(m.stats().held, 0, "held slots free once cleaning is over");
+    }
+
+    #[test]
+    fn a_slot_being_read_is_not_freed_by_a_persist() {
+        let d = tempfile::tempdir().unwrap();
+        let m = PageMap::open(&d.path().join("m"), 2 * PAGE_SIZE as u64).unwrap();
+        let slot = m.begin_read(PageId(1)).unwrap();
+        assert_eq!(slot, 1);
+        // The page moves (a cleaner) and a map is persisted while the read is in flight.
+        let r = m.allocate(1).unwrap();
+        m.commit_moves(&[(PageId(1), 1)], &r);
+        m.persist(|| Ok(())).unwrap();
+        for _ in 0..50 {
+            let r = m.allocate(1).unwrap();
+            assert!(r.iter().all(|r| r.slot != 1), "slot 1 handed out during a read: {r:?}");
+            m.unallocate(&r);
+        }
+        m.end_read(slot);
+        m.persist(|| Ok(())).unwrap();
+        assert_eq!(m.stats().held, 0);
     }
 
     proptest! {

@@ -6,7 +6,7 @@
 
 use std::io;
 use std::path::Path;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use tierdb_buffer::{PageStore, WalGate};
 use tierdb_io::{Device, DirectFile, ThrottleConfig, Throttled};
@@ -31,6 +31,8 @@ pub struct DataFile {
     io: [AtomicU64; 4],
     /// Segments cleaned, pages the cleaner moved.
     cleaned: [AtomicU64; 2],
+    /// A sync for a map persist failed (sticky).
+    sync_failed: AtomicBool,
 }
 
 /// Pages the cleaner writes with one I/O (as the pool's batches: 256 KiB).
@@ -91,6 +93,7 @@ impl DataFile {
             map,
             io: Default::default(),
             cleaned: Default::default(),
+            sync_failed: AtomicBool::new(false),
         })
     }
 
@@ -103,7 +106,7 @@ impl DataFile {
     /// redo start moves.
     pub fn persist_map(&self) -> io::Result<()> {
         match &self.map {
-            Some(m) => m.persist(|| self.dev.sync()),
+            Some(m) => m.persist(|| self.sync_for_map()),
             None => Ok(()),
         }
     }
@@ -129,12 +132,15 @@ impl DataFile {
     }
 
     fn clean_segment(&self, m: &PageMap, c: &Clean) -> io::Result<u64> {
-        let bytes = c.slots as usize * PAGE_SIZE;
-        let mut seg = AlignedBuf::new(bytes)?;
-        self.io[READS].fetch_add(1, Ordering::Relaxed);
-        self.dev
-            .read_at(seg.as_mut_slice(), c.first * PAGE_SIZE as u64)?;
-        self.io[BYTES_READ].fetch_add(bytes as u64, Ordering::Relaxed);
+        // Only what the file holds (a write that grows it may still be under way, or failed).
+        let start = c.first * PAGE_SIZE as u64;
+        let held = self.dev.len()?.saturating_sub(start) / PAGE_SIZE as u64;
+        let slots = c.slots.min(held) as usize;
+        if slots == 0 {
+            return Ok(0);
+        }
+        let mut seg = AlignedBuf::new(slots * PAGE_SIZE)?;
+        self.read_at(seg.as_mut_slice(), start)?;
         let mut live: Vec<(PageId, u64, usize)> = Vec::new();
         for (i, page) in seg.as_slice().chunks_exact(PAGE_SIZE).enumerate() {
             let slot = c.first + i as u64;
@@ -181,7 +187,7 @@ impl DataFile {
     /// Persists the page map if many slots wait for it (see `PageMap::wants_persist`).
     pub fn persist_map_if_held(&self) -> io::Result<()> {
         match &self.map {
-            Some(m) if m.wants_persist() => m.persist(|| self.dev.sync()),
+            Some(m) if m.wants_persist() => m.persist(|| self.sync_for_map()),
             _ => Ok(()),
         }
     }
@@ -205,7 +211,35 @@ impl DataFile {
         }
     }
 
+    fn read_at(&self, buf: &mut [u8], at: u64) -> io::Result<()> {
+        self.io[READS].fetch_add(1, Ordering::Relaxed);
+        self.dev.read_at(buf, at)?;
+        self.io[BYTES_READ].fetch_add(buf.len() as u64, Ordering::Relaxed);
+        Ok(())
+    }
+
+    /// A data-file sync under `persist` failed: nothing written since can be trusted to be
+    /// durable (an fsync error is not retried), so every later write and map fails too.
+    fn check_failed(&self) -> io::Result<()> {
+        if self.sync_failed.load(Ordering::Acquire) {
+            return Err(io::Error::other(
+                "an earlier data file sync failed; restart the server (recovery replays the redo log)",
+            ));
+        }
+        Ok(())
+    }
+
+    /// `dev.sync` (the pool's and a map persist's); a failure is sticky (see
+    /// `check_failed`): a later sync that succeeds proves nothing about the writes before it.
+    fn sync_for_map(&self) -> io::Result<()> {
+        self.check_failed()?;
+        self.dev.sync().inspect_err(|_| {
+            self.sync_failed.store(true, Ordering::Release);
+        })
+    }
+
     fn write_at(&self, buf: &[u8], at: u64) -> io::Result<()> {
+        self.check_failed()?;
         self.io[WRITES].fetch_add(1, Ordering::Relaxed);
         self.dev.write_at(buf, at)?;
         self.io[BYTES_WRITTEN].fetch_add(buf.len() as u64, Ordering::Relaxed);
@@ -216,22 +250,18 @@ impl DataFile {
 impl PageStore for DataFile {
     fn read_page(&self, id: PageId, buf: &mut [u8]) -> io::Result<()> {
         debug_assert_eq!(buf.len(), PAGE_SIZE);
-        let at = match &self.map {
-            None => id.offset(),
-            Some(m) => match m.slot(id) {
-                Some(slot) => slot * PAGE_SIZE as u64,
-                None => {
-                    return Err(io::Error::new(
-                        io::ErrorKind::UnexpectedEof,
-                        format!("page {id} was never written to the data file"),
-                    ))
-                }
-            },
+        let Some(m) = &self.map else {
+            return self.read_at(buf, id.offset());
         };
-        self.io[READS].fetch_add(1, Ordering::Relaxed);
-        self.dev.read_at(buf, at)?;
-        self.io[BYTES_READ].fetch_add(buf.len() as u64, Ordering::Relaxed);
-        Ok(())
+        let Some(slot) = m.begin_read(id) else {
+            return Err(io::Error::new(
+                io::ErrorKind::UnexpectedEof,
+                format!("page {id} was never written to the data file"),
+            ));
+        };
+        let r = self.read_at(buf, slot * PAGE_SIZE as u64);
+        m.end_read(slot);
+        r
     }
     fn write_page(&self, id: PageId, buf: &[u8]) -> io::Result<()> {
         match &self.map {
@@ -272,7 +302,7 @@ impl PageStore for DataFile {
         self.map.is_some()
     }
     fn sync(&self) -> io::Result<()> {
-        self.dev.sync()
+        self.sync_for_map()
     }
 }
 
