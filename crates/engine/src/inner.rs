@@ -258,6 +258,7 @@ impl Inner {
         );
         if let Some(m) = data.map() {
             m.set_free_space_pct(cfg.relocating_free_space_pct);
+            m.set_min_room(cfg.relocating_min_room_slots);
         }
         let policy = FlushPolicy::from_mysql(cfg.flush_log_at_trx_commit)
             .unwrap_or(FlushPolicy::EveryCommit);

@@ -84,6 +84,9 @@ pub struct EngineConfig {
     /// percent of them (10..=400), before batches settle for short runs of free slots (more
     /// write I/Os). Once the file has used up that room the cleaners keep long runs free.
     pub relocating_free_space_pct: u64,
+    /// The data file's room is at least this many slots (1024 = 16 MiB; not in tierdb.toml,
+    /// tests make it small so that a small table reaches its room).
+    pub relocating_min_room_slots: u64,
     /// In-process emulation of a slow cloud disk for the data file (IOPS cap, latency), for
     /// machines where kernel throttling is unavailable. None = the device as it is.
     pub data_throttle: Option<ThrottleConfig>,
@@ -186,6 +189,7 @@ impl EngineConfig {
             transaction_memory_limit: 0,
             relocating_writes: true,
             relocating_free_space_pct: pagemap::DEFAULT_FREE_PCT,
+            relocating_min_room_slots: 1024,
             data_throttle: None,
             data_device_wrapper: None,
             redo_opener: None,

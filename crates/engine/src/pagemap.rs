@@ -107,6 +107,8 @@ struct Slots {
     /// Free slots the file may hold beyond its live pages, in percent of them, before
     /// allocation settles for short runs.
     free_pct: u64,
+    /// The room is at least this many slots (`GROW_SLACK`; tests make it small).
+    min_room: u64,
 }
 
 impl Slots {
@@ -151,7 +153,7 @@ impl Slots {
     }
 
     fn may_grow(&self) -> bool {
-        self.n < self.live + (self.live * self.free_pct / 100).max(GROW_SLACK)
+        self.n < self.live + (self.live * self.free_pct / 100).max(self.min_room)
     }
 
     /// Takes free runs of at least `min_run` slots (or the rest of what is needed) going
@@ -253,6 +255,7 @@ impl PageMap {
             cursor: 0,
             persisted: 0,
             free_pct: DEFAULT_FREE_PCT,
+            min_room: GROW_SLACK,
         };
         for (page, &e) in entries.iter().enumerate() {
             if e == 0 {
@@ -505,6 +508,11 @@ impl PageMap {
     /// Sets `relocating_free_space` (percent of the live pages; clamped to `FREE_PCT_RANGE`).
     pub fn set_free_space_pct(&self, pct: u64) {
         self.slots.lock().free_pct = pct.clamp(*FREE_PCT_RANGE.start(), *FREE_PCT_RANGE.end());
+    }
+
+    /// Sets the smallest room in slots (default `GROW_SLACK`, 16 MiB; a test seam).
+    pub fn set_min_room(&self, slots: u64) {
+        self.slots.lock().min_room = slots.max(SEGMENT);
     }
 
     pub fn free_space_pct(&self) -> u64 {
@@ -775,7 +783,10 @@ mod tests {
         // A persist while the segment is cleaned keeps its slots held: page 5's old slot can
         // not come back to page 5 (or go to another page) under the cleaner's feet.
         m.persist(|| Ok(())).unwrap();
-        assert!(m.stats().held >= 1, "slot 5 stays held while its segment is cleaned");
+        assert!(
+            m.stats().held >= 1,
+            "slot 5 stays held while its segment is cleaned"
+        );
         for _ in 0..200 {
             let r = m.allocate(1).unwrap();
             assert!(r.iter().all(|r| r.slot != 5), "{r:?}");
@@ -802,7 +813,10 @@ mod tests {
         m.persist(|| Ok(())).unwrap();
         for _ in 0..50 {
             let r = m.allocate(1).unwrap();
-            assert!(r.iter().all(|r| r.slot != 1), "slot 1 handed out during a read: {r:?}");
+            assert!(
+                r.iter().all(|r| r.slot != 1),
+                "slot 1 handed out during a read: {r:?}"
+            );
             m.unallocate(&r);
         }
         m.end_read(slot);
