@@ -7,7 +7,6 @@
 mod common;
 
 use std::sync::atomic::Ordering;
-use std::time::{Duration, Instant};
 
 use common::*;
 use tierdb_buffer::{Lsn, PageId};
@@ -27,23 +26,7 @@ fn the_flusher_writes_scattered_dirty_pages_in_batches() {
     let pool = pool(1024, 5, &store, &wal);
     // 40 dirty pages, no two of them neighbours.
     let ids: Vec<u64> = (0..40).map(|i| i * 5).collect();
-    let mut lsn = 100;
-    for &id in &ids {
-        let mut g = pool.write(PageId(id)).unwrap();
-        let c = counter(&g);
-        set_counter(&mut g, c + 1000);
-        lsn += 10;
-        g.mark_dirty(Lsn(lsn));
-    }
-    pool.set_flush_target(Lsn(lsn + 1));
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while pool.stats().pages_dirty > 0 {
-        assert!(
-            Instant::now() < deadline,
-            "the flusher did not clean the pages"
-        );
-        std::thread::sleep(Duration::from_millis(5));
-    }
+    add_to_counters_and_flush(&pool, &ids, 1000);
     let s = pool.stats();
     assert_eq!(s.pages_flushed, 40);
     assert!(s.write_ios <= 3, "40 pages in batches of 16: {s:?}");

@@ -5,10 +5,9 @@
 mod common;
 
 use std::sync::atomic::Ordering;
-use std::time::{Duration, Instant};
 
 use common::*;
-use tierdb_buffer::{Lsn, PageId};
+use tierdb_buffer::PageId;
 
 #[test]
 fn flusher_writes_adjacent_dirty_pages_together() {
@@ -18,24 +17,8 @@ fn flusher_writes_adjacent_dirty_pages_together() {
     // 1024 frames: runs of up to 16 pages (a pool allows runs of frames / 64).
     let pool = pool(1024, 5, &store, &wal);
     // Pages 0..=16 form one adjacent dirty stretch (longer than one run), page 20 stands alone.
-    let mut lsn = 100;
-    for id in (0..=16).chain([20]) {
-        let mut g = pool.write(PageId(id)).unwrap();
-        let c = counter(&g);
-        set_counter(&mut g, c + 1000);
-        lsn += 10;
-        g.mark_dirty(Lsn(lsn));
-    }
-    assert_eq!(pool.stats().pages_dirty, 18);
-    pool.set_flush_target(Lsn(lsn + 1));
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while pool.stats().pages_dirty > 0 {
-        assert!(
-            Instant::now() < deadline,
-            "the flusher did not clean the pages"
-        );
-        std::thread::sleep(Duration::from_millis(5));
-    }
+    let ids: Vec<u64> = (0..=16).chain([20]).collect();
+    add_to_counters_and_flush(&pool, &ids, 1000);
     let s = pool.stats();
     assert_eq!(s.pages_flushed, 18);
     // Oldest first: run 0..=15 (16 pages), then 16 alone (15 is clean by then), then 20.

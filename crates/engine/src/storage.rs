@@ -13,7 +13,7 @@ use tierdb_io::{Device, DirectFile, ThrottleConfig, Throttled};
 use tierdb_page::{Lsn, PageId, PAGE_SIZE};
 use tierdb_wal::Wal;
 
-use crate::pagemap::{Clean, MapStats, PageMap};
+use crate::pagemap::{Clean, MapStats, PageMap, Run};
 use tierdb_io::AlignedBuf;
 
 /// The data file's name in `data_dir`.
@@ -159,21 +159,27 @@ impl DataFile {
                 batch.as_mut_slice()[j * PAGE_SIZE..(j + 1) * PAGE_SIZE]
                     .copy_from_slice(&seg.as_slice()[i * PAGE_SIZE..(i + 1) * PAGE_SIZE]);
             }
-            let buf = &batch.as_slice()[..chunk.len() * PAGE_SIZE];
-            let runs = m.allocate(chunk.len() as u64)?;
-            let mut at = 0usize;
-            for r in &runs {
-                let n = r.len as usize * PAGE_SIZE;
-                if let Err(e) = self.write_at(&buf[at..at + n], r.slot * PAGE_SIZE as u64) {
-                    m.unallocate(&runs);
-                    return Err(e);
-                }
-                at += n;
-            }
+            let runs = self.write_to_free_slots(m, &batch.as_slice()[..chunk.len() * PAGE_SIZE])?;
             let moves: Vec<(PageId, u64)> = chunk.iter().map(|&(id, slot, _)| (id, slot)).collect();
             moved += m.commit_moves(&moves, &runs);
         }
         Ok(moved)
+    }
+
+    /// Writes the pages of `buf` (whole pages, in order) to free slots: one write per run the
+    /// map hands out. On an error the slots go back (no map names them). The caller commits.
+    fn write_to_free_slots(&self, m: &PageMap, buf: &[u8]) -> io::Result<Vec<Run>> {
+        let runs = m.allocate((buf.len() / PAGE_SIZE) as u64)?;
+        let mut at = 0usize;
+        for r in &runs {
+            let bytes = r.len as usize * PAGE_SIZE;
+            if let Err(e) = self.write_at(&buf[at..at + bytes], r.slot * PAGE_SIZE as u64) {
+                m.unallocate(&runs);
+                return Err(e);
+            }
+            at += bytes;
+        }
+        Ok(runs)
     }
 
     /// Segments cleaned and pages the cleaner moved.
@@ -285,16 +291,7 @@ impl PageStore for DataFile {
         let Some(m) = &self.map else {
             return tierdb_buffer::write_adjacent_runs(self, ids, buf);
         };
-        let runs = m.allocate(ids.len() as u64)?;
-        let mut at = 0usize;
-        for r in &runs {
-            let bytes = r.len as usize * PAGE_SIZE;
-            if let Err(e) = self.write_at(&buf[at..at + bytes], r.slot * PAGE_SIZE as u64) {
-                m.unallocate(&runs);
-                return Err(e);
-            }
-            at += bytes;
-        }
+        let runs = self.write_to_free_slots(m, buf)?;
         m.commit(ids, &runs);
         Ok(())
     }

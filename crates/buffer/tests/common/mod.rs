@@ -350,3 +350,27 @@ impl Rng {
         self.next() % n
     }
 }
+
+/// Adds `delta` to the counter of each page of `ids` (dirtied in that order, LSNs 110, 120,
+/// …), sets the flush target past them and waits (10 s at most) for the flusher to clean
+/// them all.
+pub fn add_to_counters_and_flush(pool: &BufferPool, ids: &[u64], delta: u64) {
+    let mut lsn = 100;
+    for &id in ids {
+        let mut g = pool.write(PageId(id)).unwrap();
+        let c = counter(&g);
+        set_counter(&mut g, c + delta);
+        lsn += 10;
+        g.mark_dirty(Lsn(lsn));
+    }
+    assert_eq!(pool.stats().pages_dirty, ids.len() as u64);
+    pool.set_flush_target(Lsn(lsn + 1));
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while pool.stats().pages_dirty > 0 {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the flusher did not clean the pages"
+        );
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
