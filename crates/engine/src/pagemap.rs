@@ -67,6 +67,8 @@ pub(crate) struct Clean {
     pub first: u64,
     pub slots: u64,
     reserved: Vec<u64>,
+    /// Slots whose write was under way when cleaning began: not copied.
+    pub skip: Vec<u64>,
 }
 
 /// What `SHOW STATUS` shows of the map.
@@ -98,6 +100,12 @@ struct Slots {
     /// Slots being read (count per slot): not freed by a persist meanwhile, so a read that
     /// looked its slot up never finds another page there.
     reading: std::collections::HashMap<u64, u32>,
+    /// Slots handed out whose write has not been committed (or given back) yet: a cleaner
+    /// skips them (it may have read them before the write landed).
+    pending: std::collections::HashSet<u64>,
+    /// Segments a cleaner found it could not empty (slots the map names that hold no valid
+    /// page, e.g. holes of a file written in place): not chosen again.
+    stuck: std::collections::HashSet<u64>,
     /// Slots freed since the last map copy was taken (still named by the durable map).
     held: Vec<u32>,
     /// Slots a running `persist` took from `held`: free once its file is durable.
@@ -140,6 +148,17 @@ impl Slots {
             self.seg_live[g] += 1;
         } else {
             self.seg_live[g] -= 1;
+        }
+    }
+
+    /// Frees slot `s` at once — unless its segment is being cleaned: then it is held until
+    /// the next persist, so it cannot be handed out (and written) under the cleaner.
+    fn free_or_hold(&mut self, s: u64) {
+        self.pending.remove(&s);
+        if self.cleaning.contains(&(s / SEGMENT)) {
+            self.held.push(s as u32);
+        } else {
+            self.set(s, false);
         }
     }
 
@@ -250,6 +269,8 @@ impl PageMap {
             seg_live: Vec::new(),
             cleaning: Vec::new(),
             reading: std::collections::HashMap::new(),
+            pending: std::collections::HashSet::new(),
+            stuck: std::collections::HashSet::new(),
             held: Vec::new(),
             releasing: 0,
             cursor: 0,
@@ -355,6 +376,9 @@ impl PageMap {
                 "the data file reached the page map's limit of 2^32 - 1 slots (64 TiB)",
             ));
         }
+        for r in &runs {
+            s.pending.extend(r.slot..r.slot + r.len);
+        }
         Ok(runs)
     }
 
@@ -363,7 +387,7 @@ impl PageMap {
         let mut s = self.slots.lock();
         for r in runs {
             for i in 0..r.len {
-                s.set(r.slot + i, false);
+                s.free_or_hold(r.slot + i);
             }
         }
     }
@@ -381,6 +405,7 @@ impl PageMap {
                 m.resize(i + 1, 0);
             }
             let old = std::mem::replace(&mut m[i], slot as u32 + 1);
+            s.pending.remove(&slot);
             s.named(slot, true);
             if old == 0 {
                 s.live += 1;
@@ -397,11 +422,16 @@ impl PageMap {
     pub fn persist(&self, sync_data: impl FnOnce() -> io::Result<()>) -> io::Result<()> {
         let _p = self.persist.lock();
         let (copy, release, n) = {
+            // No commit can run while the map is read-locked, so the held slots taken here are
+            // exactly those the copy no longer names; the slots lock is not held for the copy.
             let m = self.map.read();
-            let mut s = self.slots.lock();
-            let release = std::mem::take(&mut s.held);
-            s.releasing = release.len() as u64;
-            (m.clone(), release, s.n)
+            let (release, n) = {
+                let mut s = self.slots.lock();
+                let release = std::mem::take(&mut s.held);
+                s.releasing = release.len() as u64;
+                (release, s.n)
+            };
+            (m.clone(), release, n)
         };
         let r = sync_data().and_then(|()| write_atomic(&self.path, &encode(&copy, n)));
         let mut s = self.slots.lock();
@@ -449,7 +479,9 @@ impl PageMap {
             .take(whole)
             .enumerate()
             .filter(|(g, &l)| {
-                (1..=CLEAN_MAX_LIVE).contains(&l) && !s.cleaning.contains(&(*g as u64))
+                (1..=CLEAN_MAX_LIVE).contains(&l)
+                    && !s.cleaning.contains(&(*g as u64))
+                    && !s.stuck.contains(&(*g as u64))
             })
             .min_by_key(|(_, &l)| l)
             .map(|(g, _)| g as u64)?;
@@ -461,16 +493,24 @@ impl PageMap {
         for &slot in &reserved {
             s.set(slot, true);
         }
+        let skip = (first..first + SEGMENT)
+            .filter(|slot| s.pending.contains(slot))
+            .collect();
         Some(Clean {
             first,
             slots: SEGMENT,
             reserved,
+            skip,
         })
     }
 
     /// Gives back the slots `begin_clean` reserved.
-    pub(crate) fn end_clean(&self, c: Clean) {
+    pub(crate) fn end_clean(&self, c: Clean, moved: u64) {
         let mut s = self.slots.lock();
+        let g = (c.first / SEGMENT) as usize;
+        if moved == 0 && s.seg_live.get(g).is_some_and(|&l| l > 0) {
+            s.stuck.insert(g as u64);
+        }
         let seg = c.first / SEGMENT;
         s.cleaning.retain(|&g| g != seg);
         for slot in c.reserved {
@@ -494,12 +534,13 @@ impl PageMap {
             match e {
                 Some(e) if *e == old as u32 + 1 => {
                     *e = slot as u32 + 1;
+                    s.pending.remove(&slot);
                     s.named(slot, true);
                     s.named(old, false);
                     s.held.push(old as u32);
                     moved += 1;
                 }
-                _ => s.set(slot, false),
+                _ => s.free_or_hold(slot),
             }
         }
         moved
@@ -768,7 +809,7 @@ mod tests {
         // A second cleaner gets another segment.
         let c2 = m.begin_clean().expect("another segment");
         assert_ne!(c2.first, 0);
-        m.end_clean(c2);
+        m.end_clean(c2, 1);
         // Page 5 is rewritten by the pool while the cleaner copies it: the pool's slot stays.
         let r = m.allocate(1).unwrap();
         assert!(
@@ -796,9 +837,47 @@ mod tests {
         let copy2 = m.allocate(1).unwrap();
         assert_eq!(m.commit_moves(&[(PageId(64), 64)], &copy2), 1);
         assert_eq!(m.slot(PageId(64)), Some(copy2[0].slot));
-        m.end_clean(c);
+        m.end_clean(c, 1);
         m.persist(|| Ok(())).unwrap();
         assert_eq!(m.stats().held, 0, "held slots free once cleaning is over");
+    }
+
+    #[test]
+    fn a_cleaner_skips_slots_still_being_written_and_gives_up_on_a_stuck_segment() {
+        let d = tempfile::tempdir().unwrap();
+        let m = PageMap::open(&d.path().join("m"), 0).unwrap();
+        m.set_free_space_pct(10);
+        m.set_min_room(SEGMENT);
+        // Segments 0..4 full of pages 0..256.
+        let all: Vec<u64> = (0..256).collect();
+        for chunk in all.chunks(16) {
+            let runs = m.allocate(chunk.len() as u64).unwrap();
+            m.commit(&ids(chunk), &runs);
+        }
+        // Pages 0..40 move on (segment 0 keeps 24 live pages) and 200..230 (segment 3 keeps
+        // 34): the file reaches its room (256 + 64); the freed slots come back.
+        for chunk in (0..40).chain(200..230).collect::<Vec<u64>>().chunks(8) {
+            let runs = m.allocate(chunk.len() as u64).unwrap();
+            m.commit(&ids(chunk), &runs);
+        }
+        m.persist(|| Ok(())).unwrap();
+        // A batch is handed slots in segment 0 but its write has not landed yet.
+        let inflight = m.allocate(8).unwrap();
+        assert!(inflight.iter().all(|r| r.slot < SEGMENT), "{inflight:?}");
+        let c = m.begin_clean().expect("segment 0 is the emptiest");
+        assert_eq!(c.first, 0);
+        let want: Vec<u64> = inflight
+            .iter()
+            .flat_map(|r| r.slot..r.slot + r.len)
+            .collect();
+        assert_eq!(c.skip, want, "slots under way are not copied");
+        // The write fails: its slots stay held while the segment is cleaned.
+        m.unallocate(&inflight);
+        m.persist(|| Ok(())).unwrap();
+        assert!(m.stats().held >= 8);
+        // Nothing could be moved and live pages remain: not chosen again.
+        m.end_clean(c, 0);
+        assert!(m.begin_clean().is_none_or(|c| c.first != 0));
     }
 
     #[test]

@@ -31,7 +31,7 @@ pub struct DataFile {
     io: [AtomicU64; 4],
     /// Segments cleaned, pages the cleaner moved.
     cleaned: [AtomicU64; 2],
-    /// A sync for a map persist failed (sticky).
+    /// A data-file sync failed (the pool's or a map persist's; sticky).
     sync_failed: AtomicBool,
 }
 
@@ -123,7 +123,7 @@ impl DataFile {
             return Ok(None);
         };
         let r = self.clean_segment(m, &c);
-        m.end_clean(c);
+        m.end_clean(c, *r.as_ref().unwrap_or(&0));
         if let Ok(n) = &r {
             self.cleaned[0].fetch_add(1, Ordering::Relaxed);
             self.cleaned[1].fetch_add(*n, Ordering::Relaxed);
@@ -144,7 +144,7 @@ impl DataFile {
         let mut live: Vec<(PageId, u64, usize)> = Vec::new();
         for (i, page) in seg.as_slice().chunks_exact(PAGE_SIZE).enumerate() {
             let slot = c.first + i as u64;
-            if tierdb_page::is_zeroed(page) {
+            if tierdb_page::is_zeroed(page) || c.skip.contains(&slot) {
                 continue;
             }
             let id = tierdb_page::page_id(page);
