@@ -62,10 +62,10 @@ pub(crate) struct Run {
     pub len: u64,
 }
 
-/// A segment being cleaned: its slot range and the free slots reserved meanwhile.
+/// A segment being cleaned: its first slot (`SEGMENT` slots) and the free slots reserved
+/// meanwhile.
 pub(crate) struct Clean {
     pub first: u64,
-    pub slots: u64,
     reserved: Vec<u64>,
     /// Slots whose write was under way when cleaning began: not copied.
     pub skip: Vec<u64>,
@@ -498,7 +498,6 @@ impl PageMap {
             .collect();
         Some(Clean {
             first,
-            slots: SEGMENT,
             reserved,
             skip,
         })
@@ -507,11 +506,10 @@ impl PageMap {
     /// Gives back the slots `begin_clean` reserved.
     pub(crate) fn end_clean(&self, c: Clean, moved: u64) {
         let mut s = self.slots.lock();
-        let g = (c.first / SEGMENT) as usize;
-        if moved == 0 && s.seg_live.get(g).is_some_and(|&l| l > 0) {
-            s.stuck.insert(g as u64);
-        }
         let seg = c.first / SEGMENT;
+        if moved == 0 && s.seg_live.get(seg as usize).is_some_and(|&l| l > 0) {
+            s.stuck.insert(seg);
+        }
         s.cleaning.retain(|&g| g != seg);
         for slot in c.reserved {
             s.set(slot, false);

@@ -13,7 +13,7 @@ use tierdb_io::{Device, DirectFile, ThrottleConfig, Throttled};
 use tierdb_page::{Lsn, PageId, PAGE_SIZE};
 use tierdb_wal::Wal;
 
-use crate::pagemap::{Clean, MapStats, PageMap, Run};
+use crate::pagemap::{Clean, MapStats, PageMap, Run, SEGMENT};
 use tierdb_io::AlignedBuf;
 
 /// The data file's name in `data_dir`.
@@ -135,7 +135,7 @@ impl DataFile {
         // Only what the file holds (a write that grows it may still be under way, or failed).
         let start = c.first * PAGE_SIZE as u64;
         let held = self.dev.len()?.saturating_sub(start) / PAGE_SIZE as u64;
-        let slots = c.slots.min(held) as usize;
+        let slots = SEGMENT.min(held) as usize;
         if slots == 0 {
             return Ok(0);
         }
