@@ -30,7 +30,18 @@ struct Entry<'a> {
     #[cfg(any(test, feature = "verify-redo"))]
     before: Option<Box<[u8]>>,
     modified: bool,
+    /// Carried in the record being built by `commit`.
+    logged: bool,
 }
+
+thread_local! {
+    /// The buffer `commit` builds its record in, kept per thread between mtrs (a write
+    /// statement runs several) instead of allocated for each.
+    static RECORD: std::cell::Cell<Vec<u8>> = const { std::cell::Cell::new(Vec::new()) };
+}
+
+/// A record buffer larger than this is not kept for the next mtr (a split's full images).
+const RECORD_KEEP: usize = 64 << 10;
 
 pub struct Mtr<'a> {
     store: &'a Store,
@@ -61,6 +72,7 @@ impl<'a> Mtr<'a> {
             guard,
             log: diff.then(OpLog::new),
             modified: new,
+            logged: false,
         });
         self.pages.len() - 1
     }
@@ -121,37 +133,48 @@ impl<'a> Mtr<'a> {
         if self.is_empty() {
             return Ok(None);
         }
-        let mut payload = Vec::with_capacity(256);
+        let mut payload = RECORD.take();
+        payload.clear();
+        payload.reserve(512);
+        let r = self.commit_into(&mut payload);
+        if payload.capacity() <= RECORD_KEEP {
+            RECORD.set(payload);
+        }
+        r
+    }
+
+    fn commit_into(&mut self, payload: &mut Vec<u8>) -> crate::Result<Option<Lsn>> {
         // The count is patched in below: a page latched for change with no write recorded
         // is not logged.
-        redo::begin_mtr(&mut payload, self.txn, 0);
-        let mut changed: Vec<usize> = Vec::with_capacity(self.pages.len());
-        for (i, e) in self.pages.iter().enumerate() {
+        redo::begin_mtr(payload, self.txn, 0);
+        let mut changed = 0u16;
+        for e in self.pages.iter_mut() {
             if !e.modified {
                 continue;
             }
             let id = e.guard.id();
             match &e.log {
-                Some(log) if log.is_whole() => redo::encode_image(&mut payload, id, &e.guard),
+                Some(log) if log.is_whole() => redo::encode_image(payload, id, &e.guard),
                 Some(log) if log.count() == 0 => continue,
                 Some(log) => {
                     #[cfg(any(test, feature = "verify-redo"))]
                     verify(id, e.before.as_deref(), log, &e.guard);
-                    redo::encode_ops(&mut payload, id, log);
+                    redo::encode_ops(payload, id, log);
                 }
-                None => redo::encode_image(&mut payload, id, &e.guard),
+                None => redo::encode_image(payload, id, &e.guard),
             }
-            changed.push(i);
+            e.logged = true;
+            changed += 1;
         }
-        if changed.is_empty() && self.logical.is_empty() {
+        if changed == 0 && self.logical.is_empty() {
             return Ok(None);
         }
-        redo::set_mtr_change_count(&mut payload, changed.len() as u16);
-        redo::finish_mtr(&mut payload, &self.logical);
+        redo::set_mtr_change_count(payload, changed);
+        redo::finish_mtr(payload, &self.logical);
         let pages = &mut self.pages;
-        let end = self.store.wal.append(&payload, |start, end| {
-            for &i in &changed {
-                pages[i].guard.mark_dirty_range(start, end);
+        let end = self.store.wal.append(payload, |start, end| {
+            for e in pages.iter_mut().filter(|e| e.logged) {
+                e.guard.mark_dirty_range(start, end);
             }
         })?;
         Ok(Some(end))

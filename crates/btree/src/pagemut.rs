@@ -28,6 +28,9 @@ const MAX_RANGE: usize = 0x4000 - 1;
 /// Fills shorter than this are recorded as literals (which later writes can extend).
 const MIN_FILL: usize = 8;
 
+/// Bytes reserved by an `OpLog`'s first operation.
+const OPLOG_FIRST: usize = 256;
+
 /// The recorded operations of one page in one mtr, in redo's diff encoding.
 #[derive(Debug, Default)]
 pub struct OpLog {
@@ -67,6 +70,14 @@ impl OpLog {
         self.last = None;
     }
 
+    /// The first operation takes room for a typical mtr's worth (a row's cell and its slot
+    /// shift) at once, not by doubling from a few bytes.
+    fn room(&mut self) {
+        if self.ops.capacity() == 0 {
+            self.ops.reserve(OPLOG_FIRST);
+        }
+    }
+
     fn check_limit(&mut self) {
         if self.ops.len() > OPLOG_LIMIT {
             self.set_whole();
@@ -94,6 +105,7 @@ impl OpLog {
                 return;
             }
         }
+        self.room();
         self.ops.extend_from_slice(&(at as u16).to_le_bytes());
         self.ops
             .extend_from_slice(&(bytes.len() as u16).to_le_bytes());
@@ -124,6 +136,7 @@ impl OpLog {
             self.set_whole();
             return;
         }
+        self.room();
         self.ops.extend_from_slice(&(at as u16).to_le_bytes());
         self.ops
             .extend_from_slice(&(len as u16 | FILL_FLAG).to_le_bytes());
@@ -141,6 +154,7 @@ impl OpLog {
             self.set_whole();
             return;
         }
+        self.room();
         self.ops.extend_from_slice(&(dst as u16).to_le_bytes());
         self.ops
             .extend_from_slice(&(len as u16 | MOVE_FLAG).to_le_bytes());

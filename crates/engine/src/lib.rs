@@ -482,6 +482,12 @@ impl Engine {
     pub fn referencing(&self, db: &str, table: &str) -> Vec<(Arc<Table>, usize)> {
         self.inner.referencing(db, table)
     }
+    /// False while no table has ever had a FOREIGN KEY (then no row is referenced).
+    pub fn any_foreign_keys(&self) -> bool {
+        self.inner
+            .any_foreign_keys
+            .load(std::sync::atomic::Ordering::Acquire)
+    }
     /// Sorted table names of `db` (TEMPORARY tables are not listed).
     pub fn tables(&self, db: &str) -> Result<Vec<String>> {
         let c = self.inner.catalog.read();

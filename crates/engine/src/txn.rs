@@ -117,6 +117,19 @@ pub(crate) struct TxnState {
     mem: u64,
     /// The part of `mem` a savepoint rollback does not give back (row locks, before-images).
     mem_kept: u64,
+    /// One bit per hash of each old index entry listed to purge (`Purge::Sec`), and whether
+    /// this transaction put an entry back whose hash has its bit set: only then may a row it
+    /// holds locked map to a listed entry again, and only then does the purge at commit read
+    /// the row to check (see `purge_one`). Never cleared by a savepoint rollback (a stale
+    /// bit only costs that read).
+    sec_listed: [u64; 4],
+    sec_revived: bool,
+}
+
+/// The word and bit of `sec_listed` for index entry `skey`.
+fn sec_bit(skey: &[u8]) -> (usize, u64) {
+    let h = crc32c::crc32c(skey);
+    ((h as usize >> 6) % 4, 1u64 << (h % 64))
 }
 
 /// Estimated bytes held per item beyond its keys' and values' bytes (allocation headers,
@@ -441,6 +454,8 @@ impl TxnState {
             mem: 0,
             mem_kept: 0,
             table_writes: false,
+            sec_listed: [0; 4],
+            sec_revived: false,
         }
     }
 
@@ -1068,6 +1083,20 @@ impl TxnState {
         row
     }
 
+    /// Records that old index entry `skey` is listed to purge (see `sec_listed`).
+    fn list_entry(&mut self, skey: &[u8]) {
+        let (w, b) = sec_bit(skey);
+        self.sec_listed[w] |= b;
+    }
+
+    /// Records that this transaction put index entry `skey` (see `sec_listed`).
+    fn note_entry_put(&mut self, skey: &[u8]) {
+        let (w, b) = sec_bit(skey);
+        if self.sec_listed[w] & b != 0 {
+            self.sec_revived = true;
+        }
+    }
+
     /// The last committed (or own) version of row `key`, whatever the view.
     fn get_key_current(&self, t: &Table, key: &[u8]) -> Result<Option<Row>> {
         self.count_read();
@@ -1150,6 +1179,7 @@ impl TxnState {
         for (i, idx) in t.def.indexes.iter().enumerate() {
             let sk = index_key(&t.def, idx, &row);
             self.change_entry(t.secondary[i], &sk, |_| Modify::Put(Vec::new()), false)?;
+            self.note_entry_put(&sk);
         }
         if self.capturing(t) {
             self.capture(RowChange {
@@ -1257,8 +1287,10 @@ impl TxnState {
             if idx.columns.iter().any(|&c| old_row[c] != new_row[c]) {
                 let nk = index_key(&t.def, idx, &new_row);
                 self.change_entry(t.secondary[i], &nk, |_| Modify::Put(Vec::new()), false)?;
+                self.note_entry_put(&nk);
                 let ok = index_key(&t.def, idx, &old_row);
                 self.account((ok.len() + key.len()) as u64 + MEM_PURGE, false);
+                self.list_entry(&ok);
                 self.purge.push(Purge::Sec {
                     table: t.clone(),
                     index: i,
@@ -1320,6 +1352,7 @@ impl TxnState {
         for (i, idx) in t.def.indexes.iter().enumerate() {
             let sk = index_key(&t.def, idx, &old_row);
             self.account((sk.len() + key.len()) as u64 + MEM_PURGE, false);
+            self.list_entry(&sk);
             self.purge.push(Purge::Sec {
                 table: t.clone(),
                 index: i,
@@ -1397,6 +1430,8 @@ impl TxnState {
             .txn_memory
             .fetch_sub(std::mem::take(&mut self.mem), Ordering::Relaxed);
         self.mem_kept = 0;
+        self.sec_listed = [0; 4];
+        self.sec_revived = false;
         self.logged = false;
         self.consistent = false;
         if let Some(v) = self.view.take() {
@@ -1542,9 +1577,13 @@ impl TxnState {
                 skey,
                 pk,
             } => {
-                if let Some(row) = self.get_key_current(&table, &pk)? {
-                    if index_key(&table.def, &table.def.indexes[index], &row) == skey {
-                        return Ok(());
+                // The row is still locked: only this transaction can have made it map to
+                // `skey` again, by putting that entry back (`note_entry_put`).
+                if self.sec_revived {
+                    if let Some(row) = self.get_key_current(&table, &pk)? {
+                        if index_key(&table.def, &table.def.indexes[index], &row) == skey {
+                            return Ok(());
+                        }
                     }
                 }
                 let mut m = Mtr::new(&self.inner.store, 0);
@@ -2284,6 +2323,41 @@ mod tests {
         upd(&mut tx, &t, &mut m, 0, row(0, 9, 3));
         upd(&mut tx, &t, &mut m, 120, row(120, 8, 3));
         put(&mut tx, &t, &mut m, row(3000, 1, 3));
+        tx.commit().expect("commit");
+        assert_consistent(&e, &t, &m);
+    }
+
+    #[test]
+    fn index_entries_a_transaction_moved_back_to_survive_its_commit_purge() {
+        // The purge at commit reads a row only when the transaction put an index entry back
+        // whose hash it had listed (`sec_revived`): every other old entry goes unread. Both
+        // kinds, with savepoints between, must end with exactly one entry per row.
+        let dir = tempfile::tempdir().expect("tempdir");
+        let (e, t) = open(dir.path());
+        let mut m = base(&e, &t, 50);
+        let mut tx = e.begin();
+        upd(&mut tx, &t, &mut m, 1, row(1, 5, 1)); // 1 -> 5 -> 1: entry (1, 1) back
+        upd(&mut tx, &t, &mut m, 1, row(1, 1, 2));
+        upd(&mut tx, &t, &mut m, 2, row(2, 7, 1)); // moved away for good
+        del(&mut tx, &t, &mut m, 3); // deleted, then inserted again with the same k
+        put(&mut tx, &t, &mut m, row(3, 3, 9));
+        del(&mut tx, &t, &mut m, 4); // deleted for good
+        upd(&mut tx, &t, &mut m, 7, row(7, 9, 1)); // 7 -> 9, back to 7 undone below
+        let kept = m.clone();
+        let sp = tx.savepoint();
+        upd(&mut tx, &t, &mut m, 7, row(7, 7, 2));
+        upd(&mut tx, &t, &mut m, 8, row(8, 0, 2));
+        tx.rollback_to_savepoint(sp).expect("rollback to savepoint");
+        let m = kept;
+        tx.commit().expect("commit");
+        assert_consistent(&e, &t, &m);
+        // A transaction that only moves entries away purges them all without reading.
+        let mut m = m;
+        let mut tx = e.begin();
+        for id in 10..12 {
+            upd(&mut tx, &t, &mut m, id, row(id, (id + 3) % 10, 3));
+        }
+        assert!(!tx.st.sec_revived, "no entry was put back");
         tx.commit().expect("commit");
         assert_consistent(&e, &t, &m);
     }

@@ -2270,6 +2270,53 @@ fn collect_targets(
     Ok(rows)
 }
 
+/// The row of a single-row UPDATE / DELETE by its whole primary key, locked first and read
+/// once (as `SELECT ... FOR UPDATE` by key does), instead of read, locked and read again: the
+/// row read under the lock is the one written, and the WHERE is checked on it. `None` when
+/// the statement is not of that shape (no such access, or a key value that cannot be looked
+/// up): the caller takes the general path (`ordered_targets` + `lock_write_target`). A
+/// missing row stays locked, as InnoDB keeps the gap it searched locked.
+fn locked_point_target(
+    t: &Arc<Table>,
+    access: &AccessPlan,
+    filter: Option<&Expr>,
+    limit: Option<u64>,
+    txn: &RefCell<&mut Txn>,
+    cx: &EvalCx,
+) -> Result<Option<Option<Row>>, SqlError> {
+    let Access::Pk { ranges, points } = &access.access else {
+        return Ok(None);
+    };
+    if !*points
+        || ranges.len() != 1
+        || ranges[0].eq.len() != t.def.primary_key.len()
+        || filter.is_some_and(Expr::is_correlated)
+    {
+        return Ok(None);
+    }
+    if limit == Some(0) {
+        return Ok(Some(None));
+    }
+    let Some(cr) = concrete_ranges(ranges, &access.domains, cx)? else {
+        return Ok(None);
+    };
+    let Some(r) = cr.into_iter().next() else {
+        return Ok(Some(None));
+    };
+    crate::interrupt::check()?;
+    let row = lock_row(
+        t,
+        &r.eq,
+        LockMode::Exclusive,
+        LockWait::Wait,
+        &mut txn.borrow_mut(),
+    )?;
+    match (row, filter) {
+        (Some(row), Some(f)) if !f.matches(&row, cx)? => Ok(Some(None)),
+        (row, _) => Ok(Some(row)),
+    }
+}
+
 /// Locks a row found by the unlocked scan and re-reads it: another transaction may have
 /// changed it since. Returns the locked version when it still matches the WHERE.
 fn lock_target(
@@ -2372,15 +2419,31 @@ pub fn run_update(plan: &UpdatePlan, txn: &mut Txn, cx: &EvalCx) -> Result<Write
         }
     };
     with_runner(txn, cx, |txn, cx| {
-        let targets = ordered_targets(t, &plan.access, &plan.filter, &plan.order, limit, txn, cx)?;
+        let point = if two_phase {
+            None
+        } else {
+            locked_point_target(t, &plan.access, plan.filter.as_ref(), limit, txn, cx)?
+        };
+        let (targets, locked) = match point {
+            Some(row) => (row.into_iter().collect(), true),
+            None => (
+                ordered_targets(t, &plan.access, &plan.filter, &plan.order, limit, txn, cx)?,
+                false,
+            ),
+        };
         let mut matched = 0;
         let mut changed = 0;
         let mut warnings = Raised::default();
         let mut pending: Vec<(Row, Row)> = Vec::new();
         for (ri, seen) in targets.into_iter().enumerate() {
             crate::interrupt::check()?;
-            let Some(old) = lock_write_target(t, plan.filter.as_ref(), &seen, txn, cx)? else {
-                continue;
+            let old = if locked {
+                seen
+            } else {
+                match lock_write_target(t, plan.filter.as_ref(), &seen, txn, cx)? {
+                    Some(old) => old,
+                    None => continue,
+                }
             };
             matched += 1;
             let mut new = old.clone();
@@ -2463,12 +2526,28 @@ pub fn run_delete(plan: &DeletePlan, txn: &mut Txn, cx: &EvalCx) -> Result<Write
         }
     };
     with_runner(txn, cx, |txn, cx| {
-        let targets = ordered_targets(t, &plan.access, &plan.filter, &plan.order, limit, txn, cx)?;
+        let point = if two_phase {
+            None
+        } else {
+            locked_point_target(t, &plan.access, plan.filter.as_ref(), limit, txn, cx)?
+        };
+        let (targets, locked) = match point {
+            Some(row) => (row.into_iter().collect(), true),
+            None => (
+                ordered_targets(t, &plan.access, &plan.filter, &plan.order, limit, txn, cx)?,
+                false,
+            ),
+        };
         let mut n = 0;
         let mut pending = Vec::new();
         for seen in targets {
-            let Some(old) = lock_write_target(t, plan.filter.as_ref(), &seen, txn, cx)? else {
-                continue;
+            let old = if locked {
+                seen
+            } else {
+                match lock_write_target(t, plan.filter.as_ref(), &seen, txn, cx)? {
+                    Some(old) => old,
+                    None => continue,
+                }
             };
             if two_phase {
                 pending.push(old);

@@ -699,6 +699,9 @@ impl<'e> Fk<'e> {
         old: &[Value],
         new: Option<&[Value]>,
     ) -> Result<(), SqlError> {
+        if !self.engine.any_foreign_keys() {
+            return Ok(());
+        }
         // The row itself is not visited again by its own cascade (a row referencing itself).
         let mut busy = vec![(t.id(), crate::exec::pk_of(t, old))];
         let mut updating = Vec::new();
