@@ -2274,8 +2274,9 @@ fn collect_targets(
 /// once (as `SELECT ... FOR UPDATE` by key does), instead of read, locked and read again: the
 /// row read under the lock is the one written, and the WHERE is checked on it. `None` when
 /// the statement is not of that shape (no such access, or a key value that cannot be looked
-/// up): the caller takes the general path (`ordered_targets` + `lock_write_target`). A
-/// missing row stays locked, as InnoDB keeps the gap it searched locked.
+/// up): the caller takes the general path (`ordered_targets` + `lock_write_target`), as it
+/// does for a WHERE running a correlated subquery (not called then). A missing row stays
+/// locked, as InnoDB keeps the gap it searched locked.
 fn locked_point_target(
     t: &Arc<Table>,
     access: &AccessPlan,
@@ -2287,11 +2288,7 @@ fn locked_point_target(
     let Access::Pk { ranges, points } = &access.access else {
         return Ok(None);
     };
-    if !*points
-        || ranges.len() != 1
-        || ranges[0].eq.len() != t.def.primary_key.len()
-        || filter.is_some_and(Expr::is_correlated)
-    {
+    if !*points || ranges.len() != 1 || ranges[0].eq.len() != t.def.primary_key.len() {
         return Ok(None);
     }
     if limit == Some(0) {

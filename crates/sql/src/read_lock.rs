@@ -93,7 +93,28 @@ impl GlobalReadLock {
         wait: Duration,
         killed: &dyn Fn() -> bool,
     ) -> Result<WriteGuard<'_>, SqlError> {
+        self.enter(&self.statements, conn, &|| wait, killed)
+    }
+
+    /// `enter_write` with the wait computed only if the gate is closed (a statement's
+    /// usual case reads no setting and no clock).
+    pub fn enter_write_with(
+        &self,
+        conn: u32,
+        wait: &dyn Fn() -> Duration,
+        killed: &dyn Fn() -> bool,
+    ) -> Result<WriteGuard<'_>, SqlError> {
         self.enter(&self.statements, conn, wait, killed)
+    }
+
+    /// `enter_commit` with the wait computed only if the gate is closed.
+    pub fn enter_commit_with(
+        &self,
+        conn: u32,
+        wait: &dyn Fn() -> Duration,
+        killed: &dyn Fn() -> bool,
+    ) -> Result<WriteGuard<'_>, SqlError> {
+        self.enter(&self.commits, conn, wait, killed)
     }
 
     /// A commit of changes by `conn` starts (outside any write statement): waits while the
@@ -104,17 +125,17 @@ impl GlobalReadLock {
         wait: Duration,
         killed: &dyn Fn() -> bool,
     ) -> Result<WriteGuard<'_>, SqlError> {
-        self.enter(&self.commits, conn, wait, killed)
+        self.enter(&self.commits, conn, &|| wait, killed)
     }
 
     fn enter<'a>(
         &'a self,
         gate: &'a Gate,
         conn: u32,
-        wait: Duration,
+        wait: &dyn Fn() -> Duration,
         killed: &dyn Fn() -> bool,
     ) -> Result<WriteGuard<'a>, SqlError> {
-        let deadline = Instant::now() + wait;
+        let mut deadline = None;
         loop {
             gate.inside.fetch_add(1, SeqCst);
             if !gate.closed.load(SeqCst) {
@@ -128,6 +149,7 @@ impl GlobalReadLock {
                     "Can't execute the query because you have a conflicting read lock",
                 ));
             }
+            let deadline = *deadline.get_or_insert_with(|| Instant::now() + wait());
             let mut g = self.wait.lock();
             while gate.closed.load(SeqCst) {
                 if killed() {

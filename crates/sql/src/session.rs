@@ -1926,10 +1926,10 @@ impl Core {
         };
         let _state = self.waiting_if(shared.read_lock.is_closed(), shown);
         let killed = || crate::interrupt::check().is_err();
-        let (id, wait) = (self.st.conn_id, self.lock_wait());
+        let (id, wait) = (self.st.conn_id, || self.lock_wait());
         match commit {
-            false => shared.read_lock.enter_write(id, wait, &killed),
-            true => shared.read_lock.enter_commit(id, wait, &killed),
+            false => shared.read_lock.enter_write_with(id, &wait, &killed),
+            true => shared.read_lock.enter_commit_with(id, &wait, &killed),
         }
     }
 
