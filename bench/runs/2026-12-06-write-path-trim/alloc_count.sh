@@ -1,0 +1,6 @@
+#!/usr/bin/env bash
+# Allocation calls per write_only transaction: a server built with the system allocator
+# (mimalloc commented out in crates/server/src/main.rs, CARGO_TARGET_DIR=/tmp/heap-target) runs
+# under heaptrack for prepare + 1000 and prepare + 6000 events (4 threads); alloc_diff.py
+# divides the difference of each stack by 5000. Expects alloc_diff.py in /tmp/heapd.
+cd /tmp/heapd && rm -rf /tmp/heapd/ht* /tmp/heapd/st*; for EV in 1000 6000; do PORT=3441; rm -rf tierdb-data; (heaptrack -o /tmp/heapd/ht$EV /tmp/heap-target/release/tierdb serve --port $PORT --buffer-pool-size 256M --flush-log-at-trx-commit 2 > server.log 2>&1 &) ; sleep 1; for _ in $(seq 100); do mariadb -h127.0.0.1 -P$PORT -uroot -e 'select 1' >/dev/null 2>&1 && break; sleep 0.3; done; mariadb -h127.0.0.1 -P$PORT -uroot -e 'create database sbtest'; SB="sysbench --db-driver=mysql --mysql-host=127.0.0.1 --mysql-port=$PORT --mysql-user=root --mysql-db=sbtest --tables=2 --table-size=10000"; $SB oltp_write_only prepare >/dev/null; $SB oltp_write_only run --threads=4 --events=$EV --time=0 | grep -E "queries:"; pkill -INT -f "tierdb serve --port $PORT"; sleep 6; heaptrack_print -f ht$EV.zst --flamegraph-cost-type allocations -F st$EV.txt >/dev/null 2>&1; rustfilt -i st$EV.txt -o st$EV-d.txt; done; python3 diff.py
