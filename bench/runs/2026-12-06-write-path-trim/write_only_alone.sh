@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# usage: wo2.sh BIN LABEL [flush] [rounds] — tierdb alone, write_only 64 thr: QPS, server CPU, fsyncs
+# usage: write_only_alone.sh BIN LABEL [flush] [rounds]  (env: TABLES, ROWS, SECS, PRE, EXTRA) — tierdb alone, write_only 64 thr: QPS, server CPU, fsyncs
 set -u
 BIN=$1; LABEL=$2; FL=${3:-1}; R=${4:-2}; PORT=3431; W=/tmp/ab/w-$LABEL
 rm -rf $W; mkdir -p $W
@@ -9,6 +9,8 @@ for _ in $(seq 100); do mariadb -h127.0.0.1 -P$PORT -uroot -e 'select 1' >/dev/n
 mariadb -h127.0.0.1 -P$PORT -uroot -e 'create database sbtest'
 SB="sysbench --db-driver=mysql --mysql-host=127.0.0.1 --mysql-port=$PORT --mysql-user=root --mysql-db=sbtest --tables=${TABLES:-8} --table-size=${ROWS:-100000}"
 $SB oltp_write_only prepare --threads=8 >/dev/null
+# PRE: workloads run for 35 s each before the warm-up (what the side-by-side harness does).
+for w in ${PRE:-}; do $SB $w run --threads=64 --time=35 >/dev/null 2>&1; done
 $SB oltp_write_only run --threads=64 --time=4 >/dev/null 2>&1
 st() { mariadb -h127.0.0.1 -P$PORT -uroot -N -e "show global status where variable_name in ('Innodb_os_log_fsyncs','Questions')" | awk '{print $2}' | tr '\n' ' '; }
 for r in $(seq $R); do

@@ -1286,11 +1286,15 @@ impl TxnState {
         for (i, idx) in t.def.indexes.iter().enumerate() {
             if idx.columns.iter().any(|&c| old_row[c] != new_row[c]) {
                 let nk = index_key(&t.def, idx, &new_row);
-                self.change_entry(t.secondary[i], &nk, |_| Modify::Put(Vec::new()), false)?;
-                self.note_entry_put(&nk);
                 let ok = index_key(&t.def, idx, &old_row);
+                // A change its collation ignores ('abc' -> 'ABC'): the entry stays as it is.
+                if nk == ok {
+                    continue;
+                }
+                self.change_entry(t.secondary[i], &nk, |_| Modify::Put(Vec::new()), false)?;
                 self.account((ok.len() + key.len()) as u64 + MEM_PURGE, false);
                 self.list_entry(&ok);
+                self.note_entry_put(&nk);
                 self.purge.push(Purge::Sec {
                     table: t.clone(),
                     index: i,

@@ -2314,6 +2314,48 @@ fn locked_point_target(
     }
 }
 
+/// The rows an UPDATE / DELETE of table `t` writes, and whether they are locked already
+/// (`locked_point_target`, unless `two_phase`) or found unlocked (`ordered_targets`; each is
+/// then locked and re-read by `write_target`).
+#[allow(
+    clippy::too_many_arguments,
+    reason = "the statement's parts, as ordered_targets"
+)]
+fn write_targets(
+    t: &Arc<Table>,
+    access: &AccessPlan,
+    filter: &Option<Expr>,
+    order: &[crate::plan::RowOrder],
+    limit: Option<u64>,
+    two_phase: bool,
+    txn: &RefCell<&mut Txn>,
+    cx: &EvalCx,
+) -> Result<(Vec<Row>, bool), SqlError> {
+    if !two_phase {
+        if let Some(row) = locked_point_target(t, access, filter.as_ref(), limit, txn, cx)? {
+            return Ok((row.into_iter().collect(), true));
+        }
+    }
+    let rows = ordered_targets(t, access, filter, order, limit, txn, cx)?;
+    Ok((rows, false))
+}
+
+/// Target `seen` of `write_targets`, locked: as it is when it was read under its lock, else
+/// locked and re-read (None: gone, or no longer matching the WHERE).
+fn write_target(
+    locked: bool,
+    t: &Arc<Table>,
+    filter: Option<&Expr>,
+    seen: Row,
+    txn: &RefCell<&mut Txn>,
+    cx: &EvalCx,
+) -> Result<Option<Row>, SqlError> {
+    if locked {
+        return Ok(Some(seen));
+    }
+    lock_write_target(t, filter, &seen, txn, cx)
+}
+
 /// Locks a row found by the unlocked scan and re-reads it: another transaction may have
 /// changed it since. Returns the locked version when it still matches the WHERE.
 fn lock_target(
@@ -2416,31 +2458,24 @@ pub fn run_update(plan: &UpdatePlan, txn: &mut Txn, cx: &EvalCx) -> Result<Write
         }
     };
     with_runner(txn, cx, |txn, cx| {
-        let point = if two_phase {
-            None
-        } else {
-            locked_point_target(t, &plan.access, plan.filter.as_ref(), limit, txn, cx)?
-        };
-        let (targets, locked) = match point {
-            Some(row) => (row.into_iter().collect(), true),
-            None => (
-                ordered_targets(t, &plan.access, &plan.filter, &plan.order, limit, txn, cx)?,
-                false,
-            ),
-        };
+        let (targets, locked) = write_targets(
+            t,
+            &plan.access,
+            &plan.filter,
+            &plan.order,
+            limit,
+            two_phase,
+            txn,
+            cx,
+        )?;
         let mut matched = 0;
         let mut changed = 0;
         let mut warnings = Raised::default();
         let mut pending: Vec<(Row, Row)> = Vec::new();
         for (ri, seen) in targets.into_iter().enumerate() {
             crate::interrupt::check()?;
-            let old = if locked {
-                seen
-            } else {
-                match lock_write_target(t, plan.filter.as_ref(), &seen, txn, cx)? {
-                    Some(old) => old,
-                    None => continue,
-                }
+            let Some(old) = write_target(locked, t, plan.filter.as_ref(), seen, txn, cx)? else {
+                continue;
             };
             matched += 1;
             let mut new = old.clone();
@@ -2523,28 +2558,21 @@ pub fn run_delete(plan: &DeletePlan, txn: &mut Txn, cx: &EvalCx) -> Result<Write
         }
     };
     with_runner(txn, cx, |txn, cx| {
-        let point = if two_phase {
-            None
-        } else {
-            locked_point_target(t, &plan.access, plan.filter.as_ref(), limit, txn, cx)?
-        };
-        let (targets, locked) = match point {
-            Some(row) => (row.into_iter().collect(), true),
-            None => (
-                ordered_targets(t, &plan.access, &plan.filter, &plan.order, limit, txn, cx)?,
-                false,
-            ),
-        };
+        let (targets, locked) = write_targets(
+            t,
+            &plan.access,
+            &plan.filter,
+            &plan.order,
+            limit,
+            two_phase,
+            txn,
+            cx,
+        )?;
         let mut n = 0;
         let mut pending = Vec::new();
         for seen in targets {
-            let old = if locked {
-                seen
-            } else {
-                match lock_write_target(t, plan.filter.as_ref(), &seen, txn, cx)? {
-                    Some(old) => old,
-                    None => continue,
-                }
+            let Some(old) = write_target(locked, t, plan.filter.as_ref(), seen, txn, cx)? else {
+                continue;
             };
             if two_phase {
                 pending.push(old);

@@ -142,3 +142,29 @@ fn an_absent_key_stays_locked_until_the_transaction_ends() {
     assert_eq!(affected(&exec(&mut a, "DELETE FROM t WHERE id = 10")), 0);
     exec(&mut b, "INSERT INTO t VALUES (10, 100, 0)");
 }
+
+#[test]
+fn a_change_the_collation_ignores_keeps_the_index_entry() {
+    // 'abc' -> 'ABC' is the same key of a case-insensitive UNIQUE index: the row's entry
+    // must survive the purge of old entries at commit (found by a review: it did not).
+    let e = env();
+    let mut s = e.session(1);
+    exec(
+        &mut s,
+        "CREATE TABLE u (id INT PRIMARY KEY, name VARCHAR(20), UNIQUE KEY un (name))",
+    );
+    exec(&mut s, "INSERT INTO u VALUES (1, 'abc')");
+    assert_eq!(
+        affected(&exec(&mut s, "UPDATE u SET name = 'ABC' WHERE id = 1")),
+        1
+    );
+    let found: Vec<i64> = q(
+        &mut s,
+        "SELECT id FROM u FORCE INDEX (un) WHERE name = 'abc'",
+    )
+    .iter()
+    .map(|r| int(&r[0]))
+    .collect();
+    assert_eq!(found, vec![1]);
+    assert_eq!(err(&mut s, "INSERT INTO u VALUES (2, 'abc')").code, 1062);
+}
