@@ -18,7 +18,7 @@
 //! Must never: commit or roll back the transaction, or undo a failed statement (the session
 //! owns that, through an engine savepoint), or keep a cursor open while writing.
 
-use crate::access::{concrete_ranges, Access, AccessPlan};
+use crate::access::{concrete_ranges, Access, AccessPlan, RangeExpr};
 use crate::coerce::{self, to_f64, to_i64, to_text, OrdRow};
 use crate::compile::{AggFunc, AggSpec, FrameBound, WinFunc, WindowSpec};
 use crate::ddl;
@@ -134,6 +134,18 @@ fn point(
     Ok(Some(row))
 }
 
+/// The ranges of `access` when it is one lookup by the whole primary key of `t`
+/// (`WHERE id = ?`): point selects and single-row UPDATE / DELETE take fast paths then.
+fn single_pk_point<'a>(t: &Table, access: &'a AccessPlan) -> Option<&'a [RangeExpr]> {
+    match &access.access {
+        Access::Pk {
+            ranges,
+            points: true,
+        } if ranges.len() == 1 && ranges[0].eq.len() == t.def.primary_key.len() => Some(ranges),
+        _ => None,
+    }
+}
+
 /// Feeds every row of `t` reachable through `access` (a superset of the WHERE; with `lock`,
 /// only locked rows matching it) to `f` until it returns false. Without `lock`, only the
 /// `want` columns are decoded (the others are NULL); a locking read always reads whole rows.
@@ -168,9 +180,9 @@ fn table_rows<F: FnMut(&mut Txn, Row) -> Result<bool, SqlError>>(
     match &access.access {
         Access::Full => range(txn, None, whole, f).map(drop),
         Access::FullIndex(i) => range(txn, Some(*i), whole, f).map(drop),
-        Access::Pk { ranges, points } => {
+        Access::Pk { ranges, .. } => {
             // Fast path: one point lookup (point selects, single-row UPDATE/DELETE).
-            if *points && ranges.len() == 1 && ranges[0].eq.len() == t.def.primary_key.len() {
+            if let Some(ranges) = single_pk_point(t, access) {
                 let Some(cr) = concrete_ranges(ranges, &access.domains, cx)? else {
                     return range(txn, None, whole, f).map(drop);
                 };
@@ -2285,12 +2297,9 @@ fn locked_point_target(
     txn: &RefCell<&mut Txn>,
     cx: &EvalCx,
 ) -> Result<Option<Option<Row>>, SqlError> {
-    let Access::Pk { ranges, points } = &access.access else {
+    let Some(ranges) = single_pk_point(t, access) else {
         return Ok(None);
     };
-    if !*points || ranges.len() != 1 || ranges[0].eq.len() != t.def.primary_key.len() {
-        return Ok(None);
-    }
     if limit == Some(0) {
         return Ok(Some(None));
     }

@@ -85,20 +85,10 @@ impl GlobalReadLock {
         self.statements.closed.load(SeqCst)
     }
 
-    /// A write statement of `conn` starts: waits while the lock is held (up to `wait`;
-    /// `killed` is polled). The holder itself gets 1223 instead.
+    /// A write statement of `conn` starts: waits while the lock is held (up to `wait()`,
+    /// asked only then: a statement's usual case reads no setting and no clock; `killed` is
+    /// polled). The holder itself gets 1223 instead.
     pub fn enter_write(
-        &self,
-        conn: u32,
-        wait: Duration,
-        killed: &dyn Fn() -> bool,
-    ) -> Result<WriteGuard<'_>, SqlError> {
-        self.enter(&self.statements, conn, &|| wait, killed)
-    }
-
-    /// `enter_write` with the wait computed only if the gate is closed (a statement's
-    /// usual case reads no setting and no clock).
-    pub fn enter_write_with(
         &self,
         conn: u32,
         wait: &dyn Fn() -> Duration,
@@ -107,25 +97,15 @@ impl GlobalReadLock {
         self.enter(&self.statements, conn, wait, killed)
     }
 
-    /// `enter_commit` with the wait computed only if the gate is closed.
-    pub fn enter_commit_with(
+    /// A commit of changes by `conn` starts (outside any write statement): waits while the
+    /// lock is held, as `enter_write`.
+    pub fn enter_commit(
         &self,
         conn: u32,
         wait: &dyn Fn() -> Duration,
         killed: &dyn Fn() -> bool,
     ) -> Result<WriteGuard<'_>, SqlError> {
         self.enter(&self.commits, conn, wait, killed)
-    }
-
-    /// A commit of changes by `conn` starts (outside any write statement): waits while the
-    /// lock is held, as `enter_write`.
-    pub fn enter_commit(
-        &self,
-        conn: u32,
-        wait: Duration,
-        killed: &dyn Fn() -> bool,
-    ) -> Result<WriteGuard<'_>, SqlError> {
-        self.enter(&self.commits, conn, &|| wait, killed)
     }
 
     fn enter<'a>(
@@ -241,14 +221,14 @@ mod tests {
         let l = Arc::new(GlobalReadLock::default());
         l.acquire(1, LONG, &|| false).unwrap();
         assert_eq!(
-            l.enter_write(1, LONG, &|| false).err().map(|e| e.code),
+            l.enter_write(1, &|| LONG, &|| false).err().map(|e| e.code),
             Some(1223)
         );
-        let short = l.enter_write(2, Duration::from_millis(100), &|| false);
+        let short = l.enter_write(2, &|| Duration::from_millis(100), &|| false);
         assert_eq!(short.err().map(|e| e.code), Some(1205));
         let l2 = l.clone();
         let t = std::thread::spawn(move || {
-            let g = l2.enter_write(2, LONG, &|| false).map(|_| ());
+            let g = l2.enter_write(2, &|| LONG, &|| false).map(|_| ());
             (g, Instant::now())
         });
         std::thread::sleep(Duration::from_millis(200));
@@ -263,7 +243,7 @@ mod tests {
     #[test]
     fn acquiring_waits_for_running_writers_and_gives_up_cleanly() {
         let l = Arc::new(GlobalReadLock::default());
-        let g = l.enter_write(2, LONG, &|| false).unwrap();
+        let g = l.enter_write(2, &|| LONG, &|| false).unwrap();
         assert_eq!(
             l.acquire(1, Duration::from_millis(100), &|| false)
                 .err()
@@ -286,29 +266,29 @@ mod tests {
         l.release(1);
         assert!(l.is_closed());
         l.release(3);
-        assert!(l.enter_write(2, LONG, &|| false).is_ok());
+        assert!(l.enter_write(2, &|| LONG, &|| false).is_ok());
     }
 
     #[test]
     fn commits_pass_while_statements_drain_and_wait_after() {
         let l = Arc::new(GlobalReadLock::default());
-        let running = l.enter_write(2, LONG, &|| false).unwrap();
+        let running = l.enter_write(2, &|| LONG, &|| false).unwrap();
         let l2 = l.clone();
         let t = std::thread::spawn(move || l2.acquire(1, LONG, &|| false));
         std::thread::sleep(Duration::from_millis(100));
         // Phase 1: statements wait, a commit goes through.
         assert_eq!(
-            l.enter_write(3, Duration::from_millis(50), &|| false)
+            l.enter_write(3, &|| Duration::from_millis(50), &|| false)
                 .err()
                 .map(|e| e.code),
             Some(1205)
         );
-        drop(l.enter_commit(3, LONG, &|| false).unwrap());
+        drop(l.enter_commit(3, &|| LONG, &|| false).unwrap());
         drop(running);
         t.join().unwrap().unwrap();
         // Phase 2 done: commits wait too.
         assert_eq!(
-            l.enter_commit(3, Duration::from_millis(50), &|| false)
+            l.enter_commit(3, &|| Duration::from_millis(50), &|| false)
                 .err()
                 .map(|e| e.code),
             Some(1205)
@@ -317,7 +297,7 @@ mod tests {
         assert!(l.acquire(1, Duration::ZERO, &|| true).is_ok());
         assert!(l.held_by(1));
         l.release(1);
-        assert!(l.enter_commit(3, LONG, &|| false).is_ok());
+        assert!(l.enter_commit(3, &|| LONG, &|| false).is_ok());
     }
 
     #[test]
@@ -330,7 +310,7 @@ mod tests {
                 let (l, inside, stop) = (l.clone(), inside.clone(), stop.clone());
                 std::thread::spawn(move || {
                     while !stop.load(SeqCst) {
-                        let _g = l.enter_write(10 + i, LONG, &|| false).unwrap();
+                        let _g = l.enter_write(10 + i, &|| LONG, &|| false).unwrap();
                         inside.fetch_add(1, SeqCst);
                         std::hint::spin_loop();
                         inside.fetch_sub(1, SeqCst);

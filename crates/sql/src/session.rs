@@ -1928,8 +1928,8 @@ impl Core {
         let killed = || crate::interrupt::check().is_err();
         let (id, wait) = (self.st.conn_id, || self.lock_wait());
         match commit {
-            false => shared.read_lock.enter_write_with(id, &wait, &killed),
-            true => shared.read_lock.enter_commit_with(id, &wait, &killed),
+            false => shared.read_lock.enter_write(id, &wait, &killed),
+            true => shared.read_lock.enter_commit(id, &wait, &killed),
         }
     }
 
