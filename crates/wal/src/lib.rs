@@ -19,7 +19,8 @@
 //!
 //! Modules: `format` (framing, names), `control` (checkpoint file), `segment` (segment
 //! files), `writer` (bytes → files), `reader` (files → records), `recovery` (open),
-//! `wal` (the handle, group commit, policies), `flusher` (background thread), `stats`.
+//! `wal` (the handle, group commit, policies), `flusher` (background thread), `prefill` (the
+//! spare segment and its thread), `stats`.
 
 use std::path::Path;
 use std::sync::Arc;
@@ -29,6 +30,7 @@ mod control;
 mod error;
 mod flusher;
 pub mod format;
+mod prefill;
 mod reader;
 mod recovery;
 mod segment;
@@ -43,6 +45,7 @@ pub use config::{
 pub use control::{CONTROL_FILE, WAL_FORMAT_VERSION};
 pub use error::WalError;
 pub use format::{MAX_RECORD_BYTES, RECORD_HEADER_BYTES};
+pub use prefill::SPARE_FILE;
 pub use reader::WalReader;
 pub use stats::WalStats;
 pub use tierdb_page::Lsn;

@@ -209,6 +209,8 @@ pub(crate) fn open(cfg: &WalConfig, opener: DeviceOpener) -> Result<Shared, WalE
         spare: Vec::with_capacity(cfg.buffer_size_bytes),
         unsynced: Vec::new(),
         dir_dirty: false,
+        prefill: std::sync::Arc::new(crate::prefill::Prefill::new(dir, cfg.segment_size_bytes)),
+        from_spare: 0,
     };
     Ok(Shared::new(cfg, writer, valid_end, checkpoint))
 }

@@ -4,7 +4,8 @@
 //! directory, opening and creating them through the `DeviceOpener`.
 //!
 //! Must never: treat a file whose name is not exactly 20 digits + ".log" as a segment;
-//! reuse a stale file's bytes when creating a segment (a new segment is truncated to 0).
+//! reuse a stale file's bytes when creating a segment (a new segment is truncated to 0, or
+//! is the spare, which holds only zeros).
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -53,6 +54,25 @@ impl Segment {
             base,
             len,
             file_len: len,
+            dev,
+            path,
+        })
+    }
+
+    /// Opens the file at `path` (a spare just renamed there: `zeroed` bytes, all zero) as the
+    /// empty segment starting at `base`.
+    pub fn adopt_zeroed(
+        opener: &DeviceOpener,
+        base: u64,
+        path: PathBuf,
+        zeroed: u64,
+    ) -> Result<Segment, WalError> {
+        let dev = opener(&path)
+            .map_err(|e| WalError::io(format!("opening segment {}", path.display()), e))?;
+        Ok(Segment {
+            base,
+            len: 0,
+            file_len: zeroed,
             dev,
             path,
         })

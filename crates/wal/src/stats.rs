@@ -32,6 +32,9 @@ pub struct WalStats {
     pub segments: u64,
     /// Segment files deleted by checkpoints.
     pub segments_deleted: u64,
+    /// Segments started from the spare the prefill thread wrote (the others were created
+    /// empty and zero-filled by the writer).
+    pub segments_from_spare: u64,
     /// Bytes held by the segment files.
     pub bytes_on_disk: u64,
     pub end_lsn: Lsn,

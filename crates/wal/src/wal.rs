@@ -62,7 +62,7 @@ pub(crate) struct Shared {
     pub flush_interval: Duration,
     policy: AtomicU8,
     append: Mutex<AppendBuf>,
-    writer: Mutex<Writer>,
+    pub(crate) writer: Mutex<Writer>,
     sync: Mutex<SyncState>,
     sync_cv: Condvar,
     ckpt: Mutex<()>,
@@ -385,9 +385,9 @@ impl Shared {
     }
 
     fn stats(&self) -> WalStats {
-        let (segments, bytes_on_disk) = {
+        let (segments, bytes_on_disk, segments_from_spare) = {
             let w = self.writer.lock();
-            (w.segs.len() as u64, w.bytes_on_disk())
+            (w.segs.len() as u64, w.bytes_on_disk(), w.from_spare)
         };
         let c = &self.counters;
         WalStats {
@@ -401,6 +401,7 @@ impl Shared {
             flush_waits: Counters::get(&c.flush_waits),
             segments,
             segments_deleted: Counters::get(&c.segments_deleted),
+            segments_from_spare,
             bytes_on_disk,
             end_lsn: Lsn(self.end()),
             durable_lsn: Lsn(self.durable()),
@@ -415,6 +416,8 @@ impl Shared {
 pub struct Wal {
     shared: Arc<Shared>,
     flusher: Mutex<Option<JoinHandle<()>>>,
+    prefill: Arc<crate::prefill::Prefill>,
+    prefiller: Mutex<Option<JoinHandle<()>>>,
 }
 
 const _: () = {
@@ -437,11 +440,19 @@ impl Wal {
     /// appends resume at the valid end. Starts the background flusher.
     pub fn open_with(cfg: WalConfig, opener: DeviceOpener) -> Result<Wal, WalError> {
         let shared = Arc::new(recovery::open(&cfg, opener)?);
-        let handle = flusher::spawn(Arc::clone(&shared))
-            .map_err(|e| WalError::io("starting the redo flusher thread", e))?;
+        let prefill = Arc::clone(&shared.writer.lock().prefill);
+        let prefiller = prefill
+            .spawn()
+            .map_err(|e| WalError::io("starting the redo prefill thread", e))?;
+        let handle = flusher::spawn(Arc::clone(&shared)).map_err(|e| {
+            prefill.stop();
+            WalError::io("starting the redo flusher thread", e)
+        })?;
         Ok(Wal {
             shared,
             flusher: Mutex::new(Some(handle)),
+            prefill,
+            prefiller: Mutex::new(Some(prefiller)),
         })
     }
 
@@ -552,11 +563,18 @@ impl Wal {
         self.stop_flusher();
     }
 
+    /// Stops and joins the background threads (flusher, prefill).
     fn stop_flusher(&self) {
         flusher::request_stop(&self.shared);
+        self.prefill.stop();
         if let Some(h) = self.flusher.lock().take() {
             if h.join().is_err() {
                 tracing::error!("redo flusher thread panicked");
+            }
+        }
+        if let Some(h) = self.prefiller.lock().take() {
+            if h.join().is_err() {
+                tracing::error!("redo prefill thread panicked");
             }
         }
     }
