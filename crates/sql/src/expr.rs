@@ -486,6 +486,10 @@ pub trait Env {
     fn last_insert_id(&self) -> u64;
     fn version(&self) -> String;
     fn sysvar(&self, name: &str, global: Option<bool>) -> Result<Value, SqlError>;
+    /// What the sql_mode says about written values (`read_write_mode` unless cached).
+    fn write_mode(&self) -> WriteMode {
+        read_write_mode(self)
+    }
     fn user_var(&self, name: &str) -> Value;
     /// `ROW_COUNT()`: rows the previous statement changed (-1 after a SELECT or an error).
     fn row_count(&self) -> i64 {
@@ -1407,8 +1411,13 @@ pub struct WriteMode {
     pub division: bool,
 }
 
-/// The session's `WriteMode` (one read of its sql_mode).
+/// The session's `WriteMode` (`Env::write_mode`: sessions keep it until a variable changes).
 pub fn write_mode(env: &dyn Env) -> WriteMode {
+    env.write_mode()
+}
+
+/// The `WriteMode` of the current sql_mode (one read of it).
+pub fn read_write_mode(env: &(impl Env + ?Sized)) -> WriteMode {
     let mode = env
         .sysvar("sql_mode", None)
         .ok()

@@ -624,10 +624,13 @@ pub struct Fk<'e> {
 }
 
 impl<'e> Fk<'e> {
-    /// The statement's enforcement: None when `foreign_key_checks` is off or there is no
-    /// session engine.
+    /// The statement's enforcement: None when `foreign_key_checks` is off, no table has a
+    /// foreign key (nothing to enforce) or there is no session engine.
     pub fn of(cx: &crate::expr::EvalCx<'e>) -> Option<Fk<'e>> {
         let engine = cx.env.engine()?;
+        if !engine.any_foreign_keys() {
+            return None;
+        }
         let on = !matches!(cx.env.sysvar("foreign_key_checks", None), Ok(Value::Int(0)));
         on.then_some(Fk { engine })
     }

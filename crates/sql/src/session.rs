@@ -42,7 +42,10 @@ pub(crate) struct SessionState {
     host: String,
     db: Option<String>,
     autocommit: bool,
-    vars: HashMap<&'static str, Value>,
+    vars: SessionVars,
+    /// The session's `WriteMode` with the variable generations it was read at (see
+    /// `Env::write_mode`).
+    write_mode: std::cell::Cell<Option<(u64, u64, crate::expr::WriteMode)>>,
     user_vars: HashMap<String, Value>,
     last_insert_id: u64,
     /// `ROW_COUNT()` / `FOUND_ROWS()` of the previous statement (see `Session::run`).
@@ -151,6 +154,28 @@ impl SessionState {
     }
 }
 
+/// The session's own values of system variables. Every change bumps `gen`, which settings
+/// derived from them and cached (`SessionState::write_mode`) compare.
+#[derive(Default)]
+struct SessionVars {
+    map: HashMap<&'static str, Value>,
+    gen: u64,
+}
+
+impl SessionVars {
+    fn get(&self, name: &str) -> Option<&Value> {
+        self.map.get(name)
+    }
+    fn insert(&mut self, name: &'static str, v: Value) -> Option<Value> {
+        self.gen += 1;
+        self.map.insert(name, v)
+    }
+    fn remove(&mut self, name: &str) -> Option<Value> {
+        self.gen += 1;
+        self.map.remove(name)
+    }
+}
+
 fn engine_var(shared: &Shared, name: &str) -> Option<Value> {
     shared
         .engine
@@ -244,6 +269,18 @@ impl Env for SessionState {
             return Ok(v);
         }
         engine_var(&self.shared, name).ok_or_else(|| variables::unknown(name))
+    }
+    /// Read once per change of a session or global variable (DML asks for it each time).
+    fn write_mode(&self) -> crate::expr::WriteMode {
+        let gens = (self.vars.gen, self.shared.globals_gen());
+        if let Some((s, g, m)) = self.write_mode.get() {
+            if (s, g) == gens {
+                return m;
+            }
+        }
+        let m = crate::expr::read_write_mode(self);
+        self.write_mode.set(Some((gens.0, gens.1, m)));
+        m
     }
     fn user_var(&self, name: &str) -> Value {
         self.user_vars.get(name).cloned().unwrap_or(Value::Null)
@@ -512,7 +549,7 @@ impl Session {
             != 0;
         // A session starts with the global isolation level and keeps it through later SET
         // GLOBAL changes (as MySQL).
-        let mut vars = HashMap::new();
+        let mut vars = SessionVars::default();
         if let Some(v) = shared.global("transaction_isolation") {
             vars.insert("transaction_isolation", v.clone());
             vars.insert("tx_isolation", v);
@@ -528,6 +565,7 @@ impl Session {
                     db: db.map(str::to_string),
                     autocommit,
                     vars,
+                    write_mode: std::cell::Cell::new(None),
                     user_vars: HashMap::new(),
                     last_insert_id: 0,
                     row_count: -1,
@@ -3788,7 +3826,7 @@ impl Core {
                 let v = Value::Bytes(level.clone().into_bytes());
                 match scope {
                     IsolationScope::Global => {
-                        let mut g = shared.globals.write();
+                        let mut g = shared.globals_mut();
                         g.insert("transaction_isolation", v.clone());
                         g.insert("tx_isolation", v);
                     }
@@ -3895,7 +3933,7 @@ impl Core {
             if def.name == "check_constraint_checks" && v == Value::Bytes(b"OFF".to_vec()) {
                 return Err(SqlError::unsupported("check_constraint_checks = OFF"));
             }
-            let mut g = shared.globals.write();
+            let mut g = shared.globals_mut();
             if matches!(def.name, "transaction_isolation" | "tx_isolation") {
                 g.insert("transaction_isolation", v.clone());
                 g.insert("tx_isolation", v);

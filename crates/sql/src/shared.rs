@@ -113,16 +113,65 @@ impl Drop for WaitingGuard {
     }
 }
 
+/// CLOCK_MONOTONIC_COARSE in milliseconds (0 if the clock cannot be read).
+fn coarse_clock_ms() -> u64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `ts` is a valid, writable timespec for the duration of the call.
+    let r = unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC_COARSE, &mut ts) };
+    if r != 0 {
+        return 0;
+    }
+    (ts.tv_sec as u64)
+        .saturating_mul(1000)
+        .saturating_add(ts.tv_nsec as u64 / 1_000_000)
+}
+
+/// Write access to the global variables (`Shared::globals_mut`): dropping it, still under
+/// the lock, bumps the generation, so a session that read the generation before the change
+/// recomputes what it derived from the variables.
+pub(crate) struct GlobalsMut<'a> {
+    map: parking_lot::RwLockWriteGuard<'a, HashMap<&'static str, Value>>,
+    gen: &'a AtomicU64,
+}
+
+impl std::ops::Deref for GlobalsMut<'_> {
+    type Target = HashMap<&'static str, Value>;
+    fn deref(&self) -> &Self::Target {
+        &self.map
+    }
+}
+
+impl std::ops::DerefMut for GlobalsMut<'_> {
+    fn deref_mut(&mut self) -> &mut Self::Target {
+        &mut self.map
+    }
+}
+
+impl Drop for GlobalsMut<'_> {
+    fn drop(&mut self) {
+        self.gen.fetch_add(1, Ordering::AcqRel);
+    }
+}
+
 /// Ends a connection's socket (KILL CONNECTION), given its id; false when it is gone.
 pub type ConnectionCloser = Box<dyn Fn(u32) -> bool + Send + Sync>;
 
 pub struct Shared {
     pub(crate) engine: Arc<Engine>,
     pub(crate) info: ServerInfo,
-    pub(crate) globals: RwLock<HashMap<&'static str, Value>>,
+    /// Written only through `globals_mut` (which bumps `globals_gen`).
+    globals: RwLock<HashMap<&'static str, Value>>,
+    /// Bumped by every change of a global variable (sessions compare it to reuse settings
+    /// derived from the variables).
+    globals_gen: AtomicU64,
     pub(crate) counters: Counters,
     pub(crate) conns: Mutex<BTreeMap<u32, Arc<ConnInfo>>>,
     pub(crate) started: Instant,
+    /// `coarse_clock_ms()` at start (`now_ms` counts from it).
+    started_coarse_ms: u64,
     catalog_version: AtomicU64,
     /// GET_LOCK and friends.
     pub(crate) user_locks: crate::user_locks::UserLocks,
@@ -163,9 +212,11 @@ impl Shared {
             engine,
             info: settings,
             globals: RwLock::new(globals),
+            globals_gen: AtomicU64::new(0),
             counters: Counters::default(),
             conns: Mutex::new(BTreeMap::new()),
             started: Instant::now(),
+            started_coarse_ms: coarse_clock_ms(),
             catalog_version: AtomicU64::new(1),
             user_locks: Default::default(),
             read_lock: Default::default(),
@@ -181,7 +232,7 @@ impl Shared {
         let base = c.dir.join(&c.basename);
         let s = |x: String| Value::Bytes(x.into_bytes());
         {
-            let mut g = self.globals.write();
+            let mut g = self.globals_mut();
             g.insert("log_bin", Value::Int(1));
             g.insert("log_bin_basename", s(base.display().to_string()));
             g.insert("log_bin_index", s(format!("{}.index", base.display())));
@@ -283,8 +334,10 @@ impl Shared {
         self.counters.add(Counter::BytesSent, tx);
     }
 
+    /// Milliseconds since the server started, from the coarse clock (a few ms of resolution,
+    /// read twice per statement for SHOW PROCESSLIST's times: no hardware clock read).
     pub(crate) fn now_ms(&self) -> u64 {
-        self.started.elapsed().as_millis() as u64
+        coarse_clock_ms().saturating_sub(self.started_coarse_ms)
     }
 
     pub(crate) fn catalog_version(&self) -> u64 {
@@ -294,6 +347,19 @@ impl Shared {
     /// Called after every DDL so cached plans re-resolve their tables.
     pub(crate) fn catalog_changed(&self) {
         self.catalog_version.fetch_add(1, Ordering::AcqRel);
+    }
+
+    /// The global variables, to change them (the generation moves on when the guard drops).
+    pub(crate) fn globals_mut(&self) -> GlobalsMut<'_> {
+        GlobalsMut {
+            map: self.globals.write(),
+            gen: &self.globals_gen,
+        }
+    }
+
+    /// Changes with every change of a global variable.
+    pub(crate) fn globals_gen(&self) -> u64 {
+        self.globals_gen.load(Ordering::Acquire)
     }
 
     pub(crate) fn global(&self, name: &str) -> Option<Value> {
