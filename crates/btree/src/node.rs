@@ -181,12 +181,35 @@ pub fn used_space(p: &[u8]) -> usize {
     PAGE_SIZE - SLOTS_START - free_space(p)
 }
 
-/// Binary search: Ok(i) if key i equals `k`, Err(i) = insertion point.
+/// The first 8 bytes of `k` as a big-endian number, zero-padded: for two keys, unequal
+/// prefixes order them as the keys do (a key that ends early pads with zeros, the lowest
+/// byte, as the shorter key sorts first); equal prefixes need the whole keys compared.
+fn prefix8(k: &[u8]) -> u64 {
+    match k.first_chunk::<8>() {
+        Some(b) => u64::from_be_bytes(*b),
+        None => {
+            let mut b = [0u8; 8];
+            b[..k.len()].copy_from_slice(k);
+            u64::from_be_bytes(b)
+        }
+    }
+}
+
+/// Binary search: Ok(i) if key i equals `k`, Err(i) = insertion point. Most steps decide on
+/// the keys' 8-byte prefixes (`prefix8`) without a byte-wise compare.
 pub fn search(p: &[u8], k: &[u8]) -> Result<usize, usize> {
+    let hdr = if is_leaf(p) { 4 } else { 10 };
+    let kp = prefix8(k);
     let (mut lo, mut hi) = (0, nslots(p));
     while lo < hi {
         let mid = (lo + hi) / 2;
-        match key(p, mid).cmp(k) {
+        let o = slot(p, mid);
+        let mk = &p[o + hdr..o + hdr + r16(p, o)];
+        let ord = match prefix8(mk).cmp(&kp) {
+            std::cmp::Ordering::Equal => mk.cmp(k),
+            unequal => unequal,
+        };
+        match ord {
             std::cmp::Ordering::Less => lo = mid + 1,
             std::cmp::Ordering::Greater => hi = mid,
             std::cmp::Ordering::Equal => return Ok(mid),
@@ -423,6 +446,47 @@ pub const NODE_CAPACITY: usize = PAGE_SIZE - SLOTS_START;
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Keys that stress the 8-byte prefix shortcut: short keys, zero bytes, long shared
+    /// prefixes differing only past byte 8.
+    fn tricky_key() -> impl proptest::strategy::Strategy<Value = Vec<u8>> {
+        use proptest::prelude::*;
+        prop_oneof![
+            proptest::collection::vec(prop_oneof![Just(0u8), Just(1u8), Just(255u8)], 0..12),
+            proptest::collection::vec(any::<u8>(), 0..20),
+            proptest::collection::vec(prop_oneof![Just(0u8), Just(7u8)], 0..3).prop_map(|t| [
+                b"samepref".as_slice(),
+                &t
+            ]
+            .concat()),
+        ]
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn search_agrees_with_a_sorted_list(
+            keys in proptest::collection::btree_set(tricky_key(), 0..60),
+            probes in proptest::collection::vec(tricky_key(), 1..40),
+            leaf in proptest::bool::ANY,
+        ) {
+            let mut buf = vec![0u8; PAGE_SIZE];
+            let mut p = PageMut::untracked(&mut buf);
+            init(&mut p, PageId(9), if leaf { 0 } else { 1 });
+            let sorted: Vec<Vec<u8>> = keys.into_iter().collect();
+            for (i, k) in sorted.iter().enumerate() {
+                let ok = if leaf {
+                    leaf_insert_at(&mut p, i, k, b"v")
+                } else {
+                    internal_insert_at(&mut p, i, k, PageId(100 + i as u64))
+                };
+                proptest::prop_assert!(ok);
+            }
+            for k in sorted.iter().chain(probes.iter()) {
+                let want = sorted.binary_search(k);
+                proptest::prop_assert_eq!(search(&p, k), want, "key {:?}", k);
+            }
+        }
+    }
 
     #[test]
     fn leaf_insert_search_remove_round_trip() {
