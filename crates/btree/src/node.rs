@@ -183,7 +183,7 @@ pub fn used_space(p: &[u8]) -> usize {
 
 /// The first 8 bytes of `k` as a big-endian number, zero-padded: for two keys, unequal
 /// prefixes order them as the keys do (a key that ends early pads with zeros, the lowest
-/// byte, as the shorter key sorts first); equal prefixes need the whole keys compared.
+/// byte, as the shorter key sorts first).
 fn prefix8(k: &[u8]) -> u64 {
     match k.first_chunk::<8>() {
         Some(b) => u64::from_be_bytes(*b),
@@ -195,21 +195,47 @@ fn prefix8(k: &[u8]) -> u64 {
     }
 }
 
-/// Binary search: Ok(i) if key i equals `k`, Err(i) = insertion point. Most steps decide on
-/// the keys' 8-byte prefixes (`prefix8`) without a byte-wise compare.
+/// Orders `a` and `b` (`ap`, `bp`: their `prefix8`). Equal prefixes with both keys at most
+/// 8 bytes long differ only in length (the shorter is the other's prefix).
+fn cmp_keys(a: &[u8], ap: u64, b: &[u8], bp: u64) -> std::cmp::Ordering {
+    match ap.cmp(&bp) {
+        std::cmp::Ordering::Equal if a.len() <= 8 && b.len() <= 8 => a.len().cmp(&b.len()),
+        std::cmp::Ordering::Equal => a[8.min(a.len())..].cmp(&b[8.min(b.len())..]),
+        unequal => unequal,
+    }
+}
+
+/// Binary search: Ok(i) if key i equals `k`, Err(i) = insertion point.
+///
+/// Every key of a node lies between its first and last key, so it starts with the bytes
+/// those two share (in a leaf of integer keys, all but the last byte or two). The search
+/// compares only what follows that shared part, 8 bytes at a time as one integer.
 pub fn search(p: &[u8], k: &[u8]) -> Result<usize, usize> {
+    let n = nslots(p);
+    if n == 0 {
+        return Err(0);
+    }
     let hdr = if is_leaf(p) { 4 } else { 10 };
-    let kp = prefix8(k);
-    let (mut lo, mut hi) = (0, nslots(p));
+    let key_at = |i: usize| {
+        let o = slot(p, i);
+        &p[o + hdr..o + hdr + r16(p, o)]
+    };
+    let (first, last) = (key_at(0), key_at(n - 1));
+    let shared = first.iter().zip(last).take_while(|(a, b)| a == b).count();
+    // `k` outside the shared part sorts before or after every key of the node.
+    let kshared = &k[..shared.min(k.len())];
+    match kshared.cmp(&first[..shared]) {
+        std::cmp::Ordering::Less => return Err(0),
+        std::cmp::Ordering::Greater => return Err(n),
+        std::cmp::Ordering::Equal => {}
+    }
+    let krest = &k[shared..];
+    let kp = prefix8(krest);
+    let (mut lo, mut hi) = (0, n);
     while lo < hi {
         let mid = (lo + hi) / 2;
-        let o = slot(p, mid);
-        let mk = &p[o + hdr..o + hdr + r16(p, o)];
-        let ord = match prefix8(mk).cmp(&kp) {
-            std::cmp::Ordering::Equal => mk.cmp(k),
-            unequal => unequal,
-        };
-        match ord {
+        let mrest = &key_at(mid)[shared..];
+        match cmp_keys(mrest, prefix8(mrest), krest, kp) {
             std::cmp::Ordering::Less => lo = mid + 1,
             std::cmp::Ordering::Greater => hi = mid,
             std::cmp::Ordering::Equal => return Ok(mid),
