@@ -26,7 +26,7 @@ pub mod redo;
 pub mod tree;
 
 pub use mtr::Mtr;
-pub use tree::{BTree, Modify};
+pub use tree::{BTree, LeafHint, Modify};
 
 use std::sync::Arc;
 use tierdb_buffer::{BufferError, BufferPool};

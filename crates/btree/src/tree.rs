@@ -27,6 +27,16 @@ pub struct BTree {
     pub root: PageId,
 }
 
+/// Where a read found a key: the leaf and its page LSN then (`BTree::get_hinted`). A later
+/// `modify_hinted` of the same key latches that leaf directly when its LSN is unchanged: a
+/// page changes only in an mtr, which stamps a new LSN, so an equal LSN means the same bytes
+/// and the same place in the same tree.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LeafHint {
+    pub page: PageId,
+    pub lsn: tierdb_page::Lsn,
+}
+
 fn check_node(p: &[u8], id: PageId) -> Result<()> {
     let t = tierdb_page::page_type_raw(p);
     if t != PageType::BTreeLeaf as u8 && t != PageType::BTreeInternal as u8 {
@@ -126,11 +136,26 @@ impl BTree {
         key: &[u8],
         f: impl FnOnce(Option<&[u8]>) -> R,
     ) -> Result<R> {
+        Ok(self.get_hinted(store, key, f)?.0)
+    }
+
+    /// `get`, also returning where the key was looked up (for `modify_hinted`).
+    pub fn get_hinted<R>(
+        &self,
+        store: &Store,
+        key: &[u8],
+        f: impl FnOnce(Option<&[u8]>) -> R,
+    ) -> Result<(R, LeafHint)> {
         let leaf = self.descend_read(store, key)?;
-        Ok(match node::search(&leaf, key) {
+        let hint = LeafHint {
+            page: leaf.id(),
+            lsn: tierdb_page::page_lsn(&leaf),
+        };
+        let r = match node::search(&leaf, key) {
             Ok(i) => f(Some(node::value(&leaf, i))),
             Err(_) => f(None),
-        })
+        };
+        Ok((r, hint))
     }
 
     /// Calls `f(key, value)` for entries from `from` on, in key order, until `f` returns
@@ -257,6 +282,41 @@ impl BTree {
         self.modify_pessimistic(mtr, key, &mut f)
     }
 
+    /// `modify`, first trying the leaf `hint` names (a read of `key` in this tree found it
+    /// there): when its LSN is unchanged and it holds `key`, or `key` falls between two of
+    /// its keys, the change is made there without a descent from the root. Otherwise (the
+    /// leaf changed, or the change needs a split or a merge) as `modify`. Like `modify`, the
+    /// mtr must hold no latch yet.
+    pub fn modify_hinted<'a>(
+        &self,
+        mtr: &mut Mtr<'a>,
+        key: &[u8],
+        hint: LeafHint,
+        mut f: impl FnMut(Option<&[u8]>) -> Modify,
+    ) -> Result<Option<Vec<u8>>> {
+        if key.len() > node::MAX_KEY_LEN {
+            return Err(Error::KeyTooLong(key.len()));
+        }
+        // An error fixing the hinted page is left to the descent to meet (or not).
+        if let Ok(w) = mtr.store().pool.write(hint.page) {
+            let same = tierdb_page::page_lsn(&w) == hint.lsn
+                && tierdb_page::page_type_raw(&w) == PageType::BTreeLeaf as u8
+                && node::is_leaf(&w);
+            let inside = same
+                && match node::search(&w, key) {
+                    Ok(_) => true,
+                    Err(i) => i > 0 && i < node::nslots(&w),
+                };
+            if inside {
+                if let Some(old) = self.change_leaf(mtr, w, key, &mut f)? {
+                    return Ok(old);
+                }
+                return self.modify_pessimistic(mtr, key, &mut f);
+            }
+        }
+        self.modify(mtr, key, f)
+    }
+
     /// Puts `(key, value)` entries of `run` (sorted ascending, no key twice) that belong to one
     /// leaf into it, in one mtr of the caller's: the leaf of `run[0]`, as many entries as fit
     /// it and lie below its upper fence (the separator to its right). Returns how many went
@@ -375,6 +435,19 @@ impl BTree {
         let Some(w) = self.leaf_for_write(mtr.store(), key, None)? else {
             return Ok(None);
         };
+        self.change_leaf(mtr, w, key, f)
+    }
+
+    /// Applies `f`'s decision for `key` in leaf `w` (the leaf `key` belongs in, X-latched).
+    /// Ok(None): needs a structure change; nothing was done.
+    #[allow(clippy::type_complexity)]
+    fn change_leaf<'a>(
+        &self,
+        mtr: &mut Mtr<'a>,
+        w: PageWrite<'a>,
+        key: &[u8],
+        f: &mut impl FnMut(Option<&[u8]>) -> Modify,
+    ) -> Result<Option<Option<Vec<u8>>>> {
         let pos = node::search(&w, key);
         let old = pos.ok().map(|i| node::value(&w, i).to_vec());
         let is_root = w.id() == self.root;

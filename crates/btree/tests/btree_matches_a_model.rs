@@ -6,13 +6,18 @@ mod common;
 use proptest::prelude::*;
 use std::collections::BTreeMap;
 use std::ops::Bound;
-use tierdb_btree::{BTree, Modify, Mtr, Store};
+use tierdb_btree::{BTree, LeafHint, Modify, Mtr, Store};
 
 #[derive(Debug, Clone)]
 enum Op {
     Put(u32, usize),
     Delete(u32),
     DeleteRange(u32, u32),
+    /// `get_hinted(k)`: the hint is kept for the hinted ops that follow (it goes stale as
+    /// other ops change or split its leaf, and is used for other keys too).
+    ReadHint(u32),
+    HintedPut(u32, usize),
+    HintedDelete(u32),
 }
 
 fn key(k: u32) -> Vec<u8> {
@@ -31,6 +36,13 @@ fn put(s: &Store, t: &BTree, k: &[u8], v: Vec<u8>) -> Option<Vec<u8>> {
 fn del(s: &Store, t: &BTree, k: &[u8]) -> Option<Vec<u8>> {
     let mut m = Mtr::new(s, 0);
     let old = t.modify(&mut m, k, |_| Modify::Delete).unwrap();
+    m.commit().unwrap();
+    old
+}
+
+fn hinted(s: &Store, t: &BTree, k: &[u8], hint: LeafHint, d: Modify) -> Option<Vec<u8>> {
+    let mut m = Mtr::new(s, 0);
+    let old = t.modify_hinted(&mut m, k, hint, |_| d.clone()).unwrap();
     m.commit().unwrap();
     old
 }
@@ -133,6 +145,9 @@ fn ops() -> impl Strategy<Value = Vec<Op>> {
             6 => (0u32..3000, 1usize..600).prop_map(|(k, l)| Op::Put(k, l)),
             3 => (0u32..3000).prop_map(Op::Delete),
             1 => (0u32..3000, 0u32..300).prop_map(|(a, n)| Op::DeleteRange(a, a + n)),
+            2 => (0u32..3000).prop_map(Op::ReadHint),
+            3 => (0u32..3000, 1usize..600).prop_map(|(k, l)| Op::HintedPut(k, l)),
+            2 => (0u32..3000).prop_map(Op::HintedDelete),
         ],
         1..1500,
     )
@@ -148,8 +163,24 @@ proptest! {
         let t = BTree::create(&mut m).unwrap();
         m.commit().unwrap();
         let mut model = BTreeMap::new();
+        // Before the first read: the meta page (not a leaf), which must be refused.
+        let mut hint = LeafHint { page: tierdb_page::PageId(0), lsn: tierdb_page::Lsn(0) };
         for op in ops {
             match op {
+                Op::ReadHint(k) => {
+                    let (got, at) = t.get_hinted(&s, &key(k), |v| v.map(<[u8]>::to_vec)).unwrap();
+                    prop_assert_eq!(got.as_ref(), model.get(&key(k)));
+                    hint = at;
+                }
+                Op::HintedPut(k, l) => {
+                    let v = val(k, l);
+                    let old = hinted(&s, &t, &key(k), hint, Modify::Put(v.clone()));
+                    prop_assert_eq!(old, model.insert(key(k), v));
+                }
+                Op::HintedDelete(k) => {
+                    let old = hinted(&s, &t, &key(k), hint, Modify::Delete);
+                    prop_assert_eq!(old, model.remove(&key(k)));
+                }
                 Op::Put(k, l) => {
                     let v = val(k, l);
                     prop_assert_eq!(put(&s, &t, &key(k), v.clone()), model.insert(key(k), v));
@@ -240,4 +271,69 @@ fn a_sorted_build_into_an_empty_tree_fills_leaves() {
     let pages = t.pages(&s).unwrap().len();
     assert!(pages < 270, "{pages} pages for a sorted build");
     assert_eq!(all(&s, &t).len(), 20_000);
+}
+
+/// A change with the hint of a read of the same key latches just that leaf (one page fixed,
+/// not a descent); a hint gone stale (its leaf changed since) or one for a key outside its
+/// leaf still puts the entry where a descent would.
+#[test]
+fn hinted_changes_start_at_the_leaf_only_while_it_is_unchanged() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = common::store(dir.path(), 256);
+    let mut m = Mtr::new(&s, 0);
+    let t = BTree::create(&mut m).unwrap();
+    m.commit().unwrap();
+    let mut model = BTreeMap::new();
+    for i in 0..20_000u32 {
+        put(&s, &t, &key(i * 2), val(i, 100));
+        model.insert(key(i * 2), val(i, 100));
+    }
+    let fixes = |f: &dyn Fn()| {
+        let before = s.pool.stats().read_requests;
+        f();
+        s.pool.stats().read_requests - before
+    };
+    // Fresh hint, same key: one page.
+    let (_, at) = t.get_hinted(&s, &key(5000), |_| ()).unwrap();
+    let n = fixes(&|| {
+        hinted(&s, &t, &key(5000), at, Modify::Put(val(1, 90)));
+    });
+    assert_eq!(n, 1, "a fresh hint latches only its leaf");
+    model.insert(key(5000), val(1, 90));
+    // The same hint again: the leaf changed (new LSN), so it descends.
+    let n = fixes(&|| {
+        hinted(&s, &t, &key(5000), at, Modify::Put(val(2, 90)));
+    });
+    assert!(n > 2, "a stale hint must not be used ({n} fixes)");
+    model.insert(key(5000), val(2, 90));
+    // A fresh hint, but for a key far outside its leaf: it descends and puts it in place.
+    let (_, at) = t.get_hinted(&s, &key(100), |_| ()).unwrap();
+    let n = fixes(&|| {
+        hinted(&s, &t, &key(30_001), at, Modify::Put(val(3, 50)));
+    });
+    assert!(
+        n > 2,
+        "a hint for another leaf's key must not be used ({n} fixes)"
+    );
+    model.insert(key(30_001), val(3, 50));
+    // A fresh hint, absent key between two keys of the leaf (which has room: the ascending
+    // load filled it, so one of its entries is deleted first): one page.
+    let mut k = 7000;
+    loop {
+        let (_, a) = t.get_hinted(&s, &key(k), |_| ()).unwrap();
+        let (_, b) = t.get_hinted(&s, &key(k + 4), |_| ()).unwrap();
+        if a.page == b.page {
+            break;
+        }
+        k += 2;
+    }
+    del(&s, &t, &key(k + 2));
+    model.remove(&key(k + 2));
+    let (_, at) = t.get_hinted(&s, &key(k), |_| ()).unwrap();
+    let n = fixes(&|| {
+        hinted(&s, &t, &key(k + 1), at, Modify::Put(val(4, 50)));
+    });
+    assert_eq!(n, 1, "a key inside the hinted leaf goes there");
+    model.insert(key(k + 1), val(4, 50));
+    check(&s, &t, &model);
 }

@@ -46,7 +46,8 @@ use std::ops::Bound;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Duration;
-use tierdb_btree::{BTree, Modify, Mtr};
+use tierdb_btree::{BTree, LeafHint, Modify, Mtr};
+use tierdb_page::PageId;
 use tierdb_txn::{LockError, LockKey, LockMode};
 use tierdb_wal::Lsn;
 
@@ -124,6 +125,11 @@ pub(crate) struct TxnState {
     /// bit only costs that read).
     sec_listed: [u64; 4],
     sec_revived: bool,
+    /// Where the last locking read (`lock_row_within`) found its row: tree root, key and leaf.
+    /// The next change of that same entry starts at that leaf (`BTree::modify_hinted`); any
+    /// change takes it.
+    hint: Option<(PageId, LeafHint)>,
+    hint_key: Vec<u8>,
 }
 
 /// The word and bit of `sec_listed` for index entry `skey`.
@@ -387,11 +393,24 @@ fn read_row(
     key: &[u8],
     want: Option<&[bool]>,
 ) -> Result<Option<Row>> {
+    read_row_hinted(inner, r, t, key, want, &mut None)
+}
+
+/// `read_row`, also setting `hint` to where the row's entry was looked up.
+fn read_row_hinted(
+    inner: &Inner,
+    r: &ReadAs,
+    t: &Table,
+    key: &[u8],
+    want: Option<&[bool]>,
+    hint: &mut Option<LeafHint>,
+) -> Result<Option<Row>> {
     for _ in 0..LOB_RETRIES {
-        let got = t.primary.get(&inner.store, key, |v| match v {
+        let (got, at) = t.primary.get_hinted(&inner.store, key, |v| match v {
             None => Ok(None),
             Some(stored) => visible_row(inner, r, &t.def, t.primary.root.0, key, stored, want),
         })?;
+        *hint = Some(at);
         match got.map_err(|_| corrupt(t))? {
             None => return Ok(None),
             Some((mut row, ext)) => {
@@ -456,6 +475,8 @@ impl TxnState {
             table_writes: false,
             sec_listed: [0; 4],
             sec_revived: false,
+            hint: None,
+            hint_key: Vec::new(),
         }
     }
 
@@ -719,11 +740,17 @@ impl TxnState {
         let mut decide = decide;
         let mut changed = false;
         let (mut held, mut kept) = (0, 0);
-        let old = tree.modify(&mut m, key, |cur| {
+        let decide = |cur: Option<&[u8]>| {
             let d = decide(cur);
             changed = d != Modify::Keep;
             d
-        })?;
+        };
+        let old = match self.hint.take() {
+            Some((root, at)) if root == tree.root && self.hint_key == key => {
+                tree.modify_hinted(&mut m, key, at, decide)?
+            }
+            _ => tree.modify(&mut m, key, decide)?,
+        };
         if changed {
             let u = Undo::encode_parts(tree.root.0, key, old.as_deref());
             self.undo.push(&u);
@@ -1070,7 +1097,13 @@ impl TxnState {
             None => self.lock_key(lk, mode)?,
             Some(d) => self.lock_key_within(lk, mode, d)?,
         }
-        self.get_key_current(t, &key)
+        // A change of the row usually follows: it starts at the leaf the read found.
+        let mut at = None;
+        let row = self.get_key_current_at(t, &key, &mut at);
+        self.hint = at.map(|h| (t.primary.root, h));
+        self.hint_key.clear();
+        self.hint_key.extend_from_slice(&key);
+        row
     }
 
     /// A plain read of row `key` (through the view when reads are consistent).
@@ -1099,12 +1132,22 @@ impl TxnState {
 
     /// The last committed (or own) version of row `key`, whatever the view.
     fn get_key_current(&self, t: &Table, key: &[u8]) -> Result<Option<Row>> {
+        self.get_key_current_at(t, key, &mut None)
+    }
+
+    /// `get_key_current`, also setting `at` to where the row's entry was looked up.
+    fn get_key_current_at(
+        &self,
+        t: &Table,
+        key: &[u8],
+        at: &mut Option<LeafHint>,
+    ) -> Result<Option<Row>> {
         self.count_read();
         let r = ReadAs {
             me: self.id(),
             view: None,
         };
-        read_row(&self.inner, &r, t, key, None)
+        read_row_hinted(&self.inner, &r, t, key, None, at)
     }
 
     fn count_read(&self) {
@@ -1436,6 +1479,7 @@ impl TxnState {
         self.mem_kept = 0;
         self.sec_listed = [0; 4];
         self.sec_revived = false;
+        self.hint = None;
         self.logged = false;
         self.consistent = false;
         if let Some(v) = self.view.take() {
