@@ -589,6 +589,10 @@ impl Engine {
             ("Innodb_os_log_fsyncs".into(), w.fsyncs.to_string()),
             ("Innodb_log_writes".into(), w.appends.to_string()),
             ("Innodb_os_log_written".into(), w.appended_bytes.to_string()),
+            (
+                "Tierdb_redo_segments_from_spare".into(),
+                w.segments_from_spare.to_string(),
+            ),
             ("Tierdb_commits".into(), ld(&c.commits)),
             (
                 "Tierdb_long_values_written".into(),

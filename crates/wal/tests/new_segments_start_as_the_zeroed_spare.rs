@@ -27,7 +27,7 @@ fn append_until_spares_used(wal: &Wal, n: u64, all: &mut Vec<Vec<u8>>) -> Lsn {
         end = wal.append(&p, |_, _| {}).unwrap();
         wal.commit(end).unwrap();
         all.push(p);
-        if wal.stats().segments_from_spare < n && all.len() % 64 == 0 {
+        if wal.stats().segments_from_spare < n && all.len().is_multiple_of(64) {
             // Give the prefill thread time to finish the spare before the switch.
             std::thread::sleep(Duration::from_millis(20));
         }
