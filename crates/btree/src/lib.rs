@@ -8,7 +8,9 @@
 //! Concurrency: readers descend with shared-latch coupling (parent held until the child is
 //! latched). Writers first try an optimistic descent (shared latches, exclusive on the leaf);
 //! when the leaf would split or underflow they retry holding exclusive latches on the whole
-//! root-to-leaf path. Siblings are only ever latched left to right, so scans that follow
+//! root-to-leaf path. A change whose key a read just found (`BTree::modify_hinted`) may
+//! X-latch that leaf with no parent held (only while the mtr holds no other latch), then
+//! falls back to the descents. Siblings are only ever latched left to right, so scans that follow
 //! right links cannot deadlock with merges. Descending scans (`BTree::scan_rev`) latch no
 //! sibling at all: each leaf is reached by its own descent from the root, below the previous
 //! leaf's low fence (the separator its parent path starts it with). `modify_exclusive` takes the root-to-leaf path

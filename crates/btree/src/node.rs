@@ -234,8 +234,14 @@ pub fn search(p: &[u8], k: &[u8]) -> Result<usize, usize> {
     let (mut lo, mut hi) = (0, n);
     while lo < hi {
         let mid = (lo + hi) / 2;
-        let mrest = &key_at(mid)[shared..];
-        match cmp_keys(mrest, prefix8(mrest), krest, kp) {
+        let mk = key_at(mid);
+        // Sorted keys all hold the shared part; a corrupt (unsorted) node gets an answer
+        // that may be wrong, not a panic.
+        let ord = match mk.get(shared..) {
+            Some(mrest) => cmp_keys(mrest, prefix8(mrest), krest, kp),
+            None => mk.cmp(k),
+        };
+        match ord {
             std::cmp::Ordering::Less => lo = mid + 1,
             std::cmp::Ordering::Greater => hi = mid,
             std::cmp::Ordering::Equal => return Ok(mid),

@@ -29,8 +29,11 @@ pub struct BTree {
 
 /// Where a read found a key: the leaf and its page LSN then (`BTree::get_hinted`). A later
 /// `modify_hinted` of the same key latches that leaf directly when its LSN is unchanged: a
-/// page changes only in an mtr, which stamps a new LSN, so an equal LSN means the same bytes
-/// and the same place in the same tree.
+/// page changes only in an mtr, which stamps a new LSN at commit, so an equal LSN means the
+/// same bytes and the same place in the same tree. (An mtr that fails before its commit
+/// leaves its pages changed under the old LSN; after such a failure the log is poisoned or
+/// the tree is reported corrupt, and the key must still be inside the leaf for the hint to
+/// be used.)
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct LeafHint {
     pub page: PageId,

@@ -490,6 +490,10 @@ pub trait Env {
     fn write_mode(&self) -> WriteMode {
         read_write_mode(self)
     }
+    /// `foreign_key_checks` is on.
+    fn fk_checks(&self) -> bool {
+        !matches!(self.sysvar("foreign_key_checks", None), Ok(Value::Int(0)))
+    }
     fn user_var(&self, name: &str) -> Value;
     /// `ROW_COUNT()`: rows the previous statement changed (-1 after a SELECT or an error).
     fn row_count(&self) -> i64 {

@@ -624,14 +624,12 @@ pub struct Fk<'e> {
 }
 
 impl<'e> Fk<'e> {
-    /// The statement's enforcement: None when `foreign_key_checks` is off, no table has a
-    /// foreign key (nothing to enforce) or there is no session engine.
+    /// The statement's enforcement: None when `foreign_key_checks` is off or there is no
+    /// session engine. (Not None merely because no table has a foreign key yet: one may be
+    /// created while the statement runs; `parent_row` checks that per row.)
     pub fn of(cx: &crate::expr::EvalCx<'e>) -> Option<Fk<'e>> {
         let engine = cx.env.engine()?;
-        if !engine.any_foreign_keys() {
-            return None;
-        }
-        let on = !matches!(cx.env.sysvar("foreign_key_checks", None), Ok(Value::Int(0)));
+        let on = cx.env.fk_checks();
         on.then_some(Fk { engine })
     }
 

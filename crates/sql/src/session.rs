@@ -43,9 +43,9 @@ pub(crate) struct SessionState {
     db: Option<String>,
     autocommit: bool,
     vars: SessionVars,
-    /// The session's `WriteMode` with the variable generations it was read at (see
-    /// `Env::write_mode`).
-    write_mode: std::cell::Cell<Option<(u64, u64, crate::expr::WriteMode)>>,
+    /// What the session's variables say for every write (sql_mode, foreign_key_checks),
+    /// with the variable generations it was read at (see `SessionState::derived`).
+    derived: std::cell::Cell<Option<(u64, u64, Derived)>>,
     user_vars: HashMap<String, Value>,
     last_insert_id: u64,
     /// `ROW_COUNT()` / `FOUND_ROWS()` of the previous statement (see `Session::run`).
@@ -188,10 +188,35 @@ fn engine_var(shared: &Shared, name: &str) -> Option<Value> {
         })
 }
 
+/// Settings every write statement reads from the session's variables.
+#[derive(Clone, Copy)]
+struct Derived {
+    write_mode: crate::expr::WriteMode,
+    fk_checks: bool,
+}
+
 impl SessionState {
     /// `foreign_key_checks` is on for this session.
     pub(crate) fn fk_checks(&self) -> bool {
-        !matches!(self.sysvar("foreign_key_checks", None), Ok(Value::Int(0)))
+        self.derived().fk_checks
+    }
+
+    /// The settings writes read, read again only after a session or global variable changed
+    /// (the generations are taken before the values: a change racing the read only costs a
+    /// second read).
+    fn derived(&self) -> Derived {
+        let gens = (self.vars.gen, self.shared.globals_gen());
+        if let Some((s, g, d)) = self.derived.get() {
+            if (s, g) == gens {
+                return d;
+            }
+        }
+        let d = Derived {
+            write_mode: crate::expr::read_write_mode(self),
+            fk_checks: !matches!(self.sysvar("foreign_key_checks", None), Ok(Value::Int(0))),
+        };
+        self.derived.set(Some((gens.0, gens.1, d)));
+        d
     }
     /// `sql_log_bin` is on for this session (its changes go to the binary log).
     pub(crate) fn log_bin_on(&self) -> bool {
@@ -272,15 +297,10 @@ impl Env for SessionState {
     }
     /// Read once per change of a session or global variable (DML asks for it each time).
     fn write_mode(&self) -> crate::expr::WriteMode {
-        let gens = (self.vars.gen, self.shared.globals_gen());
-        if let Some((s, g, m)) = self.write_mode.get() {
-            if (s, g) == gens {
-                return m;
-            }
-        }
-        let m = crate::expr::read_write_mode(self);
-        self.write_mode.set(Some((gens.0, gens.1, m)));
-        m
+        self.derived().write_mode
+    }
+    fn fk_checks(&self) -> bool {
+        self.derived().fk_checks
     }
     fn user_var(&self, name: &str) -> Value {
         self.user_vars.get(name).cloned().unwrap_or(Value::Null)
@@ -565,7 +585,7 @@ impl Session {
                     db: db.map(str::to_string),
                     autocommit,
                     vars,
-                    write_mode: std::cell::Cell::new(None),
+                    derived: std::cell::Cell::new(None),
                     user_vars: HashMap::new(),
                     last_insert_id: 0,
                     row_count: -1,

@@ -114,6 +114,7 @@ impl Drop for WaitingGuard {
 }
 
 /// CLOCK_MONOTONIC_COARSE in milliseconds (0 if the clock cannot be read).
+#[cfg(target_os = "linux")]
 fn coarse_clock_ms() -> u64 {
     let mut ts = libc::timespec {
         tv_sec: 0,
@@ -127,6 +128,13 @@ fn coarse_clock_ms() -> u64 {
     (ts.tv_sec as u64)
         .saturating_mul(1000)
         .saturating_add(ts.tv_nsec as u64 / 1_000_000)
+}
+
+/// Milliseconds of the monotonic clock since the first call (no coarse clock here).
+#[cfg(not(target_os = "linux"))]
+fn coarse_clock_ms() -> u64 {
+    static START: std::sync::OnceLock<Instant> = std::sync::OnceLock::new();
+    START.get_or_init(Instant::now).elapsed().as_millis() as u64
 }
 
 /// Write access to the global variables (`Shared::globals_mut`): dropping it, still under

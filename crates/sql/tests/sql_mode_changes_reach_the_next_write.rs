@@ -64,3 +64,30 @@ fn strictness_follows_every_sql_mode_change() {
         vec![(1, "abc".into()), (4, "abc".into()), (7, "abc".into())]
     );
 }
+
+#[test]
+fn foreign_key_checks_follow_every_change() {
+    let env = env();
+    let mut a = env.session(1);
+    let mut b = env.session(2);
+    exec(&mut a, "CREATE TABLE p (id INT PRIMARY KEY)");
+    exec(
+        &mut a,
+        "CREATE TABLE c (id INT PRIMARY KEY, p INT, FOREIGN KEY (p) REFERENCES p (id))",
+    );
+    let orphan = |s: &mut tierdb_sql::Session, id: i64| {
+        s.query(&format!("INSERT INTO c VALUES ({id}, 99)"))
+            .map(|_| ())
+            .map_err(|e| e.code)
+    };
+    assert_eq!(orphan(&mut a, 1), Err(1452));
+    exec(&mut a, "SET foreign_key_checks = 0");
+    assert_eq!(orphan(&mut a, 1), Ok(()));
+    assert_eq!(orphan(&mut b, 2), Err(1452), "b keeps its own setting");
+    exec(&mut a, "SET foreign_key_checks = 1");
+    assert_eq!(orphan(&mut a, 3), Err(1452));
+    exec(&mut a, "SET GLOBAL foreign_key_checks = 0");
+    assert_eq!(orphan(&mut b, 4), Ok(()), "b has no value of its own");
+    exec(&mut a, "SET GLOBAL foreign_key_checks = 1");
+    assert_eq!(orphan(&mut b, 5), Err(1452));
+}

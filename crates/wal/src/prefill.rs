@@ -106,6 +106,18 @@ impl Prefill {
         }
     }
 
+    /// Deletes the spare (after `stop` and the thread's exit: a clean close leaves exactly
+    /// the log in the directory).
+    pub fn discard(&self) {
+        self.st.lock().ready = false;
+        match fs::remove_file(&self.path) {
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => tracing::warn!(path = %self.path.display(), error = %e,
+                "cannot delete the spare redo segment; the next open deletes it"),
+        }
+    }
+
     /// Stops the thread (an unfinished fill is abandoned; `new` deletes the file next time).
     pub fn stop(&self) {
         self.st.lock().stop = true;

@@ -8,7 +8,7 @@
 //! tail); scan records from the checkpoint to the end of that run; truncate the segment
 //! holding the valid end to it and delete every later segment file; fsync what changed;
 //! delete segments wholly below the checkpoint (a checkpoint's deletions may have been cut
-//! short by a crash).
+//! short by a crash); delete a leftover spare segment (`prefill`).
 //!
 //! Must never: delete or truncate anything before every check that can fail with `Corrupt`
 //! has passed; leave bytes past the valid end in any file (they could later be read as
@@ -137,11 +137,13 @@ pub(crate) fn open(cfg: &WalConfig, opener: DeviceOpener) -> Result<Shared, WalE
     let cut_files: Vec<&Segment> = live[keep..].iter().collect();
     let mut cut_bytes: u64 = cut_files.iter().map(|s| s.len).sum();
     // The tail past the valid end is only the zeros written ahead of the log (see
-    // `writer.rs`): a normal crash or kill, not damage worth a warning.
-    let zero_tail = cut_files.is_empty()
+    // `writer.rs`), maybe with a segment started from the spare that no durable record
+    // reached: a normal crash or kill, not damage worth a warning.
+    let zero_tail = cut_bytes + kept.last().map_or(0, |l| l.end().saturating_sub(valid_end)) > 0
+        && cut_files.iter().all(|s| all_zero(s, 0))
         && kept
             .last()
-            .is_some_and(|last| last.end() > valid_end && all_zero(last, valid_end - last.base));
+            .is_none_or(|last| last.end() <= valid_end || all_zero(last, valid_end - last.base));
     if let Some(last) = kept.last_mut() {
         if last.end() > valid_end {
             let new_len = valid_end - last.base;

@@ -437,7 +437,7 @@ impl Wal {
     /// there is none); scans the records from the checkpoint to find the end of the valid
     /// log; cuts off a torn or invalid tail (truncates that segment at the valid end, deletes
     /// any later segment file, fsyncs both) so stale bytes can never be read as records later;
-    /// appends resume at the valid end. Starts the background flusher.
+    /// appends resume at the valid end. Starts the background flusher and the prefill thread.
     pub fn open_with(cfg: WalConfig, opener: DeviceOpener) -> Result<Wal, WalError> {
         let shared = Arc::new(recovery::open(&cfg, opener)?);
         let prefill = Arc::clone(&shared.writer.lock().prefill);
@@ -545,26 +545,29 @@ impl Wal {
         self.shared.stats()
     }
 
-    /// Flushes everything (write + fsync), stops the background flusher and refuses further
-    /// appends and commits (`WalError::Closed`). Call it after the last appender has stopped.
+    /// Flushes everything (write + fsync), stops the background threads, deletes the spare
+    /// segment and refuses further appends and commits (`WalError::Closed`). Call it after the
+    /// last appender has stopped.
     pub fn close(&self) -> Result<(), WalError> {
         self.shared.closed.store(true, Ordering::Release);
-        self.stop_flusher();
+        self.stop_threads();
+        self.prefill.discard();
         let end = self.shared.end();
         self.shared.flush_to(end)?;
         self.shared.trim_tail()
     }
 
-    /// Test support: models `kill -9`. Stops the flusher and drops the handle without writing
-    /// the log buffer; bytes already written to the files stay (as in the OS page cache).
+    /// Test support: models `kill -9`. Stops the background threads and drops the handle
+    /// without writing the log buffer; bytes already written to the files stay (as in the OS
+    /// page cache).
     #[doc(hidden)]
     pub fn simulate_crash(self) {
         self.shared.closed.store(true, Ordering::Release);
-        self.stop_flusher();
+        self.stop_threads();
     }
 
     /// Stops and joins the background threads (flusher, prefill).
-    fn stop_flusher(&self) {
+    fn stop_threads(&self) {
         flusher::request_stop(&self.shared);
         self.prefill.stop();
         if let Some(h) = self.flusher.lock().take() {
@@ -581,10 +584,10 @@ impl Wal {
 }
 
 impl Drop for Wal {
-    /// Stops the flusher; unless closed or poisoned, makes a best-effort final flush (an
-    /// error is logged: nothing can be returned from `drop`).
+    /// Stops the background threads; unless closed or poisoned, makes a best-effort final
+    /// flush (an error is logged: nothing can be returned from `drop`).
     fn drop(&mut self) {
-        self.stop_flusher();
+        self.stop_threads();
         if self.shared.closed.load(Ordering::Acquire) || self.shared.is_poisoned() {
             return;
         }

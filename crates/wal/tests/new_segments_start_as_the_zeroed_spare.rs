@@ -1,8 +1,9 @@
 //! Once the active segment is half full, a background thread writes the next segment's file
 //! (all zeros, fsynced) as the spare; the writer starts the next segment by renaming it, so
 //! no zeros are written in a commit. Scenarios: segments started from the spare get no zero
-//! writes from the writer; a kill with the spare in use (zeros after the log end) and a
-//! garbage spare file left in the directory reopen at the exact log end with every record.
+//! writes from the writer; a clean close deletes the spare; a kill with the spare in use
+//! (zeros after the log end) and a garbage spare file left in the directory reopen at the
+//! exact log end with every record.
 
 mod common;
 
@@ -58,7 +59,25 @@ fn segments_started_from_the_spare_get_no_zero_writes() {
     );
     let got: Vec<Vec<u8>> = read_all(&wal, Lsn(0)).into_iter().map(|r| r.1).collect();
     assert_eq!(got, all);
+    // Let a spare be ready again (the active segment is past half), then close cleanly: the
+    // directory then holds exactly the log.
+    let t0 = Instant::now();
+    while !dir.path().join(SPARE_FILE).exists() {
+        assert!(
+            t0.elapsed() < Duration::from_secs(60),
+            "no spare was written"
+        );
+        let p = payload(all.len() as u64, 1024);
+        let end = wal.append(&p, |_, _| {}).unwrap();
+        wal.commit(end).unwrap();
+        all.push(p);
+        std::thread::sleep(Duration::from_millis(2));
+    }
     wal.close().unwrap();
+    assert!(
+        !dir.path().join(SPARE_FILE).exists(),
+        "a clean close leaves no spare"
+    );
 }
 
 #[test]
