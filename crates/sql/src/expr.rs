@@ -490,9 +490,9 @@ pub trait Env {
     fn write_mode(&self) -> WriteMode {
         read_write_mode(self)
     }
-    /// `foreign_key_checks` is on.
+    /// `foreign_key_checks` is on (`read_fk_checks` unless cached).
     fn fk_checks(&self) -> bool {
-        !matches!(self.sysvar("foreign_key_checks", None), Ok(Value::Int(0)))
+        read_fk_checks(self)
     }
     fn user_var(&self, name: &str) -> Value;
     /// `ROW_COUNT()`: rows the previous statement changed (-1 after a SELECT or an error).
@@ -1418,6 +1418,11 @@ pub struct WriteMode {
 /// The session's `WriteMode` (`Env::write_mode`: sessions keep it until a variable changes).
 pub fn write_mode(env: &dyn Env) -> WriteMode {
     env.write_mode()
+}
+
+/// Whether `foreign_key_checks` is on now (one read of it).
+pub fn read_fk_checks(env: &(impl Env + ?Sized)) -> bool {
+    !matches!(env.sysvar("foreign_key_checks", None), Ok(Value::Int(0)))
 }
 
 /// The `WriteMode` of the current sql_mode (one read of it).

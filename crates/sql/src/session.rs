@@ -155,7 +155,7 @@ impl SessionState {
 }
 
 /// The session's own values of system variables. Every change bumps `gen`, which settings
-/// derived from them and cached (`SessionState::write_mode`) compare.
+/// derived from them and cached (`SessionState::derived`) compare.
 #[derive(Default)]
 struct SessionVars {
     map: HashMap<&'static str, Value>,
@@ -196,11 +196,6 @@ struct Derived {
 }
 
 impl SessionState {
-    /// `foreign_key_checks` is on for this session.
-    pub(crate) fn fk_checks(&self) -> bool {
-        self.derived().fk_checks
-    }
-
     /// The settings writes read, read again only after a session or global variable changed
     /// (the generations are taken before the values: a change racing the read only costs a
     /// second read).
@@ -213,7 +208,7 @@ impl SessionState {
         }
         let d = Derived {
             write_mode: crate::expr::read_write_mode(self),
-            fk_checks: !matches!(self.sysvar("foreign_key_checks", None), Ok(Value::Int(0))),
+            fk_checks: crate::expr::read_fk_checks(self),
         };
         self.derived.set(Some((gens.0, gens.1, d)));
         d
@@ -299,6 +294,7 @@ impl Env for SessionState {
     fn write_mode(&self) -> crate::expr::WriteMode {
         self.derived().write_mode
     }
+    /// `foreign_key_checks` is on for this session (cached as `write_mode`).
     fn fk_checks(&self) -> bool {
         self.derived().fk_checks
     }
